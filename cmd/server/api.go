@@ -1,0 +1,224 @@
+package main
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/web"
+	"github.com/agentmux/agentmux/ws"
+)
+
+// maxBodyBytes bounds API request bodies.
+const maxBodyBytes = 1 << 20
+
+// tokenCookie carries the token after the UI took it from ?token=.
+const tokenCookie = "agentmux_token"
+
+// apiError is the body of every API error.
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func errorJSON(c echo.Context, status int, code, msg string) error {
+	var body apiError
+	body.Error.Code, body.Error.Message = code, msg
+	return c.JSON(status, body)
+}
+
+// sessionError answers a failure from the sessions package with its
+// protocol code and the HTTP status that fits it.
+func sessionError(c echo.Context, err error) error {
+	code := ws.ErrorCode(err)
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, sessions.ErrRunning):
+		status = http.StatusConflict
+	case code == ws.CodeSessionNotFound:
+		status = http.StatusNotFound
+	case code == ws.CodeSessionLimitReached:
+		status = http.StatusConflict
+	case code == ws.CodePTYSpawnFailed, code == ws.CodeInvalidMessage:
+		status = http.StatusBadRequest
+	case code == ws.CodePermissionDenied, code == ws.CodeMemoryCritical:
+		status = http.StatusServiceUnavailable
+	}
+	return errorJSON(c, status, code, err.Error())
+}
+
+// newRouter returns the HTTP routes: the API, the WebSocket and the UI.
+func (s *server) newRouter() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.httpError
+	e.Use(s.requireToken)
+
+	api := e.Group("/api")
+	api.GET("/health", s.health)
+	api.GET("/sessions", s.listSessions)
+	api.POST("/sessions", s.createSession)
+	api.GET("/sessions/:id", s.getSession)
+	api.DELETE("/sessions/:id", s.deleteSession)
+	api.POST("/sessions/:id/resume", s.resumeSession)
+	api.Any("/*", func(c echo.Context) error {
+		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no API route %s %s", c.Request().Method, c.Request().URL.Path))
+	})
+	e.GET("/ws", func(c echo.Context) error {
+		s.hub.ServeHTTP(c.Response(), c.Request())
+		return nil // the hub answered, upgrade or error alike
+	})
+	e.GET("/*", echo.WrapHandler(http.FileServerFS(web.Assets())))
+	return e
+}
+
+// httpError renders echo's own errors (unknown route, wrong method) in the
+// API's error shape.
+func (s *server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := http.StatusInternalServerError, err.Error()
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		status, msg = he.Code, fmt.Sprint(he.Message)
+	}
+	code := "INTERNAL_ERROR"
+	switch status {
+	case http.StatusNotFound:
+		code = "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		code = "METHOD_NOT_ALLOWED"
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)
+	}
+	if err := errorJSON(c, status, code, msg); err != nil {
+		s.log.Debug("write error response", "err", err)
+	}
+}
+
+// requireToken enforces --token on /api and /ws (health excepted). The token
+// may come as a Bearer header, as the cookie the UI sets, or once as
+// ?token= on a page, which sets the cookie and redirects to the clean URL.
+func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Token == "" {
+			return next(c)
+		}
+		req := c.Request()
+		path := req.URL.Path
+		if q := req.URL.Query().Get("token"); q != "" && !strings.HasPrefix(path, "/api/") && path != "/ws" {
+			if !s.tokenOK(q) {
+				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "wrong token")
+			}
+			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			clean := *req.URL
+			query := clean.Query()
+			query.Del("token")
+			clean.RawQuery = query.Encode()
+			return c.Redirect(http.StatusSeeOther, clean.RequestURI())
+		}
+		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
+			return next(c)
+		}
+		given := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if ck, err := req.Cookie(tokenCookie); given == "" && err == nil {
+			given = ck.Value
+		}
+		if !s.tokenOK(given) {
+			return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "missing or wrong token")
+		}
+		return next(c)
+	}
+}
+
+func (s *server) tokenOK(given string) bool {
+	return subtle.ConstantTimeCompare([]byte(given), []byte(s.cfg.Token)) == 1
+}
+
+func (s *server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{
+		"status":   "ok",
+		"version":  version,
+		"uptimeMs": time.Since(s.started).Milliseconds(),
+	})
+}
+
+func (s *server) listSessions(c echo.Context) error {
+	list := s.mgr.List()
+	out := make([]ws.Session, len(list))
+	for i, sess := range list {
+		out[i] = ws.SessionView(sess.Info())
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sessions": out})
+}
+
+func (s *server) getSession(c echo.Context) error {
+	sess, err := s.mgr.Get(c.Param("id"))
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"session": ws.SessionView(sess.Info())})
+}
+
+// createRequest is the body of POST /api/sessions; every field is optional.
+type createRequest struct {
+	Name     string    `json:"name"`
+	Cwd      string    `json:"cwd"`
+	Agent    string    `json:"agent"`
+	Command  []string  `json:"command"`
+	Cols     int       `json:"cols"`
+	Rows     int       `json:"rows"`
+	Worktree *struct { // git worktrees per session are not built yet
+		Branch string `json:"branch"`
+	} `json:"worktree"`
+}
+
+func (s *server) createSession(c echo.Context) error {
+	var req createRequest
+	body := http.MaxBytesReader(c.Response(), c.Request().Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: "+err.Error())
+	}
+	if dec.More() {
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: more than one JSON value")
+	}
+	if req.Worktree != nil {
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "worktree sessions are not available in this version")
+	}
+	sess, err := s.mgr.Create(sessions.CreateOptions{
+		Name: req.Name, Cwd: req.Cwd, Agent: req.Agent, Command: req.Command, Cols: req.Cols, Rows: req.Rows,
+	})
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"session": ws.SessionView(sess.Info())})
+}
+
+func (s *server) deleteSession(c echo.Context) error {
+	if err := s.mgr.Destroy(c.Request().Context(), c.Param("id")); err != nil {
+		return sessionError(c, err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *server) resumeSession(c echo.Context) error {
+	sess, err := s.mgr.Resume(c.Param("id"))
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"session": ws.SessionView(sess.Info())})
+}

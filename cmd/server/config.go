@@ -1,0 +1,198 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-shellwords"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// config is the server's configuration after flags and environment.
+type config struct {
+	Addr           string
+	Workspace      string
+	Agent          string
+	AgentCmd       []string
+	MaxSessions    int
+	Scrollback     int
+	BatchInterval  time.Duration
+	ShutdownGrace  time.Duration
+	AllowedOrigins []string
+	Token          string
+	LogLevel       slog.Level
+
+	// agentSet reports whether --agent was given, by flag or environment.
+	agentSet bool
+}
+
+// envPrefix is prepended to a flag's name, upper-cased with dashes as
+// underscores, to name its environment variable.
+const envPrefix = "AGENTMUX_"
+
+func envName(flagName string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseConfig reads flags from args and, for every flag not given there,
+// its environment variable. Flags win.
+func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) (config, error) {
+	cfg := config{Scrollback: 1 << 20}
+	fs := flag.NewFlagSet("agentmux", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&cfg.Workspace, "workspace", "", "the tree the agents work in (default: the current directory)")
+	fs.StringVar(&cfg.Agent, "agent", sessions.ProfileClaude, "agent profile: claude, codex, aider, shell or custom")
+	fs.Func("agent-cmd", "command line to run, e.g. 'bash -l'; implies custom when no --agent is named", func(s string) error {
+		argv, err := shellwords.Parse(s)
+		if err != nil {
+			return fmt.Errorf("parse command line: %w", err)
+		}
+		if len(argv) == 0 {
+			return errors.New("empty command line")
+		}
+		cfg.AgentCmd = argv
+		return nil
+	})
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", 4, "live sessions allowed at once")
+	fs.Func("scrollback", "output ring kept per session, e.g. 1MiB, 512KiB (default 1MiB)", func(s string) error {
+		n, err := parseSize(s)
+		cfg.Scrollback = n
+		return err
+	})
+	fs.DurationVar(&cfg.BatchInterval, "batch-interval", 16*time.Millisecond, "output frame interval")
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time given to agents on shutdown before SIGKILL")
+	fs.Func("allowed-origins", "comma-separated extra origins allowed to open the WebSocket (default: same origin only)", func(s string) error {
+		cfg.AllowedOrigins = nil
+		for o := range strings.SplitSeq(s, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it")
+	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.Usage = func() { usage(fs, usageOut) }
+
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q; see --help", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
+				return
+			}
+			given[f.Name] = true
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return config{}, err
+	}
+	cfg.agentSet = given["agent"]
+
+	switch {
+	case cfg.MaxSessions < 1:
+		return config{}, fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case cfg.Scrollback < 1024:
+		return config{}, fmt.Errorf("--scrollback %d: must be at least 1KiB", cfg.Scrollback)
+	case cfg.BatchInterval <= 0 || cfg.BatchInterval > time.Second:
+		return config{}, fmt.Errorf("--batch-interval %s: must be above 0 and at most 1s", cfg.BatchInterval)
+	case cfg.ShutdownGrace < 0:
+		return config{}, fmt.Errorf("--shutdown-grace %s: must not be negative", cfg.ShutdownGrace)
+	}
+	return cfg, nil
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "agentmux runs coding agents in terminals and serves them to the browser.\n\n")
+	fmt.Fprintf(w, "Usage: agentmux [flags]\n\nEvery flag can also be set by its environment variable; flags win.\n\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		def := f.DefValue
+		fmt.Fprintf(w, "  --%s (%s)\n      %s", f.Name, envName(f.Name), f.Usage)
+		if def != "" && !strings.Contains(f.Usage, "(default") {
+			fmt.Fprintf(w, " (default %s)", def)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// parseSize reads a byte count such as 1048576, 512KiB, 1MiB, 2MB or 1G.
+// Binary and decimal units are both accepted; a bare K, M or G is binary,
+// as in most terminal and editor settings.
+func parseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	units := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
+	}
+	mult, ok := units[strings.ToLower(unit)]
+	if !ok {
+		return 0, fmt.Errorf("size %q: unknown unit %q (use one of %s)", s, unit, strings.Join(slices.Sorted(maps.Keys(units))[1:], ", "))
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("size %q: not a number of bytes", s)
+	}
+	n := f * mult
+	if n > 1<<40 {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return int(n), nil
+}
+
+// defaultProfile returns the profile new sessions run by default. When the
+// profile's program is missing it says so in one line and falls back to
+// the shell, so a first run anywhere shows a working terminal.
+func defaultProfile(cfg config, log *slog.Logger) (sessions.Profile, error) {
+	profiles := sessions.BuiltinProfiles()
+	name := cfg.Agent
+	if len(cfg.AgentCmd) > 0 && !cfg.agentSet {
+		name = sessions.ProfileCustom
+	}
+	if name == sessions.ProfileCustom {
+		if len(cfg.AgentCmd) == 0 {
+			return sessions.Profile{}, errors.New("--agent custom needs --agent-cmd")
+		}
+		return sessions.CustomProfile(cfg.AgentCmd), nil
+	}
+	p, ok := profiles[name]
+	if !ok {
+		return sessions.Profile{}, fmt.Errorf("--agent %q: unknown profile (known: %s, custom)", name, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))
+	}
+	if len(cfg.AgentCmd) > 0 {
+		p.Start = cfg.AgentCmd
+	}
+	if err := p.CheckInstalled(); err != nil {
+		shell := profiles[sessions.ProfileShell]
+		log.Warn(fmt.Sprintf("%v; new sessions will run the shell (%s) instead", err, strings.Join(shell.Start, " ")))
+		return shell, nil
+	}
+	return p, nil
+}

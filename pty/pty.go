@@ -1,0 +1,192 @@
+// Package pty runs one process in a pseudo-terminal.
+//
+// A Process is the master side of the terminal plus the child running on
+// the slave side. It knows nothing about sessions, subscribers or the
+// network: it starts a command at a size, reads and writes the terminal,
+// resizes it, signals the child's process group and reports how the child
+// ended.
+//
+// Reads from the master block (creack/pty opens it in blocking mode), and a
+// blocked read cannot be cancelled by Close. A read ends when every holder of
+// the slave side has gone, which is why stopping a Process means signalling
+// its process group rather than closing the file under a reader.
+package pty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+)
+
+// Options describe the command to start. Argv must name at least the
+// program; the other fields have usable zero values.
+type Options struct {
+	// Argv is the program followed by its arguments. The program is looked
+	// up on PATH when it contains no slash.
+	Argv []string
+	// Dir is the working directory; empty means the server's own.
+	Dir string
+	// Env is the complete environment; nil means the server's own.
+	Env []string
+	// Cols and Rows are the initial size; zero means 80x24.
+	Cols, Rows uint16
+}
+
+// ExitStatus tells how a process ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128+signal when a signal killed the process,
+	// as a shell reports it.
+	Code int
+	// Signal is the signal that killed the process, or 0.
+	Signal syscall.Signal
+}
+
+// Process is a child running in a pseudo-terminal. Its methods are safe for
+// concurrent use, but only one goroutine should read at a time.
+type Process struct {
+	master *os.File
+	cmd    *exec.Cmd
+
+	// done is closed by the one goroutine that waits on the child, after
+	// status and waitErr are set; they are read-only from then on.
+	done    chan struct{}
+	status  ExitStatus
+	waitErr error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start starts opts.Argv in a new pseudo-terminal of the given size, in a new
+// session with the terminal as its controlling tty, so the child's pid is
+// also its process group id.
+func Start(opts Options) (*Process, error) {
+	if len(opts.Argv) == 0 || opts.Argv[0] == "" {
+		return nil, errors.New("start pty: empty command")
+	}
+	cols, rows := opts.Cols, opts.Rows
+	if cols == 0 {
+		cols = 80
+	}
+	if rows == 0 {
+		rows = 24
+	}
+	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
+	cmd.Dir = opts.Dir
+	cmd.Env = opts.Env
+	// StartWithSize sets Setsid and Setctty; adding Setpgid would fail with
+	// EPERM because a session leader cannot change its group.
+	master, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
+	if err != nil {
+		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
+	}
+	p := &Process{master: master, cmd: cmd, done: make(chan struct{})}
+	go p.wait()
+	return p, nil
+}
+
+// wait is the only caller of cmd.Wait. It publishes the result by closing
+// done, so any number of goroutines can learn of the exit.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		err = nil
+	}
+	p.status = statusOf(p.cmd.ProcessState)
+	p.waitErr = err
+	close(p.done)
+}
+
+func statusOf(ps *os.ProcessState) ExitStatus {
+	if ps == nil {
+		return ExitStatus{Code: -1}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
+	}
+	return ExitStatus{Code: ps.ExitCode()}
+}
+
+// Pid returns the child's process id, which is also its process group id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Read reads terminal output. When the last holder of the slave side closes
+// it, Linux reports EIO; Read turns that into io.EOF, as the end of the
+// stream is what it means.
+func (p *Process) Read(b []byte) (int, error) {
+	n, err := p.master.Read(b)
+	if err != nil && isEndOfTerminal(err) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func isEndOfTerminal(err error) bool {
+	return errors.Is(err, syscall.EIO) || errors.Is(err, os.ErrClosed)
+}
+
+// Write writes input to the terminal, as keystrokes. It blocks while the
+// terminal's input queue is full, that is while the program is not reading.
+func (p *Process) Write(b []byte) (int, error) {
+	n, err := p.master.Write(b)
+	if err != nil {
+		return n, fmt.Errorf("write pty: %w", err)
+	}
+	return n, nil
+}
+
+// Resize sets the terminal size; the kernel sends SIGWINCH to the
+// foreground process group.
+func (p *Process) Resize(cols, rows uint16) error {
+	if err := pty.Setsize(p.master, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
+		return fmt.Errorf("resize pty: %w", err)
+	}
+	return nil
+}
+
+// Signal sends sig to the child's whole process group, so the tools an agent
+// started in the foreground get it too. Signalling a group that has already
+// gone is not an error.
+func (p *Process) Signal(sig syscall.Signal) error {
+	err := syscall.Kill(-p.Pid(), sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal process group %d: %w", p.Pid(), err)
+	}
+	return nil
+}
+
+// Done returns a channel that is closed when the child has exited and been
+// reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the child to exit or ctx to end, and reports how it ended.
+func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
+	select {
+	case <-p.done:
+		return p.status, p.waitErr
+	case <-ctx.Done():
+		return ExitStatus{}, context.Cause(ctx)
+	}
+}
+
+// Close closes the master side. It does not stop the child and does not
+// unblock a Read already in progress; signal the process group for that.
+// Close is idempotent.
+func (p *Process) Close() error {
+	p.closeOnce.Do(func() {
+		if err := p.master.Close(); err != nil {
+			p.closeErr = fmt.Errorf("close pty: %w", err)
+		}
+	})
+	return p.closeErr
+}

@@ -1,0 +1,440 @@
+package sessions
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+)
+
+// Errors the Manager and Session return. Callers map them to protocol codes
+// and HTTP statuses at the edge.
+var (
+	ErrNotFound     = errors.New("session not found")
+	ErrLimitReached = errors.New("session limit reached")
+	ErrSpawn        = errors.New("cannot start the agent")
+	ErrInvalid      = errors.New("invalid request")
+	ErrRunning      = errors.New("session is already running")
+	ErrNotRunning   = errors.New("session is not running")
+	ErrShuttingDown = errors.New("server is shutting down")
+)
+
+// EventKind names a change in a session's life.
+type EventKind string
+
+// The events a Manager emits.
+const (
+	EventCreated   EventKind = "created"
+	EventStatus    EventKind = "status"
+	EventDestroyed EventKind = "destroyed"
+)
+
+// Event tells observers about a session's change, with its state just after
+// it.
+type Event struct {
+	Kind    EventKind
+	Session Info
+}
+
+// Options configure a Manager. Zero values are documented per field.
+type Options struct {
+	// MaxSessions limits live sessions (those with a running process);
+	// 0 means 4.
+	MaxSessions int
+	// Scrollback is the size in bytes of each session's output ring;
+	// 0 means 1 MiB.
+	Scrollback int
+	// Workspace is the directory relative working directories are resolved
+	// against and where sessions start by default; empty means the current
+	// directory.
+	Workspace string
+	// DefaultProfile is used when a create request names no agent and no
+	// command; its zero value means the shell profile.
+	DefaultProfile Profile
+	// Profiles are the agents a request may name; nil means
+	// BuiltinProfiles.
+	Profiles map[string]Profile
+	// Env is the base environment of agents; nil means the server's own.
+	Env []string
+	// StopGrace is how long a stopped agent gets between SIGHUP and
+	// SIGKILL; 0 means 3 seconds.
+	StopGrace time.Duration
+	// OnEvent is called for every event, in order, and must not block;
+	// nil means no observer.
+	OnEvent func(Event)
+	// Logger receives the manager's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// CreateOptions describe a new session. Every field is optional.
+type CreateOptions struct {
+	// Name is shown in tabs; empty means the agent's name and a number.
+	Name string
+	// Cwd is where the agent runs, absolute or relative to the workspace;
+	// empty means the workspace.
+	Cwd string
+	// Agent names a profile; empty means the default profile.
+	Agent string
+	// Command, when set, is run instead of the profile's command.
+	Command []string
+	// Cols and Rows are the initial size; 0 means 80x24.
+	Cols, Rows int
+}
+
+// Manager creates, finds, resumes and destroys sessions.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	// emitMu orders events: each is emitted while it is held, so observers
+	// see a session's changes in the order they happened.
+	emitMu sync.Mutex
+
+	// mu protects the fields below. Lock order: mu before a Session's mu.
+	mu       sync.Mutex
+	sessions map[string]*Session
+	closing  bool
+	// created counts sessions ever created, to name them.
+	created int
+	// runs tracks every session's PTY reader so Shutdown can wait for all.
+	runs sync.WaitGroup
+}
+
+// NewManager returns a Manager with no sessions.
+func NewManager(opts Options) (*Manager, error) {
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = 4
+	}
+	if opts.MaxSessions < 0 {
+		return nil, fmt.Errorf("max sessions %d: must be positive", opts.MaxSessions)
+	}
+	if opts.Scrollback == 0 {
+		opts.Scrollback = 1 << 20
+	}
+	if opts.Scrollback < 1024 {
+		return nil, fmt.Errorf("scrollback %d bytes: must be at least 1024", opts.Scrollback)
+	}
+	if opts.Workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("find workspace: %w", err)
+		}
+		opts.Workspace = wd
+	}
+	if opts.Profiles == nil {
+		opts.Profiles = BuiltinProfiles()
+	}
+	if len(opts.DefaultProfile.Start) == 0 {
+		opts.DefaultProfile = opts.Profiles[ProfileShell]
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 3 * time.Second
+	}
+	if opts.OnEvent == nil {
+		opts.OnEvent = func(Event) {}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Manager{opts: opts, log: opts.Logger, sessions: make(map[string]*Session)}, nil
+}
+
+func (m *Manager) emit(ev Event) {
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	m.opts.OnEvent(ev)
+}
+
+// MaxSessions returns the live-session limit.
+func (m *Manager) MaxSessions() int { return m.opts.MaxSessions }
+
+// Create starts a new session. It returns ErrLimitReached at the limit,
+// ErrInvalid for bad options and ErrSpawn when the command cannot start;
+// in each case nothing else changes.
+func (m *Manager) Create(opts CreateOptions) (*Session, error) {
+	profile, argvOverride, err := m.pickProfile(opts)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := m.resolveCwd(opts.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	cols, rows := cmp.Or(opts.Cols, 80), cmp.Or(opts.Rows, 24)
+	if err := checkSize(cols, rows); err != nil {
+		return nil, err
+	}
+	if err := checkName(opts.Name); err != nil {
+		return nil, err
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return nil, ErrShuttingDown
+	}
+	if m.liveLocked() >= m.opts.MaxSessions {
+		return nil, fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, m.liveLocked(), m.opts.MaxSessions)
+	}
+	id := uuid.NewString()
+	name := opts.Name
+	if name == "" {
+		name = fmt.Sprintf("%s %d", profile.Name, m.created+1)
+	}
+	s := &Session{
+		id:        id,
+		name:      name,
+		profile:   profile,
+		cwd:       cwd,
+		env:       sessionEnv(m.opts.Env, id),
+		createdAt: time.Now().UTC(),
+		log:       m.log.With("session", id),
+		emit:      m.emit,
+		ring:      newRing(m.opts.Scrollback),
+		cols:      cols,
+		rows:      rows,
+	}
+	argv := argvOverride
+	if argv == nil {
+		argv = profile.StartArgv(id)
+	}
+	s.mu.Lock()
+	proc, err := s.startLocked(argv)
+	info := s.infoLocked()
+	done := s.runDone
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m.created++
+	m.sessions[id] = s
+	m.runs.Add(1)
+	s.log.Info("session created", "name", name, "agent", profile.Name, "command", argv, "cwd", cwd)
+	m.emit(Event{Kind: EventCreated, Session: info})
+	go func() {
+		defer m.runs.Done()
+		s.pump(proc, done)
+	}()
+	return s, nil
+}
+
+// pickProfile returns the profile a request names and, for a request that
+// gives its own command, that command.
+func (m *Manager) pickProfile(opts CreateOptions) (Profile, []string, error) {
+	if len(opts.Command) > 0 {
+		if opts.Command[0] == "" {
+			return Profile{}, nil, fmt.Errorf("%w: command must start with a program name", ErrInvalid)
+		}
+		p := CustomProfile(opts.Command)
+		return p, slices.Clone(opts.Command), nil
+	}
+	if opts.Agent == "" {
+		return m.opts.DefaultProfile, nil, nil
+	}
+	if opts.Agent == m.opts.DefaultProfile.Name {
+		return m.opts.DefaultProfile, nil, nil
+	}
+	p, ok := m.opts.Profiles[opts.Agent]
+	if !ok {
+		names := slices.Sorted(maps.Keys(m.opts.Profiles))
+		return Profile{}, nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrInvalid, opts.Agent, strings.Join(names, ", "))
+	}
+	if err := p.CheckInstalled(); err != nil {
+		return Profile{}, nil, fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	return p, nil, nil
+}
+
+func (m *Manager) resolveCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return m.opts.Workspace, nil
+	}
+	if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(m.opts.Workspace, cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		return "", fmt.Errorf("%w: working directory %q does not exist", ErrInvalid, cwd)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: working directory %q is not a directory", ErrInvalid, cwd)
+	}
+	return cwd, nil
+}
+
+func checkName(name string) error {
+	if len(name) > 128 {
+		return fmt.Errorf("%w: name is longer than 128 bytes", ErrInvalid)
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%w: name contains control characters", ErrInvalid)
+	}
+	return nil
+}
+
+// sessionEnv returns the agent's environment: the base one, less the
+// server's secret, with a terminal type xterm.js answers to and the
+// session's id for scripts and hooks.
+func sessionEnv(base []string, id string) []string {
+	env := make([]string, 0, len(base)+4)
+	for _, kv := range base {
+		key, _, _ := strings.Cut(kv, "=")
+		switch key {
+		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", "AGENTMUX_SESSION_ID":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", "AGENTMUX_SESSION_ID="+id)
+}
+
+// liveLocked counts sessions with a running process. mu must be held.
+func (m *Manager) liveLocked() int {
+	n := 0
+	for _, s := range m.sessions {
+		s.mu.Lock()
+		if s.phase == phaseRunning {
+			n++
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Get returns the session with this id, or ErrNotFound.
+func (m *Manager) Get(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return s, nil
+}
+
+// List returns every session, oldest first.
+func (m *Manager) List() []*Session {
+	m.mu.Lock()
+	list := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(list, func(a, b *Session) int {
+		return cmp.Or(a.createdAt.Compare(b.createdAt), strings.Compare(a.id, b.id))
+	})
+	return list
+}
+
+// Resume starts an exited session's agent again in the same directory with
+// its profile's resume command. Its output continues the same stream, so
+// attached clients keep their offsets.
+func (m *Manager) Resume(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return nil, ErrShuttingDown
+	}
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	s.mu.Lock()
+	if s.phase == phaseRunning {
+		s.mu.Unlock()
+		return nil, ErrRunning
+	}
+	s.mu.Unlock()
+	if m.liveLocked() >= m.opts.MaxSessions {
+		return nil, fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, m.liveLocked(), m.opts.MaxSessions)
+	}
+	s.mu.Lock()
+	proc, err := s.startLocked(s.profile.ResumeArgv(s.id))
+	if err == nil {
+		s.reason = "resumed"
+	}
+	info := s.infoLocked()
+	done := s.runDone
+	s.mu.Unlock()
+	// A failed start changed the status to error; say so either way.
+	m.emit(Event{Kind: EventStatus, Session: info})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("session resumed", "command", info.Command)
+	m.runs.Add(1)
+	go func() {
+		defer m.runs.Done()
+		s.pump(proc, done)
+	}()
+	return s, nil
+}
+
+// Destroy stops the session's process (SIGHUP, then SIGKILL after the stop
+// grace) and forgets the session.
+func (m *Manager) Destroy(ctx context.Context, id string) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	if err := s.stop(ctx, m.opts.StopGrace); err != nil {
+		return fmt.Errorf("destroy session: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions[id] != s {
+		// Another Destroy won the race.
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err := s.close(); err != nil {
+		return fmt.Errorf("destroy session: %w", err)
+	}
+	delete(m.sessions, id)
+	info := s.Info()
+	info.Status, info.Reason = StatusStopped, "destroyed"
+	s.log.Info("session destroyed")
+	m.emit(Event{Kind: EventDestroyed, Session: info})
+	return nil
+}
+
+// Shutdown refuses new sessions and resumes, then stops every running
+// session at once, giving each agent grace between SIGHUP and SIGKILL,
+// and waits for every PTY reader to finish. Sessions stay listed.
+func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) error {
+	m.mu.Lock()
+	m.closing = true
+	list := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+
+	var (
+		wg   sync.WaitGroup
+		errs = make([]error, len(list))
+	)
+	for i, s := range list {
+		wg.Go(func() { errs[i] = s.stop(ctx, grace) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shutdown sessions: %w", err)
+	}
+	m.runs.Wait()
+	return nil
+}

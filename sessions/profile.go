@@ -1,0 +1,104 @@
+package sessions
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// Profile says how to start an agent CLI and how to resume its
+// conversation. In Start and Resume, the word "{id}" stands for the
+// session's id, which is a UUID and so is accepted where the CLI wants its
+// own conversation id.
+type Profile struct {
+	// Name is the profile's name, as given to --agent.
+	Name string
+	// Start is the command line of a new session.
+	Start []string
+	// Resume is the command line that continues an earlier conversation in
+	// the same directory; empty means start afresh with Start.
+	Resume []string
+}
+
+// Profile names with a fixed meaning.
+const (
+	ProfileClaude = "claude"
+	ProfileCodex  = "codex"
+	ProfileAider  = "aider"
+	ProfileShell  = "shell"
+	ProfileCustom = "custom"
+)
+
+// BuiltinProfiles returns the agent profiles agentmux knows. The shell
+// profile runs the user's login shell.
+func BuiltinProfiles() map[string]Profile {
+	shell := LoginShell()
+	return map[string]Profile{
+		ProfileClaude: {
+			Name:   ProfileClaude,
+			Start:  []string{"claude", "--session-id", "{id}"},
+			Resume: []string{"claude", "--resume", "{id}"},
+		},
+		ProfileCodex: {
+			Name:   ProfileCodex,
+			Start:  []string{"codex"},
+			Resume: []string{"codex", "resume", "--last"},
+		},
+		ProfileAider: {
+			Name:   ProfileAider,
+			Start:  []string{"aider"},
+			Resume: []string{"aider", "--restore-chat-history"},
+		},
+		ProfileShell: {
+			Name:  ProfileShell,
+			Start: []string{shell, "-l"},
+		},
+	}
+}
+
+// CustomProfile returns the profile of a command given on the command line.
+// It resumes by running the same command again.
+func CustomProfile(argv []string) Profile {
+	return Profile{Name: ProfileCustom, Start: slices.Clone(argv)}
+}
+
+// LoginShell returns $SHELL, or bash when it is unset.
+func LoginShell() string {
+	if sh := os.Getenv("SHELL"); sh != "" {
+		return sh
+	}
+	return "bash"
+}
+
+// StartArgv returns the command line that starts a session with this id.
+func (p Profile) StartArgv(id string) []string { return expand(p.Start, id) }
+
+// ResumeArgv returns the command line that resumes a session with this id.
+func (p Profile) ResumeArgv(id string) []string {
+	if len(p.Resume) == 0 {
+		return p.StartArgv(id)
+	}
+	return expand(p.Resume, id)
+}
+
+func expand(argv []string, id string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, "{id}", id)
+	}
+	return out
+}
+
+// CheckInstalled reports an error naming the program when the profile's
+// program cannot be found on PATH.
+func (p Profile) CheckInstalled() error {
+	if len(p.Start) == 0 {
+		return fmt.Errorf("agent profile %q has no command", p.Name)
+	}
+	if _, err := exec.LookPath(p.Start[0]); err != nil {
+		return fmt.Errorf("agent %q: %q is not installed or not on PATH", p.Name, p.Start[0])
+	}
+	return nil
+}

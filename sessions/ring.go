@@ -1,0 +1,231 @@
+package sessions
+
+import (
+	"errors"
+	"sync"
+)
+
+// ErrOverrun reports that a reader asked for output the ring no longer
+// holds: it fell more than the ring's size behind and must resync.
+var ErrOverrun = errors.New("output no longer in scrollback")
+
+// ring keeps the last len(buf) bytes of a session's output stream. Bytes are
+// addressed by their offset in the whole stream (seq), so byte o lives at
+// buf[o%len(buf)] for as long as the ring holds it.
+//
+// One goroutine writes (the session's PTY reader); any number of readers
+// copy out from their own offsets. Writers never wait for readers.
+type ring struct {
+	// mu protects the fields below. It is held only for copies and waiter
+	// bookkeeping, never across I/O.
+	mu  sync.Mutex
+	buf []byte
+	end uint64 // offset just after the newest byte
+	// tail tracks the terminal state at the oldest byte still held, by
+	// scanning bytes as they are evicted; a replay starts from it.
+	tail vtState
+	// waiters are readers blocked until end reaches their target.
+	waiters []*waiter
+	// st holds the run and close flags and the epoch; its Start and End
+	// are filled in only in copies handed out by state.
+	st StreamState
+}
+
+type waiter struct {
+	target uint64
+	ch     chan struct{}
+}
+
+func newRing(size int) *ring {
+	return &ring{buf: make([]byte, size)}
+}
+
+// start returns the offset of the oldest byte held. mu must be held.
+func (r *ring) start() uint64 {
+	if size := uint64(len(r.buf)); r.end > size {
+		return r.end - size
+	}
+	return 0
+}
+
+// write appends p, evicting the oldest bytes when the ring is full, and
+// wakes the readers whose targets it reaches.
+func (r *ring) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	size := uint64(len(r.buf))
+	oldStart := r.start()
+	newEnd := r.end + uint64(len(p))
+	if newEnd > size {
+		if newStart := newEnd - size; newStart > oldStart {
+			r.evict(oldStart, newStart, p)
+		}
+	}
+	// Only the last size bytes of p can survive.
+	if uint64(len(p)) > size {
+		p = p[uint64(len(p))-size:]
+	}
+	at := (newEnd - uint64(len(p))) % size
+	n := copy(r.buf[at:], p)
+	copy(r.buf, p[n:])
+	r.end = newEnd
+
+	kept := r.waiters[:0]
+	for _, w := range r.waiters {
+		if w.target <= r.end {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(r.waiters[len(kept):])
+	r.waiters = kept
+}
+
+// evict feeds the bytes in [from, to) to the tail tracker before they are
+// overwritten. The bytes below r.end are in buf; the rest are the start of
+// p, the write in progress. mu must be held.
+func (r *ring) evict(from, to uint64, p []byte) {
+	size := uint64(len(r.buf))
+	for from < to && from < r.end {
+		i := from % size
+		j := min(size, i+(min(to, r.end)-from))
+		r.tail.feed(r.buf[i:j])
+		from += j - i
+	}
+	if from < to {
+		r.tail.feed(p[from-r.end : to-r.end])
+	}
+}
+
+// readAt copies the bytes from off onwards into p. It returns ErrOverrun
+// when off is older than the ring holds.
+func (r *ring) readAt(p []byte, off uint64) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.readAtLocked(p, off)
+}
+
+func (r *ring) readAtLocked(p []byte, off uint64) (int, error) {
+	if off < r.start() {
+		return 0, ErrOverrun
+	}
+	if off >= r.end {
+		return 0, nil
+	}
+	size := uint64(len(r.buf))
+	want := min(uint64(len(p)), r.end-off)
+	i := off % size
+	n := copy(p[:want], r.buf[i:min(size, i+want)])
+	n += copy(p[n:want], r.buf)
+	return n, nil
+}
+
+// StreamState is a consistent view of a session's output stream.
+type StreamState struct {
+	// Start is the oldest offset the ring still holds; End the offset just
+	// after the newest byte.
+	Start, End uint64
+	// Epoch changes whenever a run starts or ends or the session closes, so
+	// a reader can wait for "anything new" without spinning on a state it
+	// has already handled.
+	Epoch uint64
+	// RunEnded reports whether the process that produced the output has
+	// ended with every byte of it in the ring; Exit says how it ended.
+	RunEnded bool
+	Exit     ExitStatus
+	// Closed reports whether the session is gone for good.
+	Closed bool
+}
+
+// wait returns a channel that is closed once the stream's end reaches
+// target or the epoch moves past epoch, and a function that withdraws the
+// wait. Calling the function after the channel closed is harmless.
+func (r *ring) wait(target, epoch uint64) (<-chan struct{}, func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := &waiter{target: target, ch: make(chan struct{})}
+	if r.end >= target || r.st.Epoch != epoch {
+		close(w.ch)
+		return w.ch, func() {}
+	}
+	r.waiters = append(r.waiters, w)
+	return w.ch, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i, x := range r.waiters {
+			if x == w {
+				r.waiters = append(r.waiters[:i], r.waiters[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// update changes the run and close flags, moves the epoch on and wakes
+// every reader.
+func (r *ring) update(change func(*StreamState)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	change(&r.st)
+	r.st.Epoch++
+	for _, w := range r.waiters {
+		close(w.ch)
+	}
+	clear(r.waiters)
+	r.waiters = r.waiters[:0]
+}
+
+// state returns the stream's bounds and flags, read together.
+func (r *ring) state() StreamState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.st
+	st.Start, st.End = r.start(), r.end
+	return st
+}
+
+// replayStart returns where a replay of the whole ring should begin and the
+// escape sequences that restore the terminal modes in force there. The start
+// is the first line boundary outside any escape sequence, so a replay never
+// opens mid-character or mid-sequence; when the ring has never evicted a
+// byte, it is simply the stream's start.
+func (r *ring) replayStart() (uint64, []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := r.start()
+	if start == 0 {
+		return 0, nil
+	}
+	st := r.tail // a copy: scanning ahead must not move the real tail
+	size := uint64(len(r.buf))
+	// Prefer a line boundary; fall back to the first character boundary
+	// outside an escape sequence when no line ends in the ring.
+	var fallback uint64
+	haveFallback := false
+	for off := start; off < r.end; off++ {
+		c := r.buf[off%size]
+		if !haveFallback && st.isGround() && isRuneStart(c) {
+			fallback, haveFallback = off, true
+		}
+		wasGround := st.isGround()
+		st.feed([]byte{c})
+		if c == '\n' && wasGround {
+			return off + 1, st.modePrefix()
+		}
+	}
+	if !haveFallback {
+		return r.end, st.modePrefix()
+	}
+	// Re-scan to the fallback to get the modes in force there.
+	st = r.tail
+	for off := start; off < fallback; off++ {
+		st.feed([]byte{r.buf[off%size]})
+	}
+	return fallback, st.modePrefix()
+}
+
+func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }

@@ -1,0 +1,434 @@
+package sessions
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"unicode/utf8"
+)
+
+// readRing copies everything the ring holds, from its oldest byte.
+func readRing(t *testing.T, r *ring) (uint64, string) {
+	t.Helper()
+	st := r.state()
+	p := make([]byte, st.End-st.Start+1)
+	n, err := r.readAt(p, st.Start)
+	if err != nil {
+		t.Fatalf("readAt(%d): %v", st.Start, err)
+	}
+	return st.Start, string(p[:n])
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestRingReadsAcrossWraparound(t *testing.T) {
+	r := newRing(8)
+	r.write([]byte("abcde"))
+	r.write([]byte("fghij")) // offsets 0..9; the ring holds 2..9
+
+	if st := r.state(); st.Start != 2 || st.End != 10 {
+		t.Fatalf("state = [%d, %d), want [2, 10)", st.Start, st.End)
+	}
+	p := make([]byte, 16)
+	for _, tc := range []struct {
+		off  uint64
+		size int
+		want string
+	}{
+		{off: 2, size: 16, want: "cdefghij"},
+		{off: 7, size: 16, want: "hij"}, // starts at buf[7], wraps to buf[0]
+		{off: 6, size: 3, want: "ghi"},  // a short p stops before the end
+		{off: 9, size: 16, want: "j"},
+		{off: 10, size: 16, want: ""}, // at the end: nothing yet
+		{off: 11, size: 16, want: ""}, // past the end: nothing yet
+	} {
+		n, err := r.readAt(p[:tc.size], tc.off)
+		if err != nil || string(p[:n]) != tc.want {
+			t.Errorf("readAt(len %d, %d) = %q, %v; want %q, nil", tc.size, tc.off, p[:n], err, tc.want)
+		}
+	}
+	for _, off := range []uint64{0, 1} {
+		if n, err := r.readAt(p, off); n != 0 || !errors.Is(err, ErrOverrun) {
+			t.Errorf("readAt(%d) of an evicted offset = %d, %v; want 0, ErrOverrun", off, n, err)
+		}
+	}
+
+	// Offsets far beyond the ring's size keep mapping to the right bytes.
+	for i := range 100 {
+		r.write([]byte{byte('A' + i%26), byte('a' + i%26), '0' + byte(i%10)})
+	}
+	start, got := readRing(t, r)
+	if want := "t7Uu8Vv9"; start != 302 || got != want {
+		t.Errorf("after 100 more writes: ring holds %q from %d, want %q from 302", got, start, want)
+	}
+}
+
+func TestRingWriteLargerThanRing(t *testing.T) {
+	for _, prefix := range []string{"", "12345", "12345678", "123456789abc"} {
+		r := newRing(8)
+		r.write([]byte(prefix))
+		r.write([]byte("ABCDEFGHIJKLMNOPQRST"))
+		total := uint64(len(prefix) + 20)
+		start, got := readRing(t, r)
+		if start != total-8 || got != "MNOPQRST" {
+			t.Errorf("prefix %q: ring holds %q from %d, want %q from %d", prefix, got, start, "MNOPQRST", total-8)
+		}
+		if st := r.state(); st.End != total {
+			t.Errorf("prefix %q: end = %d, want %d", prefix, st.End, total)
+		}
+	}
+}
+
+// TestRingKeepsTheLastBytes checks, for random chunked writes, that the ring
+// always holds exactly the last len(buf) bytes of everything written.
+func TestRingKeepsTheLastBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{1, 2, 7, 64, 1024} {
+		r := newRing(size)
+		var all []byte
+		for range 300 {
+			chunk := make([]byte, rng.IntN(3*size+2))
+			for i := range chunk {
+				chunk[i] = byte(rng.Uint32())
+			}
+			r.write(chunk)
+			all = append(all, chunk...)
+
+			wantStart := uint64(max(0, len(all)-size))
+			st := r.state()
+			if st.Start != wantStart || st.End != uint64(len(all)) {
+				t.Fatalf("size %d: state [%d, %d), want [%d, %d)", size, st.Start, st.End, wantStart, len(all))
+			}
+			// Read the window back in pieces of a random size.
+			var got []byte
+			p := make([]byte, 1+rng.IntN(size+1))
+			for off := st.Start; off < st.End; {
+				n, err := r.readAt(p, off)
+				if err != nil || n == 0 {
+					t.Fatalf("size %d: readAt(%d) = %d, %v", size, off, n, err)
+				}
+				got = append(got, p[:n]...)
+				off += uint64(n)
+			}
+			if !bytes.Equal(got, all[wantStart:]) {
+				t.Fatalf("size %d: read back %x, want %x", size, got, all[wantStart:])
+			}
+			if wantStart > 0 {
+				if _, err := r.readAt(p, wantStart-1); !errors.Is(err, ErrOverrun) {
+					t.Fatalf("size %d: readAt(start-1) error = %v, want ErrOverrun", size, err)
+				}
+			}
+		}
+	}
+}
+
+func TestRingWaitClosesAtTarget(t *testing.T) {
+	r := newRing(16)
+	r.write([]byte("abcde"))
+
+	ch, cancel := r.wait(10, 0)
+	defer cancel()
+	if isClosed(ch) {
+		t.Fatal("wait(10) closed at end 5")
+	}
+	r.write([]byte("fghi"))
+	if isClosed(ch) {
+		t.Fatal("wait(10) closed at end 9")
+	}
+	r.write([]byte("j"))
+	if !isClosed(ch) {
+		t.Fatal("wait(10) still open at end 10")
+	}
+	if len(r.waiters) != 0 {
+		t.Errorf("%d waiters left after the write that reached them all, want 0", len(r.waiters))
+	}
+
+	// A target already reached, or a stale epoch, closes at once.
+	reached, cancel2 := r.wait(10, 0)
+	defer cancel2()
+	stale, cancel3 := r.wait(100, 1)
+	defer cancel3()
+	if !isClosed(reached) || !isClosed(stale) {
+		t.Errorf("wait(10, 0) at end 10 closed: %v; wait(100, 1) at epoch 0 closed: %v; want both true", isClosed(reached), isClosed(stale))
+	}
+	open, cancel4 := r.wait(11, 0)
+	if isClosed(open) {
+		t.Error("wait(11, 0) at end 10 and epoch 0 closed at once")
+	}
+	cancel4()
+	if len(r.waiters) != 0 {
+		t.Errorf("%d waiters left after every wait was withdrawn or closed, want 0", len(r.waiters))
+	}
+}
+
+func TestRingWaitCancelRemovesWaiter(t *testing.T) {
+	r := newRing(16)
+	a, cancelA := r.wait(5, 0)
+	b, cancelB := r.wait(6, 0)
+	c, cancelC := r.wait(20, 0)
+	defer cancelA()
+	defer cancelC()
+
+	cancelB()
+	cancelB() // twice is harmless
+	if len(r.waiters) != 2 || r.waiters[0].ch != a || r.waiters[1].ch != c {
+		t.Fatalf("after withdrawing the second wait, waiters = %v, want the first and third", r.waiters)
+	}
+
+	r.write([]byte("123456"))
+	if !isClosed(a) || isClosed(b) || isClosed(c) {
+		t.Errorf("at end 6: a closed %v, withdrawn b closed %v, c closed %v; want true, false, false", isClosed(a), isClosed(b), isClosed(c))
+	}
+	cancelA() // after the channel closed: harmless
+	if len(r.waiters) != 1 || r.waiters[0].ch != c {
+		t.Errorf("waiters = %v, want only the one for 20", r.waiters)
+	}
+	cancelC()
+	if len(r.waiters) != 0 {
+		t.Errorf("%d waiters left after all were withdrawn, want 0", len(r.waiters))
+	}
+}
+
+func TestRingUpdateWakesAllAndBumpsEpoch(t *testing.T) {
+	r := newRing(16)
+	r.write([]byte("abc"))
+	var chans []<-chan struct{}
+	for _, target := range []uint64{10, 100, 1000} {
+		ch, cancel := r.wait(target, 0)
+		defer cancel()
+		chans = append(chans, ch)
+	}
+
+	r.update(func(st *StreamState) { st.RunEnded, st.Exit = true, ExitStatus{Code: 3} })
+
+	for i, ch := range chans {
+		if !isClosed(ch) {
+			t.Errorf("waiter %d still open after update", i)
+		}
+	}
+	if len(r.waiters) != 0 {
+		t.Errorf("%d waiters left after update, want 0", len(r.waiters))
+	}
+	want := StreamState{Start: 0, End: 3, Epoch: 1, RunEnded: true, Exit: ExitStatus{Code: 3}}
+	if st := r.state(); st != want {
+		t.Errorf("state = %+v, want %+v", st, want)
+	}
+
+	r.update(func(st *StreamState) { st.Closed = true })
+	want.Epoch, want.Closed = 2, true
+	if st := r.state(); st != want {
+		t.Errorf("after a second update, state = %+v, want %+v", st, want)
+	}
+	ch, cancel := r.wait(100, 2)
+	defer cancel()
+	if isClosed(ch) {
+		t.Error("wait at the current epoch closed at once")
+	}
+}
+
+func TestRingReplayStartWithNothingEvicted(t *testing.T) {
+	for _, data := range []string{"", "ab\ncd", "\x1b[?1049h", "0123456789abcdef"} {
+		r := newRing(16)
+		r.write([]byte(data))
+		start, prefix := r.replayStart()
+		if start != 0 || prefix != nil {
+			t.Errorf("after writing %q to a 16-byte ring: replayStart = %d, %q; want 0, nil", data, start, prefix)
+		}
+	}
+}
+
+func TestRingReplayStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// evicted is written first and pushed out by kept, which fills the
+		// ring exactly.
+		evicted, kept string
+		// replay is the tail of kept a replay must send; prefix the modes
+		// it must re-enter first.
+		replay, prefix string
+	}{
+		{
+			name:    "after the first newline",
+			evicted: "xxxx", kept: "abc\ndef\nghi",
+			replay: "def\nghi",
+		},
+		{
+			name:    "mid-character start",
+			evicted: "\xc3", kept: "\xa9t\xc3\xaa\nnext",
+			replay: "next",
+		},
+		{
+			name:    "CSI straddling the eviction point",
+			evicted: "hello\x1b[?10", kept: "49h\nrest",
+			replay: "rest", prefix: "\x1b[?1049h",
+		},
+		{
+			name:    "newline inside an OSC is not a line boundary",
+			evicted: "\x1b]0;ti", kept: "tle\nstill title\x07after\nline2",
+			replay: "line2",
+		},
+		{
+			name:    "newline inside an OSC ended by ST",
+			evicted: "\x1b]2;a", kept: "\nb\x1b\\c\nd",
+			replay: "d",
+		},
+		{
+			name:    "newline inside a CSI is not a line boundary",
+			evicted: "ab\x1b[1", kept: "\n;2Hx\ny",
+			replay: "y",
+		},
+		{
+			name:    "newline inside a DCS; BEL does not end it",
+			evicted: "\x1bP", kept: "1$r\n\x07q\x1b\\z\nw",
+			replay: "w",
+		},
+		{
+			name:    "CAN aborts a sequence",
+			evicted: "\x1b]0;", kept: "t\n\x18u\nv",
+			replay: "v",
+		},
+		{
+			name:    "no newline: first character start",
+			evicted: "ab\xe2\x82", kept: "\xacxyz",
+			replay: "xyz",
+		},
+		{
+			name:    "no newline: ground text from the start",
+			evicted: "abc", kept: "defg",
+			replay: "defg",
+		},
+		{
+			name:    "no newline: first character after a sequence",
+			evicted: "\x1b[3", kept: "1mred",
+			replay: "red",
+		},
+		{
+			name:    "no newline: modes set before the fallback",
+			evicted: "\x1b[?25", kept: "lxyz",
+			replay: "xyz", prefix: "\x1b[?25l",
+		},
+		{
+			name:    "no boundary at all",
+			evicted: "\x1b]0;", kept: "a long title",
+			replay: "",
+		},
+		{
+			name:    "modes set in evicted bytes",
+			evicted: "\x1b[?1049h\x1b[?25l\x1b[?2004htext", kept: "more\nscreen",
+			replay: "screen", prefix: "\x1b[?1049h\x1b[?25l\x1b[?2004h",
+		},
+		{
+			name:    "modes set then reset in evicted bytes",
+			evicted: "\x1b[?1049h\x1b[?25l\x1b[?1049l\x1b[?25hx", kept: "y\nz",
+			replay: "z",
+		},
+		{
+			name:    "modes set in the ring before the boundary",
+			evicted: "abc", kept: "\x1b[?2004hd\ne",
+			replay: "e", prefix: "\x1b[?2004h",
+		},
+		{
+			name:    "modes set after the boundary are replayed, not prefixed",
+			evicted: "abc", kept: "d\n\x1b[?2004he",
+			replay: "\x1b[?2004he",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := tc.evicted + tc.kept
+			// The same bytes in one write, one byte at a time and in
+			// threes must give the same replay.
+			for _, chunk := range []int{len(data), 1, 3} {
+				r := newRing(len(tc.kept))
+				for i := 0; i < len(data); i += chunk {
+					r.write([]byte(data[i:min(len(data), i+chunk)]))
+				}
+				for range 2 { // replayStart must not move the tail
+					start, prefix := r.replayStart()
+					wantStart := uint64(len(data) - len(tc.replay))
+					p := make([]byte, len(data))
+					n, err := r.readAt(p, start)
+					if start != wantStart || err != nil || string(p[:n]) != tc.replay || string(prefix) != tc.prefix {
+						t.Fatalf("chunks of %d: replay from %d is %q (err %v) with prefix %q; want from %d %q with prefix %q",
+							chunk, start, p[:n], err, prefix, wantStart, tc.replay, tc.prefix)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRingReplayStartMatchesFullParse writes random terminal output in random
+// chunks and checks the replay start against a parser that saw the whole
+// stream: the start is the first line boundary outside a sequence in the ring
+// (or else the first character start), and the prefix re-enters exactly the
+// modes in force there.
+func TestRingReplayStartMatchesFullParse(t *testing.T) {
+	pieces := []string{
+		"abc", "\n", "\n", "\xc3\xa9", "\xe2\x82\xac",
+		"\x1b[?1049h", "\x1b[?1049l", "\x1b[?25l", "\x1b[?25h", "\x1b[?2004h",
+		"\x1b[?1000h", "\x1b[?1003h", "\x1b[?1000l", "\x1b[?1006h", "\x1b=", "\x1b>",
+		"\x1b[1;31m", "\x1b]0;t\nx\x07", "\x1b]8;;u\x1b\\", "\x1bPq\n\x1b\\", "\x1bc",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := range 500 {
+		var data []byte
+		for range rng.IntN(40) {
+			data = append(data, pieces[rng.IntN(len(pieces))]...)
+		}
+		size := 8 + rng.IntN(56)
+		r := newRing(size)
+		for i := 0; i < len(data); {
+			n := min(len(data)-i, rng.IntN(2*size))
+			r.write(data[i : i+n])
+			i += n
+		}
+
+		start, prefix := r.replayStart()
+		ringStart := max(0, len(data)-size)
+		if ringStart == 0 {
+			if start != 0 || prefix != nil {
+				t.Fatalf("iteration %d: nothing evicted, replayStart = %d, %q; want 0, nil", iter, start, prefix)
+			}
+			continue
+		}
+		var ref vtState
+		ref.feed(data[:ringStart])
+		want, fallback := -1, -1
+		for off := ringStart; off < len(data); off++ {
+			if fallback < 0 && ref.isGround() && utf8.RuneStart(data[off]) {
+				fallback = off
+			}
+			wasGround := ref.isGround()
+			ref.feed(data[off : off+1])
+			if data[off] == '\n' && wasGround {
+				want = off + 1
+				break
+			}
+		}
+		switch {
+		case want >= 0: // a line boundary
+		case fallback >= 0:
+			want = fallback
+		default:
+			want = len(data)
+		}
+		var at vtState
+		at.feed(data[:want])
+		if start != uint64(want) || !bytes.Equal(prefix, at.modePrefix()) {
+			t.Fatalf("iteration %d: stream %q in a %d-byte ring: replayStart = %d, %q; want %d, %q",
+				iter, data, size, start, prefix, want, at.modePrefix())
+		}
+		if want < len(data) && !at.isGround() {
+			t.Fatalf("iteration %d: replay starts at %d inside a sequence", iter, want)
+		}
+	}
+}

@@ -1,0 +1,428 @@
+// Package sessions owns the lifetimes of agent sessions.
+//
+// A Session is one agent process in a pseudo-terminal, the ring of its
+// recent output, and its status. The Manager creates, limits, resumes and
+// destroys sessions.
+//
+// Output flows by pull, never by push. Exactly one goroutine per run reads
+// the PTY and appends to the session's ring; it never waits for anybody.
+// Each subscriber keeps its own offset into the stream (seq) and copies out
+// everything new at its own pace (ReadOutput, WaitOutput). A subscriber that
+// falls more than the ring behind gets ErrOverrun and resyncs from
+// ReplayStart. So a slow or stuck client can neither grow memory nor slow
+// the program or any other client.
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentmux/agentmux/pty"
+)
+
+// Status is a session's state as clients see it, as the protocol names it.
+type Status string
+
+// The statuses of the protocol.
+const (
+	StatusActive  Status = "active"
+	StatusWaiting Status = "waiting"
+	StatusIdle    Status = "idle"
+	StatusError   Status = "error"
+	StatusStopped Status = "stopped"
+)
+
+// ExitStatus tells how a session's process ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128+signal when a signal killed it.
+	Code int
+	// Signal is the killing signal's number, or 0.
+	Signal int
+}
+
+// Size bounds for a terminal, in cells.
+const (
+	MinSize = 1
+	MaxSize = 1000
+)
+
+// phase is the session's lifecycle. It only moves forward, except that a
+// resume starts a new run of an exited session; transition is the one place
+// that checks it.
+type phase int
+
+const (
+	phaseRunning phase = iota + 1
+	phaseExited
+	phaseClosed
+)
+
+func (p phase) String() string {
+	switch p {
+	case phaseRunning:
+		return "running"
+	case phaseExited:
+		return "exited"
+	case phaseClosed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// Info is a snapshot of a session's metadata.
+type Info struct {
+	ID             string
+	Name           string
+	Status         Status
+	Reason         string
+	Agent          string
+	Command        []string
+	Cwd            string
+	CreatedAt      time.Time
+	LastActivityAt time.Time
+	// Exit is set once the latest run has ended.
+	Exit       *ExitStatus
+	Cols, Rows int
+}
+
+// Session is one agent process, its output and its status.
+type Session struct {
+	id        string
+	name      string
+	profile   Profile
+	cwd       string
+	env       []string
+	createdAt time.Time
+	log       *slog.Logger
+	emit      func(Event)
+	ring      *ring
+
+	lastActivity atomic.Int64 // unix nanoseconds
+
+	// writeMu serialises writes to the terminal, so one client's paste is
+	// not interleaved with another client's keystrokes.
+	writeMu sync.Mutex
+
+	// mu protects the fields below. It is never held across a blocking
+	// call other than starting a process.
+	mu      sync.Mutex
+	phase   phase
+	status  Status
+	reason  string
+	argv    []string
+	proc    *pty.Process
+	cols    int
+	rows    int
+	exit    *ExitStatus
+	runDone chan struct{} // closed when the current run's reader has finished
+	// stopping reports whether the current run is being stopped on
+	// purpose, so its end is "stopped", not "error".
+	stopping bool
+}
+
+// ID returns the session's id, a UUID.
+func (s *Session) ID() string { return s.id }
+
+// Info returns a snapshot of the session's metadata.
+func (s *Session) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.infoLocked()
+}
+
+func (s *Session) infoLocked() Info {
+	info := Info{
+		ID:             s.id,
+		Name:           s.name,
+		Status:         s.status,
+		Reason:         s.reason,
+		Agent:          s.profile.Name,
+		Command:        slices.Clone(s.argv),
+		Cwd:            s.cwd,
+		CreatedAt:      s.createdAt,
+		LastActivityAt: time.Unix(0, s.lastActivity.Load()).UTC(),
+		Cols:           s.cols,
+		Rows:           s.rows,
+	}
+	if s.exit != nil {
+		e := *s.exit
+		info.Exit = &e
+	}
+	return info
+}
+
+// transition moves the lifecycle to next, or says why it cannot. mu must be
+// held.
+func (s *Session) transition(next phase) error {
+	ok := false
+	switch next {
+	case phaseRunning:
+		ok = s.phase == 0 || s.phase == phaseExited
+	case phaseExited:
+		ok = s.phase == phaseRunning
+	case phaseClosed:
+		ok = s.phase == phaseExited
+	}
+	if !ok {
+		switch s.phase {
+		case phaseRunning:
+			return ErrRunning
+		case phaseClosed:
+			return ErrNotFound
+		}
+		return fmt.Errorf("session %s: cannot go from %s to %s", s.id, s.phase, next)
+	}
+	s.phase = next
+	return nil
+}
+
+// start runs argv as a new run of the session. The caller emits the event
+// that announces it and then calls pump, so a run that ends at once is never
+// announced before it began. mu must be held.
+func (s *Session) startLocked(argv []string) (*pty.Process, error) {
+	if err := s.transition(phaseRunning); err != nil {
+		return nil, err
+	}
+	proc, err := pty.Start(pty.Options{
+		Argv: argv,
+		Dir:  s.cwd,
+		Env:  s.env,
+		Cols: uint16(s.cols),
+		Rows: uint16(s.rows),
+	})
+	if err != nil {
+		s.phase = phaseExited
+		if s.exit == nil {
+			// A session that never ran reads as failed, not as exited 0.
+			s.exit = &ExitStatus{Code: -1}
+		}
+		s.status, s.reason = StatusError, err.Error()
+		return nil, fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	s.argv = argv
+	s.proc = proc
+	s.exit = nil
+	s.stopping = false
+	s.status, s.reason = StatusActive, "started"
+	s.runDone = make(chan struct{})
+	s.touch()
+	s.ring.update(func(st *StreamState) { st.RunEnded = false })
+	return proc, nil
+}
+
+// pump is the run's one PTY reader. It copies output into the ring until
+// the terminal closes, then records how the process ended. It is the only
+// goroutine that ends a run.
+func (s *Session) pump(proc *pty.Process, done chan struct{}) {
+	defer close(done)
+	readerDone := make(chan struct{})
+	go s.reapStragglers(proc, readerDone)
+
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := proc.Read(buf)
+		if n > 0 {
+			s.ring.write(buf[:n])
+			s.touch()
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.log.Warn("read pty", "err", err)
+			}
+			break
+		}
+	}
+	close(readerDone)
+	st, _ := proc.Wait(context.Background())
+	if err := proc.Close(); err != nil {
+		s.log.Warn("close pty", "err", err)
+	}
+	s.finishRun(ExitStatus{Code: st.Code, Signal: int(st.Signal)})
+}
+
+// reapStragglers ends the run's process group when the agent has exited but
+// a child it left behind still holds the terminal open, which would keep
+// the reader (and so the run) alive forever. It returns when the reader
+// finishes, or after it has killed the group.
+func (s *Session) reapStragglers(proc *pty.Process, readerDone <-chan struct{}) {
+	select {
+	case <-readerDone:
+		return
+	case <-proc.Done():
+	}
+	t := time.NewTimer(stragglerGrace)
+	defer t.Stop()
+	select {
+	case <-readerDone:
+	case <-t.C:
+		s.log.Debug("agent exited but its terminal is still open; killing its process group")
+		if err := proc.Signal(syscall.SIGKILL); err != nil {
+			s.log.Warn("kill stragglers", "err", err)
+		}
+	}
+}
+
+// stragglerGrace is how long children may keep the terminal open after the
+// agent itself exited.
+const stragglerGrace = 2 * time.Second
+
+func (s *Session) finishRun(st ExitStatus) {
+	s.mu.Lock()
+	if err := s.transition(phaseExited); err != nil {
+		s.mu.Unlock()
+		s.log.Error("end run", "err", err)
+		return
+	}
+	s.exit = &st
+	s.proc = nil
+	switch {
+	case s.stopping:
+		s.status, s.reason = StatusStopped, "stopped"
+	case st.Signal != 0:
+		s.status, s.reason = StatusError, fmt.Sprintf("killed by signal %d (%s)", st.Signal, syscall.Signal(st.Signal))
+	case st.Code != 0:
+		s.status, s.reason = StatusError, fmt.Sprintf("exited with code %d", st.Code)
+	default:
+		s.status, s.reason = StatusStopped, "exited with code 0"
+	}
+	info := s.infoLocked()
+	s.mu.Unlock()
+
+	s.ring.update(func(rs *StreamState) { rs.RunEnded, rs.Exit = true, st })
+	s.log.Info("session process ended", "code", st.Code, "signal", st.Signal)
+	s.emit(Event{Kind: EventStatus, Session: info})
+}
+
+func (s *Session) touch() { s.lastActivity.Store(time.Now().UnixNano()) }
+
+// Write sends input to the terminal, as typed keys. It blocks while the
+// program is not reading and its terminal's input queue is full.
+func (s *Session) Write(p []byte) error {
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	if proc == nil {
+		return ErrNotRunning
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if _, err := proc.Write(p); err != nil {
+		return fmt.Errorf("session %s: %w", s.id, err)
+	}
+	s.touch()
+	return nil
+}
+
+// Interrupt types Ctrl+C: it writes ETX, which the terminal turns into
+// SIGINT for the foreground group, and which raw-mode programs read as a
+// key, just as they would from a real keyboard.
+func (s *Session) Interrupt() error { return s.Write([]byte{0x03}) }
+
+// Resize sets the terminal size. The size is kept for the next run when
+// no process is running.
+func (s *Session) Resize(cols, rows int) error {
+	if err := checkSize(cols, rows); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cols == cols && s.rows == rows {
+		return nil
+	}
+	s.cols, s.rows = cols, rows
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.Resize(uint16(cols), uint16(rows))
+}
+
+func checkSize(cols, rows int) error {
+	if cols < MinSize || cols > MaxSize || rows < MinSize || rows > MaxSize {
+		return fmt.Errorf("%w: terminal size %dx%d is outside %d..%d", ErrInvalid, cols, rows, MinSize, MaxSize)
+	}
+	return nil
+}
+
+// StreamState returns a consistent view of the output stream.
+func (s *Session) StreamState() StreamState { return s.ring.state() }
+
+// ReadOutput copies output from offset off onwards into p and returns how
+// many bytes it copied. It returns ErrOverrun when off is older than the
+// ring holds.
+func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.readAt(p, off) }
+
+// WaitOutput returns a channel that is closed once the stream reaches
+// target bytes or its epoch moves on from epoch (a run started or ended,
+// or the session closed), and a function that withdraws the wait; call it
+// when giving up on the channel.
+func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
+	return s.ring.wait(target, epoch)
+}
+
+// ReplayStart returns where a full replay of the ring begins and the
+// escape sequences that restore the terminal modes in force there; send
+// them, then the output from that offset, to a cleared terminal.
+func (s *Session) ReplayStart() (uint64, []byte) { return s.ring.replayStart() }
+
+// stop ends the current run: SIGHUP to the process group, as a terminal
+// does when it closes, then SIGKILL when grace runs out or ctx ends. It
+// returns once the run has finished. Stopping a session that is not running
+// is a no-op.
+func (s *Session) stop(ctx context.Context, grace time.Duration) error {
+	s.mu.Lock()
+	proc, done := s.proc, s.runDone
+	if proc != nil {
+		s.stopping = true
+	}
+	s.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	if err := proc.Signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	s.log.Debug("agent ignored SIGHUP; killing its process group")
+	if err := proc.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	// SIGKILL cannot be ignored, so the run normally ends at once. It does
+	// not when a process outside the group (one that called setsid) still
+	// holds the terminal; then the reader stays blocked and we say so
+	// rather than hang.
+	t.Reset(stragglerGrace)
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("session %s: terminal still held open after SIGKILL of process group %d", s.id, proc.Pid())
+	}
+}
+
+// close marks the session gone for good and wakes every reader so it can
+// leave. The run must have ended.
+func (s *Session) close() error {
+	s.mu.Lock()
+	err := s.transition(phaseClosed)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.ring.update(func(st *StreamState) { st.Closed = true })
+	return nil
+}

@@ -1,0 +1,255 @@
+package sessions
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// vtState follows a terminal output stream far enough to know two things: whether
+// a position is inside an escape sequence, and which terminal modes a
+// screen replayed from that position must re-enter. It is a small subset of
+// the DEC/xterm parser (see vt100.net's state diagram): it recognises the
+// shapes of ESC, CSI, OSC and the other string sequences, and records the
+// DEC private modes that change how a screen looks or what keys send.
+//
+// The zero value is a terminal just reset. vtState is a value type so a copy
+// can scan ahead without moving the original.
+type vtState struct {
+	state vtParse
+	// private reports whether the CSI being parsed began with '?'.
+	private bool
+	// params holds the CSI's numeric parameters; nparams counts them and
+	// overflow says more were given than fit, which are ignored.
+	params  [16]int
+	nparams int
+	modes   vtModes
+}
+
+type vtParse uint8
+
+const (
+	vtGround vtParse = iota
+	vtEscape
+	vtEscapeIntermediate
+	vtCSI
+	vtCSIIgnore
+	vtOSC    // ESC ]: ends at BEL or ST
+	vtString // ESC P, X, ^ or _: ends at ST
+	vtStringEscape
+)
+
+// vtModes is the set of tracked terminal modes away from their defaults.
+type vtModes struct {
+	altScreen      bool
+	cursorHidden   bool
+	appCursorKeys  bool // DECCKM, mode 1
+	appKeypad      bool // DECKPAM, ESC =
+	bracketedPaste bool // 2004
+	focusEvents    bool // 1004
+	mouseTracking  int  // 0, or one of 9, 1000, 1002, 1003: the last one set wins
+	mouseEncoding  int  // 0, or one of 1005, 1006, 1015, 1016
+	noAutowrap     bool // DECAWM reset, mode 7
+}
+
+// isGround reports whether the parser is outside every escape sequence.
+func (v *vtState) isGround() bool { return v.state == vtGround }
+
+// feed advances the state over p.
+func (v *vtState) feed(p []byte) {
+	for len(p) > 0 {
+		if v.state == vtGround {
+			// Most output is text: skip to the next ESC in one step.
+			i := bytes.IndexByte(p, 0x1b)
+			if i < 0 {
+				return
+			}
+			p = p[i+1:]
+			v.state = vtEscape
+			continue
+		}
+		v.step(p[0])
+		p = p[1:]
+	}
+}
+
+func (v *vtState) step(c byte) {
+	// CAN and SUB abort any sequence; ESC starts a new one, except inside
+	// strings, where it may be the first half of ST.
+	switch {
+	case c == 0x18 || c == 0x1a:
+		v.state = vtGround
+		return
+	case c == 0x1b && v.state != vtOSC && v.state != vtString && v.state != vtStringEscape:
+		v.state = vtEscape
+		return
+	}
+	switch v.state {
+	case vtEscape:
+		v.escape(c)
+	case vtEscapeIntermediate:
+		if c >= 0x30 && c <= 0x7e {
+			v.state = vtGround
+		}
+	case vtCSI:
+		v.csi(c)
+	case vtCSIIgnore:
+		if c >= 0x40 && c <= 0x7e {
+			v.state = vtGround
+		}
+	case vtOSC:
+		switch c {
+		case 0x07:
+			v.state = vtGround
+		case 0x1b:
+			v.state = vtStringEscape
+		}
+	case vtString:
+		if c == 0x1b {
+			v.state = vtStringEscape
+		}
+	case vtStringEscape:
+		if c == '\\' {
+			v.state = vtGround
+			return
+		}
+		// Not ST: the string ended and a new escape began.
+		v.state = vtEscape
+		v.escape(c)
+	}
+}
+
+func (v *vtState) escape(c byte) {
+	switch {
+	case c == '[':
+		v.state, v.private, v.nparams, v.params[0] = vtCSI, false, 0, 0
+	case c == ']':
+		v.state = vtOSC
+	case c == 'P' || c == 'X' || c == '^' || c == '_':
+		v.state = vtString
+	case c >= 0x20 && c <= 0x2f:
+		v.state = vtEscapeIntermediate
+	case c == 'c': // RIS: full reset
+		v.modes = vtModes{}
+		v.state = vtGround
+	case c == '=':
+		v.modes.appKeypad = true
+		v.state = vtGround
+	case c == '>':
+		v.modes.appKeypad = false
+		v.state = vtGround
+	default:
+		v.state = vtGround
+	}
+}
+
+func (v *vtState) csi(c byte) {
+	switch {
+	case c >= '0' && c <= '9':
+		if v.nparams == 0 {
+			v.nparams = 1
+		}
+		if i := v.nparams - 1; i < len(v.params) && v.params[i] < 100000 {
+			v.params[i] = v.params[i]*10 + int(c-'0')
+		}
+	case c == ';' || c == ':':
+		if v.nparams == 0 {
+			v.nparams = 1
+		}
+		if v.nparams < len(v.params) {
+			v.params[v.nparams] = 0
+		}
+		v.nparams++
+	case c == '?' && v.nparams == 0 && !v.private:
+		v.private = true
+	case c >= 0x3c && c <= 0x3f: // other private markers: not ours
+		v.state = vtCSIIgnore
+	case c >= 0x20 && c <= 0x2f: // intermediates: no mode we track has one
+		v.state = vtCSIIgnore
+	case c >= 0x40 && c <= 0x7e:
+		if v.private && (c == 'h' || c == 'l') {
+			for i := range min(v.nparams, len(v.params)) {
+				v.modes.set(v.params[i], c == 'h')
+			}
+		}
+		v.state = vtGround
+	default:
+		// C0 controls inside CSI are executed by a terminal and do not
+		// end the sequence.
+	}
+}
+
+func (m *vtModes) set(mode int, on bool) {
+	switch mode {
+	case 1:
+		m.appCursorKeys = on
+	case 7:
+		m.noAutowrap = !on
+	case 25:
+		m.cursorHidden = !on
+	case 47, 1047, 1049:
+		m.altScreen = on
+	case 9, 1000, 1002, 1003:
+		switch {
+		case on:
+			m.mouseTracking = mode
+		case m.mouseTracking == mode:
+			m.mouseTracking = 0
+		}
+	case 1005, 1006, 1015, 1016:
+		switch {
+		case on:
+			m.mouseEncoding = mode
+		case m.mouseEncoding == mode:
+			m.mouseEncoding = 0
+		}
+	case 1004:
+		m.focusEvents = on
+	case 2004:
+		m.bracketedPaste = on
+	}
+}
+
+// modePrefix returns the sequences that take a freshly reset terminal into
+// the tracked modes. The alternate screen comes first, since the other
+// modes are set on whichever screen is showing.
+func (v *vtState) modePrefix() []byte {
+	m := v.modes
+	var b []byte
+	setMode := func(mode int, on bool) {
+		b = append(b, "\x1b[?"...)
+		b = strconv.AppendInt(b, int64(mode), 10)
+		if on {
+			b = append(b, 'h')
+		} else {
+			b = append(b, 'l')
+		}
+	}
+	if m.altScreen {
+		setMode(1049, true)
+	}
+	if m.cursorHidden {
+		setMode(25, false)
+	}
+	if m.noAutowrap {
+		setMode(7, false)
+	}
+	if m.appCursorKeys {
+		setMode(1, true)
+	}
+	if m.appKeypad {
+		b = append(b, "\x1b="...)
+	}
+	if m.mouseTracking != 0 {
+		setMode(m.mouseTracking, true)
+	}
+	if m.mouseEncoding != 0 {
+		setMode(m.mouseEncoding, true)
+	}
+	if m.focusEvents {
+		setMode(1004, true)
+	}
+	if m.bracketedPaste {
+		setMode(2004, true)
+	}
+	return b
+}

@@ -1,0 +1,182 @@
+package sessions
+
+import (
+	"testing"
+)
+
+// feedAll feeds each chunk in turn to a fresh vtState.
+func feedAll(chunks ...string) vtState {
+	var v vtState
+	for _, c := range chunks {
+		v.feed([]byte(c))
+	}
+	return v
+}
+
+func TestVTGround(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     string
+		ground bool
+	}{
+		{"plain text", "hello\r\nworld", true},
+		{"SGR", "a\x1b[1;31mred\x1b[0m", true},
+		{"lone ESC", "a\x1b", false},
+		{"unfinished CSI", "\x1b[1;3", false},
+		{"unfinished private CSI", "\x1b[?10", false},
+		{"C0 inside CSI does not end it", "\x1b[1\n;2", false},
+		{"CSI with an intermediate", "\x1b[?1049$p", true},
+		{"CSI with an intermediate, unfinished", "\x1b[?1049$", false},
+		{"ESC with an intermediate", "\x1b(B", true},
+		{"ESC with an intermediate, unfinished", "\x1b(", false},
+		{"OSC unfinished", "\x1b]0;title", false},
+		{"OSC with a newline, unfinished", "\x1b]0;ti\ntle", false},
+		{"OSC ended by BEL", "\x1b]0;title\x07", true},
+		{"OSC ended by ST", "\x1b]0;title\x1b\\", true},
+		{"OSC, half an ST", "\x1b]0;title\x1b", false},
+		{"DCS unfinished", "\x1bPq#0;2;0;0;0", false},
+		{"DCS is not ended by BEL", "\x1bPq\x07", false},
+		{"DCS ended by ST", "\x1bPq#0;2;0;0;0\x1b\\", true},
+		{"SOS ended by ST", "\x1bXsos\x1b\\", true},
+		{"PM ended by ST", "\x1b^pm\x1b\\", true},
+		{"APC ended by ST", "\x1b_apc\n\x1b\\", true},
+		{"APC is not ended by BEL", "\x1b_apc\x07", false},
+		{"CAN aborts a CSI", "\x1b[?10\x18", true},
+		{"SUB aborts a CSI", "\x1b[?10\x1a", true},
+		{"CAN aborts an OSC", "\x1b]0;x\x18", true},
+		{"CAN aborts a DCS", "\x1bPq\x18", true},
+		{"CAN aborts a half ST", "\x1bPq\x1b\x18", true},
+		{"CAN aborts an ESC", "\x1b\x18", true},
+		{"a string ended by a new sequence", "\x1bPq\x1b[1", false},
+	} {
+		v := feedAll(tc.in)
+		if got := v.isGround(); got != tc.ground {
+			t.Errorf("%s: after %q isGround() = %v, want %v", tc.name, tc.in, got, tc.ground)
+		}
+		// Byte by byte must agree.
+		var b vtState
+		for i := range len(tc.in) {
+			b.feed([]byte{tc.in[i]})
+		}
+		if b != v {
+			t.Errorf("%s: byte-by-byte state %+v, whole %+v", tc.name, b, v)
+		}
+	}
+}
+
+func TestVTModes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		prefix string
+	}{
+		{"none", []string{"hello"}, ""},
+		{"SGR sets no mode", []string{"\x1b[1;4;31m"}, ""},
+		{"application cursor keys", []string{"\x1b[?1h"}, "\x1b[?1h"},
+		{"application cursor keys reset", []string{"\x1b[?1h\x1b[?1l"}, ""},
+		{"autowrap off", []string{"\x1b[?7l"}, "\x1b[?7l"},
+		{"autowrap on is the default", []string{"\x1b[?7h"}, ""},
+		{"cursor hidden", []string{"\x1b[?25l"}, "\x1b[?25l"},
+		{"cursor shown again", []string{"\x1b[?25l\x1b[?25h"}, ""},
+		{"alternate screen 47", []string{"\x1b[?47h"}, "\x1b[?1049h"},
+		{"alternate screen 1047", []string{"\x1b[?1047h"}, "\x1b[?1049h"},
+		{"alternate screen 1049", []string{"\x1b[?1049h"}, "\x1b[?1049h"},
+		{"alternate screen left", []string{"\x1b[?1049h", "\x1b[?1049l"}, ""},
+		{"alternate screen left by 47", []string{"\x1b[?1049h\x1b[?47l"}, ""},
+		{"mouse 1000", []string{"\x1b[?1000h"}, "\x1b[?1000h"},
+		{"mouse: last set wins", []string{"\x1b[?1000h\x1b[?1003h"}, "\x1b[?1003h"},
+		{"mouse: last set wins, 1002", []string{"\x1b[?1003h\x1b[?1002h"}, "\x1b[?1002h"},
+		{"mouse: resetting another keeps the active", []string{"\x1b[?1000h\x1b[?1003h\x1b[?1000l"}, "\x1b[?1003h"},
+		{"mouse: resetting the active one", []string{"\x1b[?1000h\x1b[?1003h\x1b[?1003l"}, ""},
+		{"mouse encoding SGR", []string{"\x1b[?1006h"}, "\x1b[?1006h"},
+		{"mouse encoding reset", []string{"\x1b[?1006h\x1b[?1006l"}, ""},
+		{"focus events", []string{"\x1b[?1004h"}, "\x1b[?1004h"},
+		{"bracketed paste", []string{"\x1b[?2004h"}, "\x1b[?2004h"},
+		{"application keypad", []string{"\x1b="}, "\x1b="},
+		{"normal keypad", []string{"\x1b=\x1b>"}, ""},
+		{"untracked private mode", []string{"\x1b[?12h\x1b[?1048h"}, ""},
+		{"ANSI (not private) mode 25 is not DECTCEM", []string{"\x1b[25l\x1b[4h"}, ""},
+		{"other private marker", []string{"\x1b[>1049h"}, ""},
+		{"second private marker", []string{"\x1b[??1049h"}, ""},
+		{"marker after a parameter", []string{"\x1b[1?1049h"}, ""},
+		{"intermediate byte", []string{"\x1b[?1049$h"}, ""},
+		{"parameters split across feeds", []string{"\x1b[?10", "49h"}, "\x1b[?1049h"},
+		{"split at every point", []string{"\x1b", "[", "?", "2", "0", "0", "4", "h"}, "\x1b[?2004h"},
+		{"several parameters set", []string{"\x1b[?1049;2004h"}, "\x1b[?1049h\x1b[?2004h"},
+		{"several parameters reset", []string{"\x1b[?1049h", "\x1b[?1049;25l"}, "\x1b[?25l"},
+		{"empty parameters are 0", []string{"\x1b[?;;25l"}, "\x1b[?25l"},
+		{"colon separates too", []string{"\x1b[?1:25l"}, "\x1b[?25l"},
+		{"parameters past the 16th are ignored", []string{"\x1b[?1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;2004;25l"}, "\x1b[?2004l"[:0] + "\x1b[?7l"},
+		{"huge parameter", []string{"\x1b[?99999999999999999999h"}, ""},
+		{"CAN cancels before the final byte", []string{"\x1b[?1049\x18h"}, ""},
+		{"ESC restarts a CSI", []string{"\x1b[?25\x1b[?1049h"}, "\x1b[?1049h"},
+		{"mode sequence inside an OSC is text", []string{"\x1b]0;\x1b[?1049h"}, ""},
+		{"mode sequence after an OSC", []string{"\x1b]0;t\x07\x1b[?1049h"}, "\x1b[?1049h"},
+		{"mode sequence after an ST", []string{"\x1b]0;t\x1b\\\x1b[?1049h"}, "\x1b[?1049h"},
+		{"RIS clears everything", []string{"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[?1h\x1b=\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[?2004h", "\x1bc"}, ""},
+		{"modes after RIS", []string{"\x1b[?2004h\x1bc\x1b[?25l"}, "\x1b[?25l"},
+		{
+			"every mode, in prefix order",
+			[]string{"\x1b[?2004h\x1b[?1004h\x1b[?1006h\x1b[?1002h\x1b=\x1b[?1h\x1b[?7l\x1b[?25l\x1b[?1049h"},
+			"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[?1h\x1b=\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[?2004h",
+		},
+	} {
+		v := feedAll(tc.chunks...)
+		if got := string(v.modePrefix()); got != tc.prefix {
+			t.Errorf("%s: after %q modePrefix() = %q, want %q", tc.name, tc.chunks, got, tc.prefix)
+		}
+	}
+}
+
+// TestVTStringEndedByNewEscape checks the DEC parser's rule that ESC inside
+// a string ends it and starts a new sequence, even when the next byte is ESC
+// again: an OSC ended by "ESC ESC [" is followed by a CSI.
+func TestVTStringEndedByNewEscape(t *testing.T) {
+	for _, in := range []string{
+		"\x1b]0;title\x1b\x1b[?1049h",
+		"\x1bPq\x1b\x1b[?1049h",
+	} {
+		v := feedAll(in)
+		if got, want := string(v.modePrefix()), "\x1b[?1049h"; got != want || !v.isGround() {
+			t.Errorf("after %q: modePrefix() = %q, isGround() = %v; want %q, true", in, got, v.isGround(), want)
+		}
+	}
+}
+
+func TestVTModePrefixIsNilWhenNothingIsSet(t *testing.T) {
+	v := feedAll("\x1b[?1049h\x1b[?1049l")
+	if p := v.modePrefix(); p != nil {
+		t.Errorf("modePrefix() = %q, want nil", p)
+	}
+}
+
+// FuzzVTFeed checks that the state after a stream does not depend on how it
+// was split, and that the mode prefix of any state takes a reset terminal
+// into exactly that state's modes.
+func FuzzVTFeed(f *testing.F) {
+	f.Add([]byte("\x1b[?1049h\x1b[?25lhello\n"), uint(5))
+	f.Add([]byte("\x1b]0;title\nmore\x07text"), uint(7))
+	f.Add([]byte("\x1bPq#0;2\x1b\\\x1b[?1000;1006h"), uint(12))
+	f.Add([]byte("\x1b[?1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;2004h"), uint(30))
+	f.Add([]byte("\x1b=\x1b[?2004h\x1bc\x1b[?7l\x18\x1b[?10"), uint(3))
+	f.Add([]byte("\xc3\xa9\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), uint(2))
+	f.Fuzz(func(t *testing.T, data []byte, split uint) {
+		k := int(split % uint(len(data)+1))
+		var whole, halves, bytewise vtState
+		whole.feed(data)
+		halves.feed(data[:k])
+		halves.feed(data[k:])
+		for i := range data {
+			bytewise.feed(data[i : i+1])
+		}
+		if halves != whole || bytewise != whole {
+			t.Fatalf("%q split at %d: whole %+v, halves %+v, byte by byte %+v", data, k, whole, halves, bytewise)
+		}
+
+		var replay vtState
+		replay.feed(whole.modePrefix())
+		if !replay.isGround() || replay.modes != whole.modes {
+			t.Fatalf("%q: prefix %q gives modes %+v (ground %v), want %+v", data, whole.modePrefix(), replay.modes, replay.isGround(), whole.modes)
+		}
+	})
+}

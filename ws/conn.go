@@ -1,0 +1,286 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// conn is one client connection. serve runs the reader in the calling
+// goroutine and owns the writer and stream goroutines it starts: it stops
+// them all before it returns.
+type conn struct {
+	hub *Hub
+	ws  *websocket.Conn
+	log *slog.Logger
+
+	// ctx ends when the connection starts closing, for any reason.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// control carries small messages (replies, events); sendControl never
+	// blocks on it. output carries stream frames, handed over one by one.
+	control chan []byte
+	output  chan []byte
+
+	// closeMu protects closeCode and closeText: the close frame to send,
+	// chosen by whoever closes first. 0 means send none.
+	closeMu   sync.Mutex
+	closeCode int
+	closeText string
+	closed    bool
+
+	readerDone chan struct{}
+	writerDone chan struct{}
+
+	// Owned by the reader goroutine.
+	streams map[string]*stream
+	sizes   map[string][2]int // the size this client last asked for, by session
+}
+
+func newConn(h *Hub, ws *websocket.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{
+		hub:        h,
+		ws:         ws,
+		log:        h.log.With("remote", ws.RemoteAddr().String()),
+		ctx:        ctx,
+		cancel:     cancel,
+		control:    make(chan []byte, controlQueue),
+		output:     make(chan []byte),
+		readerDone: make(chan struct{}),
+		writerDone: make(chan struct{}),
+		streams:    make(map[string]*stream),
+		sizes:      make(map[string][2]int),
+	}
+}
+
+// serve runs the connection until it ends and then stops everything it
+// started.
+func (c *conn) serve() {
+	c.log.Debug("client connected")
+	go c.writeLoop()
+	c.readLoop()
+	c.close(0, "")
+	for id, st := range c.streams {
+		st.stop()
+		delete(c.streams, id)
+	}
+	close(c.readerDone)
+	<-c.writerDone
+	c.log.Debug("client disconnected")
+}
+
+// close starts closing the connection; code, when not 0, is the close frame
+// the writer sends. The first call decides. Safe from any goroutine.
+func (c *conn) close(code int, text string) {
+	c.closeMu.Lock()
+	if !c.closed {
+		c.closed, c.closeCode, c.closeText = true, code, text
+	}
+	c.closeMu.Unlock()
+	c.cancel()
+}
+
+// closeNow closes a connection that never started serving.
+func (c *conn) closeNow(code int, text string) {
+	msg := websocket.FormatCloseMessage(code, text)
+	_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout))
+	_ = c.ws.Close()
+	c.cancel()
+}
+
+// sendControl queues a small message. A client that lets controlQueue
+// messages pile up is not keeping up, and is dropped rather than waited for.
+func (c *conn) sendControl(b []byte) {
+	select {
+	case c.control <- b:
+	default:
+		c.log.Warn("client too slow for control messages; dropping it")
+		c.close(websocket.ClosePolicyViolation, "client too slow")
+	}
+}
+
+func (c *conn) sendJSON(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.log.Error("encode message", "err", err)
+		return
+	}
+	c.sendControl(b)
+}
+
+func (c *conn) sendError(e *protocolError) {
+	c.sendJSON(errorMessage{Type: TypeError, Message: e.msg, Code: e.code, SessionID: e.sessionID})
+}
+
+func (c *conn) readLoop() {
+	wait := 2 * c.hub.opts.PingInterval
+	c.ws.SetReadLimit(ReadLimit)
+	_ = c.ws.SetReadDeadline(time.Now().Add(wait))
+	c.ws.SetPongHandler(func(string) error {
+		return c.ws.SetReadDeadline(time.Now().Add(wait))
+	})
+	for {
+		mt, b, err := c.ws.ReadMessage()
+		if err != nil {
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
+				// gorilla has already sent close 1009.
+				c.log.Info("client frame over the read limit; connection closed", "limit", ReadLimit)
+			case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived):
+				c.log.Debug("client closed the connection", "err", err)
+			default:
+				c.log.Debug("read ended", "err", err)
+			}
+			return
+		}
+		_ = c.ws.SetReadDeadline(time.Now().Add(wait))
+		if mt != websocket.TextMessage {
+			c.sendError(invalid("", "binary frames are not supported; send JSON text frames"))
+			continue
+		}
+		c.handle(b)
+	}
+}
+
+// handle acts on one client message. Errors go back to this client only;
+// the connection and the session carry on.
+func (c *conn) handle(b []byte) {
+	m, perr := decodeClientMessage(b)
+	if perr != nil {
+		c.sendError(perr)
+		return
+	}
+	if m.Type == TypeHeartbeat {
+		c.sendJSON(heartbeatMessage{Type: TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
+		return
+	}
+	id := *m.SessionID
+	if err := c.handleSession(m, id); err != nil {
+		c.log.Debug("request failed", "type", m.Type, "session", id, "err", err)
+		c.sendError(&protocolError{code: ErrorCode(err), sessionID: id, msg: err.Error()})
+	}
+}
+
+func (c *conn) handleSession(m *clientMessage, id string) error {
+	if m.Type == TypeSessionResume {
+		_, err := c.hub.opts.Sessions.Resume(id)
+		return err // success is announced to everyone by session.status
+	}
+	s, err := c.hub.opts.Sessions.Get(id)
+	if err != nil {
+		return err
+	}
+	switch m.Type {
+	case TypeTerminalInput:
+		// The size of the client that last typed wins, as in tmux.
+		if size, ok := c.sizes[id]; ok {
+			if err := s.Resize(size[0], size[1]); err != nil {
+				return err
+			}
+		}
+		return s.Write([]byte(*m.Data))
+	case TypeTerminalInterrupt:
+		return s.Interrupt()
+	case TypeTerminalResize:
+		c.sizes[id] = [2]int{*m.Cols, *m.Rows}
+		return s.Resize(*m.Cols, *m.Rows)
+	case TypeSessionAttach:
+		c.attach(s, m.Since)
+	case TypeSessionDetach:
+		if st, ok := c.streams[id]; ok {
+			st.stop()
+			delete(c.streams, id)
+		}
+	}
+	return nil
+}
+
+// attach starts streaming a session to this client, replacing any earlier
+// attachment to it: a re-attach asks for a fresh replay from since.
+func (c *conn) attach(s *sessions.Session, since *uint64) {
+	for id, st := range c.streams {
+		if id == s.ID() || st.isDone() {
+			st.stop()
+			delete(c.streams, id)
+		}
+	}
+	st := newStream(c, s, since)
+	c.streams[s.ID()] = st
+	go st.run()
+}
+
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	ticker := time.NewTicker(c.hub.opts.PingInterval)
+	defer ticker.Stop()
+	for {
+		// Control messages go first: they are small, and a reply should not
+		// queue behind a flood of output.
+		select {
+		case b := <-c.control:
+			c.write(websocket.TextMessage, b)
+			continue
+		default:
+		}
+		select {
+		case <-c.ctx.Done():
+			c.finish()
+			return
+		case b := <-c.control:
+			c.write(websocket.TextMessage, b)
+		case b := <-c.output:
+			c.write(websocket.TextMessage, b)
+			putFrame(b)
+		case <-ticker.C:
+			deadline := time.Now().Add(c.hub.opts.WriteTimeout)
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, deadline); err != nil {
+				c.log.Debug("ping failed", "err", err)
+				c.close(0, "")
+				continue
+			}
+			c.sendJSON(heartbeatMessage{Type: TypeHeartbeat, Timestamp: time.Now().UnixMilli()})
+		}
+	}
+}
+
+func (c *conn) write(mt int, b []byte) {
+	if c.ctx.Err() != nil {
+		return // closing: the socket may be gone
+	}
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
+	if err := c.ws.WriteMessage(mt, b); err != nil {
+		c.log.Debug("write failed", "err", err)
+		c.close(0, "")
+	}
+}
+
+// finish sends the chosen close frame, gives the peer closeGrace to answer
+// it (the reader sees its reply and ends), then drops the socket, which
+// also ends a reader still waiting on a silent peer.
+func (c *conn) finish() {
+	c.closeMu.Lock()
+	code, text := c.closeCode, c.closeText
+	c.closeMu.Unlock()
+	if code != 0 {
+		msg := websocket.FormatCloseMessage(code, text)
+		if err := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {
+			c.log.Debug("write close frame", "err", err)
+		}
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-c.readerDone:
+	case <-t.C:
+	}
+	_ = c.ws.Close()
+}

@@ -1,0 +1,279 @@
+// Package ws serves agentmux's WebSocket protocol (docs/protocol.md).
+//
+// Each connection has exactly one reader goroutine (the HTTP handler's) and
+// one writer goroutine; nothing else touches the socket. Attaching to a
+// session starts one stream goroutine per attachment, which pulls that
+// session's output from its own offset, batches it (a frame leaves at most
+// one batch interval after its first byte, at once after a quiet interval,
+// or as soon as 64 KiB are waiting) and hands whole frames to the writer.
+// A stream that cannot hand over its frame waits, and the session's ring
+// keeps moving without it; when it falls behind the ring it is resynced.
+// So a slow client slows nobody but itself.
+//
+// Session lifecycle events go to every connection through a bounded queue;
+// a connection that lets it fill is dropped rather than waited for.
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// Defaults for Options' zero values.
+const (
+	DefaultBatchInterval = 16 * time.Millisecond
+	DefaultPingInterval  = 30 * time.Second
+	DefaultWriteTimeout  = 10 * time.Second
+
+	// ReadLimit is the largest client frame accepted; a larger one closes
+	// the connection with 1009.
+	ReadLimit = 1 << 20
+	// flushBytes is the unsent output that makes a frame leave before its
+	// interval is up.
+	flushBytes = 64 << 10
+	// maxFrameBytes caps the output bytes in one frame, which bounds the
+	// memory a connection holds no matter how far behind it is.
+	maxFrameBytes = 4 * flushBytes
+	// controlQueue is how many control messages may wait for a slow
+	// connection before it is dropped.
+	controlQueue = 256
+	// closeGrace is how long a closing connection waits for the peer's
+	// close frame before dropping the socket.
+	closeGrace = time.Second
+)
+
+// SessionSource is the subset of *sessions.Manager a Hub uses.
+type SessionSource interface {
+	Get(id string) (*sessions.Session, error)
+	Resume(id string) (*sessions.Session, error)
+}
+
+var _ SessionSource = (*sessions.Manager)(nil)
+
+// Options configure a Hub. Zero values are documented per field.
+type Options struct {
+	// Sessions finds and resumes sessions. Required.
+	Sessions SessionSource
+	// BatchInterval is the output frame interval; 0 means 16 ms.
+	BatchInterval time.Duration
+	// PingInterval is how often the server pings and sends a heartbeat
+	// message; a peer silent for twice as long is dropped. 0 means 30 s.
+	PingInterval time.Duration
+	// WriteTimeout bounds every write to a socket; 0 means 10 s.
+	WriteTimeout time.Duration
+	// AllowedOrigins are origins, besides the page's own, that may open
+	// the WebSocket, as scheme://host[:port]; "*" allows any.
+	AllowedOrigins []string
+	// Logger receives the hub's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Hub serves WebSocket connections and fans session events out to them.
+type Hub struct {
+	opts     Options
+	log      *slog.Logger
+	upgrader websocket.Upgrader
+
+	// mu protects the fields below.
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	closing  bool
+	shutdown []byte // the server.shutdown message, once announced
+	wg       sync.WaitGroup
+}
+
+// NewHub returns a Hub with no connections.
+func NewHub(opts Options) (*Hub, error) {
+	if opts.Sessions == nil {
+		return nil, errors.New("ws: Options.Sessions is required")
+	}
+	if opts.BatchInterval <= 0 {
+		opts.BatchInterval = DefaultBatchInterval
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = DefaultPingInterval
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	for _, o := range opts.AllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port]", o)
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{})}
+	h.upgrader = websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   4096,
+		// Output frames are large; a shared pool keeps idle connections
+		// from each holding a big buffer.
+		WriteBufferSize: 64 << 10,
+		WriteBufferPool: &sync.Pool{},
+		CheckOrigin:     h.checkOrigin,
+	}
+	return h, nil
+}
+
+// checkOrigin allows requests without an Origin (not from a browser), from
+// the page's own origin, and from the configured ones.
+func (h *Hub) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, allowed := range h.opts.AllowedOrigins {
+		if allowed == "*" || strings.EqualFold(strings.TrimSuffix(allowed, "/"), origin) {
+			return true
+		}
+	}
+	h.log.Warn("refused WebSocket from another origin", "origin", origin, "host", r.Host)
+	return false
+}
+
+// ServeHTTP upgrades the request and serves the connection until it ends.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	closing := h.closing
+	h.mu.Unlock()
+	if closing {
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	// The upgrader has written the HTTP error (403 for a foreign origin).
+	ws, err := h.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		h.log.Debug("upgrade failed", "err", err, "remote", r.RemoteAddr)
+		return
+	}
+	c := newConn(h, ws)
+	if !h.register(c) {
+		c.closeNow(websocket.CloseGoingAway, "server is shutting down")
+		return
+	}
+	defer h.unregister(c)
+	c.serve()
+}
+
+func (h *Hub) register(c *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.conns[c] = struct{}{}
+	h.wg.Add(1)
+	return true
+}
+
+func (h *Hub) unregister(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.conns, c)
+	h.wg.Done()
+}
+
+// OnEvent tells every connection about a session event. It never blocks: a
+// connection too slow to take it is dropped.
+func (h *Hub) OnEvent(ev sessions.Event) {
+	h.broadcast(eventMessage(ev))
+}
+
+func (h *Hub) broadcast(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		h.log.Error("encode broadcast", "err", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.conns {
+		c.sendControl(b)
+	}
+}
+
+// Announce tells every client the server is going down in grace, and stops
+// accepting connections.
+func (h *Hub) Announce(grace time.Duration) {
+	secs := int((grace + time.Second - 1) / time.Second)
+	b, err := json.Marshal(shutdownMessage{
+		Type:          TypeServerShutdown,
+		Message:       fmt.Sprintf("Server shutting down in %d seconds. Sessions will be saved.", secs),
+		GracePeriodMs: grace.Milliseconds(),
+	})
+	if err != nil {
+		h.log.Error("encode shutdown", "err", err)
+		return
+	}
+	h.mu.Lock()
+	h.closing = true
+	h.shutdown = b
+	for c := range h.conns {
+		c.sendControl(b)
+	}
+	h.mu.Unlock()
+}
+
+// Close closes every connection with 1001 (going away) and waits for their
+// goroutines to finish or ctx to end. The HTTP server's own Shutdown does
+// not do this: it does not track hijacked connections.
+func (h *Hub) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	conns := slices.Collect(maps.Keys(h.conns))
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.close(websocket.CloseGoingAway, "server shutting down")
+	}
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	// A writer stuck on a client that stopped reading holds its goroutine
+	// until the write deadline; dropping the socket ends it now.
+	for _, c := range conns {
+		_ = c.ws.Close()
+	}
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+	}
+	return fmt.Errorf("close connections: %w", context.Cause(ctx))
+}
+
+// Connections returns the number of open connections.
+func (h *Hub) Connections() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
