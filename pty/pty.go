@@ -60,8 +60,11 @@ type Process struct {
 	status  ExitStatus
 	waitErr error
 
-	closeOnce sync.Once
-	closeErr  error
+	// fdMu keeps Close from closing the master while Resize uses its raw
+	// descriptor, which could by then name another file. closed is guarded
+	// by it.
+	fdMu   sync.RWMutex
+	closed bool
 }
 
 // Start starts opts.Argv in a new pseudo-terminal of the given size, in a new
@@ -148,6 +151,11 @@ func (p *Process) Write(b []byte) (int, error) {
 // Resize sets the terminal size; the kernel sends SIGWINCH to the
 // foreground process group.
 func (p *Process) Resize(cols, rows uint16) error {
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	if p.closed {
+		return fmt.Errorf("resize pty: %w", os.ErrClosed)
+	}
 	if err := pty.Setsize(p.master, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
 		return fmt.Errorf("resize pty: %w", err)
 	}
@@ -183,10 +191,14 @@ func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
 // unblock a Read already in progress; signal the process group for that.
 // Close is idempotent.
 func (p *Process) Close() error {
-	p.closeOnce.Do(func() {
-		if err := p.master.Close(); err != nil {
-			p.closeErr = fmt.Errorf("close pty: %w", err)
-		}
-	})
-	return p.closeErr
+	p.fdMu.Lock()
+	defer p.fdMu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if err := p.master.Close(); err != nil {
+		return fmt.Errorf("close pty: %w", err)
+	}
+	return nil
 }

@@ -24,6 +24,9 @@ type ring struct {
 	// tail tracks the terminal state at the oldest byte still held, by
 	// scanning bytes as they are evicted; a replay starts from it.
 	tail vtState
+	// tailAtLineStart reports whether the last evicted byte ended a line
+	// outside any escape sequence, so the oldest held byte starts one.
+	tailAtLineStart bool
 	// waiters are readers blocked until end reaches their target.
 	waiters []*waiter
 	// st holds the run and close flags and the epoch; its Start and End
@@ -99,6 +102,14 @@ func (r *ring) evict(from, to uint64, p []byte) {
 	if from < to {
 		r.tail.feed(p[from-r.end : to-r.end])
 	}
+	last := to - 1
+	var c byte
+	if last < r.end {
+		c = r.buf[last%size]
+	} else {
+		c = p[last-r.end]
+	}
+	r.tailAtLineStart = c == '\n' && r.tail.isGround()
 }
 
 // readAt copies the bytes from off onwards into p. It returns ErrOverrun
@@ -199,6 +210,9 @@ func (r *ring) replayStart() (uint64, []byte) {
 	start := r.start()
 	if start == 0 {
 		return 0, nil
+	}
+	if r.tailAtLineStart {
+		return start, r.tail.modePrefix()
 	}
 	st := r.tail // a copy: scanning ahead must not move the real tail
 	size := uint64(len(r.buf))

@@ -112,7 +112,9 @@ type Session struct {
 	writeMu sync.Mutex
 
 	// mu protects the fields below. It is never held across a blocking
-	// call other than starting a process.
+	// call other than starting a process. Lock order: mu, then the ring's
+	// mu or the Manager's emitMu; emitting under mu is safe because
+	// observers must not block.
 	mu      sync.Mutex
 	phase   phase
 	status  Status
@@ -242,10 +244,12 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	}
 	close(readerDone)
 	st, _ := proc.Wait(context.Background())
+	// finishRun forgets proc first, so no Write or Resize can reach the
+	// terminal while it closes.
+	s.finishRun(ExitStatus{Code: st.Code, Signal: int(st.Signal)})
 	if err := proc.Close(); err != nil {
 		s.log.Warn("close pty", "err", err)
 	}
-	s.finishRun(ExitStatus{Code: st.Code, Signal: int(st.Signal)})
 }
 
 // reapStragglers ends the run's process group when the agent has exited but
@@ -293,12 +297,13 @@ func (s *Session) finishRun(st ExitStatus) {
 	default:
 		s.status, s.reason = StatusStopped, "exited with code 0"
 	}
-	info := s.infoLocked()
-	s.mu.Unlock()
-
+	// The ring update and the event happen under mu, so a Destroy or
+	// Resume, which take mu to find the process gone, can only act, and
+	// emit, after this run's end is fully recorded and announced.
+	defer s.mu.Unlock()
 	s.ring.update(func(rs *StreamState) { rs.RunEnded, rs.Exit = true, st })
 	s.log.Info("session process ended", "code", st.Code, "signal", st.Signal)
-	s.emit(Event{Kind: EventStatus, Session: info})
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 }
 
 func (s *Session) touch() { s.lastActivity.Store(time.Now().UnixNano()) }

@@ -18,8 +18,8 @@ type vtState struct {
 	state vtParse
 	// private reports whether the CSI being parsed began with '?'.
 	private bool
-	// params holds the CSI's numeric parameters; nparams counts them and
-	// overflow says more were given than fit, which are ignored.
+	// params holds the CSI's numeric parameters and nparams counts them;
+	// parameters beyond the array are ignored.
 	params  [16]int
 	nparams int
 	modes   vtModes
@@ -108,13 +108,16 @@ func (v *vtState) step(c byte) {
 			v.state = vtStringEscape
 		}
 	case vtStringEscape:
-		if c == '\\' {
+		switch c {
+		case '\\':
 			v.state = vtGround
-			return
+		case 0x1b:
+			v.state = vtEscape // the string ended; this ESC starts a new sequence
+		default:
+			// Not ST: the string ended and a new escape began.
+			v.state = vtEscape
+			v.escape(c)
 		}
-		// Not ST: the string ended and a new escape began.
-		v.state = vtEscape
-		v.escape(c)
 	}
 }
 

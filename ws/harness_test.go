@@ -1,0 +1,337 @@
+package ws_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ws"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitTimeout bounds every wait in these tests; generous, for -race on a
+// busy two-core machine.
+const waitTimeout = 20 * time.Second
+
+// env is a running hub with its manager behind a real HTTP server.
+type env struct {
+	t   testing.TB
+	mgr *sessions.Manager
+	hub *ws.Hub
+	srv *httptest.Server
+	url string
+}
+
+type envOptions struct {
+	scrollback    int
+	maxSessions   int
+	batchInterval time.Duration
+	pingInterval  time.Duration
+	origins       []string
+	writeTimeout  time.Duration
+	// sendBuffer, when set, shrinks the server's socket send buffers so a
+	// client that stops reading falls behind quickly.
+	sendBuffer int
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	e := &env{t: t}
+	mgr, err := sessions.NewManager(sessions.Options{
+		MaxSessions: o.maxSessions,
+		Scrollback:  o.scrollback,
+		Workspace:   t.TempDir(),
+		StopGrace:   time.Second,
+		OnEvent:     func(ev sessions.Event) { e.hub.OnEvent(ev) },
+		Logger:      log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := ws.NewHub(ws.Options{
+		Sessions:       mgr,
+		BatchInterval:  o.batchInterval,
+		PingInterval:   o.pingInterval,
+		WriteTimeout:   o.writeTimeout,
+		AllowedOrigins: o.origins,
+		Logger:         log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mgr, e.hub = mgr, hub
+	e.srv = httptest.NewUnstartedServer(hub)
+	if o.sendBuffer > 0 {
+		e.srv.Listener = smallBufferListener{e.srv.Listener, o.sendBuffer}
+	}
+	e.srv.Start()
+	e.url = "ws" + strings.TrimPrefix(e.srv.URL, "http")
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *env) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := e.mgr.Shutdown(ctx, time.Second); err != nil {
+		e.t.Errorf("shutdown sessions: %v", err)
+	}
+	if err := e.hub.Close(ctx); err != nil {
+		e.t.Errorf("close hub: %v", err)
+	}
+	e.srv.Close()
+}
+
+// session starts argv as a session.
+func (e *env) session(argv ...string) *sessions.Session {
+	e.t.Helper()
+	s, err := e.mgr.Create(sessions.CreateOptions{Command: argv})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+type smallBufferListener struct {
+	net.Listener
+	size int
+}
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(l.size)
+	}
+	return c, err
+}
+
+// msg is any server message, with every field the protocol uses.
+type msg struct {
+	Type          string      `json:"type"`
+	SessionID     string      `json:"sessionId"`
+	Data          string      `json:"data"`
+	Seq           uint64      `json:"seq"`
+	Reset         bool        `json:"reset"`
+	Cols          int         `json:"cols"`
+	Rows          int         `json:"rows"`
+	Status        string      `json:"status"`
+	Reason        string      `json:"reason"`
+	Code          string      `json:"code"`
+	Message       string      `json:"message"`
+	ExitCode      int         `json:"exitCode"`
+	Signal        int         `json:"signal"`
+	Timestamp     int64       `json:"timestamp"`
+	Echo          *float64    `json:"echo"`
+	Session       *ws.Session `json:"session"`
+	GracePeriodMs int64       `json:"gracePeriodMs"`
+}
+
+// client is a test's WebSocket connection. Only the test goroutine that
+// made it may read from it.
+type client struct {
+	t    testing.TB
+	conn *websocket.Conn
+	// frames counts terminal.output frames received.
+	frames int
+}
+
+func (e *env) dial(header http.Header) *client {
+	e.t.Helper()
+	c, err := e.tryDial(header, nil)
+	if err != nil {
+		e.t.Fatalf("dial: %v", err)
+	}
+	return c
+}
+
+func (e *env) tryDial(header http.Header, dialer *websocket.Dialer) (*client, error) {
+	if dialer == nil {
+		dialer = websocket.DefaultDialer
+	}
+	conn, resp, err := dialer.Dial(e.url, header)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		if resp != nil {
+			return nil, &dialError{status: resp.StatusCode, err: err}
+		}
+		return nil, err
+	}
+	conn.SetReadLimit(-1)
+	c := &client{t: e.t, conn: conn}
+	e.t.Cleanup(func() { conn.Close() })
+	return c, nil
+}
+
+type dialError struct {
+	status int
+	err    error
+}
+
+func (d *dialError) Error() string { return d.err.Error() }
+
+func (c *client) send(v any) {
+	c.t.Helper()
+	if err := c.conn.WriteJSON(v); err != nil {
+		c.t.Fatalf("send: %v", err)
+	}
+}
+
+func (c *client) sendRaw(s string) {
+	c.t.Helper()
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(s)); err != nil {
+		c.t.Fatalf("send: %v", err)
+	}
+}
+
+// read returns the next message, failing the test at the deadline.
+func (c *client) read() msg {
+	c.t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	_, b, err := c.conn.ReadMessage()
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	var m msg
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.t.Fatalf("decode %q: %v", b, err)
+	}
+	if m.Type == ws.TypeTerminalOutput {
+		c.frames++
+	}
+	return m
+}
+
+// expect reads until a message of type typ for session sid ("" for any)
+// arrives, skipping others.
+func (c *client) expect(typ, sid string) msg {
+	c.t.Helper()
+	for {
+		m := c.read()
+		if m.Type == typ && (sid == "" || m.SessionID == sid) {
+			return m
+		}
+	}
+}
+
+// stream accumulates one session's output as a client sees it.
+type stream struct {
+	data   []byte
+	seq    uint64
+	resets int
+	exit   *msg
+	// statuses are the session.status values seen, in order.
+	statuses []string
+}
+
+// apply folds a message into the stream; it reports whether it was one.
+func (s *stream) apply(m msg, sid string) bool {
+	if m.SessionID != sid {
+		return false
+	}
+	switch m.Type {
+	case ws.TypeSessionAttached:
+		if m.Reset {
+			s.resets++
+			s.data = s.data[:0]
+		}
+		s.seq = m.Seq
+	case ws.TypeTerminalOutput:
+		s.data = append(s.data, m.Data...)
+		s.seq = m.Seq
+	case ws.TypeTerminalExit:
+		s.exit = &m
+	case ws.TypeSessionStatus:
+		s.statuses = append(s.statuses, m.Status)
+	default:
+		return false
+	}
+	return true
+}
+
+// readUntil reads sid's stream until done reports true.
+func (c *client) readUntil(sid string, st *stream, done func(*stream) bool) {
+	c.t.Helper()
+	for !done(st) {
+		st.apply(c.read(), sid)
+	}
+}
+
+func exited(s *stream) bool { return s.exit != nil }
+
+func contains(sub string) func(*stream) bool {
+	return func(s *stream) bool { return strings.Contains(string(s.data), sub) }
+}
+
+// attach sends session.attach and returns the session.attached reply.
+func (c *client) attach(sid string, since *uint64) msg {
+	c.t.Helper()
+	m := map[string]any{"type": ws.TypeSessionAttach, "sessionId": sid}
+	if since != nil {
+		m["since"] = *since
+	}
+	c.send(m)
+	return c.expect(ws.TypeSessionAttached, sid)
+}
+
+func input(sid, data string) map[string]any {
+	return map[string]any{"type": ws.TypeTerminalInput, "sessionId": sid, "data": data}
+}
+
+// writeFile writes content into a new file in a temp dir and returns its
+// path.
+func writeFile(t testing.TB, content []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(p, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rawCat runs cat of path on a raw terminal (no \n to \r\n, no echo) after
+// a line of input, so a client can attach before the flood starts.
+func rawCat(path string) []string {
+	return []string{"sh", "-c", `stty raw -echo; read go; exec cat "$0"`, path}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting out a guess
+	}
+}
+
+func isCloseCode(err error, code int) bool {
+	var ce *websocket.CloseError
+	return errors.As(err, &ce) && ce.Code == code
+}
+
+func contextWithDeadline() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), waitTimeout)
+}
