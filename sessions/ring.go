@@ -29,9 +29,13 @@ type ring struct {
 	tailAtLineStart bool
 	// waiters are readers blocked until end reaches their target.
 	waiters []*waiter
-	// st holds the run and close flags and the epoch; its Start and End
-	// are filled in only in copies handed out by state.
+	// st holds the run and close flags, the epoch and the input count; its
+	// Start and End are filled in only in copies handed out by state.
 	st StreamState
+	// echoPending reports whether input arrived since the last write, so
+	// the next write, likely its echo, wakes every reader whatever its
+	// target: an echo must not wait for a batch to fill.
+	echoPending bool
 }
 
 type waiter struct {
@@ -76,9 +80,11 @@ func (r *ring) write(p []byte) {
 	copy(r.buf, p[n:])
 	r.end = newEnd
 
+	wakeAll := r.echoPending
+	r.echoPending = false
 	kept := r.waiters[:0]
 	for _, w := range r.waiters {
-		if w.target <= r.end {
+		if wakeAll || w.target <= r.end {
 			close(w.ch)
 			continue
 		}
@@ -150,6 +156,9 @@ type StreamState struct {
 	Exit     ExitStatus
 	// Closed reports whether the session is gone for good.
 	Closed bool
+	// Inputs counts writes to the terminal. Output that follows an input
+	// is likely its echo, which a reader should send without waiting.
+	Inputs uint64
 }
 
 // wait returns a channel that is closed once the stream's end reaches
@@ -188,6 +197,14 @@ func (r *ring) update(change func(*StreamState)) {
 	}
 	clear(r.waiters)
 	r.waiters = r.waiters[:0]
+}
+
+// noteInput records that input was written to the terminal.
+func (r *ring) noteInput() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.Inputs++
+	r.echoPending = true
 }
 
 // state returns the stream's bounds and flags, read together.

@@ -319,6 +319,9 @@ func (s *Session) Write(p []byte) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	// Noted before the write, so the echo cannot come back before the
+	// readers know to send it at once.
+	s.ring.noteInput()
 	if _, err := proc.Write(p); err != nil {
 		return fmt.Errorf("session %s: %w", s.id, err)
 	}

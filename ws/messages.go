@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -281,47 +282,74 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// Word-at-a-time constants: every byte 0x01, every byte 0x80.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether none of the eight bytes of x needs escaping
+// in a JSON string of valid UTF-8: no control character, quote or
+// backslash; bytes above 0x7F pass. It may say false for a plain word (then
+// the caller looks byte by byte) but never true for one that is not.
+func plainWord(x uint64) bool {
+	ctrl := (x - 0x20*lsb) & ^x    // high bit set where an ASCII byte < 0x20
+	quote := x ^ ('"' * lsb)       // zero byte where a byte == '"'
+	slash := x ^ ('\\' * lsb)      // zero byte where a byte == '\\'
+	quote = (quote - lsb) & ^quote // high bit set where it was zero
+	slash = (slash - lsb) & ^slash // likewise
+	return (ctrl|quote|slash)&msb == 0
+}
+
 // appendJSONString appends the JSON string body for s without quotes.
+// Valid UTF-8, the usual case, is scanned eight bytes at a time for the few
+// bytes JSON needs escaped; otherwise every invalid byte becomes U+FFFD.
 func appendJSONString(b []byte, s []byte) []byte {
 	valid := utf8.Valid(s)
 	start := 0
 	for i := 0; i < len(s); {
+		if valid {
+			for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(s[i:])) {
+				i += 8
+			}
+			if i >= len(s) {
+				break
+			}
+		}
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
+		if c >= utf8.RuneSelf {
+			if valid {
 				i++
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, "\ufffd"...)
+				start = i + 1
 			}
-			i++
-			start = i
+			i += size
 			continue
 		}
-		if valid {
+		if jsonSafe[c] {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
-		i += size
+		i++
+		start = i
 	}
 	return append(b, s[start:]...)
 }

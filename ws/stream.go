@@ -79,7 +79,8 @@ func putFrame(b []byte) {
 
 // loop is the batching pull loop. The rules (docs/protocol.md): a frame
 // leaves at most one interval after its first byte; after a quiet interval
-// the first byte leaves at once; 64 KiB of unsent output leaves at once.
+// the first byte leaves at once; 64 KiB of unsent output leaves at once;
+// and output that follows input (an echo) leaves at once.
 func (st *stream) loop() error {
 	s, interval := st.s, st.c.hub.opts.BatchInterval
 	timer := time.NewTimer(time.Hour)
@@ -93,6 +94,9 @@ func (st *stream) loop() error {
 		// exitSent is the epoch whose run end was reported, so each run's
 		// terminal.exit goes out once.
 		exitSent = ^uint64(0)
+		// inputsSeen is the session's input count when the last frame
+		// left; more input since means the output is probably its echo.
+		inputsSeen uint64
 	)
 	state := s.StreamState()
 	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
@@ -135,7 +139,8 @@ func (st *stream) loop() error {
 			}
 			continue
 		}
-		if avail < flushBytes && !state.RunEnded {
+		echo := state.Inputs != inputsSeen
+		if avail < flushBytes && !state.RunEnded && !echo {
 			if early := interval - time.Since(lastSent); early > 0 {
 				timer.Reset(early)
 				if err := st.wait(off+flushBytes, state.Epoch, timer.C); err != nil {
@@ -162,6 +167,7 @@ func (st *stream) loop() error {
 		off += uint64(sent)
 		prefix = nil
 		lastSent = time.Now()
+		inputsSeen = state.Inputs
 	}
 }
 

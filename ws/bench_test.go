@@ -1,0 +1,279 @@
+package ws_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/ws"
+)
+
+// benchFileSize is the file cat floods through the terminal.
+const benchFileSize = 64 << 20
+
+// outputFrame is the part of a server message the benchmark client needs.
+type outputFrame struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Data      []byte `json:"-"`
+	Reset     bool   `json:"reset"`
+}
+
+// benchClient reads frames cheaply: the benchmark shares two cores with the
+// server, and a client that spends them on generic JSON decoding measures
+// itself rather than the server. terminal.output frames, whose layout the
+// server fixes, are parsed by hand; other messages by encoding/json.
+type benchClient struct {
+	*client
+	raw  bytes.Buffer
+	data []byte
+}
+
+var outputHead = []byte(`{"type":"terminal.output","sessionId":"`)
+
+func (c *benchClient) read(b *testing.B, m *outputFrame) {
+	*m = outputFrame{}
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	_, r, err := c.conn.NextReader()
+	if err != nil {
+		b.Fatalf("read: %v", err)
+	}
+	c.raw.Reset()
+	if _, err := c.raw.ReadFrom(r); err != nil {
+		b.Fatalf("read: %v", err)
+	}
+	frame := c.raw.Bytes()
+	if !bytes.HasPrefix(frame, outputHead) {
+		if err := json.Unmarshal(frame, m); err != nil {
+			b.Fatalf("decode %q: %v", frame, err)
+		}
+		return
+	}
+	rest := frame[len(outputHead):]
+	id, rest, _ := bytes.Cut(rest, []byte(`","data":"`))
+	end := bytes.LastIndex(rest, []byte(`","seq":`))
+	if end < 0 {
+		b.Fatalf("bad output frame %q", frame[:min(len(frame), 200)])
+	}
+	c.data = unescapeJSON(c.data[:0], rest[:end])
+	m.Type, m.SessionID, m.Data = ws.TypeTerminalOutput, string(id), c.data
+}
+
+// unescapeJSON appends the bytes a JSON string body stands for.
+func unescapeJSON(dst, s []byte) []byte {
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		switch c := s[i+1]; c {
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			v, _ := strconv.ParseUint(string(s[i+2:i+6]), 16, 32)
+			dst = utf8.AppendRune(dst, rune(v))
+			s = s[i+6:]
+			continue
+		default:
+			dst = append(dst, c)
+		}
+		s = s[i+2:]
+	}
+}
+
+// BenchmarkThroughput compares cat of a 64 MiB multi-byte file read
+// straight from a PTY (bare) with the same program streamed through the
+// server to one WebSocket client (server). The ratio of their MB/s is the
+// server's efficiency; lost-bytes must be 0.
+func BenchmarkThroughput(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		text func(int) []byte
+	}{
+		{"ascii", asciiText},
+		{"multibyte", multiByteText},
+	} {
+		content := kind.text(benchFileSize)[:benchFileSize]
+		// End on a whole line so the file is valid UTF-8 throughout.
+		content = content[:lastNewline(content)+1]
+		path := writeFile(b, content)
+		b.Run(kind.name, func(b *testing.B) { benchThroughput(b, path, content) })
+	}
+}
+
+// asciiText returns about n bytes of source-code-like lines.
+func asciiText(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%7d\tif err := s.Write(p); err != nil { return fmt.Errorf(\"write: %%w\", err) }\n", i)
+	}
+	return b.Bytes()
+}
+
+func benchThroughput(b *testing.B, path string, content []byte) {
+
+	b.Run("bare", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		buf := make([]byte, 32<<10)
+		for b.Loop() {
+			p, err := pty.Start(pty.Options{Argv: []string{"sh", "-c", `stty raw -echo; exec cat "$0"`, path}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for {
+				k, err := p.Read(buf)
+				n += k
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if n != len(content) {
+				b.Fatalf("read %d bytes, want %d", n, len(content))
+			}
+			_ = p.Close()
+		}
+	})
+
+	b.Run("server", func(b *testing.B) {
+		e := newEnv(b, envOptions{})
+		c := &benchClient{client: e.dial(nil)}
+		b.SetBytes(int64(len(content)))
+		var frames, resyncs, lost int
+		var elapsed time.Duration
+		var m outputFrame
+		for b.Loop() {
+			s := e.session(rawCat(path)...)
+			c.attach(s.ID(), nil)
+			start := time.Now()
+			c.send(input(s.ID(), "\n"))
+			got := 0
+			for {
+				c.read(b, &m)
+				if m.SessionID != s.ID() {
+					continue
+				}
+				if m.Type == ws.TypeTerminalOutput {
+					frames++
+					got += len(m.Data)
+				}
+				if m.Type == ws.TypeSessionAttached && m.Reset {
+					resyncs++
+					got = 0
+				}
+				if m.Type == ws.TypeTerminalExit {
+					break
+				}
+			}
+			elapsed += time.Since(start)
+			lost += len(content) - got
+			ctx, cancel := contextWithDeadline()
+			if err := e.mgr.Destroy(ctx, s.ID()); err != nil {
+				b.Fatal(err)
+			}
+			cancel()
+		}
+		b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
+		b.ReportMetric(float64(len(content))*float64(b.N)/float64(frames), "B/frame")
+		b.ReportMetric(float64(resyncs), "resyncs")
+		b.ReportMetric(float64(lost), "lost-bytes")
+	})
+}
+
+func lastNewline(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// BenchmarkEcho measures a keystroke's round trip: terminal.input to the
+// server, into the PTY, echoed by the program, back as terminal.output.
+func BenchmarkEcho(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	s := e.session("sh", "-c", `stty raw -echo; echo ready; exec cat`)
+	c := &benchClient{client: e.dial(nil)}
+	c.attach(s.ID(), nil)
+	var st stream
+	c.readUntil(s.ID(), &st, contains("ready"))
+
+	var m outputFrame
+	rtts := make([]time.Duration, 0, b.N)
+	key := []string{"a", "b"}
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		c.send(input(s.ID(), key[i%2]))
+		for {
+			c.read(b, &m)
+			if m.Type == ws.TypeTerminalOutput && string(m.Data) == key[i%2] {
+				break
+			}
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	slices.Sort(rtts)
+	pct := func(p float64) float64 {
+		return float64(rtts[min(len(rtts)-1, int(p*float64(len(rtts))))].Microseconds())
+	}
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// BenchmarkFlood watches one second of an endless flood per iteration and
+// reports the frame rate and size: about 62 frames a second below 64 KiB
+// per frame, more only when frames carry 64 KiB or more.
+func BenchmarkFlood(b *testing.B) {
+	for _, tc := range []struct{ name, script string }{
+		// Far faster than any terminal can carry: frames fill to 64 KiB+.
+		{"saturating", `stty raw -echo; read go; exec yes 'agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvwxyz'`},
+		// A shell printing lines as fast as it can, far below 4 MB/s:
+		// frames are timer-driven.
+		{"shell-loop", `stty raw -echo; read go; i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); done`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := newEnv(b, envOptions{})
+			s := e.session("sh", "-c", tc.script)
+			c := &benchClient{client: e.dial(nil)}
+			c.attach(s.ID(), nil)
+			c.send(input(s.ID(), "\n"))
+			var frames, bytes, resyncs int
+			var elapsed time.Duration
+			var m outputFrame
+			for b.Loop() {
+				start := time.Now()
+				for time.Since(start) < time.Second {
+					c.read(b, &m)
+					switch {
+					case m.Type == ws.TypeTerminalOutput:
+						frames++
+						bytes += len(m.Data)
+					case m.Type == ws.TypeSessionAttached && m.Reset:
+						resyncs++
+					}
+				}
+				elapsed += time.Since(start)
+			}
+			b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
+			b.ReportMetric(float64(bytes)/float64(max(frames, 1)), "B/frame")
+			b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
+			b.ReportMetric(float64(resyncs), "resyncs")
+		})
+	}
+}

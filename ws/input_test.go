@@ -1,0 +1,229 @@
+package ws_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/agentmux/agentmux/ws"
+)
+
+// TestBadInputGetsAnErrorAndNothingBreaks sends every kind of bad message on
+// one connection. Each must get an error with the right code, and then the
+// same connection, the session and another client must all still work.
+func TestBadInputGetsAnErrorAndNothingBreaks(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.session("sh", "-c", `stty -echo; while read line; do echo "got $line"; done`)
+	sid := s.ID()
+	bystander := e.dial(nil)
+	bystander.attach(sid, nil)
+	c := e.dial(nil)
+	c.attach(sid, nil)
+
+	cases := []struct {
+		name, frame, code, sessionID, mention string
+	}{
+		{"malformed JSON", `{"type":"terminal.input",`, ws.CodeInvalidMessage, "", "malformed JSON"},
+		{"not an object", `[1,2,3]`, ws.CodeInvalidMessage, "", "malformed JSON"},
+		{"no type", `{"sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, `"type"`},
+		{"unknown type", `{"type":"terminal.explode","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "terminal.explode"},
+		{"missing sessionId", `{"type":"terminal.input","data":"x"}`, ws.CodeInvalidMessage, "", "sessionId"},
+		{"missing data", `{"type":"terminal.input","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "data"},
+		{"missing rows", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80}`, ws.CodeInvalidMessage, sid, "rows"},
+		{"sessionId a number", `{"type":"session.attach","sessionId":5}`, ws.CodeInvalidMessage, "", "sessionId"},
+		{"data a number", `{"type":"terminal.input","sessionId":"` + sid + `","data":7}`, ws.CodeInvalidMessage, sid, "data"},
+		{"cols a string", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":"80","rows":24}`, ws.CodeInvalidMessage, sid, "cols"},
+		{"cols a fraction", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80.5,"rows":24}`, ws.CodeInvalidMessage, sid, "cols"},
+		{"since negative", `{"type":"session.attach","sessionId":"` + sid + `","since":-1}`, ws.CodeInvalidMessage, sid, "since"},
+		{"timestamp a string", `{"type":"heartbeat","timestamp":"now"}`, ws.CodeInvalidMessage, "", "timestamp"},
+		{"resize too small", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":0,"rows":24}`, ws.CodeInvalidMessage, sid, "1..1000"},
+		{"resize too large", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80,"rows":1001}`, ws.CodeInvalidMessage, sid, "1..1000"},
+		{"unknown session input", `{"type":"terminal.input","sessionId":"no-such-session","data":"x"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
+		{"unknown session attach", `{"type":"session.attach","sessionId":"no-such-session"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
+		{"unknown session resume", `{"type":"session.resume","sessionId":"no-such-session"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
+		{"resume a running session", `{"type":"session.resume","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "already running"},
+	}
+	for _, tc := range cases {
+		c.sendRaw(tc.frame)
+		m := c.expect(ws.TypeError, "")
+		if m.Code != tc.code || m.SessionID != tc.sessionID || !strings.Contains(m.Message, tc.mention) {
+			t.Errorf("%s: error = {code %s, sessionId %q, message %q}, want code %s, sessionId %q, message mentioning %q",
+				tc.name, m.Code, m.SessionID, m.Message, tc.code, tc.sessionID, tc.mention)
+		}
+	}
+	if info := s.Info(); info.Cols != 80 || info.Rows != 24 {
+		t.Fatalf("a refused resize changed the size to %dx%d", info.Cols, info.Rows)
+	}
+	if err := c.conn.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.expect(ws.TypeError, ""); m.Code != ws.CodeInvalidMessage || !strings.Contains(m.Message, "binary") {
+		t.Fatalf("binary frame: %+v", m)
+	}
+
+	// Everything still works: this connection, the session, the other
+	// client.
+	c.send(input(sid, "still here\n"))
+	var sc, sb stream
+	c.readUntil(sid, &sc, contains("got still here"))
+	bystander.readUntil(sid, &sb, contains("got still here"))
+}
+
+func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.session("sh", "-c", `stty -echo; while read line; do echo "got $line"; done`)
+	other := e.dial(nil)
+	other.attach(s.ID(), nil)
+
+	big := e.dial(nil)
+	huge := `{"type":"terminal.input","sessionId":"` + s.ID() + `","data":"` + strings.Repeat("x", ws.ReadLimit) + `"}`
+	big.sendRaw(huge)
+	_ = big.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	for {
+		_, _, err := big.conn.ReadMessage()
+		if err == nil {
+			continue
+		}
+		if !isCloseCode(err, websocket.CloseMessageTooBig) {
+			t.Fatalf("after an oversized frame: %v, want close 1009", err)
+		}
+		break
+	}
+	if got := s.StreamState().End; got != 0 {
+		// Nothing of the oversized input reached the program.
+		t.Fatalf("program produced %d bytes from a refused frame", got)
+	}
+	other.send(input(s.ID(), "after\n"))
+	var st stream
+	other.readUntil(s.ID(), &st, contains("got after"))
+	// A frame just under the limit is fine.
+	ok := e.dial(nil)
+	frame := `{"type":"heartbeat","timestamp":7,"padding":"` + strings.Repeat("y", ws.ReadLimit-100) + `"}`
+	ok.sendRaw(frame)
+	if m := ok.expect(ws.TypeHeartbeat, ""); m.Echo == nil || *m.Echo != 7 {
+		t.Fatalf("reply to a large frame = %+v", m)
+	}
+}
+
+func TestHeartbeatReplyEchoesTheClient(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.dial(nil)
+	before := time.Now().UnixMilli()
+	c.send(map[string]any{"type": "heartbeat", "timestamp": 12345.5})
+	m := c.expect(ws.TypeHeartbeat, "")
+	if m.Echo == nil || *m.Echo != 12345.5 {
+		t.Fatalf("heartbeat echo = %v, want 12345.5", m.Echo)
+	}
+	if m.Timestamp < before || m.Timestamp > time.Now().UnixMilli() {
+		t.Fatalf("heartbeat timestamp %d is not the server's clock", m.Timestamp)
+	}
+}
+
+func TestServerHeartbeatsAndDropsADeadPeer(t *testing.T) {
+	e := newEnv(t, envOptions{pingInterval: 100 * time.Millisecond})
+	live := e.dial(nil)
+	// The live client keeps reading, so gorilla answers the server's pings;
+	// it counts the server's heartbeat messages.
+	heartbeats := make(chan msg, 100)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			var m msg
+			if err := live.conn.ReadJSON(&m); err != nil {
+				return
+			}
+			if m.Type == ws.TypeHeartbeat {
+				select {
+				case heartbeats <- m:
+				default:
+				}
+			}
+		}
+	}()
+	// A peer that never reads never answers a ping: it is dropped after
+	// two intervals without a sign of life, while the live one stays.
+	e.dial(nil)
+	waitFor(t, "the dead peer to be dropped", func() bool { return e.hub.Connections() == 1 })
+	select {
+	case m := <-heartbeats:
+		if m.Echo != nil || m.Timestamp == 0 {
+			t.Fatalf("server heartbeat = %+v", m)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("no heartbeat from the server")
+	}
+	select {
+	case <-readerDone:
+		t.Fatal("the live client was dropped")
+	default:
+	}
+	live.conn.Close()
+	<-readerDone
+}
+
+func TestOriginCheck(t *testing.T) {
+	e := newEnv(t, envOptions{origins: []string{"https://allowed.example"}})
+	host := strings.TrimPrefix(e.srv.URL, "http://")
+	for _, tc := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"", true}, // not a browser
+		{"http://" + host, true},
+		{"https://allowed.example", true},
+		{"https://evil.example", false},
+		{"null", false},
+		{"http://" + host + ".evil.example", false},
+	} {
+		h := http.Header{}
+		if tc.origin != "" {
+			h.Set("Origin", tc.origin)
+		}
+		_, err := e.tryDial(h, nil)
+		var de *dialError
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("origin %q refused: %v", tc.origin, err)
+		case !tc.ok && (err == nil || !errors.As(err, &de) || de.status != http.StatusForbidden):
+			t.Errorf("origin %q: err %v, want 403", tc.origin, err)
+		}
+	}
+	if _, err := ws.NewHub(ws.Options{Sessions: e.mgr, AllowedOrigins: []string{"allowed.example"}}); err == nil {
+		t.Fatal("an origin without a scheme was accepted")
+	}
+}
+
+func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.dial(nil)
+	c.send(map[string]any{"type": "heartbeat", "timestamp": 1})
+	c.expect(ws.TypeHeartbeat, "")
+
+	e.hub.Announce(1500 * time.Millisecond)
+	m := c.expect(ws.TypeServerShutdown, "")
+	if m.GracePeriodMs != 1500 || !strings.Contains(m.Message, "2 seconds") {
+		t.Fatalf("server.shutdown = %+v", m)
+	}
+	if _, err := e.tryDial(nil, nil); err == nil {
+		t.Fatal("a new connection was accepted after the announcement")
+	}
+	ctx, cancel := contextWithDeadline()
+	defer cancel()
+	if err := e.hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	for {
+		if _, _, err := c.conn.ReadMessage(); err != nil {
+			if !isCloseCode(err, websocket.CloseGoingAway) {
+				t.Fatalf("close = %v, want 1001", err)
+			}
+			break
+		}
+	}
+}
