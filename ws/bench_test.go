@@ -160,9 +160,9 @@ func benchThroughput(b *testing.B, path string, content []byte) {
 		for b.Loop() {
 			s := e.session(rawCat(path)...)
 			c.attach(s.ID(), nil)
+			st := c.start(s.ID())
 			start := time.Now()
-			c.send(input(s.ID(), "\n"))
-			got := 0
+			got := len(st.data)
 			for {
 				c.read(b, &m)
 				if m.SessionID != s.ID() {
@@ -242,17 +242,17 @@ func BenchmarkEcho(b *testing.B) {
 func BenchmarkFlood(b *testing.B) {
 	for _, tc := range []struct{ name, script string }{
 		// Far faster than any terminal can carry: frames fill to 64 KiB+.
-		{"saturating", `stty raw -echo; read go; exec yes 'agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvwxyz'`},
+		{"saturating", `stty raw -echo; echo ready; read go; exec yes 'agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvwxyz'`},
 		// A shell printing lines as fast as it can, far below 4 MB/s:
 		// frames are timer-driven.
-		{"shell-loop", `stty raw -echo; read go; i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); done`},
+		{"shell-loop", `stty raw -echo; echo ready; read go; i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); done`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newEnv(b, envOptions{})
 			s := e.session("sh", "-c", tc.script)
 			c := &benchClient{client: e.dial(nil)}
 			c.attach(s.ID(), nil)
-			c.send(input(s.ID(), "\n"))
+			c.start(s.ID())
 			var frames, bytes, resyncs int
 			var elapsed time.Duration
 			var m outputFrame

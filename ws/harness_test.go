@@ -309,10 +309,27 @@ func writeFile(t testing.TB, content []byte) string {
 	return p
 }
 
-// rawCat runs cat of path on a raw terminal (no \n to \r\n, no echo) after
-// a line of input, so a client can attach before the flood starts.
+// rawCat runs cat of path on a raw terminal (no \n to \r\n, no echo). It
+// prints readyLine once the terminal is raw and then waits for a line of
+// input, so a client can attach before the flood starts; see start.
 func rawCat(path string) []string {
-	return []string{"sh", "-c", `stty raw -echo; read go; exec cat "$0"`, path}
+	return []string{"sh", "-c", `stty raw -echo; echo ready; read go; exec cat "$0"`, path}
+}
+
+// readyLine is what rawCat and similar scripts print once their terminal
+// is raw, before they wait for input.
+const readyLine = "ready\n"
+
+// start waits for sid's readyLine, then sends the line that starts the
+// program, and returns the stream with what came before the flood removed.
+func (c *client) start(sid string) *stream {
+	c.t.Helper()
+	st := &stream{}
+	c.readUntil(sid, st, contains(readyLine))
+	_, after, _ := strings.Cut(string(st.data), readyLine)
+	st.data = []byte(after)
+	c.send(input(sid, "\n"))
+	return st
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -37,17 +37,16 @@ func TestOutputRoundTripIsByteExact(t *testing.T) {
 	if !att.Reset || att.Seq != 0 {
 		t.Fatalf("fresh attach = %+v, want reset at seq 0", att)
 	}
-	c.send(input(s.ID(), "\n"))
-	var st stream
-	c.readUntil(s.ID(), &st, exited)
+	st := c.start(s.ID())
+	c.readUntil(s.ID(), st, exited)
 	if st.resets != 0 {
 		t.Fatalf("client was resynced %d times", st.resets)
 	}
 	if !bytes.Equal(st.data, want) {
 		t.Fatalf("received %d bytes, want %d; first difference at %d", len(st.data), len(want), firstDiff(st.data, want))
 	}
-	if st.seq != uint64(len(want)) {
-		t.Fatalf("final seq = %d, want %d", st.seq, len(want))
+	if wantSeq := uint64(len(readyLine) + len(want)); st.seq != wantSeq {
+		t.Fatalf("final seq = %d, want %d", st.seq, wantSeq)
 	}
 	if st.exit.ExitCode != 0 {
 		t.Fatalf("exit = %+v", st.exit)
@@ -95,10 +94,11 @@ func TestTwoClientsSeeTheSameStream(t *testing.T) {
 	a, b := e.dial(nil), e.dial(nil)
 	a.attach(s.ID(), nil)
 	b.attach(s.ID(), nil)
-	a.send(input(s.ID(), "\n"))
-	var sa, sb stream
-	a.readUntil(s.ID(), &sa, exited)
+	sa := a.start(s.ID())
+	a.readUntil(s.ID(), sa, exited)
+	var sb stream
 	b.readUntil(s.ID(), &sb, exited)
+	sb.data = bytes.TrimPrefix(sb.data, []byte(readyLine))
 	if !bytes.Equal(sa.data, want) || !bytes.Equal(sb.data, want) {
 		t.Fatalf("clients got %d and %d bytes, want %d each", len(sa.data), len(sb.data), len(want))
 	}
@@ -154,7 +154,7 @@ func TestClientThatStopsReadingSlowsNobody(t *testing.T) {
 	// even under the race detector.
 	// A long write timeout: this client is slow, not dead.
 	e := newEnv(t, envOptions{scrollback: ring, writeTimeout: time.Minute})
-	s := e.session("sh", "-c", fmt.Sprintf(`stty raw -echo; read go; i=0; while [ $i -lt %d ]; do cat "$0"; sleep 0.02; i=$((i+1)); done`, chunks), path)
+	s := e.session("sh", "-c", fmt.Sprintf(`stty raw -echo; echo ready; read go; i=0; while [ $i -lt %d ]; do cat "$0"; sleep 0.02; i=$((i+1)); done`, chunks), path)
 	reader := e.dial(nil)
 	// A fixed receive buffer turns off autotuning, which would otherwise
 	// let the kernel absorb tens of MiB before the server's writes block.
@@ -168,12 +168,10 @@ func TestClientThatStopsReadingSlowsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader.attach(s.ID(), nil)
 	stalled.attach(s.ID(), nil)
-	reader.send(input(s.ID(), "\n"))
-
-	var sr stream
-	reader.readUntil(s.ID(), &sr, exited)
+	reader.attach(s.ID(), nil)
+	sr := reader.start(s.ID())
+	reader.readUntil(s.ID(), sr, exited)
 	want := bytes.Repeat(piece, chunks)
 	if sr.resets != 0 || !bytes.Equal(sr.data, want) {
 		t.Fatalf("reading client: %d resyncs, %d bytes, want none and %d", sr.resets, len(sr.data), len(want))
@@ -223,12 +221,11 @@ func TestEventsReachEveryConnection(t *testing.T) {
 
 func TestExitComesAfterTheLastOutput(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	s := e.session("sh", "-c", `stty raw -echo; read go; printf 'last words'; kill -TERM $$`)
+	s := e.session("sh", "-c", `stty raw -echo; echo ready; read go; printf 'last words'; kill -TERM $$`)
 	c := e.dial(nil)
 	c.attach(s.ID(), nil)
-	c.send(input(s.ID(), "\n"))
-	var st stream
-	c.readUntil(s.ID(), &st, exited)
+	st := c.start(s.ID())
+	c.readUntil(s.ID(), st, exited)
 	if string(st.data) != "last words" {
 		t.Fatalf("output before exit = %q", st.data)
 	}
