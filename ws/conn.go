@@ -256,10 +256,31 @@ func (c *conn) write(mt int, b []byte) {
 	if c.ctx.Err() != nil {
 		return // closing: the socket may be gone
 	}
+	c.writeNow(mt, b)
+}
+
+// writeNow writes one message; a failure means the socket is gone.
+func (c *conn) writeNow(mt int, b []byte) bool {
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 	if err := c.ws.WriteMessage(mt, b); err != nil {
 		c.log.Debug("write failed", "err", err)
 		c.close(0, "")
+		return false
+	}
+	return true
+}
+
+// drainControl writes the control messages already queued.
+func (c *conn) drainControl() {
+	for {
+		select {
+		case b := <-c.control:
+			if !c.writeNow(websocket.TextMessage, b) {
+				return
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -270,6 +291,11 @@ func (c *conn) finish() {
 	c.closeMu.Lock()
 	code, text := c.closeCode, c.closeText
 	c.closeMu.Unlock()
+	if code == websocket.CloseGoingAway {
+		// Deliver what was already queued (the last session.status events
+		// of a shutdown) before saying goodbye.
+		c.drainControl()
+	}
 	if code != 0 {
 		msg := websocket.FormatCloseMessage(code, text)
 		if err := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {

@@ -3,6 +3,7 @@ package ws_test
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,18 +213,30 @@ func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
 	if _, err := e.tryDial(nil, nil); err == nil {
 		t.Fatal("a new connection was accepted after the announcement")
 	}
+	// The agents stop, then the connections close: the client must still
+	// learn how its session ended before the close frame.
+	s := e.session("sleep", "60")
 	ctx, cancel := contextWithDeadline()
 	defer cancel()
+	if err := e.mgr.Shutdown(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.hub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var st stream
 	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
 	for {
-		if _, _, err := c.conn.ReadMessage(); err != nil {
+		var m msg
+		if err := c.conn.ReadJSON(&m); err != nil {
 			if !isCloseCode(err, websocket.CloseGoingAway) {
 				t.Fatalf("close = %v, want 1001", err)
 			}
 			break
 		}
+		st.apply(m, s.ID())
+	}
+	if !slices.Equal(st.statuses, []string{"stopped"}) {
+		t.Fatalf("statuses before the close = %q, want [stopped]", st.statuses)
 	}
 }
