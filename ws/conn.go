@@ -40,6 +40,10 @@ type conn struct {
 	readerDone chan struct{}
 	writerDone chan struct{}
 
+	// writeFailed reports whether a write failed, after which nothing more
+	// is written. Owned by the writer goroutine.
+	writeFailed bool
+
 	// Owned by the reader goroutine.
 	streams map[string]*stream
 	sizes   map[string][2]int // the size this client last asked for, by session
@@ -252,32 +256,27 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// write writes one message unless an earlier write failed, which means
+// the socket is gone. A message taken from a queue while the connection
+// is closing is still written: it may be the one telling the client why.
 func (c *conn) write(mt int, b []byte) {
-	if c.ctx.Err() != nil {
-		return // closing: the socket may be gone
+	if c.writeFailed {
+		return
 	}
-	c.writeNow(mt, b)
-}
-
-// writeNow writes one message; a failure means the socket is gone.
-func (c *conn) writeNow(mt int, b []byte) bool {
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 	if err := c.ws.WriteMessage(mt, b); err != nil {
 		c.log.Debug("write failed", "err", err)
+		c.writeFailed = true
 		c.close(0, "")
-		return false
 	}
-	return true
 }
 
 // drainControl writes the control messages already queued.
 func (c *conn) drainControl() {
-	for {
+	for !c.writeFailed {
 		select {
 		case b := <-c.control:
-			if !c.writeNow(websocket.TextMessage, b) {
-				return
-			}
+			c.write(websocket.TextMessage, b)
 		default:
 			return
 		}
@@ -296,7 +295,7 @@ func (c *conn) finish() {
 		// of a shutdown) before saying goodbye.
 		c.drainControl()
 	}
-	if code != 0 {
+	if code != 0 && !c.writeFailed {
 		msg := websocket.FormatCloseMessage(code, text)
 		if err := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {
 			c.log.Debug("write close frame", "err", err)

@@ -220,9 +220,13 @@ func (h *Hub) broadcast(msg any) {
 // accepting connections.
 func (h *Hub) Announce(grace time.Duration) {
 	secs := int((grace + time.Second - 1) / time.Second)
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
 	b, err := json.Marshal(shutdownMessage{
 		Type:          TypeServerShutdown,
-		Message:       fmt.Sprintf("Server shutting down in %d seconds. Sessions will be saved.", secs),
+		Message:       fmt.Sprintf("Server shutting down in %d %s.", secs, unit),
 		GracePeriodMs: grace.Milliseconds(),
 	})
 	if err != nil {
@@ -258,6 +262,11 @@ func (h *Hub) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+	}
+	select {
+	case <-done: // finished as the deadline came: not late
+		return nil
+	default:
 	}
 	// A writer stuck on a client that stopped reading holds its goroutine
 	// until the write deadline; dropping the socket ends it now.

@@ -109,6 +109,9 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		return config{}, err
 	}
 	cfg.agentSet = given["agent"]
+	if _, ok := sessions.BuiltinProfiles()[cfg.Agent]; !ok && cfg.Agent != sessions.ProfileCustom {
+		return config{}, fmt.Errorf("--agent %q: unknown profile (known: aider, claude, codex, custom, shell)", cfg.Agent)
+	}
 
 	switch {
 	case cfg.MaxSessions < 1:
@@ -141,7 +144,7 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 // as in most terminal and editor settings.
 func parseSize(s string) (int, error) {
 	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' })
 	num, unit := t, ""
 	if i >= 0 {
 		num, unit = t[:i], strings.TrimSpace(t[i:])

@@ -143,7 +143,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 // second signal cuts the wait short.
 func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	grace := s.cfg.ShutdownGrace
-	ctx, cancel := context.WithTimeout(context.Background(), grace+time.Second)
+	deadline := time.Now().Add(grace + time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	go func() {
 		select {
@@ -163,7 +164,22 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	agentsCtx, cancelAgents := context.WithTimeout(ctx, grace+500*time.Millisecond)
 	defer cancelAgents()
 	errAgents := s.mgr.Shutdown(agentsCtx, grace)
-	errConns := s.hub.Close(ctx)
+	// Closing connections takes a round trip, not a grace period, so a
+	// second signal does not skip it: clients still get their 1001. Only
+	// the overall deadline bounds it.
+	connsCtx, cancelConns := context.WithDeadline(context.Background(), deadline)
+	defer cancelConns()
+	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
-	return errors.Join(errAgents, errConns, errHTTP)
+	errs := []error{errAgents, errConns, errHTTP}
+	for i, err := range errs {
+		// Only a second signal cancels ctx (running out of time is
+		// DeadlineExceeded): the operator asked to cut the wait short,
+		// so what was cut short is no failure.
+		if errors.Is(err, context.Canceled) {
+			s.log.Debug("cut short by the second signal", "err", err)
+			errs[i] = nil
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// allFlags are the flags agentmux has today (SPEC 2, less those of parts not
+// built yet: --data-dir, --mem-warn, --mem-critical).
+var allFlags = []string{
+	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
+	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
+}
+
+func TestEnvName(t *testing.T) {
+	for flagName, want := range map[string]string{
+		"addr":           "AGENTMUX_ADDR",
+		"agent-cmd":      "AGENTMUX_AGENT_CMD",
+		"max-sessions":   "AGENTMUX_MAX_SESSIONS",
+		"shutdown-grace": "AGENTMUX_SHUTDOWN_GRACE",
+	} {
+		if got := envName(flagName); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := parseConfig(nil, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		Addr:          "127.0.0.1:8080",
+		Agent:         "claude",
+		MaxSessions:   4,
+		Scrollback:    1 << 20,
+		BatchInterval: 16 * time.Millisecond,
+		ShutdownGrace: 5 * time.Second,
+		LogLevel:      slog.LevelInfo,
+	}
+	if !configEqual(cfg, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func configEqual(a, b config) bool {
+	return a.Addr == b.Addr && a.Workspace == b.Workspace && a.Agent == b.Agent &&
+		slices.Equal(a.AgentCmd, b.AgentCmd) && a.MaxSessions == b.MaxSessions &&
+		a.Scrollback == b.Scrollback && a.BatchInterval == b.BatchInterval &&
+		a.ShutdownGrace == b.ShutdownGrace && slices.Equal(a.AllowedOrigins, b.AllowedOrigins) &&
+		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet
+}
+
+// fullEnv sets every flag's variable.
+var fullEnv = map[string]string{
+	"AGENTMUX_ADDR":            "0.0.0.0:9000",
+	"AGENTMUX_WORKSPACE":       "/env/ws",
+	"AGENTMUX_AGENT":           "codex",
+	"AGENTMUX_AGENT_CMD":       "env-agent --fast",
+	"AGENTMUX_MAX_SESSIONS":    "7",
+	"AGENTMUX_SCROLLBACK":      "2MiB",
+	"AGENTMUX_BATCH_INTERVAL":  "40ms",
+	"AGENTMUX_SHUTDOWN_GRACE":  "9s",
+	"AGENTMUX_ALLOWED_ORIGINS": "http://a.example, http://b.example",
+	"AGENTMUX_TOKEN":           "envtok",
+	"AGENTMUX_LOG_LEVEL":       "debug",
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	if len(fullEnv) != len(allFlags) {
+		t.Fatalf("fullEnv has %d variables for %d flags", len(fullEnv), len(allFlags))
+	}
+	cfg, err := parseConfig(nil, envOf(fullEnv), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		Addr:           "0.0.0.0:9000",
+		Workspace:      "/env/ws",
+		Agent:          "codex",
+		AgentCmd:       []string{"env-agent", "--fast"},
+		MaxSessions:    7,
+		Scrollback:     2 << 20,
+		BatchInterval:  40 * time.Millisecond,
+		ShutdownGrace:  9 * time.Second,
+		AllowedOrigins: []string{"http://a.example", "http://b.example"},
+		Token:          "envtok",
+		LogLevel:       slog.LevelDebug,
+		agentSet:       true,
+	}
+	if !configEqual(cfg, want) {
+		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestFlagBeatsEnv(t *testing.T) {
+	args := []string{
+		"--addr", "127.0.0.1:1",
+		"--workspace", "/flag/ws",
+		"--agent", "aider",
+		"--agent-cmd", "flag-agent",
+		"--max-sessions", "2",
+		"--scrollback", "64KiB",
+		"--batch-interval", "5ms",
+		"--shutdown-grace", "1s",
+		"--allowed-origins", "http://c.example",
+		"--token", "flagtok",
+		"--log-level", "warn",
+	}
+	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		Addr:           "127.0.0.1:1",
+		Workspace:      "/flag/ws",
+		Agent:          "aider",
+		AgentCmd:       []string{"flag-agent"},
+		MaxSessions:    2,
+		Scrollback:     64 << 10,
+		BatchInterval:  5 * time.Millisecond,
+		ShutdownGrace:  time.Second,
+		AllowedOrigins: []string{"http://c.example"},
+		Token:          "flagtok",
+		LogLevel:       slog.LevelWarn,
+		agentSet:       true,
+	}
+	if !configEqual(cfg, want) {
+		t.Errorf("flags over env:\n got %+v\nwant %+v", cfg, want)
+	}
+
+	// A flag also hides a bad value in its variable.
+	cfg, err = parseConfig([]string{"--max-sessions", "3"}, envOf(map[string]string{"AGENTMUX_MAX_SESSIONS": "abc"}), io.Discard)
+	if err != nil || cfg.MaxSessions != 3 {
+		t.Errorf("--max-sessions 3 with AGENTMUX_MAX_SESSIONS=abc: %d, %v; want 3 and no error", cfg.MaxSessions, err)
+	}
+}
+
+func TestBadEnvNamesVariable(t *testing.T) {
+	for _, tc := range []struct{ name, value string }{
+		{"AGENTMUX_MAX_SESSIONS", "abc"},
+		{"AGENTMUX_SCROLLBACK", "lots"},
+		{"AGENTMUX_BATCH_INTERVAL", "fast"},
+		{"AGENTMUX_SHUTDOWN_GRACE", "5"},
+		{"AGENTMUX_LOG_LEVEL", "loud"},
+		{"AGENTMUX_AGENT_CMD", "sh -c 'unterminated"},
+	} {
+		_, err := parseConfig(nil, envOf(map[string]string{tc.name: tc.value}), io.Discard)
+		if err == nil {
+			t.Errorf("%s=%s: no error", tc.name, tc.value)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.name) || !strings.Contains(err.Error(), tc.value) {
+			t.Errorf("%s=%s: error %q does not name the variable and its value", tc.name, tc.value, err)
+		}
+	}
+	// Every bad variable is reported, not just the first.
+	_, err := parseConfig(nil, envOf(map[string]string{"AGENTMUX_MAX_SESSIONS": "abc", "AGENTMUX_BATCH_INTERVAL": "fast"}), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "AGENTMUX_MAX_SESSIONS") || !strings.Contains(err.Error(), "AGENTMUX_BATCH_INTERVAL") {
+		t.Errorf("two bad variables: error %v, want both named", err)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // in the error
+	}{
+		{[]string{"--max-sessions", "0"}, []string{"--max-sessions 0", "at least 1"}},
+		{[]string{"--max-sessions", "-2"}, []string{"--max-sessions -2", "at least 1"}},
+		{[]string{"--scrollback", "10"}, []string{"--scrollback 10", "1KiB"}},
+		{[]string{"--scrollback", "1023"}, []string{"--scrollback 1023", "1KiB"}},
+		{[]string{"--scrollback", "12XB"}, []string{"scrollback", "unknown unit"}},
+		{[]string{"--batch-interval", "0"}, []string{"--batch-interval 0s", "above 0"}},
+		{[]string{"--batch-interval", "-1ms"}, []string{"--batch-interval -1ms", "above 0"}},
+		{[]string{"--batch-interval", "2s"}, []string{"--batch-interval 2s", "at most 1s"}},
+		{[]string{"--shutdown-grace", "-1s"}, []string{"--shutdown-grace -1s", "negative"}},
+		{[]string{"--log-level", "loud"}, []string{"log-level", "loud"}},
+		{[]string{"--agent-cmd", ""}, []string{"agent-cmd", "empty command line"}},
+		{[]string{"--agent-cmd", "sh -c 'echo"}, []string{"agent-cmd", "parse command line"}},
+		{[]string{"--max-sessions", "many"}, []string{"max-sessions", "many"}},
+		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
+		{[]string{"extra"}, []string{"unexpected arguments", "extra"}},
+		{[]string{"--addr", ":1", "one", "two"}, []string{"unexpected arguments", "one", "two"}},
+	} {
+		_, err := parseConfig(tc.args, noEnv, io.Discard)
+		if err == nil {
+			t.Errorf("%q: no error", tc.args)
+			continue
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%q: got ErrHelp", tc.args)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not contain %q", tc.args, err, w)
+			}
+		}
+	}
+
+	// The edges themselves are fine.
+	for _, args := range [][]string{
+		{"--max-sessions", "1"},
+		{"--scrollback", "1KiB"},
+		{"--batch-interval", "1s"},
+		{"--batch-interval", "1ms"},
+		{"--shutdown-grace", "0"},
+	} {
+		if _, err := parseConfig(args, noEnv, io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"1048576", 1048576},
+		{"0", 0},
+		{"512KiB", 512 << 10},
+		{"1MiB", 1 << 20},
+		{"1M", 1 << 20},
+		{"1m", 1 << 20},
+		{"64K", 64 << 10},
+		{"2MB", 2_000_000},
+		{"3kb", 3000},
+		{"1.5KiB", 1536},
+		{".5MiB", 512 << 10},
+		{"1G", 1 << 30},
+		{"1GB", 1e9},
+		{"100B", 100},
+		{" 2 MiB ", 2 << 20},
+		{"1024GiB", 1 << 40},
+	} {
+		got, err := parseSize(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "abc", "-1", "-1KiB", "12XB", "1.2.3K", "1e3", "KiB", "2TiB", "1025GiB", "0x10"} {
+		got, err := parseSize(in)
+		if err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+			continue
+		}
+		if !strings.Contains(err.Error(), `"`+in+`"`) {
+			t.Errorf("parseSize(%q): error %q does not quote the input", in, err)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out bytes.Buffer
+		_, err := parseConfig([]string{arg}, noEnv, &out)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s: err %v, want flag.ErrHelp", arg, err)
+		}
+		text := out.String()
+		for _, name := range allFlags {
+			want := "--" + name + " (" + envName(name) + ")"
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: usage lacks %q:\n%s", arg, want, text)
+			}
+		}
+		// Every flag listed is one we know, so allFlags stays complete.
+		listed := linesWith(text, "  --", "(AGENTMUX_")
+		if len(listed) != len(allFlags) {
+			t.Errorf("%s: usage lists %d flags, want %d:\n%s", arg, len(listed), len(allFlags), strings.Join(listed, "\n"))
+		}
+		for _, def := range []string{"127.0.0.1:8080", "1MiB", "16ms", "5s", "claude"} {
+			if !strings.Contains(text, def) {
+				t.Errorf("%s: usage does not show the default %q", arg, def)
+			}
+		}
+	}
+}
+
+// profileFor parses args and returns the default profile and what it logged.
+func profileFor(t *testing.T, args ...string) (sessions.Profile, string, error) {
+	t.Helper()
+	cfg, err := parseConfig(args, noEnv, io.Discard)
+	if err != nil {
+		t.Fatalf("parseConfig(%q): %v", args, err)
+	}
+	var logs bytes.Buffer
+	p, err := defaultProfile(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	return p, logs.String(), err
+}
+
+func TestDefaultProfile(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		name      string
+		start     []string
+		resumeSet bool
+	}{
+		{[]string{"--agent-cmd", "bash -l"}, "custom", []string{"bash", "-l"}, false},
+		{[]string{"--agent-cmd", "sh -c 'echo hi'"}, "custom", []string{"sh", "-c", "echo hi"}, false},
+		{[]string{"--agent-cmd", `sh -c "echo \"a b\""`}, "custom", []string{"sh", "-c", `echo "a b"`}, false},
+		{[]string{"--agent", "custom", "--agent-cmd", "sleep 1"}, "custom", []string{"sleep", "1"}, false},
+		{[]string{"--agent", "shell"}, "shell", []string{sessions.LoginShell(), "-l"}, false},
+		// A named profile keeps its name and resume command; --agent-cmd
+		// only replaces how it starts.
+		{[]string{"--agent", "claude", "--agent-cmd", "sh"}, "claude", []string{"sh"}, true},
+	} {
+		p, logs, err := profileFor(t, tc.args...)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if p.Name != tc.name || !slices.Equal(p.Start, tc.start) || (len(p.Resume) > 0) != tc.resumeSet {
+			t.Errorf("%q: profile %+v, want name %s start %q", tc.args, p, tc.name, tc.start)
+		}
+		if logs != "" {
+			t.Errorf("%q: logged %q, want nothing", tc.args, logs)
+		}
+	}
+	// The variable implies custom just as the flag does.
+	cfg, err := parseConfig(nil, envOf(map[string]string{"AGENTMUX_AGENT_CMD": "bash -l"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := defaultProfile(cfg, slog.New(slog.DiscardHandler)); err != nil || p.Name != "custom" || !slices.Equal(p.Start, []string{"bash", "-l"}) {
+		t.Errorf("AGENTMUX_AGENT_CMD=bash -l: %+v, %v; want custom [bash -l]", p, err)
+	}
+}
+
+func TestDefaultProfileErrors(t *testing.T) {
+	_, _, err := profileFor(t, "--agent", "custom")
+	if err == nil || !strings.Contains(err.Error(), "--agent-cmd") {
+		t.Errorf("--agent custom without --agent-cmd: %v, want an error naming --agent-cmd", err)
+	}
+	// An unknown profile is a configuration error, caught with the flags.
+	_, err = parseConfig([]string{"--agent", "gpt"}, noEnv, io.Discard)
+	if err == nil {
+		t.Fatal("--agent gpt: no error")
+	}
+	for _, known := range []string{"gpt", "claude", "codex", "aider", "shell", "custom"} {
+		if !strings.Contains(err.Error(), known) {
+			t.Errorf("--agent gpt: error %q does not mention %q", err, known)
+		}
+	}
+}
+
+// pathWithout sets PATH to a fresh directory holding links to only the
+// named programs, so anything else, claude included, is not installed.
+func pathWithout(t *testing.T, keep ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range keep {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatalf("need %s: %v", name, err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir)
+	if _, err := exec.LookPath("claude"); err == nil {
+		t.Fatal("claude still found on PATH")
+	}
+}
+
+func TestClaudeMissingFallsBackToShell(t *testing.T) {
+	pathWithout(t)
+	p, logs, err := profileFor(t) // the default agent is claude
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shell := sessions.BuiltinProfiles()[sessions.ProfileShell]; p.Name != shell.Name || !slices.Equal(p.Start, shell.Start) {
+		t.Errorf("profile %+v, want the shell profile %+v", p, shell)
+	}
+	lines := linesWith(logs, "level=")
+	warn := linesWith(logs, "level=WARN")
+	if len(lines) != 1 || len(warn) != 1 {
+		t.Fatalf("want exactly one log line, a WARN; got:\n%s", logs)
+	}
+	for _, want := range []string{"claude", "not installed", "shell"} {
+		if !strings.Contains(warn[0], want) {
+			t.Errorf("warning %q does not mention %q", warn[0], want)
+		}
+	}
+
+	// Named explicitly it falls back alike.
+	p, logs, err = profileFor(t, "--agent", "codex")
+	if err != nil || p.Name != "shell" || len(linesWith(logs, "level=WARN", "codex", "not installed")) != 1 {
+		t.Errorf("--agent codex without codex: %+v, %v, logs %q", p, err, logs)
+	}
+}

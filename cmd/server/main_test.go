@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitTimeout bounds every wait in these tests; generous, for -race on a
+// busy two-core machine.
+const waitTimeout = 20 * time.Second
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reading
+// test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// linesWith returns the lines of s that contain every one of subs.
+func linesWith(s string, subs ...string) []string {
+	var out []string
+	for line := range strings.Lines(s) {
+		ok := true
+		for _, sub := range subs {
+			ok = ok && strings.Contains(line, sub)
+		}
+		if ok {
+			out = append(out, strings.TrimRight(line, "\n"))
+		}
+	}
+	return out
+}
+
+func noEnv(string) string { return "" }
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// eventually polls cond every few milliseconds and fails the test when it
+// does not hold within waitTimeout.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
+		}
+	}
+}
+
+// readPID waits until the file at path holds a whole line with a pid, as
+// written by `echo $$ > path`, and returns the pid.
+func readPID(t testing.TB, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, "pid in "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
+}
+
+// processGone reports whether no process has this pid (kill(pid, 0) gives
+// ESRCH). A zombie still counts as present.
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func waitGone(t testing.TB, pid int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("process %d to be gone", pid), func() bool { return processGone(pid) })
+}
+
+// Commands run as sessions. Each takes its pid file as $0.
+
+// sleeper runs for a minute and dies of SIGHUP.
+func sleeper() []string { return []string{"sh", "-c", "exec sleep 60"} }
+
+// pidSleeper writes its pid to path, then runs for a minute; SIGHUP ends it.
+func pidSleeper(path string) []string {
+	return []string{"sh", "-c", `echo $$ > "$0"; exec sleep 60`, path}
+}
+
+// hupIgnorer ignores SIGHUP (its children inherit that), then writes its pid
+// to path, so the pid file proves the trap is in place; only SIGKILL ends
+// it.
+func hupIgnorer(path string) []string {
+	return []string{"sh", "-c", `trap "" HUP; echo $$ > "$0"; while :; do sleep 1; done`, path}
+}
+
+// newHTTPClient returns a client with its own transport, closed when the
+// test ends so no keep-alive goroutine outlives it. It does not follow
+// redirects, so tests see them.
+func newHTTPClient(t testing.TB) *http.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       waitTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// dialWS opens a WebSocket; the connection is closed when the test ends.
+// It returns the handshake's HTTP status, also on failure.
+func dialWS(t testing.TB, url string, header http.Header) (*websocket.Conn, int, error) {
+	t.Helper()
+	d := websocket.Dialer{HandshakeTimeout: waitTimeout}
+	conn, resp, err := d.Dial(url, header)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+		if resp.Body != nil {
+			resp.Body.Close()
+		}
+	}
+	if err != nil {
+		return nil, status, err
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, status, nil
+}
+
+// wsMsg is any server message, with the fields these tests look at.
+type wsMsg struct {
+	Type          string `json:"type"`
+	SessionID     string `json:"sessionId"`
+	Status        string `json:"status"`
+	Message       string `json:"message"`
+	Code          string `json:"code"`
+	GracePeriodMs *int64 `json:"gracePeriodMs"`
+	Timestamp     int64  `json:"timestamp"`
+}
+
+// readWS reads the next message within waitTimeout.
+func readWS(conn *websocket.Conn) (wsMsg, []byte, error) {
+	_ = conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	_, b, err := conn.ReadMessage()
+	if err != nil {
+		return wsMsg{}, nil, err
+	}
+	var m wsMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		return wsMsg{}, b, fmt.Errorf("decode %q: %w", b, err)
+	}
+	return m, b, nil
+}
+
+// expectWS reads until a message of type typ arrives, skipping others.
+func expectWS(t testing.TB, conn *websocket.Conn, typ string) wsMsg {
+	t.Helper()
+	for {
+		m, _, err := readWS(conn)
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", typ, err)
+		}
+		if m.Type == typ {
+			return m
+		}
+	}
+}

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/agentmux/agentmux/ws"
+)
+
+// runner is run() going in its own goroutine, as main runs it, with a
+// signal channel the test owns.
+type runner struct {
+	t    *testing.T
+	sigs chan os.Signal
+	addr string
+	log  *syncBuffer
+
+	done  chan struct{} // closed when run returned
+	code  int           // run's result, once done is closed
+	ended time.Time     // when run returned, once done is closed
+}
+
+// startRun starts run with args and waits until it serves. When the test
+// ends it stops run if the test did not.
+func startRun(t *testing.T, getenv func(string) string, args ...string) *runner {
+	t.Helper()
+	r := &runner{t: t, sigs: make(chan os.Signal, 2), log: &syncBuffer{}, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		defer close(r.done)
+		r.code = run(r.sigs, args, getenv, r.log, func(addr string) { ready <- addr })
+		r.ended = time.Now()
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+				select {
+				case r.sigs <- sig:
+				default:
+				}
+			}
+			select {
+			case <-r.done:
+			case <-time.After(waitTimeout):
+				t.Errorf("run did not return within %v of two signals", waitTimeout)
+			}
+		}
+		if t.Failed() {
+			t.Logf("run's log:\n%s", r.log)
+		}
+	})
+	timeout := time.NewTimer(waitTimeout)
+	defer timeout.Stop()
+	select {
+	case r.addr = <-ready:
+	case <-r.done:
+		t.Fatalf("run returned %d before serving", r.code)
+	case <-timeout.C:
+		t.Fatalf("run did not serve within %v", waitTimeout)
+	}
+	return r
+}
+
+func (r *runner) signal(sig os.Signal) {
+	r.t.Helper()
+	select {
+	case r.sigs <- sig:
+	default:
+		r.t.Fatal("signal channel is full")
+	}
+}
+
+// wait waits for run to return and gives its exit code.
+func (r *runner) wait() int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(waitTimeout):
+		r.t.Fatalf("run did not return within %v", waitTimeout)
+		return 0
+	}
+}
+
+func (r *runner) url(path string) string { return "http://" + r.addr + path }
+
+// postSession creates a session running argv through the API.
+func postSession(t *testing.T, hc *http.Client, r *runner, argv []string) ws.Session {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"command": argv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Post(r.url("/api/sessions"), "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("create session: %v", err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "create session", resp, out.Bytes(), http.StatusCreated)
+	return decodeSession(t, out.Bytes())
+}
+
+func TestRunShutdown(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	dir := t.TempDir()
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", dir,
+		"--agent-cmd", "sh -c 'exec sleep 60'", "--shutdown-grace", grace.String())
+	hc := newHTTPClient(t)
+
+	hupFile, normalFile := filepath.Join(dir, "hup.pid"), filepath.Join(dir, "normal.pid")
+	hup := postSession(t, hc, r, hupIgnorer(hupFile))
+	normal := postSession(t, hc, r, pidSleeper(normalFile))
+	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := conn.WriteJSON(map[string]any{"type": "session.attach", "sessionId": hup.ID}); err != nil {
+		t.Fatal(err)
+	}
+	expectWS(t, conn, "session.attached")
+	// The pid files also prove the trap is set before the signal comes.
+	hupPID, normalPID := readPID(t, hupFile), readPID(t, normalFile)
+
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+
+	// The client is told, sees both sessions stop, and is closed with 1001.
+	var (
+		shutdown *wsMsg
+		stopped  = map[string]bool{}
+		closeErr error
+	)
+	for {
+		m, raw, err := readWS(conn)
+		if err != nil {
+			closeErr = err
+			break
+		}
+		switch m.Type {
+		case "server.shutdown":
+			if shutdown != nil {
+				t.Errorf("second server.shutdown: %s", raw)
+			}
+			shutdown = &m
+			if m.GracePeriodMs == nil || *m.GracePeriodMs != grace.Milliseconds() || m.Message == "" {
+				t.Errorf("server.shutdown %s: want gracePeriodMs %d and a message", raw, grace.Milliseconds())
+			}
+			// From now on no new connection is served: the hub is
+			// closing, and the listener closes soon after.
+			if c, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil); err == nil {
+				c.Close()
+				t.Error("a WebSocket connected after server.shutdown")
+			}
+		case "session.status":
+			if shutdown == nil {
+				t.Errorf("session.status before server.shutdown: %s", raw)
+			}
+			if m.Status == "stopped" {
+				stopped[m.SessionID] = true
+			}
+		}
+	}
+	if shutdown == nil {
+		t.Error("no server.shutdown before the connection ended")
+	}
+	if !websocket.IsCloseError(closeErr, websocket.CloseGoingAway) {
+		t.Errorf("connection ended with %v, want close 1001", closeErr)
+	}
+	if !stopped[hup.ID] || !stopped[normal.ID] {
+		t.Errorf("stopped statuses seen for %v, want both %s and %s", stopped, hup.ID, normal.ID)
+	}
+
+	if code := r.wait(); code != 0 {
+		t.Errorf("run returned %d, want 0", code)
+	}
+	took := r.ended.Sub(sent)
+	t.Logf("shutdown took %v", took)
+	if took > grace+time.Second {
+		t.Errorf("shutdown took %v, more than grace %v + 1s", took, grace)
+	}
+	if took < grace {
+		t.Errorf("shutdown took %v, less than grace %v: the HUP-ignoring agent was not given its grace", took, grace)
+	}
+	waitGone(t, hupPID)
+	waitGone(t, normalPID)
+
+	if c, err := net.DialTimeout("tcp", r.addr, waitTimeout); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after run returned", r.addr)
+	}
+	for _, want := range []string{"shutting down", "stopped"} {
+		if len(linesWith(r.log.String(), "level=INFO", want)) == 0 {
+			t.Errorf("log has no INFO line with %q", want)
+		}
+	}
+	if errs := linesWith(r.log.String(), "level=ERROR"); len(errs) > 0 {
+		t.Errorf("errors logged:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+func TestRunSecondSignalCutsShutdownShort(t *testing.T) {
+	const grace = 5 * time.Second
+	dir := t.TempDir()
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", dir,
+		"--agent-cmd", "sh -c 'exec sleep 60'", "--shutdown-grace", grace.String())
+	hc := newHTTPClient(t)
+	hupFile := filepath.Join(dir, "hup.pid")
+	hup := postSession(t, hc, r, hupIgnorer(hupFile))
+	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := conn.WriteJSON(map[string]any{"type": "session.attach", "sessionId": hup.ID}); err != nil {
+		t.Fatal(err)
+	}
+	expectWS(t, conn, "session.attached")
+	pid := readPID(t, hupFile)
+
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	r.signal(syscall.SIGINT)
+	// Even cut short, the client is told and closed with 1001.
+	var shutdown bool
+	for {
+		m, _, err := readWS(conn)
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+				t.Errorf("connection ended with %v, want close 1001", err)
+			}
+			break
+		}
+		shutdown = shutdown || m.Type == "server.shutdown"
+	}
+	if !shutdown {
+		t.Error("no server.shutdown before the connection ended")
+	}
+	code := r.wait()
+	took := r.ended.Sub(sent)
+	t.Logf("shutdown with a second signal took %v and returned %d", took, code)
+	if took > 2*time.Second {
+		t.Errorf("shutdown took %v after a second signal; want well under the %v grace", took, grace)
+	}
+	if code != 0 {
+		t.Errorf("run returned %d, want 0", code)
+	}
+	waitGone(t, pid)
+	if len(linesWith(r.log.String(), "level=WARN", "second signal")) != 1 {
+		t.Errorf("want one WARN line about the second signal")
+	}
+}
+
+func TestRunBadArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--no-such-flag"}, nil, "no-such-flag"},
+		{[]string{"--max-sessions", "0"}, nil, "--max-sessions 0"},
+		{[]string{"stray"}, nil, "stray"},
+		{nil, map[string]string{"AGENTMUX_SCROLLBACK": "lots"}, "AGENTMUX_SCROLLBACK"},
+	} {
+		var out syncBuffer
+		sigs := make(chan os.Signal, 1)
+		if code := run(sigs, tc.args, envOf(tc.env), &out, nil); code != 2 {
+			t.Errorf("%q %v: run returned %d, want 2", tc.args, tc.env, code)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%q %v: output does not mention %q:\n%s", tc.args, tc.env, tc.want, out.String())
+		}
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	var out syncBuffer
+	if code := run(make(chan os.Signal, 1), []string{"--help"}, noEnv, &out, nil); code != 0 {
+		t.Errorf("--help: run returned %d, want 0", code)
+	}
+	if !strings.Contains(out.String(), "--addr (AGENTMUX_ADDR)") {
+		t.Errorf("--help printed no usage:\n%s", out.String())
+	}
+}
+
+func TestRunBusyAddr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var out syncBuffer
+	code := run(make(chan os.Signal, 1), []string{"--addr", addr, "--workspace", t.TempDir(), "--agent-cmd", "sh"}, noEnv, &out, nil)
+	if code != 1 {
+		t.Errorf("busy %s: run returned %d, want 1", addr, code)
+	}
+	if len(linesWith(out.String(), "level=ERROR", addr)) != 1 {
+		t.Errorf("want one ERROR line naming %s; log:\n%s", addr, out.String())
+	}
+}
+
+func TestRunBadWorkspace(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	var out syncBuffer
+	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", missing, "--agent-cmd", "sh"}, noEnv, &out, nil)
+	if code != 1 {
+		t.Errorf("missing workspace: run returned %d, want 1", code)
+	}
+	if len(linesWith(out.String(), "level=ERROR", missing)) != 1 {
+		t.Errorf("want one ERROR line naming %s; log:\n%s", missing, out.String())
+	}
+}
+
+func TestRunUnknownAgent(t *testing.T) {
+	var out syncBuffer
+	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent", "gpt"}, noEnv, &out, nil)
+	if code != 2 {
+		t.Errorf("unknown agent: run returned %d, want 2 (a configuration error)", code)
+	}
+	if !strings.Contains(out.String(), "gpt") || !strings.Contains(out.String(), "claude") {
+		t.Errorf("log does not name the agent and the known ones:\n%s", out.String())
+	}
+}
+
+// TestRunFallsBackToShell starts the server as a first run on a machine
+// without claude: it says so once and serves shell sessions.
+func TestRunFallsBackToShell(t *testing.T) {
+	pathWithout(t, "sh", "sleep")
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--shutdown-grace", "1s")
+	hc := newHTTPClient(t)
+
+	resp, err := hc.Post(r.url("/api/sessions"), "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	wantStatus(t, "create default session", resp, out.Bytes(), http.StatusCreated)
+	if s := decodeSession(t, out.Bytes()); s.Agent != "shell" {
+		t.Errorf("default session runs agent %q, want shell", s.Agent)
+	}
+
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(); code != 0 {
+		t.Errorf("run returned %d, want 0", code)
+	}
+	warns := linesWith(r.log.String(), "level=WARN")
+	if len(warns) != 1 || !strings.Contains(warns[0], "not installed") || !strings.Contains(warns[0], "claude") {
+		t.Errorf("want exactly one WARN line saying claude is not installed; log:\n%s", r.log)
+	}
+}
+
+// TestRunShutdownNoGrace stops a server with --shutdown-grace 0 and nothing
+// running: the client is still told, and closed with 1001, at once.
+func TestRunShutdownNoGrace(t *testing.T) {
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir(),
+		"--agent-cmd", "sh -c 'exec sleep 60'", "--shutdown-grace", "0")
+	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	roundTrip(t, conn) // registered before the signal
+
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	var shutdown *wsMsg
+	for {
+		m, raw, err := readWS(conn)
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+				t.Errorf("connection ended with %v, want close 1001", err)
+			}
+			break
+		}
+		if m.Type == "server.shutdown" {
+			shutdown = &m
+			if m.GracePeriodMs == nil || *m.GracePeriodMs != 0 {
+				t.Errorf("server.shutdown %s: want gracePeriodMs 0", raw)
+			}
+		}
+	}
+	if shutdown == nil {
+		t.Error("no server.shutdown before the close")
+	}
+	if code := r.wait(); code != 0 {
+		t.Errorf("run returned %d, want 0", code)
+	}
+	if took := r.ended.Sub(sent); took > time.Second {
+		t.Errorf("shutdown took %v, more than grace 0 + 1s", took)
+	}
+}
