@@ -13,6 +13,7 @@
 package pty
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Options describe the command to start. Argv must name at least the
@@ -86,13 +88,45 @@ func Start(opts Options) (*Process, error) {
 	cmd.Env = opts.Env
 	// StartWithSize sets Setsid and Setctty; adding Setpgid would fail with
 	// EPERM because a session leader cannot change its group.
-	master, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
+	started, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	if err != nil {
+		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
+	}
+	master, err := pollable(started)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
 	}
 	p := &Process{master: master, cmd: cmd, done: make(chan struct{})}
 	go p.wait()
 	return p, nil
+}
+
+// pollable returns the master as a non-blocking file on Go's network
+// poller, and closes f. creack/pty leaves the master blocking (its ioctls
+// go through Fd, which switches a file to blocking mode), and a blocking
+// read holds an OS thread and, until the runtime notices, a scheduler slot:
+// the goroutines that carry output to clients then wait for a CPU the PTY
+// reader is not using. On the poller a waiting read parks like a socket's.
+func pollable(f *os.File) (*os.File, error) {
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("make pty pollable: %w", err)
+	}
+	dup, dupErr := -1, error(nil)
+	if err := rc.Control(func(fd uintptr) { dup, dupErr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, fmt.Errorf("make pty pollable: %w", err)
+	}
+	if dupErr != nil {
+		return nil, fmt.Errorf("make pty pollable: dup: %w", dupErr)
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		_ = unix.Close(dup)
+		return nil, fmt.Errorf("make pty pollable: %w", err)
+	}
+	return os.NewFile(uintptr(dup), f.Name()), nil
 }
 
 // wait is the only caller of cmd.Wait. It publishes the result by closing
@@ -156,7 +190,16 @@ func (p *Process) Resize(cols, rows uint16) error {
 	if p.closed {
 		return fmt.Errorf("resize pty: %w", os.ErrClosed)
 	}
-	if err := pty.Setsize(p.master, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
+	// Not pty.Setsize: it would switch the master back to blocking mode.
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("resize pty: %w", err)
+	}
+	var ioctlErr error
+	err = rc.Control(func(fd uintptr) {
+		ioctlErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	})
+	if err = cmp.Or(err, ioctlErr); err != nil {
 		return fmt.Errorf("resize pty: %w", err)
 	}
 	return nil
