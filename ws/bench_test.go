@@ -22,21 +22,31 @@ const benchFileSize = 64 << 20
 type outputFrame struct {
 	Type      string `json:"type"`
 	SessionID string `json:"sessionId"`
-	Data      []byte `json:"-"`
+	Seq       uint64 `json:"seq"`
 	Reset     bool   `json:"reset"`
+	// Data is the decoded output; benchClient leaves it empty for speed
+	// unless decode is set.
+	Data []byte `json:"-"`
 }
 
 // benchClient reads frames cheaply: the benchmark shares two cores with the
-// server, and a client that spends them on generic JSON decoding measures
-// itself rather than the server. terminal.output frames, whose layout the
-// server fixes, are parsed by hand; other messages by encoding/json.
+// server and the program, and a client that spends them on decoding
+// measures itself rather than the server. It takes terminal.output frames,
+// whose layout the server fixes, apart by hand and counts bytes by seq;
+// the tests, not the benchmarks, check the bytes themselves.
 type benchClient struct {
 	*client
-	raw  bytes.Buffer
-	data []byte
+	// decode asks for Data to be filled in.
+	decode bool
+	raw    bytes.Buffer
+	data   []byte
 }
 
-var outputHead = []byte(`{"type":"terminal.output","sessionId":"`)
+var (
+	outputHead = []byte(`{"type":"terminal.output","sessionId":"`)
+	dataKey    = []byte(`","data":"`)
+	seqKey     = []byte(`","seq":`)
+)
 
 func (c *benchClient) read(b *testing.B, m *outputFrame) {
 	*m = outputFrame{}
@@ -56,40 +66,19 @@ func (c *benchClient) read(b *testing.B, m *outputFrame) {
 		}
 		return
 	}
-	rest := frame[len(outputHead):]
-	id, rest, _ := bytes.Cut(rest, []byte(`","data":"`))
-	end := bytes.LastIndex(rest, []byte(`","seq":`))
+	id, rest, _ := bytes.Cut(frame[len(outputHead):], dataKey)
+	end := bytes.LastIndex(rest, seqKey)
 	if end < 0 {
 		b.Fatalf("bad output frame %q", frame[:min(len(frame), 200)])
 	}
-	c.data = unescapeJSON(c.data[:0], rest[:end])
-	m.Type, m.SessionID, m.Data = ws.TypeTerminalOutput, string(id), c.data
-}
-
-// unescapeJSON appends the bytes a JSON string body stands for.
-func unescapeJSON(dst, s []byte) []byte {
-	for {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			return append(dst, s...)
-		}
-		dst = append(dst, s[:i]...)
-		switch c := s[i+1]; c {
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			v, _ := strconv.ParseUint(string(s[i+2:i+6]), 16, 32)
-			dst = utf8.AppendRune(dst, rune(v))
-			s = s[i+6:]
-			continue
-		default:
-			dst = append(dst, c)
-		}
-		s = s[i+2:]
+	seq, err := strconv.ParseUint(string(bytes.TrimSuffix(rest[end+len(seqKey):], []byte("}"))), 10, 64)
+	if err != nil {
+		b.Fatalf("bad seq in %q: %v", rest[end:], err)
+	}
+	m.Type, m.SessionID, m.Seq = ws.TypeTerminalOutput, string(id), seq
+	if c.decode {
+		c.data = unescapeJSON(c.data[:0], rest[:end])
+		m.Data = c.data
 	}
 }
 
@@ -109,7 +98,8 @@ func BenchmarkThroughput(b *testing.B) {
 		// End on a whole line so the file is valid UTF-8 throughout.
 		content = content[:lastNewline(content)+1]
 		path := writeFile(b, content)
-		b.Run(kind.name, func(b *testing.B) { benchThroughput(b, path, content) })
+		b.Run(kind.name+"/bare", func(b *testing.B) { benchBare(b, path, len(content)) })
+		b.Run(kind.name+"/server", func(b *testing.B) { benchServer(b, path, content) })
 	}
 }
 
@@ -122,77 +112,82 @@ func asciiText(n int) []byte {
 	return b.Bytes()
 }
 
-func benchThroughput(b *testing.B, path string, content []byte) {
-
-	b.Run("bare", func(b *testing.B) {
-		b.SetBytes(int64(len(content)))
-		buf := make([]byte, 32<<10)
-		for b.Loop() {
-			p, err := pty.Start(pty.Options{Argv: []string{"sh", "-c", `stty raw -echo; exec cat "$0"`, path}})
+// benchBare reads cat of path straight from a PTY: the baseline.
+func benchBare(b *testing.B, path string, size int) {
+	b.SetBytes(int64(size))
+	buf := make([]byte, 32<<10)
+	for b.Loop() {
+		p, err := pty.Start(pty.Options{Argv: []string{"sh", "-c", `stty raw -echo; exec cat "$0"`, path}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			k, err := p.Read(buf)
+			n += k
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
-			n := 0
-			for {
-				k, err := p.Read(buf)
-				n += k
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			if n != len(content) {
-				b.Fatalf("read %d bytes, want %d", n, len(content))
-			}
-			_ = p.Close()
 		}
-	})
+		if n != size {
+			b.Fatalf("read %d bytes, want %d", n, size)
+		}
+		_ = p.Close()
+	}
+}
 
-	b.Run("server", func(b *testing.B) {
-		e := newEnv(b, envOptions{})
-		c := &benchClient{client: e.dial(nil)}
-		b.SetBytes(int64(len(content)))
-		var frames, resyncs, lost int
-		var elapsed time.Duration
-		var m outputFrame
-		for b.Loop() {
-			s := e.session(rawCat(path)...)
-			c.attach(s.ID(), nil)
-			st := c.start(s.ID())
-			start := time.Now()
-			got := len(st.data)
-			for {
-				c.read(b, &m)
-				if m.SessionID != s.ID() {
-					continue
-				}
-				if m.Type == ws.TypeTerminalOutput {
-					frames++
-					got += len(m.Data)
-				}
-				if m.Type == ws.TypeSessionAttached && m.Reset {
-					resyncs++
-					got = 0
-				}
-				if m.Type == ws.TypeTerminalExit {
-					break
-				}
+// benchServer streams the same program through the server to one client.
+func benchServer(b *testing.B, path string, content []byte) {
+	e := newEnv(b, envOptions{})
+	c := &benchClient{client: e.dial(nil)}
+	b.SetBytes(int64(len(content)))
+	var frames, resyncs int
+	var lost uint64
+	var elapsed time.Duration
+	var m outputFrame
+	for b.Loop() {
+		s := e.session(rawCat(path)...)
+		c.attach(s.ID(), nil)
+		c.start(s.ID())
+		start := time.Now()
+		// The stream counts from the end of the ready line. A resync
+		// jumps the client's seq ahead: the gap is what it lost.
+		seq := uint64(len(readyLine))
+		for {
+			c.read(b, &m)
+			if m.SessionID != s.ID() {
+				continue
 			}
-			elapsed += time.Since(start)
-			lost += len(content) - got
-			ctx, cancel := contextWithDeadline()
-			if err := e.mgr.Destroy(ctx, s.ID()); err != nil {
-				b.Fatal(err)
+			switch {
+			case m.Type == ws.TypeTerminalOutput:
+				frames++
+				seq = m.Seq
+			case m.Type == ws.TypeSessionAttached && m.Reset:
+				resyncs++
+				lost += m.Seq - seq
+				seq = m.Seq
 			}
-			cancel()
+			if m.Type == ws.TypeTerminalExit {
+				break
+			}
 		}
-		b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
-		b.ReportMetric(float64(len(content))*float64(b.N)/float64(frames), "B/frame")
-		b.ReportMetric(float64(resyncs), "resyncs")
-		b.ReportMetric(float64(lost), "lost-bytes")
-	})
+		elapsed += time.Since(start)
+		if want := uint64(len(readyLine) + len(content)); seq != want {
+			b.Fatalf("stream ended at seq %d, want %d", seq, want)
+		}
+		ctx, cancel := contextWithDeadline()
+		if err := e.mgr.Destroy(ctx, s.ID()); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+	}
+	b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
+	b.ReportMetric(float64(len(content))*float64(b.N)/float64(frames), "B/frame")
+	b.ReportMetric(float64(resyncs), "resyncs")
+	b.ReportMetric(float64(lost), "lost-bytes")
 }
 
 func lastNewline(b []byte) int {
@@ -209,7 +204,7 @@ func lastNewline(b []byte) int {
 func BenchmarkEcho(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	s := e.session("sh", "-c", `stty raw -echo; echo ready; exec cat`)
-	c := &benchClient{client: e.dial(nil)}
+	c := &benchClient{client: e.dial(nil), decode: true}
 	c.attach(s.ID(), nil)
 	var st stream
 	c.readUntil(s.ID(), &st, contains("ready"))
@@ -240,22 +235,31 @@ func BenchmarkEcho(b *testing.B) {
 // reports the frame rate and size: about 62 frames a second below 64 KiB
 // per frame, more only when frames carry 64 KiB or more.
 func BenchmarkFlood(b *testing.B) {
-	for _, tc := range []struct{ name, script string }{
+	for _, tc := range []struct {
+		name    string
+		command []string
+	}{
 		// Far faster than any terminal can carry: frames fill to 64 KiB+.
-		{"saturating", `stty raw -echo; echo ready; read go; exec yes 'agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvwxyz'`},
-		// A shell printing lines as fast as it can, far below 4 MB/s:
-		// frames are timer-driven.
-		{"shell-loop", `stty raw -echo; echo ready; read go; i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); done`},
+		{"saturating", []string{"sh", "-c", `stty raw -echo; echo ready; read go; exec yes 'agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvwxyz'`}},
+		// Steady floods above the 65 MB/s that a ring drained only every
+		// 16 ms could carry: the size trigger keeps the client whole.
+		{"paced-64MBps", pacedFlood(64)},
+		{"paced-128MBps", pacedFlood(128)},
+		// A build log: bursts of lines, well under 4 MB/s (64 KiB per
+		// 16 ms), so frames are timer-driven: about 62 a second.
+		{"build-log", []string{"sh", "-c", `stty raw -echo; echo ready; read go; i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); [ $((i % 100)) = 0 ] && sleep 0.005; done`}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newEnv(b, envOptions{})
-			s := e.session("sh", "-c", tc.script)
+			s := e.session(tc.command...)
 			c := &benchClient{client: e.dial(nil)}
 			c.attach(s.ID(), nil)
 			c.start(s.ID())
-			var frames, bytes, resyncs int
+			var frames, resyncs int
+			var bytes, lost uint64
 			var elapsed time.Duration
 			var m outputFrame
+			seq := uint64(len(readyLine))
 			for b.Loop() {
 				start := time.Now()
 				for time.Since(start) < time.Second {
@@ -263,9 +267,12 @@ func BenchmarkFlood(b *testing.B) {
 					switch {
 					case m.Type == ws.TypeTerminalOutput:
 						frames++
-						bytes += len(m.Data)
+						bytes += m.Seq - seq
+						seq = m.Seq
 					case m.Type == ws.TypeSessionAttached && m.Reset:
 						resyncs++
+						lost += m.Seq - seq
+						seq = m.Seq
 					}
 				}
 				elapsed += time.Since(start)
@@ -274,6 +281,34 @@ func BenchmarkFlood(b *testing.B) {
 			b.ReportMetric(float64(bytes)/float64(max(frames, 1)), "B/frame")
 			b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
 			b.ReportMetric(float64(resyncs), "resyncs")
+			b.ReportMetric(float64(lost), "lost-bytes")
 		})
+	}
+}
+
+// unescapeJSON appends the bytes a JSON string body stands for.
+func unescapeJSON(dst, s []byte) []byte {
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		switch c := s[i+1]; c {
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			v, _ := strconv.ParseUint(string(s[i+2:i+6]), 16, 32)
+			dst = utf8.AppendRune(dst, rune(v))
+			s = s[i+6:]
+			continue
+		default:
+			dst = append(dst, c)
+		}
+		s = s[i+2:]
 	}
 }

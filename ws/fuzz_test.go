@@ -97,8 +97,9 @@ func BenchmarkAppendOutput(b *testing.B) {
 		"ascii":     []byte(strings.Repeat("func (s *Session) Write(p []byte) error { return nil } // ok\n", 4096)),
 		"multibyte": []byte(strings.Repeat("0000001 héllo wörld 日本語のテキスト ✓ 🎉🚀 ĀāĂă ÆØÅ\n", 4096)),
 		"ansi":      []byte(strings.Repeat("\x1b[32m✓\x1b[0m \x1b[1mPASS\x1b[0m ws/stream_test.go:42 (0.01s)\r\n", 4096)),
+		"code":      []byte(strings.Repeat("1234567\tif err := s.Write(p); err != nil { return fmt.Errorf(\"write: %w\", err) }\n", 4096)),
 	}
-	for _, name := range []string{"ascii", "multibyte", "ansi"} {
+	for _, name := range []string{"ascii", "multibyte", "ansi", "code"} {
 		in := inputs[name]
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(in)))

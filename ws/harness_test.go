@@ -1,9 +1,11 @@
 package ws_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +25,41 @@ import (
 	"github.com/agentmux/agentmux/ws"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The test binary doubles as a program that writes at a set pace, for
+	// benchmarks that need a steady flood no shell loop can keep.
+	if rate := os.Getenv(pacedWriterEnv); rate != "" {
+		pacedWriter(rate)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// pacedWriterEnv, set to a chunk size in KiB, makes the test binary write
+// that many KiB of text to stdout every millisecond, forever.
+const pacedWriterEnv = "AGENTMUX_TEST_PACED_WRITER_KIB"
+
+func pacedWriter(kib string) {
+	n, err := strconv.Atoi(kib)
+	if err != nil || n <= 0 {
+		fmt.Fprintln(os.Stderr, "paced writer: bad chunk size", kib)
+		os.Exit(2)
+	}
+	line := []byte("paced output 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\n")
+	chunk := bytes.Repeat(line, n<<10/len(line)+1)[:n<<10]
+	tick := time.NewTicker(time.Millisecond)
+	for range tick.C {
+		if _, err := os.Stdout.Write(chunk); err != nil {
+			os.Exit(0) // the terminal closed
+		}
+	}
+}
+
+// pacedFlood returns a command that, once its terminal is raw and a line
+// of input arrives, writes kib KiB every millisecond.
+func pacedFlood(kib int) []string {
+	return []string{"sh", "-c", `stty raw -echo; echo ready; read go; exec env ` + pacedWriterEnv + `="$1" "$0"`, os.Args[0], strconv.Itoa(kib)}
+}
 
 // waitTimeout bounds every wait in these tests; generous, for -race on a
 // busy two-core machine.

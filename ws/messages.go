@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -288,28 +289,34 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plainWord reports whether none of the eight bytes of x needs escaping
-// in a JSON string of valid UTF-8: no control character, quote or
-// backslash; bytes above 0x7F pass. It may say false for a plain word (then
-// the caller looks byte by byte) but never true for one that is not.
-func plainWord(x uint64) bool {
-	ctrl := (x - 0x20*lsb) & ^x    // high bit set where an ASCII byte < 0x20
+// escapeMask returns a mask with the high bit set in each byte of x (a
+// word of valid UTF-8) that JSON needs escaped: a control character, a
+// quote or a backslash; bytes above 0x7F pass. Borrows can set bits above
+// a flagged byte, but the lowest set bit is always exact, which is all
+// the caller uses.
+func escapeMask(x uint64) uint64 {
+	ctrl := (x - 0x20*lsb) & ^x    // high bit where an ASCII byte < 0x20
 	quote := x ^ ('"' * lsb)       // zero byte where a byte == '"'
 	slash := x ^ ('\\' * lsb)      // zero byte where a byte == '\\'
-	quote = (quote - lsb) & ^quote // high bit set where it was zero
+	quote = (quote - lsb) & ^quote // high bit where it was zero
 	slash = (slash - lsb) & ^slash // likewise
-	return (ctrl|quote|slash)&msb == 0
+	return (ctrl | quote | slash) & msb
 }
 
 // appendJSONString appends the JSON string body for s without quotes.
-// Valid UTF-8, the usual case, is scanned eight bytes at a time for the few
-// bytes JSON needs escaped; otherwise every invalid byte becomes U+FFFD.
+// Valid UTF-8, the usual case, is scanned eight bytes at a time, jumping
+// straight to each byte JSON needs escaped; otherwise every invalid byte
+// becomes U+FFFD.
 func appendJSONString(b []byte, s []byte) []byte {
 	valid := utf8.Valid(s)
 	start := 0
 	for i := 0; i < len(s); {
 		if valid {
-			for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(s[i:])) {
+			for i+8 <= len(s) {
+				if m := escapeMask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+					i += bits.TrailingZeros64(m) / 8
+					break
+				}
 				i += 8
 			}
 			if i >= len(s) {
