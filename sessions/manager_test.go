@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -45,25 +46,8 @@ func (r *recorder) snapshot() []sessions.Event {
 // waitFor waits until at least n events have been emitted and returns them.
 func (r *recorder) waitFor(t *testing.T, n int) []sessions.Event {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d events", n), func() bool { return len(r.snapshot()) >= n })
+	testutil.Eventually(t, testTimeout, fmt.Sprintf("%d events", n), func() bool { return len(r.snapshot()) >= n })
 	return r.snapshot()
-}
-
-// eventually polls cond every few milliseconds and fails the test when it
-// does not hold within testTimeout.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(testTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", testTimeout, what)
-		}
-	}
 }
 
 // newManager returns a manager over a fresh workspace whose events go to the

@@ -369,18 +369,6 @@ func (c *client) start(sid string) *stream {
 	return st
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting out a guess
-	}
-}
-
 func isCloseCode(err error, code int) bool {
 	var ce *websocket.CloseError
 	return errors.As(err, &ce) && ce.Code == code

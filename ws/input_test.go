@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -149,7 +150,7 @@ func TestServerHeartbeatsAndDropsADeadPeer(t *testing.T) {
 	// A peer that never reads never answers a ping: it is dropped after
 	// two intervals without a sign of life, while the live one stays.
 	e.dial(nil)
-	waitFor(t, "the dead peer to be dropped", func() bool { return e.hub.Connections() == 1 })
+	testutil.Eventually(t, waitTimeout, "the dead peer to be dropped", func() bool { return e.hub.Connections() == 1 })
 	select {
 	case m := <-heartbeats:
 		if m.Echo != nil || m.Timestamp == 0 {

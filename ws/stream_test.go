@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -117,7 +118,7 @@ func TestReattachWithSinceReplaysOnlyTheRest(t *testing.T) {
 	// Output made while nobody watched.
 	b := e.dial(nil)
 	b.send(input(s.ID(), "\n"))
-	waitFor(t, "second line in the ring", func() bool { return s.StreamState().End > seen+6 })
+	testutil.Eventually(t, waitTimeout, "second line in the ring", func() bool { return s.StreamState().End > seen+6 })
 
 	c := e.dial(nil)
 	att := c.attach(s.ID(), &seen)
@@ -264,9 +265,9 @@ func TestResizeLastClientToTypeWins(t *testing.T) {
 	// Connections are independent, so let each resize land before the
 	// next.
 	a.send(map[string]any{"type": ws.TypeTerminalResize, "sessionId": s.ID(), "cols": 100, "rows": 30})
-	waitFor(t, "a's resize", func() bool { return s.Info().Cols == 100 })
+	testutil.Eventually(t, waitTimeout, "a's resize", func() bool { return s.Info().Cols == 100 })
 	b.send(map[string]any{"type": ws.TypeTerminalResize, "sessionId": s.ID(), "cols": 120, "rows": 40})
-	waitFor(t, "b's resize", func() bool { return s.Info().Cols == 120 })
+	testutil.Eventually(t, waitTimeout, "b's resize", func() bool { return s.Info().Cols == 120 })
 	// a types: its size comes back.
 	a.send(input(s.ID(), "x\r"))
 	var st stream
@@ -305,7 +306,7 @@ func TestReplayReentersTerminalModes(t *testing.T) {
 	// Enter the alternate screen, hide the cursor, turn on bracketed paste
 	// and SGR mouse reporting, then print far more than the ring holds.
 	s := e.session("sh", "-c", `printf '\033[?1049h\033[?25l\033[?2004h\033[?1002h\033[?1006h'; i=0; while [ $i -lt 1000 ]; do echo "line $i"; i=$((i+1)); done; exec sleep 60`)
-	waitFor(t, "output beyond the ring", func() bool { return s.StreamState().Start > 0 && strings.Contains(ringText(s), "line 999") })
+	testutil.Eventually(t, waitTimeout, "output beyond the ring", func() bool { return s.StreamState().Start > 0 && strings.Contains(ringText(s), "line 999") })
 	c := e.dial(nil)
 	att := c.attach(s.ID(), nil)
 	if !att.Reset {

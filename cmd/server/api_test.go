@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -500,7 +501,7 @@ func TestResume(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	s := e.createCommand([]string{"sh", "-c", `if [ -e "$0" ]; then exec sleep 60; fi; : > "$0"; exit 3`, marker})
 	var ended ws.Session
-	eventually(t, "the first run to end", func() bool {
+	testutil.Eventually(t, waitTimeout, "the first run to end", func() bool {
 		ended = e.get(s.ID)
 		return ended.ExitCode != nil
 	})

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -64,29 +66,12 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// eventually polls cond every few milliseconds and fails the test when it
-// does not hold within waitTimeout.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
-		}
-	}
-}
-
 // readPID waits until the file at path holds a whole line with a pid, as
 // written by `echo $$ > path`, and returns the pid.
 func readPID(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, "pid in "+path, func() bool {
+	testutil.Eventually(t, waitTimeout, "pid in "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
 			return false
@@ -105,7 +90,7 @@ func processGone(pid int) bool {
 
 func waitGone(t testing.TB, pid int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("process %d to be gone", pid), func() bool { return processGone(pid) })
+	testutil.Eventually(t, waitTimeout, fmt.Sprintf("process %d to be gone", pid), func() bool { return processGone(pid) })
 }
 
 // Commands run as sessions. Each takes its pid file as $0.

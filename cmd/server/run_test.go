@@ -126,14 +126,7 @@ func TestRunShutdown(t *testing.T) {
 	hupFile, normalFile := filepath.Join(dir, "hup.pid"), filepath.Join(dir, "normal.pid")
 	hup := postSession(t, hc, r, hupIgnorer(hupFile))
 	normal := postSession(t, hc, r, pidSleeper(normalFile))
-	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	if err := conn.WriteJSON(map[string]any{"type": "session.attach", "sessionId": hup.ID}); err != nil {
-		t.Fatal(err)
-	}
-	expectWS(t, conn, "session.attached")
+	conn := attachWS(t, r, hup.ID)
 	// The pid files also prove the trap is set before the signal comes.
 	hupPID, normalPID := readPID(t, hupFile), readPID(t, normalFile)
 
@@ -222,14 +215,7 @@ func TestRunSecondSignalCutsShutdownShort(t *testing.T) {
 	hc := newHTTPClient(t)
 	hupFile := filepath.Join(dir, "hup.pid")
 	hup := postSession(t, hc, r, hupIgnorer(hupFile))
-	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	if err := conn.WriteJSON(map[string]any{"type": "session.attach", "sessionId": hup.ID}); err != nil {
-		t.Fatal(err)
-	}
-	expectWS(t, conn, "session.attached")
+	conn := attachWS(t, r, hup.ID)
 	pid := readPID(t, hupFile)
 
 	sent := time.Now()
@@ -404,4 +390,19 @@ func TestRunShutdownNoGrace(t *testing.T) {
 	if took := r.ended.Sub(sent); took > time.Second {
 		t.Errorf("shutdown took %v, more than grace 0 + 1s", took)
 	}
+}
+
+// attachWS connects to the running server's WebSocket and attaches to a
+// session, returning once the server has confirmed it.
+func attachWS(t *testing.T, r *runner, sessionID string) *websocket.Conn {
+	t.Helper()
+	conn, _, err := dialWS(t, "ws://"+r.addr+"/ws", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := conn.WriteJSON(map[string]any{"type": "session.attach", "sessionId": sessionID}); err != nil {
+		t.Fatal(err)
+	}
+	expectWS(t, conn, "session.attached")
+	return conn
 }

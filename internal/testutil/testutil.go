@@ -1,0 +1,25 @@
+// Package testutil holds what the tests of several packages share.
+package testutil
+
+import (
+	"testing"
+	"time"
+)
+
+// Eventually polls cond every few milliseconds and fails the test when it
+// does not hold within timeout. Tests wait on conditions, never on sleeps
+// that guess how long something takes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}
