@@ -6,10 +6,11 @@
 // resizes it, signals the child's process group and reports how the child
 // ended.
 //
-// Reads from the master block (creack/pty opens it in blocking mode), and a
-// blocked read cannot be cancelled by Close. A read ends when every holder of
-// the slave side has gone, which is why stopping a Process means signalling
-// its process group rather than closing the file under a reader.
+// The master is kept on Go's network poller, so a waiting Read parks its
+// goroutine instead of holding an OS thread. A Read ends with io.EOF when
+// every holder of the slave side has gone; stopping a Process means
+// signalling its process group so that happens, not closing the master
+// under a reader, which would lose the output still in the terminal.
 package pty
 
 import (
@@ -230,9 +231,9 @@ func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
 	}
 }
 
-// Close closes the master side. It does not stop the child and does not
-// unblock a Read already in progress; signal the process group for that.
-// Close is idempotent.
+// Close closes the master side; a Read in progress returns io.EOF. It does
+// not stop the child: signal the process group for that, and close after
+// the output has been read. Close is idempotent.
 func (p *Process) Close() error {
 	p.fdMu.Lock()
 	defer p.fdMu.Unlock()
