@@ -187,3 +187,30 @@ func TestCloseIsIdempotentAndWaitHonoursContext(t *testing.T) {
 		t.Fatalf("second close: %v", err)
 	}
 }
+
+func TestCloseEndsAPendingRead(t *testing.T) {
+	p, err := pty.Start(pty.Options{Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.Read(make([]byte, 16))
+		readErr <- err
+	}()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-readErr:
+		if err != io.EOF {
+			t.Fatalf("pending read after Close = %v, want io.EOF", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Close did not end the pending read")
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+}
