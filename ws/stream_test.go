@@ -333,3 +333,43 @@ func ringText(s interface {
 		}
 	}
 }
+
+func TestDetachStopsTheStream(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.session("sh", "-c", `stty -echo; while read line; do echo "got $line"; done`)
+	c, typist := e.dial(nil), e.dial(nil)
+	c.attach(s.ID(), nil)
+	typist.send(input(s.ID(), "one\n"))
+	var st stream
+	c.readUntil(s.ID(), &st, contains("got one\r\n"))
+	seen := st.seq
+
+	// The session is quiet, so nothing is in flight when the detach lands.
+	c.send(map[string]any{"type": ws.TypeSessionDetach, "sessionId": s.ID()})
+	typist.send(input(s.ID(), "two\n"))
+	testutil.Eventually(t, waitTimeout, "the second line", func() bool {
+		return s.StreamState().End >= seen+uint64(len("got two\r\n"))
+	})
+
+	// Nothing of it reached the detached client: the next message for the
+	// session is the reattach's reply, and the replay holds what it missed.
+	c.send(map[string]any{"type": ws.TypeSessionAttach, "sessionId": s.ID(), "since": seen})
+	for {
+		m := c.read()
+		if m.SessionID != s.ID() {
+			continue
+		}
+		if m.Type != ws.TypeSessionAttached {
+			t.Fatalf("detached client got %+v", m)
+		}
+		if m.Reset || m.Seq != seen {
+			t.Fatalf("reattach = %+v, want since %d without reset", m, seen)
+		}
+		break
+	}
+	var rest stream
+	c.readUntil(s.ID(), &rest, contains("got two\r\n"))
+	if string(rest.data) != "got two\r\n" {
+		t.Fatalf("replay after detach = %q", rest.data)
+	}
+}
