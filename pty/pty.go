@@ -14,6 +14,7 @@
 package pty
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -21,6 +22,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -215,6 +218,63 @@ func (p *Process) Signal(sig syscall.Signal) error {
 		return fmt.Errorf("signal process group %d: %w", p.Pid(), err)
 	}
 	return nil
+}
+
+// SignalSession sends sig to the child's process group and to every other
+// process still in the child's session: background jobs of a job-control
+// shell run in groups of their own but stay in the session the terminal
+// belongs to. Only a process that started a new session of its own
+// escapes. Missing processes are not an error.
+func (p *Process) SignalSession(sig syscall.Signal) error {
+	err := p.Signal(sig)
+	members, walkErr := sessionMembers(p.Pid())
+	for _, pid := range members {
+		if e := syscall.Kill(pid, sig); e != nil && !errors.Is(e, syscall.ESRCH) {
+			err = cmp.Or(err, fmt.Errorf("signal process %d: %w", pid, e))
+		}
+	}
+	return cmp.Or(err, walkErr)
+}
+
+// sessionMembers lists the processes whose session id is sid, by reading
+// /proc/<pid>/stat (gopsutil's process tree shells out to pgrep).
+func sessionMembers(sid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if s, ok := statSession(stat); ok && s == sid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// statSession reads the session id from a /proc/<pid>/stat line. The
+// command name comes in parentheses and may itself hold spaces and
+// parentheses, so the fields are counted from the last ')': state, ppid,
+// pgrp, session.
+func statSession(stat []byte) (int, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 4 {
+		return 0, false
+	}
+	sid, err := strconv.Atoi(fields[3])
+	return sid, err == nil
 }
 
 // Done returns a channel that is closed when the child has exited and been

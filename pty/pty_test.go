@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/pty"
 )
 
@@ -213,4 +216,46 @@ func TestCloseEndsAPendingRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, p)
+}
+
+func TestSignalSessionReachesBackgroundJobs(t *testing.T) {
+	// An interactive shell with job control puts "sleep &" in a process
+	// group of its own; signalling the agent's group alone would miss it.
+	dir := t.TempDir()
+	pidFile := dir + "/bg.pid"
+	p, err := pty.Start(pty.Options{Argv: []string{"sh", "-ic", `set -m; sleep 60 & echo $! > ` + pidFile + `; echo started; wait`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var bgPID int
+	testutil.Eventually(t, testTimeout, "the background job's pid", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		bgPID, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	if pgid, err := syscall.Getpgid(bgPID); err != nil || pgid == p.Pid() {
+		t.Fatalf("background job's group = %d (%v); the test needs it outside the agent's group %d", pgid, err, p.Pid())
+	}
+	if err := p.SignalSession(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, testTimeout, "the background job to die", func() bool {
+		return syscall.Kill(bgPID, 0) == syscall.ESRCH || isZombie(bgPID)
+	})
+	wait(t, p)
+}
+
+// isZombie reports whether pid has exited but not been reaped, which for
+// a process re-parented to an init we do not control is as dead as it gets.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }

@@ -73,6 +73,13 @@ type Options struct {
 	// OnEvent is called for every event, in order, and must not block;
 	// nil means no observer.
 	OnEvent func(Event)
+	// Store, when set, keeps sessions across restarts: the sessions it
+	// holds are restored (as idle) by NewManager, metadata is written on
+	// every change, and screens every SaveInterval while they change and
+	// at Close. nil means sessions live only as long as the Manager.
+	Store *Store
+	// SaveInterval is how often changed screens are saved; 0 means 5 s.
+	SaveInterval time.Duration
 	// Logger receives the manager's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -97,8 +104,10 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	// emitMu orders events: each is emitted while it is held, so observers
-	// see a session's changes in the order they happened.
+	// emitMu orders events: each is emitted, and written to the store,
+	// while it is held, so observers and the store see a session's changes
+	// in the order they happened. Lock order: a Session's mu, then emitMu,
+	// then a ring's mu.
 	emitMu sync.Mutex
 
 	// mu protects the fields below. Lock order: mu before a Session's mu.
@@ -109,6 +118,16 @@ type Manager struct {
 	created int
 	// runs tracks every session's PTY reader so Shutdown can wait for all.
 	runs sync.WaitGroup
+
+	// saveMu serialises screen saves (the saver and Close).
+	saveMu sync.Mutex
+	// savedEnd is the stream end each session's saved screen reached.
+	// emitMu protects it.
+	savedEnd map[string]uint64
+	// stopSaver ends the saver goroutine; saverDone is closed when it has.
+	stopSaver chan struct{}
+	saverDone chan struct{}
+	closeOnce sync.Once
 }
 
 // NewManager returns a Manager with no sessions.
@@ -150,13 +169,164 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Manager{opts: opts, log: opts.Logger, sessions: make(map[string]*Session)}, nil
+	if opts.SaveInterval <= 0 {
+		opts.SaveInterval = 5 * time.Second
+	}
+	m := &Manager{
+		opts:      opts,
+		log:       opts.Logger,
+		sessions:  make(map[string]*Session),
+		savedEnd:  make(map[string]uint64),
+		stopSaver: make(chan struct{}),
+		saverDone: make(chan struct{}),
+	}
+	if opts.Store == nil {
+		close(m.saverDone)
+		return m, nil
+	}
+	if err := m.restore(); err != nil {
+		return nil, err
+	}
+	go m.saver()
+	return m, nil
 }
 
+// emit tells the observer about a change and records it in the store, in
+// the order changes happen.
 func (m *Manager) emit(ev Event) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	m.opts.OnEvent(ev)
+	if m.opts.Store == nil {
+		return
+	}
+	var err error
+	if ev.Kind == EventDestroyed {
+		err = m.opts.Store.delete(ev.Session.ID)
+		delete(m.savedEnd, ev.Session.ID)
+	} else {
+		err = m.opts.Store.putRecord(recordOf(ev.Session))
+	}
+	if err != nil {
+		m.log.Error("save session", "session", ev.Session.ID, "err", err)
+	}
+}
+
+func recordOf(info Info) record {
+	return record{
+		ID:             info.ID,
+		Name:           info.Name,
+		Profile:        info.Profile,
+		Command:        info.Command,
+		Cwd:            info.Cwd,
+		CreatedAt:      info.CreatedAt,
+		LastActivityAt: info.LastActivityAt,
+		Status:         info.Status,
+		Reason:         info.Reason,
+		Cols:           info.Cols,
+		Rows:           info.Rows,
+		Exit:           info.Exit,
+	}
+}
+
+// restore lists every saved session as idle, with its last screen in its
+// ring at the offsets it had, so clients' seq stay meaningful.
+func (m *Manager) restore() error {
+	list, skipped, err := m.opts.Store.load()
+	if err != nil {
+		return err
+	}
+	for _, e := range skipped {
+		m.log.Warn("a saved session could not be read and is left out", "database", m.opts.Store.Path(), "err", e)
+	}
+	for _, sv := range list {
+		r := sv.record
+		s := &Session{
+			id:        r.ID,
+			name:      r.Name,
+			profile:   r.Profile,
+			cwd:       r.Cwd,
+			env:       sessionEnv(m.opts.Env, r.ID),
+			createdAt: r.CreatedAt,
+			log:       m.log.With("session", r.ID),
+			emit:      m.emit,
+			ring:      newRing(m.opts.Scrollback),
+			phase:     phaseExited,
+			status:    StatusIdle,
+			reason:    "restored after a restart; resume to start the agent again",
+			argv:      r.Command,
+			cols:      cmp.Or(r.Cols, 80),
+			rows:      cmp.Or(r.Rows, 24),
+			exit:      r.Exit,
+		}
+		s.lastActivity.Store(r.LastActivityAt.UnixNano())
+		s.ring.restore(sv.screen)
+		m.sessions[r.ID] = s
+		m.savedEnd[r.ID] = s.ring.state().End
+		m.created++
+	}
+	if len(list) > 0 {
+		m.log.Info("restored sessions", "count", len(list), "database", m.opts.Store.Path())
+	}
+	return nil
+}
+
+// saver saves changed screens every SaveInterval until Close.
+func (m *Manager) saver() {
+	defer close(m.saverDone)
+	t := time.NewTicker(m.opts.SaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stopSaver:
+			return
+		case <-t.C:
+			m.saveScreens()
+		}
+	}
+}
+
+// saveScreens writes the metadata and screen of every session whose output
+// moved since its last save.
+func (m *Manager) saveScreens() {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	for _, s := range m.List() {
+		if err := m.saveScreen(s); err != nil {
+			m.log.Error("save screen", "session", s.id, "err", err)
+		}
+	}
+}
+
+func (m *Manager) saveScreen(s *Session) error {
+	// Under emitMu, so a Destroy's delete cannot fall between the check
+	// that the session is still there and the write, which would bring a
+	// destroyed session back after a restart.
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	st := s.ring.state()
+	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
+		return nil
+	}
+	sc := s.ring.snapshot()
+	if err := m.opts.Store.putSnapshot(recordOf(s.Info()), sc); err != nil {
+		return err
+	}
+	m.savedEnd[s.id] = sc.start + uint64(len(sc.data))
+	return nil
+}
+
+// Close saves every changed screen and stops the periodic saving. Call it
+// after Shutdown, so the agents' last output is in; the Store stays open
+// for its owner to close.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() {
+		close(m.stopSaver)
+		<-m.saverDone
+		if m.opts.Store != nil {
+			m.saveScreens()
+		}
+	})
 }
 
 // MaxSessions returns the live-session limit.

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -21,6 +22,9 @@ type ring struct {
 	mu  sync.Mutex
 	buf []byte
 	end uint64 // offset just after the newest byte
+	// base is the offset of the first byte this ring ever held: 0, or
+	// where a restored screen began. Nothing below it is held.
+	base uint64
 	// tail tracks the terminal state at the oldest byte still held, by
 	// scanning bytes as they are evicted; a replay starts from it.
 	tail vtState
@@ -49,10 +53,10 @@ func newRing(size int) *ring {
 
 // start returns the offset of the oldest byte held. mu must be held.
 func (r *ring) start() uint64 {
-	if size := uint64(len(r.buf)); r.end > size {
+	if size := uint64(len(r.buf)); r.end > r.base+size {
 		return r.end - size
 	}
-	return 0
+	return r.base
 }
 
 // write appends p, evicting the oldest bytes when the ring is full, and
@@ -66,7 +70,7 @@ func (r *ring) write(p []byte) {
 	size := uint64(len(r.buf))
 	oldStart := r.start()
 	newEnd := r.end + uint64(len(p))
-	if newEnd > size {
+	if newEnd > r.base+size {
 		if newStart := newEnd - size; newStart > oldStart {
 			r.evict(oldStart, newStart, p)
 		}
@@ -224,9 +228,14 @@ func (r *ring) state() StreamState {
 func (r *ring) replayStart() (uint64, []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.replayStartLocked()
+}
+
+func (r *ring) replayStartLocked() (uint64, []byte) {
 	start := r.start()
-	if start == 0 {
-		return 0, nil
+	if start == r.base {
+		// Nothing evicted: the tail's modes are those at the base.
+		return start, r.tail.modePrefix()
 	}
 	if r.tailAtLineStart {
 		return start, r.tail.modePrefix()
@@ -260,3 +269,28 @@ func (r *ring) replayStart() (uint64, []byte) {
 }
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
+
+// snapshot returns what a replay would show: the output from the replay
+// start with the modes in force there, read in one go.
+func (r *ring) snapshot() screen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start, prefix := r.replayStartLocked()
+	data := make([]byte, r.end-start)
+	if _, err := r.readAtLocked(data, start); err != nil {
+		// replayStartLocked returns a held offset: this cannot happen.
+		panic(fmt.Sprintf("ring snapshot: %v", err))
+	}
+	return screen{start: start, prefix: prefix, data: data}
+}
+
+// restore makes an empty ring hold a saved screen: the stream continues at
+// the saved offsets, and a replay re-enters the saved modes first.
+func (r *ring) restore(sc screen) {
+	r.mu.Lock()
+	r.base, r.end = sc.start, sc.start
+	r.tail = vtState{}
+	r.tail.feed(sc.prefix)
+	r.mu.Unlock()
+	r.write(sc.data)
+}

@@ -79,11 +79,13 @@ func (p phase) String() string {
 
 // Info is a snapshot of a session's metadata.
 type Info struct {
-	ID             string
-	Name           string
-	Status         Status
-	Reason         string
-	Agent          string
+	ID     string
+	Name   string
+	Status Status
+	Reason string
+	Agent  string
+	// Profile is how the session's agent starts and resumes.
+	Profile        Profile
 	Command        []string
 	Cwd            string
 	CreatedAt      time.Time
@@ -147,6 +149,7 @@ func (s *Session) infoLocked() Info {
 		Status:         s.status,
 		Reason:         s.reason,
 		Agent:          s.profile.Name,
+		Profile:        s.profile,
 		Command:        slices.Clone(s.argv),
 		Cwd:            s.cwd,
 		CreatedAt:      s.createdAt,
@@ -267,8 +270,8 @@ func (s *Session) reapStragglers(proc *pty.Process, readerDone <-chan struct{}) 
 	select {
 	case <-readerDone:
 	case <-t.C:
-		s.log.Debug("agent exited but its terminal is still open; killing its process group")
-		if err := proc.Signal(syscall.SIGKILL); err != nil {
+		s.log.Debug("agent exited but its terminal is still open; killing its terminal session")
+		if err := proc.SignalSession(syscall.SIGKILL); err != nil {
 			s.log.Warn("kill stragglers", "err", err)
 		}
 	}
@@ -401,12 +404,17 @@ func (s *Session) stop(ctx context.Context, grace time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-done:
+		// The agent is gone; its background jobs, in groups of their own,
+		// may not be. Nothing of a stopped session outlives it.
+		if err := proc.SignalSession(syscall.SIGKILL); err != nil {
+			s.log.Warn("kill the session's remaining processes", "err", err)
+		}
 		return nil
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	s.log.Debug("agent ignored SIGHUP; killing its process group")
-	if err := proc.Signal(syscall.SIGKILL); err != nil {
+	s.log.Debug("agent ignored SIGHUP; killing its terminal session")
+	if err := proc.SignalSession(syscall.SIGKILL); err != nil {
 		return err
 	}
 	// SIGKILL cannot be ignored, so the run normally ends at once. It does

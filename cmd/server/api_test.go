@@ -39,7 +39,7 @@ type apiEnv struct {
 func newAPI(t *testing.T, args ...string) *apiEnv {
 	t.Helper()
 	dir := t.TempDir()
-	base := []string{"--workspace", dir, "--agent-cmd", "sh -c 'exec sleep 60'", "--shutdown-grace", "1s"}
+	base := []string{"--workspace", dir, "--data-dir", t.TempDir(), "--agent-cmd", "sh -c 'exec sleep 60'", "--shutdown-grace", "1s"}
 	cfg, err := parseConfig(append(base, args...), noEnv, io.Discard)
 	if err != nil {
 		t.Fatalf("parseConfig: %v", err)
@@ -59,6 +59,9 @@ func newAPI(t *testing.T, args ...string) *apiEnv {
 		}
 		if err := e.srv.hub.Close(ctx); err != nil {
 			t.Errorf("close hub: %v", err)
+		}
+		if err := e.srv.close(); err != nil {
+			t.Errorf("close: %v", err)
 		}
 		e.ts.Close()
 		if t.Failed() {

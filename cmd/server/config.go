@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,8 @@ import (
 type config struct {
 	Addr           string
 	Workspace      string
+	DataDir        string
+	SaveInterval   time.Duration
 	Agent          string
 	AgentCmd       []string
 	MaxSessions    int
@@ -51,6 +54,8 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 	fs.SetOutput(usageOut)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&cfg.Workspace, "workspace", "", "the tree the agents work in (default: the current directory)")
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "where the session database lives (default: $XDG_STATE_HOME/agentmux or ~/.local/state/agentmux)")
+	fs.DurationVar(&cfg.SaveInterval, "save-interval", 5*time.Second, "how often changed screens are saved; a crash loses at most this much output")
 	fs.StringVar(&cfg.Agent, "agent", sessions.ProfileClaude, "agent profile: claude, codex, aider, shell or custom")
 	fs.Func("agent-cmd", "command line to run, e.g. 'bash -l'; implies custom when no --agent is named", func(s string) error {
 		argv, err := shellwords.Parse(s)
@@ -122,8 +127,22 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		return config{}, fmt.Errorf("--batch-interval %s: must be above 0 and at most 1s", cfg.BatchInterval)
 	case cfg.ShutdownGrace < 0:
 		return config{}, fmt.Errorf("--shutdown-grace %s: must not be negative", cfg.ShutdownGrace)
+	case cfg.SaveInterval < 100*time.Millisecond || cfg.SaveInterval > 10*time.Second:
+		return config{}, fmt.Errorf("--save-interval %s: must be between 100ms and 10s", cfg.SaveInterval)
 	}
 	return cfg, nil
+}
+
+// defaultDataDir follows the XDG base directory rules for state.
+func defaultDataDir(getenv func(string) string) (string, error) {
+	if state := getenv("XDG_STATE_HOME"); filepath.IsAbs(state) {
+		return filepath.Join(state, "agentmux"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("no --data-dir given and no HOME to put ~/.local/state/agentmux in")
+	}
+	return filepath.Join(home, ".local", "state", "agentmux"), nil
 }
 
 func usage(fs *flag.FlagSet, w io.Writer) {

@@ -22,6 +22,7 @@ import (
 var allFlags = []string{
 	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
+	"data-dir", "save-interval",
 }
 
 func TestEnvName(t *testing.T) {
@@ -49,10 +50,29 @@ func TestConfigDefaults(t *testing.T) {
 		Scrollback:    1 << 20,
 		BatchInterval: 16 * time.Millisecond,
 		ShutdownGrace: 5 * time.Second,
+		SaveInterval:  5 * time.Second,
 		LogLevel:      slog.LevelInfo,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestDefaultDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_STATE_HOME": "/state", "HOME": "/home/u"}, "/state/agentmux"},
+		{map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/home/u"}, "/home/u/.local/state/agentmux"},
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/agentmux"},
+	} {
+		if got, err := defaultDataDir(envOf(tc.env)); err != nil || got != tc.want {
+			t.Errorf("defaultDataDir(%v) = %q, %v; want %q", tc.env, got, err, tc.want)
+		}
+	}
+	if _, err := defaultDataDir(noEnv); err == nil || !strings.Contains(err.Error(), "--data-dir") {
+		t.Errorf("no HOME: %v, want an error naming --data-dir", err)
 	}
 }
 
@@ -61,7 +81,8 @@ func configEqual(a, b config) bool {
 		slices.Equal(a.AgentCmd, b.AgentCmd) && a.MaxSessions == b.MaxSessions &&
 		a.Scrollback == b.Scrollback && a.BatchInterval == b.BatchInterval &&
 		a.ShutdownGrace == b.ShutdownGrace && slices.Equal(a.AllowedOrigins, b.AllowedOrigins) &&
-		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet
+		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet &&
+		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval
 }
 
 // fullEnv sets every flag's variable.
@@ -77,6 +98,8 @@ var fullEnv = map[string]string{
 	"AGENTMUX_ALLOWED_ORIGINS": "http://a.example, http://b.example",
 	"AGENTMUX_TOKEN":           "envtok",
 	"AGENTMUX_LOG_LEVEL":       "debug",
+	"AGENTMUX_DATA_DIR":        "/env/data",
+	"AGENTMUX_SAVE_INTERVAL":   "2s",
 }
 
 func TestConfigFromEnv(t *testing.T) {
@@ -99,6 +122,8 @@ func TestConfigFromEnv(t *testing.T) {
 		AllowedOrigins: []string{"http://a.example", "http://b.example"},
 		Token:          "envtok",
 		LogLevel:       slog.LevelDebug,
+		DataDir:        "/env/data",
+		SaveInterval:   2 * time.Second,
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -119,6 +144,8 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--allowed-origins", "http://c.example",
 		"--token", "flagtok",
 		"--log-level", "warn",
+		"--data-dir", "/flag/data",
+		"--save-interval", "1s",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -136,6 +163,8 @@ func TestFlagBeatsEnv(t *testing.T) {
 		AllowedOrigins: []string{"http://c.example"},
 		Token:          "flagtok",
 		LogLevel:       slog.LevelWarn,
+		DataDir:        "/flag/data",
+		SaveInterval:   time.Second,
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {

@@ -34,16 +34,39 @@ func main() {
 type server struct {
 	cfg     config
 	log     *slog.Logger
+	store   *sessions.Store
 	mgr     *sessions.Manager
 	hub     *ws.Hub
 	started time.Time
 }
 
-func newServer(cfg config, log *slog.Logger) (*server, error) {
+// storeTimeout is how long start-up waits for a database another process
+// holds before saying so.
+const storeTimeout = 2 * time.Second
+
+// dbFile is the database's name inside --data-dir.
+const dbFile = "agentmux.db"
+
+func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	profile, err := defaultProfile(cfg, log)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("no data directory")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	store, err := sessions.OpenStore(filepath.Join(cfg.DataDir, dbFile), storeTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = store.Close()
+		}
+	}()
 	// The manager reports events to the hub, which needs the manager to
 	// find sessions; no event can fire before hub is set, since no session
 	// exists until the server serves.
@@ -54,6 +77,8 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 		Workspace:      cfg.Workspace,
 		DefaultProfile: profile,
 		OnEvent:        func(ev sessions.Event) { hub.OnEvent(ev) },
+		Store:          store,
+		SaveInterval:   cfg.SaveInterval,
 		Logger:         log,
 	})
 	if err != nil {
@@ -68,7 +93,14 @@ func newServer(cfg config, log *slog.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &server{cfg: cfg, log: log, mgr: mgr, hub: hub, started: time.Now()}, nil
+	return &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, started: time.Now()}, nil
+}
+
+// close saves what is left and closes the database; the sessions must have
+// been stopped.
+func (s *server) close() error {
+	s.mgr.Close()
+	return s.store.Close()
 }
 
 // run is main without the process: it returns the exit code. ready, when
@@ -97,15 +129,24 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		log.Error("workspace is not a directory", "workspace", cfg.Workspace)
 		return 1
 	}
+	if cfg.DataDir == "" {
+		if cfg.DataDir, err = defaultDataDir(getenv); err != nil {
+			log.Error(err.Error())
+			return 1
+		}
+	}
 
 	srv, err := newServer(cfg, log)
 	if err != nil {
-		log.Error("start", "err", err)
+		log.Error("cannot start: " + err.Error())
 		return 1
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		log.Error(fmt.Sprintf("listen on %s: %v", cfg.Addr, err))
+		if err := srv.close(); err != nil {
+			log.Error("close", "err", err)
+		}
 		return 1
 	}
 	httpSrv := &http.Server{
@@ -126,6 +167,12 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		log.Info("shutting down", "signal", sig.String(), "grace", cfg.ShutdownGrace)
 	case err := <-served:
 		log.Error("serve", "err", err)
+		// Stop the agents and save; nothing is listening any more.
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+time.Second)
+		defer cancel()
+		if err := errors.Join(srv.mgr.Shutdown(ctx, cfg.ShutdownGrace), srv.close()); err != nil {
+			log.Error("stop", "err", err)
+		}
 		return 1
 	}
 	if err := srv.shutdown(httpSrv, sigs); err != nil {
@@ -164,6 +211,9 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	agentsCtx, cancelAgents := context.WithTimeout(ctx, grace+500*time.Millisecond)
 	defer cancelAgents()
 	errAgents := s.mgr.Shutdown(agentsCtx, grace)
+	// Save everything the agents wrote to the end before saying goodbye:
+	// a client that reconnects at once to the next server finds it all.
+	s.mgr.Close()
 	// Closing connections takes a round trip, not a grace period, so a
 	// second signal does not skip it: clients still get their 1001. Only
 	// the overall deadline bounds it.
@@ -171,7 +221,8 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
-	errs := []error{errAgents, errConns, errHTTP}
+	errStore := s.store.Close()
+	errs := []error{errAgents, errConns, errHTTP, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is
 		// DeadlineExceeded): the operator asked to cut the wait short,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +35,10 @@ type runner struct {
 // ends it stops run if the test did not.
 func startRun(t *testing.T, getenv func(string) string, args ...string) *runner {
 	t.Helper()
+	if !slices.Contains(args, "--data-dir") {
+		// Never the developer's own ~/.local/state, and never shared.
+		args = append([]string{"--data-dir", t.TempDir()}, args...)
+	}
 	r := &runner{t: t, sigs: make(chan os.Signal, 2), log: &syncBuffer{}, done: make(chan struct{})}
 	ready := make(chan string, 1)
 	go func() {
@@ -291,7 +296,7 @@ func TestRunBusyAddr(t *testing.T) {
 	defer ln.Close()
 	addr := ln.Addr().String()
 	var out syncBuffer
-	code := run(make(chan os.Signal, 1), []string{"--addr", addr, "--workspace", t.TempDir(), "--agent-cmd", "sh"}, noEnv, &out, nil)
+	code := run(make(chan os.Signal, 1), []string{"--addr", addr, "--workspace", t.TempDir(), "--agent-cmd", "sh", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 1 {
 		t.Errorf("busy %s: run returned %d, want 1", addr, code)
 	}
@@ -303,7 +308,7 @@ func TestRunBusyAddr(t *testing.T) {
 func TestRunBadWorkspace(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	var out syncBuffer
-	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", missing, "--agent-cmd", "sh"}, noEnv, &out, nil)
+	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", missing, "--agent-cmd", "sh", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 1 {
 		t.Errorf("missing workspace: run returned %d, want 1", code)
 	}
@@ -314,7 +319,7 @@ func TestRunBadWorkspace(t *testing.T) {
 
 func TestRunUnknownAgent(t *testing.T) {
 	var out syncBuffer
-	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent", "gpt"}, noEnv, &out, nil)
+	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent", "gpt", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 2 {
 		t.Errorf("unknown agent: run returned %d, want 2 (a configuration error)", code)
 	}

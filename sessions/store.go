@@ -1,0 +1,210 @@
+package sessions
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Bucket names.
+var (
+	bucketSessions = []byte("sessions") // id -> JSON record
+	bucketScreens  = []byte("screens")  // id -> binary screen snapshot
+)
+
+// Errors opening a store, each naming the file in its message.
+var (
+	ErrStoreLocked  = errors.New("database is in use by another process")
+	ErrStoreCorrupt = errors.New("database file is damaged")
+)
+
+// Store keeps session metadata and last screens in a bbolt file, so
+// sessions outlive the server. Every write is one transaction: a crash
+// leaves the previous state or the new one, never a mix.
+type Store struct {
+	db   *bolt.DB
+	path string
+}
+
+// OpenStore opens or creates the database at path. It gives up after
+// timeout when another process holds the file (bbolt's default would wait
+// forever) and reports a damaged file, which can make bbolt panic, as
+// ErrStoreCorrupt rather than crashing or starting afresh.
+func OpenStore(path string, timeout time.Duration) (s *Store, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, r)
+		}
+	}()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("%w: %s (another agentmux is using this data directory)", ErrStoreLocked, path)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
+		return nil, fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, err)
+	case err != nil:
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s = &Store{db: db, path: path}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketSessions, bucketScreens} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %s: create buckets: %v", ErrStoreCorrupt, path, err)
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// record is a session's metadata as stored.
+type record struct {
+	ID             string      `json:"id"`
+	Name           string      `json:"name"`
+	Profile        Profile     `json:"profile"`
+	Command        []string    `json:"command"`
+	Cwd            string      `json:"cwd"`
+	CreatedAt      time.Time   `json:"createdAt"`
+	LastActivityAt time.Time   `json:"lastActivityAt"`
+	Status         Status      `json:"status"`
+	Reason         string      `json:"reason,omitempty"`
+	Cols           int         `json:"cols"`
+	Rows           int         `json:"rows"`
+	Exit           *ExitStatus `json:"exit,omitempty"`
+}
+
+// screen is a session's last screen as stored: the output from a replay
+// start, with the modes in force there.
+type screen struct {
+	start  uint64 // stream offset of data[0]
+	prefix []byte // sequences that re-enter the terminal modes at start
+	data   []byte
+}
+
+// Screen encoding: start (8 bytes), prefix length (4), prefix, data.
+func (sc screen) marshal() []byte {
+	b := make([]byte, 12, 12+len(sc.prefix)+len(sc.data))
+	binary.BigEndian.PutUint64(b, sc.start)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(sc.prefix)))
+	b = append(b, sc.prefix...)
+	return append(b, sc.data...)
+}
+
+func unmarshalScreen(b []byte) (screen, error) {
+	if len(b) < 12 {
+		return screen{}, fmt.Errorf("screen record of %d bytes is too short", len(b))
+	}
+	n := binary.BigEndian.Uint32(b[8:])
+	if uint64(n) > uint64(len(b)-12) {
+		return screen{}, fmt.Errorf("screen record's prefix of %d bytes overruns it", n)
+	}
+	// Copies: bbolt's memory is only valid inside the transaction.
+	return screen{
+		start:  binary.BigEndian.Uint64(b),
+		prefix: append([]byte(nil), b[12:12+n]...),
+		data:   append([]byte(nil), b[12+n:]...),
+	}, nil
+}
+
+// putRecord writes a session's metadata.
+func (s *Store) putRecord(r record) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", r.ID, err)
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put([]byte(r.ID), v)
+	})
+}
+
+// putSnapshot writes a session's metadata and last screen together.
+func (s *Store) putSnapshot(r record, sc screen) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", r.ID, err)
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Put([]byte(r.ID), v); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketScreens).Put([]byte(r.ID), sc.marshal())
+	})
+}
+
+// delete forgets a session.
+func (s *Store) delete(id string) error {
+	return s.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketScreens).Delete([]byte(id))
+	})
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if err := s.db.Update(fn); err != nil {
+		return fmt.Errorf("write database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// saved is a session read back from the store.
+type saved struct {
+	record record
+	screen screen
+}
+
+// load reads every saved session. A record that cannot be decoded is
+// reported in skipped and left out; a damaged file is ErrStoreCorrupt.
+func (s *Store) load() (out []saved, skipped []error, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, s.path, r)
+		}
+	}()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		screens := tx.Bucket(bucketScreens)
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			var r record
+			if err := json.Unmarshal(v, &r); err != nil {
+				skipped = append(skipped, fmt.Errorf("session %q: %w", k, err))
+				return nil
+			}
+			sv := saved{record: r}
+			if b := screens.Get(k); b != nil {
+				sc, err := unmarshalScreen(b)
+				if err != nil {
+					skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))
+				} else {
+					sv.screen = sc
+				}
+			}
+			out = append(out, sv)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, s.path, err)
+	}
+	return out, skipped, nil
+}
