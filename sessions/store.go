@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,10 +46,14 @@ func OpenStore(path string, timeout time.Duration) (s *Store, err error) {
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("%w: %s (another agentmux is using this data directory)", ErrStoreLocked, path)
-	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
-		return nil, fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, err)
 	case err != nil:
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		// The operating system's refusals (permissions, a missing
+		// directory) come as path errors; anything else bbolt rejects in
+		// the file (a bad magic number, checksum or size) is damage.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, err)
 	}
 	s = &Store{db: db, path: path}
 	err = db.Update(func(tx *bolt.Tx) error {

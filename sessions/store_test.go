@@ -1,0 +1,318 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmux/agentmux/internal/testutil"
+)
+
+const storeTimeout = 10 * time.Second
+
+func openTestStore(t *testing.T, path string) *Store {
+	t.Helper()
+	st, err := OpenStore(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// newStoreManager returns a Manager persisting to st; the caller shuts it
+// down and closes it.
+func newStoreManager(t *testing.T, st *Store, workspace string, scrollback int) *Manager {
+	t.Helper()
+	fake := Profile{
+		Name:   "fake",
+		Start:  []string{"sh", "-c", `echo "start {id} in $PWD"; exec sleep 60`},
+		Resume: []string{"sh", "-c", `echo "resume {id} in $PWD"; exec sleep 60`},
+	}
+	m, err := NewManager(Options{
+		Workspace:    workspace,
+		Scrollback:   scrollback,
+		Profiles:     map[string]Profile{"fake": fake},
+		Store:        st,
+		SaveInterval: 50 * time.Millisecond,
+		StopGrace:    time.Second,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func stopManager(t *testing.T, m *Manager) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := m.Shutdown(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}
+
+func outputOf(t *testing.T, s *Session) string {
+	t.Helper()
+	st := s.StreamState()
+	b := make([]byte, st.End-st.Start)
+	n, err := s.ReadOutput(b, st.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[:n])
+}
+
+func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agentmux.db")
+	workspace := t.TempDir()
+	if err := os.Mkdir(filepath.Join(workspace, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, workspace, 4096)
+	// One session fills its ring past its size, inside the alternate
+	// screen with the cursor hidden; one is a plain profile session.
+	big, err := m.Create(CreateOptions{Name: "big", Command: []string{"sh", "-c",
+		`printf '\033[?1049h\033[?25l'; i=0; while [ $i -lt 800 ]; do echo "line $i"; i=$((i+1)); done; exec sleep 60`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := m.Create(CreateOptions{Name: "small", Agent: "fake", Cwd: "sub", Cols: 100, Rows: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "both outputs", func() bool {
+		return strings.Contains(outputOf(t, big), "line 799") && strings.Contains(outputOf(t, small), "start ")
+	})
+	bigState, bigScreen := big.StreamState(), outputOf(t, big)
+	bigStart, bigPrefix := big.ReplayStart()
+	stopManager(t, m)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st = openTestStore(t, path)
+	defer st.Close()
+	m = newStoreManager(t, st, workspace, 4096)
+	defer stopManager(t, m)
+	list := m.List()
+	if len(list) != 2 || list[0].ID() != big.ID() || list[1].ID() != small.ID() {
+		t.Fatalf("restored %d sessions, want big then small", len(list))
+	}
+	for _, s := range list {
+		info := s.Info()
+		if info.Status != StatusIdle || !strings.Contains(info.Reason, "restored") {
+			t.Errorf("%s: status %s (%s), want idle and restored", info.Name, info.Status, info.Reason)
+		}
+	}
+	if info := list[1].Info(); info.Cwd != filepath.Join(workspace, "sub") || info.Cols != 100 || info.Rows != 30 || info.Agent != "fake" {
+		t.Errorf("small restored as %+v", info)
+	}
+
+	// The big screen replays from the same place, with its modes, and
+	// the stream continues at the same offsets.
+	rb := list[0]
+	if st := rb.StreamState(); st.End != bigState.End {
+		t.Fatalf("restored stream ends at %d, want %d", st.End, bigState.End)
+	}
+	start, prefix := rb.ReplayStart()
+	if start != bigStart || !bytes.Equal(prefix, bigPrefix) || !bytes.Contains(prefix, []byte("\x1b[?1049h")) {
+		t.Fatalf("restored replay starts at %d with %q, want %d with %q", start, prefix, bigStart, bigPrefix)
+	}
+	buf := make([]byte, bigState.End-start)
+	n, err := rb.ReadOutput(buf, start)
+	if err != nil || !strings.HasSuffix(bigScreen, string(buf[:n])) || !strings.Contains(string(buf[:n]), "line 799") {
+		t.Fatalf("restored screen (%d bytes, %v) is not the saved one", n, err)
+	}
+
+	// Resume runs the profile's resume command in the same directory and
+	// continues the stream.
+	if _, err := m.Resume(small.ID()); err != nil {
+		t.Fatal(err)
+	}
+	rs := list[1]
+	want := "resume " + small.ID() + " in " + filepath.Join(workspace, "sub")
+	testutil.Eventually(t, storeTimeout, "the resumed agent's output", func() bool {
+		return strings.Contains(outputOf(t, rs), want)
+	})
+	if info := rs.Info(); info.Status != StatusActive || info.Reason != "resumed" {
+		t.Fatalf("resumed session = %s (%s)", info.Status, info.Reason)
+	}
+	if !strings.HasPrefix(outputOf(t, rs), "start ") {
+		t.Fatalf("resumed stream lost its saved screen: %q", outputOf(t, rs))
+	}
+}
+
+func TestDestroyedSessionsStayGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, t.TempDir(), 4096)
+	keep, err := m.Create(CreateOptions{Agent: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := m.Create(CreateOptions{Agent: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "output", func() bool { return strings.Contains(outputOf(t, gone), "start") })
+	// Let the saver write the screen first, so its delete is tested too.
+	testutil.Eventually(t, storeTimeout, "a saved screen", func() bool {
+		saved, _, err := st.load()
+		for _, sv := range saved {
+			if sv.record.ID == gone.ID() && len(sv.screen.data) > 0 {
+				return err == nil
+			}
+		}
+		return false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := m.Destroy(ctx, gone.ID()); err != nil {
+		t.Fatal(err)
+	}
+	stopManager(t, m)
+	saved, skipped, err := st.load()
+	if err != nil || len(skipped) != 0 || len(saved) != 1 || saved[0].record.ID != keep.ID() {
+		t.Fatalf("store holds %d sessions (%v, %v), want only the kept one", len(saved), skipped, err)
+	}
+	if err := st.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketScreens).Get([]byte(gone.ID())) != nil {
+			return errors.New("the destroyed session's screen is still stored")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScreensAreSavedWhileSessionsRun(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	m := newStoreManager(t, st, t.TempDir(), 1<<20)
+	defer stopManager(t, m)
+	s, err := m.Create(CreateOptions{Command: []string{"sh", "-c", `i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.02; done`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without any shutdown, as after kill -9, the store catches up with
+	// the output within a few save intervals.
+	testutil.Eventually(t, storeTimeout, "tick 10 in the running output", func() bool { return strings.Contains(outputOf(t, s), "tick 10\r\n") })
+	testutil.Eventually(t, storeTimeout, "tick 10 in the store", func() bool {
+		saved, _, err := st.load()
+		return err == nil && len(saved) == 1 && bytes.Contains(saved[0].screen.data, []byte("tick 10\r\n"))
+	})
+}
+
+func TestOpenStoreHeldByAnother(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	held := openTestStore(t, path)
+	defer held.Close()
+	began := time.Now()
+	_, err := OpenStore(path, 300*time.Millisecond)
+	if !errors.Is(err, ErrStoreLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("open of a held store = %v, want ErrStoreLocked naming %s", err, path)
+	}
+	if waited := time.Since(began); waited > 5*time.Second {
+		t.Fatalf("gave up after %v", waited)
+	}
+}
+
+func TestOpenStoreDamaged(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	st := openTestStore(t, good)
+	m := newStoreManager(t, st, t.TempDir(), 4096)
+	if _, err := m.Create(CreateOptions{Agent: "fake"}); err != nil {
+		t.Fatal(err)
+	}
+	stopManager(t, m)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	real, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroedMeta := bytes.Clone(real)
+	clear(zeroedMeta[:8192]) // both meta pages
+	for name, content := range map[string][]byte{
+		"garbage":     bytes.Repeat([]byte("not a database "), 4096),
+		"zeroed meta": zeroedMeta,
+		"truncated":   real[:5000],
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".db")
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenStore(path, time.Second)
+		if err == nil {
+			_, _, err = s.load()
+			s.Close()
+		}
+		if !errors.Is(err, ErrStoreCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want ErrStoreCorrupt naming the file", name, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, content) {
+			t.Errorf("%s: the damaged file was changed", name)
+		}
+	}
+}
+
+func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, t.TempDir(), 4096)
+	good, err := m.Create(CreateOptions{Agent: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopManager(t, m)
+	if err := st.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Put([]byte("bad"), []byte("{not json")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketScreens).Put([]byte(good.ID()), []byte{1, 2})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	saved, skipped, err := st.load()
+	if err != nil || len(saved) != 1 || saved[0].record.ID != good.ID() || len(skipped) != 2 {
+		t.Fatalf("load = %d saved, skipped %v, %v; want the good one and two reasons", len(saved), skipped, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScreenEncoding(t *testing.T) {
+	in := screen{start: 1 << 40, prefix: []byte("\x1b[?1049h"), data: []byte("héllo\r\n")}
+	out, err := unmarshalScreen(in.marshal())
+	if err != nil || out.start != in.start || !bytes.Equal(out.prefix, in.prefix) || !bytes.Equal(out.data, in.data) {
+		t.Fatalf("round trip = %+v, %v", out, err)
+	}
+	if _, err := unmarshalScreen([]byte{1, 2, 3}); err == nil {
+		t.Error("a short record decoded")
+	}
+	bad := in.marshal()
+	bad[11] = 0xff // prefix length beyond the record
+	if _, err := unmarshalScreen(bad); err == nil {
+		t.Error("a prefix overrunning the record decoded")
+	}
+}
