@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -314,5 +315,45 @@ func TestScreenEncoding(t *testing.T) {
 	bad[11] = 0xff // prefix length beyond the record
 	if _, err := unmarshalScreen(bad); err == nil {
 		t.Error("a prefix overrunning the record decoded")
+	}
+}
+
+// BenchmarkRestart measures a restart's work up to the sessions being
+// listed: open the database, restore four sessions with full 1 MiB
+// screens, list them.
+func BenchmarkRestart(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "agentmux.db")
+	st, err := OpenStore(path, time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte("\x1b[32mok\x1b[0m  github.com/agentmux/agentmux/ws  12.3s  héllo 日本語\r\n")
+	data := bytes.Repeat(line, (1<<20)/len(line))
+	for i := range 4 {
+		r := record{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), Name: "s", Profile: Profile{Name: "shell", Start: []string{"sh"}},
+			Command: []string{"sh"}, Cwd: "/", CreatedAt: time.Now(), Cols: 80, Rows: 24}
+		if err := st.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		st, err := OpenStore(path, time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := NewManager(Options{Workspace: "/", Store: st, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(m.List()); n != 4 {
+			b.Fatalf("listed %d sessions", n)
+		}
+		m.Close()
+		if err := st.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
