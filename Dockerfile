@@ -1,0 +1,150 @@
+# syntax=docker/dockerfile:1
+#
+# The agentmux image. How to build, run and upgrade it: docs/container.md.
+#
+#   docker build -t agentmux:local .
+#   docker build -t agentmux:local --build-arg AGENT_CLI=@anthropic-ai/claude-code .
+#
+# Stages: web (UI assets) and build (the Go binary, embedding them);
+# agent-cli (an optional npm-distributed agent CLI with its own Node);
+# then the runtime image, which takes only their results.
+#
+# Needs BuildKit (the default builder since Docker 23) for the cache mounts.
+
+# Node major version for the agent CLI (not for the UI build). Current agent
+# CLIs want a recent one: @anthropic-ai/claude-code requires Node >= 22.
+ARG AGENT_NODE_VERSION=24
+
+# ---------------------------------------------------------------- web
+# Builds the browser UI when there is one to build. Until web/package.json
+# exists the stage only passes web/static through. Whatever the UI build
+# does, its output must end up in web/static: that directory is what the Go
+# code embeds (go:embed in web/web.go).
+FROM node:20-bookworm-slim AS web
+WORKDIR /src/web
+COPY web/ ./
+RUN --mount=type=cache,target=/root/.npm \
+    set -eu; \
+    if [ -f package.json ]; then \
+        npm ci --no-audit --no-fund; \
+        npm run build; \
+    fi; \
+    mkdir -p static
+
+# ---------------------------------------------------------------- build
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# Modules first, so that editing the code does not download them again.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+# Replace, not merge: files the UI build no longer produces must not linger.
+RUN rm -rf web/static
+COPY --from=web /src/web/static ./web/static
+# Late, so that a new version string reuses every layer above.
+ARG VERSION=dev
+RUN --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+        -o /out/agentmux ./cmd/server
+
+# ---------------------------------------------------------------- agent-cli
+# AGENT_CLI names one or more npm packages (space-separated, versions
+# allowed), e.g. "@anthropic-ai/claude-code" or "@openai/codex". They are
+# installed under /opt/node together with the Node and npm they run on,
+# taken from this official Node image: bookworm's own nodejs is 18, too old
+# for Claude Code, and its npm package brings hundreds of others. The
+# image is bookworm like the runtime, so the copied node finds the same
+# libraries there. With AGENT_CLI empty, /opt/node stays empty and the
+# image has no Node at all.
+FROM node:${AGENT_NODE_VERSION}-bookworm-slim AS agent-cli
+ARG AGENT_CLI=""
+RUN --mount=type=cache,target=/root/.npm \
+    set -eu; \
+    mkdir -p /opt/node; \
+    if [ -n "$AGENT_CLI" ]; then \
+        mkdir -p /opt/node/bin /opt/node/lib/node_modules; \
+        cp /usr/local/bin/node /opt/node/bin/node; \
+        cp -a /usr/local/lib/node_modules/npm /opt/node/lib/node_modules/npm; \
+        ln -s ../lib/node_modules/npm/bin/npm-cli.js /opt/node/bin/npm; \
+        ln -s ../lib/node_modules/npm/bin/npx-cli.js /opt/node/bin/npx; \
+        PATH="/opt/node/bin:$PATH" npm install --global --prefix /opt/node \
+            --no-audit --no-fund $AGENT_CLI; \
+    fi
+
+# ---------------------------------------------------------------- runtime
+FROM debian:bookworm-slim
+
+# The agent user's ids. Keep the defaults unless your host user's ids
+# differ, on Linux: the workspace is a bind mount, and the agent can only
+# write files its uid may write (see docs/container.md).
+ARG AGENT_UID=1000
+ARG AGENT_GID=1000
+
+# git and bash for the agents; ca-certificates for HTTPS; procps for ps,
+# top and kill in the terminals; less as git's pager; tini as PID 1.
+RUN set -eu; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends \
+        bash ca-certificates git less procps tini; \
+    rm -rf /var/lib/apt/lists/*
+
+# The group is named agent unless the image already has one with that gid.
+# /data holds the session database (and last screens, which can show
+# secrets), so only the agent user may read it.
+RUN set -eu; \
+    if ! getent group "$AGENT_GID" >/dev/null; then \
+        groupadd --gid "$AGENT_GID" agent; \
+    fi; \
+    useradd --uid "$AGENT_UID" --gid "$AGENT_GID" --create-home \
+        --home-dir /home/agent --shell /bin/bash agent; \
+    install -d -o "$AGENT_UID" -g "$AGENT_GID" -m 0700 /data; \
+    install -d -o "$AGENT_UID" -g "$AGENT_GID" -m 0755 /workspace
+
+# The agent user owns the npm prefix, so `npm install -g` works for it and
+# an agent CLI can update itself (the update lasts until the container is
+# recreated; rebuild the image to keep one). It is kept out of /home/agent
+# on purpose: that is a volume, whose old contents would hide a newer CLI
+# after an upgrade.
+COPY --from=agent-cli --chown=${AGENT_UID}:${AGENT_GID} /opt/node /opt/node
+COPY --from=build /out/agentmux /usr/local/bin/agentmux
+
+ENV PATH=/opt/node/bin:$PATH \
+    LANG=C.UTF-8 \
+    SHELL=/bin/bash \
+    AGENTMUX_ADDR=0.0.0.0:8080 \
+    AGENTMUX_DATA_DIR=/data \
+    AGENTMUX_WORKSPACE=/workspace
+
+WORKDIR /workspace
+EXPOSE 8080
+# Declared after /data is created and chowned: a new volume starts as a
+# copy of the image's directory, owned by the agent user.
+VOLUME ["/data"]
+USER agent
+
+# The image has no curl and agentmux no health subcommand, so bash talks
+# HTTP itself. /api/health needs no token. The port is taken from
+# AGENTMUX_ADDR, so move the server with that variable, not with --addr.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["bash", "-c", "port=${AGENTMUX_ADDR##*:}; exec 3<>/dev/tcp/127.0.0.1/${port:-8080} && printf 'GET /api/health HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"status\":\"ok\"' <&3"]
+
+# agentmux shuts down on SIGTERM: it tells clients, saves every session,
+# sends SIGHUP to each agent's process group, SIGKILL after
+# --shutdown-grace, and exits 0 within the grace period plus one second.
+STOPSIGNAL SIGTERM
+
+# tini is PID 1. It reaps the zombies that agents' tools leave behind when
+# they are re-parented to PID 1 (agentmux must not reap with wait4(-1): that
+# would steal its own children's exit codes from cmd.Wait), and it forwards
+# signals to agentmux.
+#   -s: register as a child subreaper too, so reaping still works when
+#       something else is PID 1 (`docker run --init`, compose `init: true`,
+#       a dev container's "init": true) instead of tini warning and relying
+#       on that other init.
+#   no -g: the signal goes to agentmux alone, not to its process group.
+#       agentmux must get it first and alone: it is the one that stops the
+#       agents, in order, with a grace period. (Agents run in sessions of
+#       their own, so a group signal would not reach them anyway.)
+# No CMD: arguments after the image name in `docker run` become agentmux
+# flags, e.g. `docker run ... agentmux:local --log-level debug`.
+ENTRYPOINT ["/usr/bin/tini", "-s", "--", "/usr/local/bin/agentmux"]
