@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -37,6 +38,10 @@ type Store struct {
 // forever) and reports a damaged file, which can make bbolt panic, as
 // ErrStoreCorrupt rather than crashing or starting afresh.
 func OpenStore(path string, timeout time.Duration) (s *Store, err error) {
+	// A truncated file makes bbolt read past its end through the memory
+	// mapping: SIGBUS or SIGSEGV, which kill the process unless turned
+	// into a panic for this goroutine, for the recover below.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, r)
@@ -182,6 +187,7 @@ type saved struct {
 // load reads every saved session. A record that cannot be decoded is
 // reported in skipped and left out; a damaged file is ErrStoreCorrupt.
 func (s *Store) load() (out []saved, skipped []error, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // see OpenStore
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, s.path, r)

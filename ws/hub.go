@@ -242,9 +242,11 @@ func (h *Hub) Announce(grace time.Duration) {
 	h.mu.Unlock()
 }
 
-// Close closes every connection with 1001 (going away) and waits for their
-// goroutines to finish or ctx to end. The HTTP server's own Shutdown does
-// not do this: it does not track hijacked connections.
+// Close closes every connection with 1001 (going away) and waits for the
+// clients to answer until ctx ends; then it drops the sockets of those that
+// have not. It returns an error only if connections are still open after
+// that. The HTTP server's own Shutdown does not do this: it does not track
+// hijacked connections.
 func (h *Hub) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closing = true
@@ -268,16 +270,21 @@ func (h *Hub) Close(ctx context.Context) error {
 		return nil
 	default:
 	}
-	// A writer stuck on a client that stopped reading holds its goroutine
-	// until the write deadline; dropping the socket ends it now.
+	// A client that never answers the close frame, or a writer stuck on
+	// one that stopped reading, holds its goroutines; dropping the socket
+	// ends them now. Every client has been sent its 1001 by then.
 	for _, c := range conns {
 		_ = c.ws.Close()
 	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(closeGrace):
+		h.log.Warn("dropped clients that did not answer the close in time")
+		return nil
+	case <-t.C:
+		return fmt.Errorf("close connections: %w", context.Cause(ctx))
 	}
-	return fmt.Errorf("close connections: %w", context.Cause(ctx))
 }
 
 // Connections returns the number of open connections.

@@ -217,7 +217,8 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	// Closing connections takes a round trip, not a grace period, so a
 	// second signal does not skip it: clients still get their 1001. Only
 	// the overall deadline bounds it.
-	connsCtx, cancelConns := context.WithDeadline(context.Background(), deadline)
+	// A little before the deadline, so dropping silent clients fits too.
+	connsCtx, cancelConns := context.WithDeadline(context.Background(), deadline.Add(-200*time.Millisecond))
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
