@@ -135,6 +135,16 @@ type Session struct {
 // ID returns the session's id, a UUID.
 func (s *Session) ID() string { return s.id }
 
+// Pid returns the running agent's process id, or 0 when none runs.
+func (s *Session) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Pid()
+}
+
 // Info returns a snapshot of the session's metadata.
 func (s *Session) Info() Info {
 	s.mu.Lock()

@@ -176,6 +176,9 @@ func (c *conn) handle(b []byte) {
 
 func (c *conn) handleSession(m *clientMessage, id string) error {
 	if m.Type == TypeSessionResume {
+		if c.hub.MemoryCritical() {
+			return ErrMemoryCritical
+		}
 		_, err := c.hub.opts.Sessions.Resume(id)
 		return err // success is announced to everyone by session.status
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/watcher"
 )
 
 // Defaults for Options' zero values.
@@ -93,6 +94,7 @@ type Hub struct {
 	conns    map[*conn]struct{}
 	closing  bool
 	shutdown []byte // the server.shutdown message, once announced
+	memory   watcher.MemoryStatus
 	wg       sync.WaitGroup
 }
 
@@ -187,6 +189,11 @@ func (h *Hub) register(c *conn) bool {
 	}
 	h.conns[c] = struct{}{}
 	h.wg.Add(1)
+	if lvl := h.memory.Level; lvl != "" && lvl != watcher.MemoryOK {
+		if b, err := json.Marshal(resourceMessage(h.memory)); err == nil {
+			c.sendControl(b)
+		}
+	}
 	return true
 }
 

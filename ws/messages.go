@@ -44,10 +44,16 @@ const (
 	CodeInternal            = "INTERNAL_ERROR"
 )
 
+// ErrMemoryCritical refuses to start an agent while memory is critical;
+// ErrorCode maps it to MEMORY_CRITICAL.
+var ErrMemoryCritical = errors.New("memory is critical: no new agents until some is freed")
+
 // ErrorCode returns the protocol code for an error from the sessions
 // package, so the WebSocket and the HTTP API name failures alike.
 func ErrorCode(err error) string {
 	switch {
+	case errors.Is(err, ErrMemoryCritical):
+		return CodeMemoryCritical
 	case errors.Is(err, sessions.ErrNotFound):
 		return CodeSessionNotFound
 	case errors.Is(err, sessions.ErrLimitReached):

@@ -71,6 +71,9 @@ func (s *server) newRouter() *echo.Echo {
 	api.GET("/sessions/:id", s.getSession)
 	api.DELETE("/sessions/:id", s.deleteSession)
 	api.POST("/sessions/:id/resume", s.resumeSession)
+	api.GET("/files", s.getFile)
+	api.GET("/workflow", s.getWorkflow)
+	api.GET("/resources", s.getResources)
 	api.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no API route %s %s", c.Request().Method, c.Request().URL.Path))
 	})
@@ -199,6 +202,9 @@ func (s *server) createSession(c echo.Context) error {
 	if req.Worktree != nil {
 		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "worktree sessions are not available in this version")
 	}
+	if s.hub.MemoryCritical() {
+		return sessionError(c, ws.ErrMemoryCritical)
+	}
 	sess, err := s.mgr.Create(sessions.CreateOptions{
 		Name: req.Name, Cwd: req.Cwd, Agent: req.Agent, Command: req.Command, Cols: req.Cols, Rows: req.Rows,
 	})
@@ -216,6 +222,9 @@ func (s *server) deleteSession(c echo.Context) error {
 }
 
 func (s *server) resumeSession(c echo.Context) error {
+	if s.hub.MemoryCritical() {
+		return sessionError(c, ws.ErrMemoryCritical)
+	}
 	sess, err := s.mgr.Resume(c.Param("id"))
 	if err != nil {
 		return sessionError(c, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,6 +34,10 @@ type config struct {
 	AllowedOrigins []string
 	Token          string
 	LogLevel       slog.Level
+	MemWarn        float64
+	MemCritical    float64
+	MemInterval    time.Duration
+	WatchIgnore    []string
 
 	// agentSet reports whether --agent was given, by flag or environment.
 	agentSet bool
@@ -85,6 +90,21 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		}
 		return nil
 	})
+	fs.Float64Var(&cfg.MemWarn, "mem-warn", 87, "memory use, in percent of the container's limit, that shows a warning")
+	fs.Float64Var(&cfg.MemCritical, "mem-critical", 93, "memory use, in percent, above which new sessions are refused")
+	fs.DurationVar(&cfg.MemInterval, "mem-interval", 5*time.Second, "how often memory use is sampled")
+	fs.Func("watch-ignore", "comma-separated extra names or glob patterns the workspace watcher ignores (node_modules, .git and .worktrees always are)", func(s string) error {
+		cfg.WatchIgnore = nil
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				if _, err := path.Match(p, ""); err != nil {
+					return fmt.Errorf("pattern %q: %w", p, err)
+				}
+				cfg.WatchIgnore = append(cfg.WatchIgnore, p)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.Usage = func() { usage(fs, usageOut) }
@@ -127,6 +147,12 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		return config{}, fmt.Errorf("--batch-interval %s: must be above 0 and at most 1s", cfg.BatchInterval)
 	case cfg.ShutdownGrace < 0:
 		return config{}, fmt.Errorf("--shutdown-grace %s: must not be negative", cfg.ShutdownGrace)
+	case cfg.MemWarn <= 0 || cfg.MemCritical > 100:
+		return config{}, fmt.Errorf("--mem-warn %g and --mem-critical %g: must lie between 0 and 100", cfg.MemWarn, cfg.MemCritical)
+	case cfg.MemWarn >= cfg.MemCritical:
+		return config{}, fmt.Errorf("--mem-warn %g must be below --mem-critical %g", cfg.MemWarn, cfg.MemCritical)
+	case cfg.MemInterval < 100*time.Millisecond:
+		return config{}, fmt.Errorf("--mem-interval %s: must be at least 100ms", cfg.MemInterval)
 	case cfg.SaveInterval < 100*time.Millisecond || cfg.SaveInterval > 10*time.Second:
 		return config{}, fmt.Errorf("--save-interval %s: must be between 100ms and 10s", cfg.SaveInterval)
 	}

@@ -22,7 +22,7 @@ import (
 var allFlags = []string{
 	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
-	"data-dir", "save-interval",
+	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 }
 
 func TestEnvName(t *testing.T) {
@@ -51,6 +51,9 @@ func TestConfigDefaults(t *testing.T) {
 		BatchInterval: 16 * time.Millisecond,
 		ShutdownGrace: 5 * time.Second,
 		SaveInterval:  5 * time.Second,
+		MemWarn:       87,
+		MemCritical:   93,
+		MemInterval:   5 * time.Second,
 		LogLevel:      slog.LevelInfo,
 	}
 	if !configEqual(cfg, want) {
@@ -82,7 +85,9 @@ func configEqual(a, b config) bool {
 		a.Scrollback == b.Scrollback && a.BatchInterval == b.BatchInterval &&
 		a.ShutdownGrace == b.ShutdownGrace && slices.Equal(a.AllowedOrigins, b.AllowedOrigins) &&
 		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet &&
-		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval
+		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
+		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
+		slices.Equal(a.WatchIgnore, b.WatchIgnore)
 }
 
 // fullEnv sets every flag's variable.
@@ -100,6 +105,10 @@ var fullEnv = map[string]string{
 	"AGENTMUX_LOG_LEVEL":       "debug",
 	"AGENTMUX_DATA_DIR":        "/env/data",
 	"AGENTMUX_SAVE_INTERVAL":   "2s",
+	"AGENTMUX_MEM_WARN":        "70",
+	"AGENTMUX_MEM_CRITICAL":    "80.5",
+	"AGENTMUX_MEM_INTERVAL":    "1s",
+	"AGENTMUX_WATCH_IGNORE":    "dist, *.log",
 }
 
 func TestConfigFromEnv(t *testing.T) {
@@ -124,6 +133,10 @@ func TestConfigFromEnv(t *testing.T) {
 		LogLevel:       slog.LevelDebug,
 		DataDir:        "/env/data",
 		SaveInterval:   2 * time.Second,
+		MemWarn:        70,
+		MemCritical:    80.5,
+		MemInterval:    time.Second,
+		WatchIgnore:    []string{"dist", "*.log"},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -146,6 +159,10 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--log-level", "warn",
 		"--data-dir", "/flag/data",
 		"--save-interval", "1s",
+		"--mem-warn", "50",
+		"--mem-critical", "60",
+		"--mem-interval", "2s",
+		"--watch-ignore", "tmp",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -165,6 +182,10 @@ func TestFlagBeatsEnv(t *testing.T) {
 		LogLevel:       slog.LevelWarn,
 		DataDir:        "/flag/data",
 		SaveInterval:   time.Second,
+		MemWarn:        50,
+		MemCritical:    60,
+		MemInterval:    2 * time.Second,
+		WatchIgnore:    []string{"tmp"},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {

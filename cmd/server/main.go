@@ -14,10 +14,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -32,12 +34,19 @@ func main() {
 
 // server is the wired application.
 type server struct {
-	cfg     config
-	log     *slog.Logger
-	store   *sessions.Store
-	mgr     *sessions.Manager
-	hub     *ws.Hub
-	started time.Time
+	cfg       config
+	log       *slog.Logger
+	store     *sessions.Store
+	mgr       *sessions.Manager
+	hub       *ws.Hub
+	workspace *watcher.Workspace
+	memory    *watcher.MemoryMonitor
+	started   time.Time
+
+	// stopWatchers ends the watcher goroutines; watchers tracks them.
+	stopWatchers context.CancelFunc
+	watchers     sync.WaitGroup
+	closeOnce    sync.Once
 }
 
 // storeTimeout is how long start-up waits for a database another process
@@ -62,8 +71,12 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var mgr *sessions.Manager
 	defer func() {
 		if err != nil {
+			if mgr != nil {
+				mgr.Close() // stops its saver
+			}
 			_ = store.Close()
 		}
 	}()
@@ -71,7 +84,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	// find sessions; no event can fire before hub is set, since no session
 	// exists until the server serves.
 	var hub *ws.Hub
-	mgr, err := sessions.NewManager(sessions.Options{
+	mgr, err = sessions.NewManager(sessions.Options{
 		MaxSessions:    cfg.MaxSessions,
 		Scrollback:     cfg.Scrollback,
 		Workspace:      cfg.Workspace,
@@ -93,14 +106,55 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, started: time.Now()}, nil
+	mon, err := watcher.NewMemoryMonitor(watcher.MemoryOptions{
+		WarnPercent:     cfg.MemWarn,
+		CriticalPercent: cfg.MemCritical,
+		Interval:        cfg.MemInterval,
+		OnChange:        hub.OnMemory,
+		Logger:          log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
+		Root:       cfg.Workspace,
+		Ignore:     cfg.WatchIgnore,
+		OnFile:     hub.OnFile,
+		OnWorkflow: hub.OnWorkflow,
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, started: time.Now()}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatchers = cancel
+	s.watchers.Go(func() { mon.Run(ctx) })
+	s.watchers.Go(func() {
+		// Without a workspace watcher the server still serves terminals.
+		if err := wsw.Run(ctx); err != nil {
+			log.Error("workspace watcher stopped", "err", err)
+		}
+	})
+	return s, nil
 }
 
-// close saves what is left and closes the database; the sessions must have
-// been stopped.
+// halt stops the watchers; idempotent.
+func (s *server) halt() {
+	s.stopWatchers()
+	s.watchers.Wait()
+}
+
+// close stops the watchers, saves what is left and closes the database;
+// the sessions must have been stopped.
 func (s *server) close() error {
-	s.mgr.Close()
-	return s.store.Close()
+	var err error
+	s.closeOnce.Do(func() {
+		s.halt()
+		s.mgr.Close()
+		err = s.store.Close()
+	})
+	return err
 }
 
 // run is main without the process: it returns the exit code. ready, when
@@ -203,6 +257,7 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	}()
 
 	s.hub.Announce(grace)
+	s.halt()
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- httpSrv.Shutdown(ctx) }()
 
@@ -222,7 +277,7 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
-	errStore := s.store.Close()
+	errStore := s.close()
 	errs := []error{errAgents, errConns, errHTTP, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/ws"
+)
+
+// maxFileBytes bounds what GET /api/files serves: documents, not builds.
+const maxFileBytes = 8 << 20
+
+// errOutside is the answer for a path that leaves the workspace.
+var errOutside = errors.New("path is outside the workspace")
+
+// resolveWorkspaceFile returns the real path of rel inside root, following
+// symlinks, or errOutside when it, or anything it links to, leaves the
+// workspace.
+func resolveWorkspaceFile(root, rel string) (string, error) {
+	if rel == "" || strings.ContainsRune(rel, 0) {
+		return "", errors.New("a path is required")
+	}
+	if filepath.IsAbs(rel) || path.IsAbs(rel) {
+		return "", errOutside
+	}
+	clean := filepath.Clean(filepath.FromSlash(rel))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", errOutside
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("resolve workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(realRoot, clean))
+	if err != nil {
+		return "", err // fs.ErrNotExist for a missing file or a dangling link
+	}
+	if real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator)) {
+		return "", errOutside
+	}
+	return real, nil
+}
+
+// getFile serves a workspace file's raw content, for the artifact pane.
+func (s *server) getFile(c echo.Context) error {
+	rel := c.QueryParam("path")
+	real, err := resolveWorkspaceFile(s.cfg.Workspace, rel)
+	switch {
+	case errors.Is(err, errOutside):
+		return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, fmt.Sprintf("%q: %v", rel, err))
+	case errors.Is(err, fs.ErrNotExist):
+		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no file %q in the workspace", rel))
+	case err != nil:
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, err.Error())
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no file %q in the workspace", rel))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return errorJSON(c, http.StatusInternalServerError, ws.CodeInternal, err.Error())
+	case !fi.Mode().IsRegular():
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
+	case fi.Size() > maxFileBytes:
+		return errorJSON(c, http.StatusRequestEntityTooLarge, ws.CodeInvalidMessage, fmt.Sprintf("%q is %d bytes; at most %d are served", rel, fi.Size(), maxFileBytes))
+	}
+	ctype := mime.TypeByExtension(filepath.Ext(real))
+	switch strings.ToLower(filepath.Ext(real)) {
+	case ".md", ".markdown":
+		ctype = "text/markdown; charset=utf-8"
+	case ".yaml", ".yml":
+		ctype = "text/yaml; charset=utf-8"
+	}
+	if ctype == "" {
+		ctype = "text/plain; charset=utf-8"
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, ctype)
+	// Raw content for the UI to render: never sniffed into HTML, never run.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	http.ServeContent(c.Response(), c.Request(), "", fi.ModTime(), f)
+	return nil
+}
+
+// getWorkflow serves the current workflow, as workflow.updated carries it.
+func (s *server) getWorkflow(c echo.Context) error {
+	wf, rel, ok := s.workspace.Workflow()
+	if !ok {
+		return c.JSON(http.StatusOK, map[string]any{"workflow": nil, "file": nil})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"workflow": ws.WorkflowView(wf), "file": rel})
+}
+
+// sessionRSS is one session's memory in GET /api/resources.
+type sessionRSS struct {
+	ID       string `json:"id"`
+	RSSBytes uint64 `json:"rssBytes"`
+}
+
+// getResources serves the memory reading and each running session's
+// process-tree resident set.
+func (s *server) getResources(c echo.Context) error {
+	st := s.memory.Status()
+	list := []sessionRSS{}
+	for _, sess := range s.mgr.List() {
+		pid := sess.Pid()
+		if pid == 0 {
+			continue
+		}
+		rss, err := watcher.ProcessTreeRSS("/proc", pid)
+		if err != nil {
+			continue // ended while we looked
+		}
+		list = append(list, sessionRSS{ID: sess.ID(), RSSBytes: rss})
+	}
+	level := st.Level
+	if level == "" {
+		level = watcher.MemoryOK
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"usedBytes":            st.UsedBytes,
+		"limitBytes":           st.LimitBytes,
+		"percent":              st.Percent,
+		"source":               st.Source,
+		"level":                level,
+		"acceptingNewSessions": level != watcher.MemoryCritical,
+		"sessions":             list,
+	})
+}

@@ -1,0 +1,630 @@
+package watcher
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Workflow status files
+//
+// BMAD's status files are written by an LLM, so ParseWorkflow accepts every
+// shape found in real projects and keeps the file's order of steps:
+//
+//  1. A flat map, id to status word or output path:
+//     workflow_status: {brainstorm-project: docs/brainstorm.md, prd: required}
+//  2. A list of phases:
+//     workflow_status: [{phase: 1, name: Analysis, workflows: [{id, name, status}]}]
+//  3. Keyed phases, at the top level or under workflow_status:
+//     phase_1_analysis: {name: Analysis, workflows: [{id, name, status}]}
+//     A keyed phase without a workflows list is read as a flat map
+//     (phase_1_discovery: {product-brief: completed}).
+//  4. Sprint status: development_status: {epic-1: done, 1-2-a-story: review}
+//
+// plus, at the protocol's own location, a plain steps: [{name, status,
+// displayName}] list, and completed_workflows: {id: {status, output_file}}
+// (an entry without a status counts as completed there). Other top-level
+// keys (project, generated, last_updated, ...) are metadata and ignored, as
+// are metadata keys inside a step map (current_phase, next_workflow, notes,
+// ...) and entries whose value is a date or a number. Steps from
+// development_status come after all the others. A step name seen twice keeps
+// its first occurrence.
+//
+// Status words are read case-insensitively, with '_' and ' ' the same as
+// '-'; when the whole value is not a known word its first word is tried
+// ("done (2025-11-07)", "✅ done"):
+//
+//	completed:   a file path (contains '/' or '\', or ends in .md, .yaml, .yml,
+//	             .json, .txt, ...), done, complete, completed, finished,
+//	             closed, approved, merged, shipped, delivered, passed,
+//	             contexted (an epic whose context is written: its stories
+//	             carry the work), skipped, skip, superseded, cancelled,
+//	             canceled, obsolete, n/a, not-applicable, wont-do
+//	in_progress: in-progress, inprogress, wip, started, active, doing,
+//	             ongoing, running, current, review, in-review, code-review,
+//	             ready-for-review, testing, ready-for-dev
+//	pending:     required, optional, recommended, conditional, backlog,
+//	             pending, not-started, todo, to-do, drafted, draft, planned,
+//	             queued, new, open, proposed, blocked, on-hold, paused,
+//	             deferred, waiting; an empty value; any unknown word.
+//
+// A boolean counts as completed (true) or pending (false).
+
+// ParseWorkflow reads a workflow status file's content. It returns an error for
+// content that is not YAML or holds no recognisable workflow (an empty workflow is
+// never returned without an error).
+func ParseWorkflow(data []byte) (wf Workflow, err error) {
+	defer func() {
+		// The YAML decoder is third-party code fed LLM-written files;
+		// whatever it does, a bad file must not take the server down.
+		if r := recover(); r != nil {
+			wf, err = Workflow{}, fmt.Errorf("workflow: unreadable YAML: %v", r)
+		}
+	}()
+
+	p := &wfParser{budget: wfNodeBudget, seen: map[string]bool{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs, mappings := 0, 0
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return Workflow{}, fmt.Errorf("workflow: invalid YAML: %w", err)
+		}
+		docs++
+		root := wfResolve(&doc)
+		if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+			root = wfResolve(root.Content[0])
+		}
+		if root == nil || root.Kind != yaml.MappingNode {
+			continue
+		}
+		mappings++
+		p.root(root)
+	}
+
+	switch {
+	case docs == 0:
+		return Workflow{}, errors.New("workflow: empty file")
+	case mappings == 0:
+		return Workflow{}, errors.New("workflow: top level is not a mapping")
+	}
+	steps := append(p.workflow, p.development...)
+	if len(steps) == 0 {
+		return Workflow{}, errors.New("workflow: no workflow steps found")
+	}
+	return wfBuild(steps), nil
+}
+
+// IsWorkflowFile reports whether rel (a workspace-relative path with forward
+// slashes) is a workflow status file: .bmad/bmm/status/*.yaml (or .yml), or any
+// file named bmm-workflow-status.yaml / sprint-status.yaml (also .yml) anywhere.
+func IsWorkflowFile(rel string) bool {
+	rel = strings.TrimPrefix(rel, "./")
+	if rel == "" || strings.HasSuffix(rel, "/") {
+		return false
+	}
+	base := path.Base(rel)
+	for _, name := range []string{
+		"bmm-workflow-status.yaml", "bmm-workflow-status.yml",
+		"sprint-status.yaml", "sprint-status.yml",
+	} {
+		if strings.EqualFold(base, name) {
+			return true
+		}
+	}
+	if path.Dir(rel) != ".bmad/bmm/status" || strings.HasPrefix(base, ".") {
+		return false
+	}
+	ext := strings.ToLower(path.Ext(base))
+	return (ext == ".yaml" || ext == ".yml") && len(base) > len(ext)
+}
+
+// wfBuild derives the current and completed steps from the step list.
+func wfBuild(steps []Step) Workflow {
+	wf := Workflow{Steps: steps, CompletedSteps: []string{}}
+	firstPending := ""
+	for _, s := range steps {
+		switch s.Status {
+		case StepCompleted:
+			wf.CompletedSteps = append(wf.CompletedSteps, s.Name)
+		case StepInProgress:
+			if wf.CurrentStep == "" {
+				wf.CurrentStep = s.Name
+			}
+		case StepPending:
+			if firstPending == "" {
+				firstPending = s.Name
+			}
+		}
+	}
+	if wf.CurrentStep == "" {
+		wf.CurrentStep = firstPending
+	}
+	return wf
+}
+
+// wfNodeBudget bounds the nodes visited, so that aliases nested many times
+// over (a "billion laughs" file) cost no more than a large honest one.
+const (
+	wfNodeBudget = 200_000
+	wfMaxDepth   = 24
+)
+
+// wfParser collects steps from the decoded documents.
+type wfParser struct {
+	workflow    []Step // from workflow_status, phases, steps, ...
+	development []Step // from development_status, listed last
+	seen        map[string]bool
+	budget      int
+}
+
+// wfList says which of the parser's lists a step goes to.
+type wfList int
+
+const (
+	wfWorkflowList wfList = iota
+	wfDevelopmentList
+)
+
+// root reads a top-level mapping, dispatching on its keys.
+func (p *wfParser) root(n *yaml.Node) {
+	for _, kv := range p.entries(n, 0) {
+		key := wfCompact(kv.key)
+		switch {
+		case key == "workflowstatus" || key == "workflow" || key == "workflows" ||
+			key == "workflowsteps" || key == "steps" || key == "phases":
+			p.container(kv.value, StepPending, wfWorkflowList, 1)
+		case key == "completedworkflows":
+			p.container(kv.value, StepCompleted, wfWorkflowList, 1)
+		case wfIsPhaseKey(key):
+			p.phase(kv.value, wfWorkflowList, 1)
+		case key == "developmentstatus" || key == "sprintstatus":
+			p.container(kv.value, StepPending, wfDevelopmentList, 1)
+		}
+	}
+}
+
+// phase reads one phase: a mapping holding a list of workflows, a flat
+// map of id to status, or directly a list of workflows.
+func (p *wfParser) phase(n *yaml.Node, list wfList, depth int) {
+	n = wfResolve(n)
+	if n == nil || depth > wfMaxDepth {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		if inner := p.stepsField(n, depth); inner != nil {
+			p.container(inner, StepPending, list, depth+1)
+			return
+		}
+	}
+	p.container(n, StepPending, list, depth+1)
+}
+
+// container reads a node holding steps: a mapping of id to status (or to
+// a mapping with a status, or to a phase) or a sequence of step or phase
+// mappings. def is the status of a step that names no status.
+func (p *wfParser) container(n *yaml.Node, def StepStatus, list wfList, depth int) {
+	n = wfResolve(n)
+	if n == nil || depth > wfMaxDepth || !p.spend() {
+		return
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for _, kv := range p.entries(n, depth) {
+			p.entry(kv.key, kv.value, def, list, depth)
+		}
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			p.item(item, def, list, depth)
+		}
+	}
+}
+
+// entry reads one key: value pair of a step map.
+func (p *wfParser) entry(key string, v *yaml.Node, def StepStatus, list wfList, depth int) {
+	v = wfResolve(v)
+	name := strings.TrimSpace(key)
+	compact := wfCompact(name)
+	if v == nil || name == "" || !p.spend() {
+		return
+	}
+	if wfIsPhaseKey(compact) {
+		p.phase(v, list, depth+1)
+		return
+	}
+	if wfIsMetaKey(name) {
+		return
+	}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if st, ok := wfScalarStatus(v, def); ok {
+			p.add(list, name, "", st)
+		}
+	case yaml.MappingNode:
+		if p.stepsField(v, depth) != nil {
+			p.phase(v, list, depth+1)
+			return
+		}
+		fields := p.fields(v, depth)
+		st := def
+		if sv, ok := fields["status"]; ok {
+			st = wfNodeStatus(sv, def)
+		} else if sv, ok := fields["state"]; ok {
+			st = wfNodeStatus(sv, def)
+		} else if def != StepCompleted {
+			return // a nested map without a status: not a step
+		}
+		p.add(list, name, wfDisplay(fields, ""), st)
+	case yaml.SequenceNode:
+		// A named list of workflows, e.g. "analysis: [{id, status}]".
+		p.container(v, StepPending, list, depth+1)
+	}
+}
+
+// item reads one element of a step or phase list.
+func (p *wfParser) item(n *yaml.Node, def StepStatus, list wfList, depth int) {
+	n = wfResolve(n)
+	if n == nil || n.Kind != yaml.MappingNode || !p.spend() {
+		return
+	}
+	if p.stepsField(n, depth) != nil {
+		p.phase(n, list, depth+1)
+		return
+	}
+	fields := p.fields(n, depth)
+	nameField := ""
+	for _, f := range []string{"id", "key", "workflow", "step", "story", "task", "slug", "name", "title"} {
+		if s, ok := wfScalarText(fields[f]); ok && s != "" {
+			nameField = f
+			break
+		}
+	}
+	if nameField == "" {
+		// "- prd: done": a one-entry map reads as a step map.
+		if len(n.Content) == 2 {
+			if k := wfResolve(n.Content[0]); k != nil && k.Kind == yaml.ScalarNode {
+				p.entry(k.Value, n.Content[1], def, list, depth)
+			}
+		}
+		return
+	}
+	name, _ := wfScalarText(fields[nameField])
+	st := def
+	if sv, ok := fields["status"]; ok {
+		st = wfNodeStatus(sv, def)
+	} else if sv, ok := fields["state"]; ok {
+		st = wfNodeStatus(sv, def)
+	}
+	p.add(list, name, wfDisplay(fields, nameField), st)
+}
+
+// add appends a step unless one of that name is already listed.
+func (p *wfParser) add(list wfList, name, display string, st StepStatus) {
+	if name == "" || p.seen[name] {
+		return
+	}
+	p.seen[name] = true
+	s := Step{Name: name, Status: st, DisplayName: display}
+	if list == wfDevelopmentList {
+		p.development = append(p.development, s)
+	} else {
+		p.workflow = append(p.workflow, s)
+	}
+}
+
+// spend takes one node from the budget, reporting whether any was left.
+func (p *wfParser) spend() bool {
+	if p.budget <= 0 {
+		return false
+	}
+	p.budget--
+	return true
+}
+
+// wfKV is one entry of a mapping, its key as text.
+type wfKV struct {
+	key   string
+	value *yaml.Node
+}
+
+// entries lists a mapping's entries in order, expanding "<<" merge keys.
+func (p *wfParser) entries(n *yaml.Node, depth int) []wfKV {
+	n = wfResolve(n)
+	if n == nil || n.Kind != yaml.MappingNode || depth > wfMaxDepth {
+		return nil
+	}
+	var out []wfKV
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !p.spend() {
+			break
+		}
+		k := wfResolve(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			continue
+		}
+		v := n.Content[i+1]
+		if k.Tag == "!!merge" || (k.Value == "<<" && k.Style == 0) {
+			m := wfResolve(v)
+			if m == nil {
+				continue
+			}
+			if m.Kind == yaml.SequenceNode {
+				for _, mm := range m.Content {
+					out = append(out, p.entries(mm, depth+1)...)
+				}
+			} else {
+				out = append(out, p.entries(m, depth+1)...)
+			}
+			continue
+		}
+		out = append(out, wfKV{key: k.Value, value: v})
+	}
+	return out
+}
+
+// fields maps a mapping's compacted keys to their values, the first of
+// each key winning.
+func (p *wfParser) fields(n *yaml.Node, depth int) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	for _, kv := range p.entries(n, depth) {
+		k := wfCompact(kv.key)
+		if _, dup := out[k]; !dup {
+			out[k] = kv.value
+		}
+	}
+	return out
+}
+
+// stepsField returns a phase mapping's list of workflows, or nil when it
+// has none.
+func (p *wfParser) stepsField(n *yaml.Node, depth int) *yaml.Node {
+	fields := p.fields(n, depth)
+	for _, f := range []string{"workflows", "steps", "stories", "tasks", "items"} {
+		if v := wfResolve(fields[f]); v != nil && (v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode) {
+			return v
+		}
+	}
+	return nil
+}
+
+// wfResolve follows an alias to the node it names.
+func wfResolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// wfDisplay picks a step's human-readable name from its fields, skipping
+// the field that gave the step its name.
+func wfDisplay(fields map[string]*yaml.Node, nameField string) string {
+	for _, f := range []string{"displayname", "name", "title", "label"} {
+		if f == nameField {
+			continue
+		}
+		if s, ok := wfScalarText(fields[f]); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// wfScalarText is a scalar node's trimmed text.
+func wfScalarText(n *yaml.Node) (string, bool) {
+	n = wfResolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", false
+	}
+	return strings.TrimSpace(n.Value), true
+}
+
+// wfScalarStatus reads the status of a "key: scalar" step entry. It
+// reports false for values that are no status at all: numbers, dates.
+func wfScalarStatus(v *yaml.Node, def StepStatus) (StepStatus, bool) {
+	switch v.Tag {
+	case "!!null":
+		return def, true
+	case "!!bool":
+		return wfBool(v.Value), true
+	case "!!int", "!!float", "!!timestamp":
+		return "", false
+	}
+	if wfIsDate(strings.TrimSpace(v.Value)) {
+		return "", false
+	}
+	return wfStatusWord(v.Value, def), true
+}
+
+// wfNodeStatus reads the value of a status: field.
+func wfNodeStatus(v *yaml.Node, def StepStatus) StepStatus {
+	v = wfResolve(v)
+	if v == nil || v.Kind != yaml.ScalarNode {
+		return StepPending
+	}
+	switch v.Tag {
+	case "!!null":
+		return def
+	case "!!bool":
+		return wfBool(v.Value)
+	}
+	return wfStatusWord(v.Value, def)
+}
+
+func wfBool(s string) StepStatus {
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "y":
+		return StepCompleted
+	}
+	return StepPending
+}
+
+// wfStatusWords maps normalised status words to a step status.
+var wfStatusWords = map[string]StepStatus{
+	"done": StepCompleted, "complete": StepCompleted, "completed": StepCompleted,
+	"finished": StepCompleted, "closed": StepCompleted, "approved": StepCompleted,
+	"merged": StepCompleted, "shipped": StepCompleted, "delivered": StepCompleted,
+	"passed": StepCompleted, "contexted": StepCompleted,
+	"skipped": StepCompleted, "skip": StepCompleted, "superseded": StepCompleted,
+	"cancelled": StepCompleted, "canceled": StepCompleted, "obsolete": StepCompleted,
+	"n/a": StepCompleted, "n-a": StepCompleted, "na": StepCompleted,
+	"not-applicable": StepCompleted, "wont-do": StepCompleted, "won't-do": StepCompleted,
+
+	"in-progress": StepInProgress, "inprogress": StepInProgress, "wip": StepInProgress,
+	"started": StepInProgress, "active": StepInProgress, "doing": StepInProgress,
+	"ongoing": StepInProgress, "running": StepInProgress, "current": StepInProgress,
+	"review": StepInProgress, "in-review": StepInProgress, "code-review": StepInProgress,
+	"ready-for-review": StepInProgress, "testing": StepInProgress,
+	"ready-for-dev": StepInProgress,
+
+	"required": StepPending, "optional": StepPending, "recommended": StepPending,
+	"conditional": StepPending, "backlog": StepPending, "pending": StepPending,
+	"not-started": StepPending, "todo": StepPending, "to-do": StepPending,
+	"drafted": StepPending, "draft": StepPending, "planned": StepPending,
+	"queued": StepPending, "new": StepPending, "open": StepPending,
+	"proposed": StepPending, "blocked": StepPending, "on-hold": StepPending,
+	"paused": StepPending, "deferred": StepPending, "waiting": StepPending,
+}
+
+// wfFileExts are the endings that make a status value an output file.
+var wfFileExts = []string{
+	".md", ".markdown", ".yaml", ".yml", ".json", ".txt", ".html", ".htm",
+	".pdf", ".xml", ".csv", ".adoc", ".rst", ".sql", ".docx", ".svg", ".png",
+}
+
+// wfStatusWord maps a status value to a step status; see the table above.
+// An empty value gives def, an unknown one pending.
+func wfStatusWord(raw string, def StepStatus) StepStatus {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return def
+	}
+	norm := wfNormWord(s)
+	if st, ok := wfStatusWords[norm]; ok {
+		return st
+	}
+	lower := strings.ToLower(s)
+	for _, ext := range wfFileExts {
+		if len(lower) > len(ext) && strings.HasSuffix(lower, ext) {
+			return StepCompleted
+		}
+	}
+	if st, ok := wfStatusWords[wfFirstWord(norm)]; ok {
+		return st
+	}
+	if strings.ContainsAny(s, `/\`) {
+		return StepCompleted
+	}
+	return StepPending
+}
+
+// wfNormWord lower-cases a status word and makes '_' and ' ' into '-'.
+func wfNormWord(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == ' ' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+// wfFirstWord is the first run of letters, digits, hyphens and
+// apostrophes in a normalised status value, e.g. "done" in "✅-done-(2025-11-07)".
+func wfFirstWord(norm string) string {
+	isWord := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\''
+	}
+	start := strings.IndexFunc(norm, isWord)
+	if start < 0 {
+		return ""
+	}
+	end := start
+	for end < len(norm) {
+		r := rune(norm[end])
+		if !isWord(r) && r != '-' {
+			break
+		}
+		end++
+	}
+	return strings.Trim(norm[start:end], "-")
+}
+
+// wfCompact lower-cases a key and drops '_', '-' and spaces, so that
+// displayName, display_name and display-name compare equal.
+func wfCompact(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == ' ' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// wfIsPhaseKey reports whether a compacted key names a phase:
+// phase_1_analysis, phase2, Phase-3-Solutioning.
+func wfIsPhaseKey(compact string) bool {
+	rest, ok := strings.CutPrefix(compact, "phase")
+	return ok && rest != "" && rest[0] >= '0' && rest[0] <= '9'
+}
+
+// wfMetaKeys are keys that, inside a step map or a phase, are metadata
+// rather than steps (compacted: see wfCompact).
+var wfMetaKeys = map[string]bool{
+	"generated": true, "generatedat": true, "generatedon": true,
+	"project": true, "projectname": true, "projecttype": true, "projectlevel": true,
+	"projectkey": true, "projectid": true, "projectmetadata": true,
+	"fieldtype": true, "selectedtrack": true, "track": true, "workflowpath": true,
+	"lastupdated": true, "updated": true, "updatedat": true, "updatedon": true,
+	"created": true, "createdat": true, "date": true, "timestamp": true,
+	"notes": true, "note": true, "comment": true, "comments": true,
+	"description": true, "summary": true, "userdescription": true,
+	"name": true, "title": true, "displayname": true, "label": true,
+	"phase": true, "phasename": true, "phasenumber": true, "id": true,
+	"status": true, "state": true, "agent": true, "command": true, "owner": true,
+	"version": true, "trackingsystem": true, "storylocation": true,
+	"output": true, "outputfile": true, "file": true, "path": true,
+	"condition": true, "selected": true, "progress": true, "percentcomplete": true,
+}
+
+// wfIsMetaKey reports whether a step map's key is metadata: a known
+// metadata name, or snake_case current_*, next_*, last_* (step ids are
+// kebab-case, so next-js-setup stays a step).
+func wfIsMetaKey(key string) bool {
+	lower := strings.ToLower(key)
+	for _, prefix := range []string{"current_", "next_", "last_"} {
+		if strings.HasPrefix(lower, prefix) {
+			return true
+		}
+	}
+	return wfMetaKeys[wfCompact(key)]
+}
+
+// wfIsDate reports whether s starts like an ISO date, 2025-11-09.
+func wfIsDate(s string) bool {
+	if len(s) < 10 {
+		return false
+	}
+	for i := 0; i < 10; i++ {
+		c := s[i]
+		if i == 4 || i == 7 {
+			if c != '-' {
+				return false
+			}
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,512 @@
+package watcher
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultIgnore are the directory and file names never watched.
+var DefaultIgnore = []string{"node_modules", ".git", ".worktrees"}
+
+// WorkspaceOptions configure a Workspace. Zero values are documented.
+type WorkspaceOptions struct {
+	// Root is the directory watched, recursively. Required.
+	Root string
+	// Ignore are more names or glob patterns (path.Match) that, matching
+	// any element of a path, leave it out, on top of DefaultIgnore.
+	Ignore []string
+	// Coalesce is how long a burst of events on one path is folded into
+	// one trailing event; 0 means 500 ms.
+	Coalesce time.Duration
+	// UnlinkDelay is how long a removal waits to see the path come back,
+	// as it does when an editor saves by renaming a new file over the old
+	// one; 0 means 100 ms.
+	UnlinkDelay time.Duration
+	// WorkflowDebounce is how long a workflow status file must be quiet
+	// before it is read; 0 means 500 ms.
+	WorkflowDebounce time.Duration
+	// Rescan is how often the whole tree is walked to catch events the
+	// kernel lost (bind mounts from macOS and Windows hosts lose some);
+	// 0 means 5 minutes, negative never.
+	Rescan time.Duration
+	// OnFile receives every file event; it must not block.
+	OnFile func(FileEvent)
+	// OnWorkflow receives each newly read workflow and the workspace-
+	// relative path of its file; it must not block.
+	OnWorkflow func(rel string, wf Workflow)
+	// Logger receives the watcher's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Workspace watches a directory tree and reports file and workflow events.
+// Run's goroutine owns all its state but the last workflow.
+type Workspace struct {
+	opts  WorkspaceOptions
+	log   *slog.Logger
+	ready chan struct{}
+	// addWatch adds a directory watch; a seam so tests can run into the
+	// kernel's watch limit without lowering it for the whole machine.
+	addWatch func(w *fsnotify.Watcher, dir string) error
+	// inspections carries functions to run on Run's goroutine, which owns
+	// the state below, so tests can look at it without racing.
+	inspections chan func()
+
+	// Owned by Run's goroutine.
+	fsw       *fsnotify.Watcher
+	known     map[string]fileState // files, by absolute path
+	watched   map[string]bool      // directories with a watch
+	windows   map[string]*window   // paths in a coalescing window
+	wfDue     map[string]time.Time // workflow files waiting to be read, by rel
+	wfBad     map[string]string    // the last unreadable content seen, by rel
+	limitHit  bool                 // the kernel's watch limit was reached
+	unwatched int                  // directories left without a watch
+
+	// mu protects workflow and workflowRel.
+	mu          sync.Mutex
+	workflow    Workflow
+	workflowRel string
+}
+
+type fileState struct {
+	mtime int64
+	size  int64
+}
+
+// window is a path's coalescing window: events within it are folded into
+// one settle at its deadline, when pending.
+type window struct {
+	deadline time.Time
+	pending  bool
+}
+
+// NewWorkspace returns a watcher for opts.Root; Run starts it.
+func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
+	if opts.Root == "" || !filepath.IsAbs(opts.Root) {
+		return nil, fmt.Errorf("watch workspace: root %q must be an absolute path", opts.Root)
+	}
+	for _, p := range opts.Ignore {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("watch workspace: ignore pattern %q: %w", p, err)
+		}
+	}
+	opts.Root = filepath.Clean(opts.Root)
+	opts.Ignore = append(append([]string(nil), DefaultIgnore...), opts.Ignore...)
+	opts.Coalesce = cmp.Or(opts.Coalesce, 500*time.Millisecond)
+	opts.UnlinkDelay = cmp.Or(opts.UnlinkDelay, 100*time.Millisecond)
+	opts.WorkflowDebounce = cmp.Or(opts.WorkflowDebounce, 500*time.Millisecond)
+	opts.Rescan = cmp.Or(opts.Rescan, 5*time.Minute)
+	if opts.OnFile == nil {
+		opts.OnFile = func(FileEvent) {}
+	}
+	if opts.OnWorkflow == nil {
+		opts.OnWorkflow = func(string, Workflow) {}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Workspace{
+		opts:     opts,
+		log:      opts.Logger.With("workspace", opts.Root),
+		ready:    make(chan struct{}),
+		addWatch:    func(w *fsnotify.Watcher, dir string) error { return w.Add(dir) },
+		inspections: make(chan func()),
+		known:    make(map[string]fileState),
+		watched:  make(map[string]bool),
+		windows:  make(map[string]*window),
+		wfDue:    make(map[string]time.Time),
+		wfBad:    make(map[string]string),
+	}, nil
+}
+
+// Ready returns a channel closed once the initial scan is done and every
+// directory is watched.
+func (w *Workspace) Ready() <-chan struct{} { return w.ready }
+
+// Workflow returns the last workflow read successfully and the workspace-
+// relative path of its file, or false when there is none.
+func (w *Workspace) Workflow() (Workflow, string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.workflow, w.workflowRel, w.workflowRel != ""
+}
+
+// inspect runs f on Run's goroutine and waits for it; Run must be running.
+func (w *Workspace) inspect(f func()) {
+	done := make(chan struct{})
+	w.inspections <- func() { f(); close(done) }
+	<-done
+}
+
+// pollInterval is how often the tree is walked when the kernel gives no
+// inotify instance at all.
+const pollInterval = 5 * time.Second
+
+// Run watches until ctx ends. Without inotify (the instance limit reached)
+// it says so once and falls back to walking the tree every few seconds.
+func (w *Workspace) Run(ctx context.Context) error {
+	fsw, err := fsnotify.NewBufferedWatcher(4096)
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		w.log.Error("inotify instance limit reached; watching the workspace by polling every " + pollInterval.String() +
+			" instead. Raise it on the host: sysctl -w fs.inotify.max_user_instances=1024")
+	case err != nil:
+		return fmt.Errorf("watch workspace: %w", err)
+	default:
+		w.fsw = fsw
+		defer fsw.Close()
+	}
+	w.scan(true)
+	close(w.ready)
+
+	rescanEvery := w.opts.Rescan
+	if w.fsw == nil {
+		rescanEvery = pollInterval
+	}
+	var rescan <-chan time.Time
+	if rescanEvery > 0 {
+		t := time.NewTicker(rescanEvery)
+		defer t.Stop()
+		rescan = t.C
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w.fsw != nil {
+		events, errs = w.fsw.Events, w.fsw.Errors
+	}
+	for {
+		w.armTimer(timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			w.handle(ev)
+		case err, ok := <-errs:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.log.Warn("the kernel dropped workspace events; rescanning")
+				w.scan(false)
+				continue
+			}
+			w.log.Warn("workspace watch", "err", err)
+		case f := <-w.inspections:
+			f()
+		case <-timer.C:
+			w.fireDue(time.Now())
+		case <-rescan:
+			w.scan(false)
+		}
+	}
+}
+
+// armTimer points the timer at the earliest deadline of any window or
+// workflow debounce.
+func (w *Workspace) armTimer(t *time.Timer) {
+	var next time.Time
+	for _, win := range w.windows {
+		if next.IsZero() || win.deadline.Before(next) {
+			next = win.deadline
+		}
+	}
+	for _, due := range w.wfDue {
+		if next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
+	if next.IsZero() {
+		t.Stop()
+		return
+	}
+	t.Reset(max(time.Until(next), 0))
+}
+
+// fireDue settles the windows and reads the workflow files whose time has
+// come.
+func (w *Workspace) fireDue(now time.Time) {
+	for p, win := range w.windows {
+		if win.deadline.After(now) {
+			continue
+		}
+		delete(w.windows, p)
+		if win.pending {
+			w.settle(p)
+		}
+	}
+	for rel, due := range w.wfDue {
+		if due.After(now) {
+			continue
+		}
+		delete(w.wfDue, rel)
+		w.readWorkflow(rel)
+	}
+}
+
+// rel returns p relative to the root with forward slashes, and whether p
+// is inside the root and not ignored.
+func (w *Workspace) rel(p string) (string, bool) {
+	r, err := filepath.Rel(w.opts.Root, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	r = filepath.ToSlash(r)
+	if r == "." {
+		return r, true
+	}
+	for _, elem := range strings.Split(r, "/") {
+		for _, pat := range w.opts.Ignore {
+			if ok, _ := path.Match(pat, elem); ok {
+				return "", false
+			}
+		}
+	}
+	return r, true
+}
+
+func (w *Workspace) handle(ev fsnotify.Event) {
+	if _, ok := w.rel(ev.Name); !ok {
+		return
+	}
+	switch {
+	case ev.Has(fsnotify.Create):
+		fi, err := os.Lstat(ev.Name)
+		if err != nil {
+			w.note(ev.Name, true) // gone already
+			return
+		}
+		if fi.IsDir() {
+			w.addTree(ev.Name)
+			return
+		}
+		w.note(ev.Name, false)
+	case ev.Has(fsnotify.Write):
+		w.note(ev.Name, false)
+	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		if w.watched[ev.Name] {
+			w.removeTree(ev.Name)
+			return
+		}
+		w.note(ev.Name, true)
+	}
+	// Chmod alone changes nothing a client shows.
+}
+
+// note folds an event on p into its window. A first change is settled at
+// once, so an isolated write reaches clients without delay; later ones in
+// the window are settled together at its end. A first removal waits a
+// little, for save-by-rename.
+func (w *Workspace) note(p string, removal bool) {
+	if win := w.windows[p]; win != nil {
+		win.pending = true
+		return
+	}
+	now := time.Now()
+	if removal {
+		w.windows[p] = &window{deadline: now.Add(w.opts.UnlinkDelay), pending: true}
+		return
+	}
+	w.settle(p)
+	w.windows[p] = &window{deadline: now.Add(w.opts.Coalesce)}
+}
+
+// settle reports what p is now, compared with what was known of it.
+func (w *Workspace) settle(p string) {
+	rel, _ := w.rel(p)
+	old, wasKnown := w.known[p]
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
+		w.known[p] = now
+		switch {
+		case !wasKnown:
+			w.emit(p, rel, FileAdded)
+		case now != old:
+			w.emit(p, rel, FileChanged)
+		}
+	case err == nil:
+		// Not a regular file (a directory now, a fifo): nothing to report.
+	default:
+		if wasKnown {
+			delete(w.known, p)
+			w.emit(p, rel, FileRemoved)
+		}
+	}
+}
+
+func (w *Workspace) emit(p, rel string, op FileOp) {
+	w.opts.OnFile(FileEvent{Path: p, Rel: rel, Op: op, Time: time.Now()})
+	if op != FileRemoved && IsWorkflowFile(rel) {
+		w.wfDue[rel] = time.Now().Add(w.opts.WorkflowDebounce)
+	}
+}
+
+// addTree watches a new directory and everything under it. The watch goes
+// on first and the walk comes after, so a file created inside while the
+// walk runs is either seen by the walk or reported by the watch.
+func (w *Workspace) addTree(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // gone meanwhile, or unreadable: nothing to watch
+		}
+		if _, ok := w.rel(p); !ok {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			w.watch(p)
+			return nil
+		}
+		if d.Type().IsRegular() {
+			w.note(p, false)
+		}
+		return nil
+	})
+}
+
+// removeTree forgets a directory that was removed or moved away: every
+// file known under it is settled (and so reported gone), and its watches
+// are dropped.
+func (w *Workspace) removeTree(dir string) {
+	prefix := dir + string(filepath.Separator)
+	for p := range w.known {
+		if strings.HasPrefix(p, prefix) {
+			w.note(p, true)
+		}
+	}
+	for d := range w.watched {
+		if d == dir || strings.HasPrefix(d, prefix) {
+			delete(w.watched, d)
+			if w.fsw != nil {
+				_ = w.fsw.Remove(d) // the kernel may have dropped it already
+			}
+		}
+	}
+}
+
+// watch adds a watch on dir, unless the kernel's limit was reached, which
+// is reported once, clearly.
+func (w *Workspace) watch(dir string) {
+	if w.watched[dir] || w.fsw == nil {
+		return
+	}
+	if w.limitHit {
+		w.unwatched++
+		return
+	}
+	err := w.addWatch(w.fsw, dir)
+	switch {
+	case err == nil:
+		w.watched[dir] = true
+	case errors.Is(err, syscall.ENOSPC):
+		w.limitHit = true
+		w.unwatched++
+		w.log.Error("inotify watch limit reached: changes in this and further new directories are found only by the periodic rescan. "+
+			"Raise the limit on the host: sysctl -w fs.inotify.max_user_watches=524288", "directory", dir)
+	case errors.Is(err, fs.ErrNotExist):
+		// Removed before the watch went on.
+	default:
+		w.log.Warn("watch directory", "directory", dir, "err", err)
+	}
+}
+
+// scan walks the tree: it watches every directory not yet watched and,
+// unless initial, reports every file that differs from what is known,
+// catching what the kernel did not tell.
+func (w *Workspace) scan(initial bool) {
+	began := time.Now()
+	seen := make(map[string]bool, len(w.known))
+	_ = filepath.WalkDir(w.opts.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if _, ok := w.rel(p); !ok {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			w.watch(p)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		seen[p] = true
+		if initial {
+			if fi, err := d.Info(); err == nil {
+				w.known[p] = fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
+				if rel, _ := w.rel(p); IsWorkflowFile(rel) {
+					w.readWorkflow(rel)
+				}
+			}
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if old, ok := w.known[p]; !ok || old != (fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}) {
+				w.note(p, false)
+			}
+		}
+		return nil
+	})
+	for p := range w.known {
+		if !seen[p] {
+			w.note(p, true)
+		}
+	}
+	if initial {
+		w.log.Info("watching the workspace", "files", len(w.known), "directories", len(w.watched),
+			"unwatched", w.unwatched, "took", time.Since(began).Round(time.Millisecond))
+	}
+}
+
+// readWorkflow reads a workflow status file and, when it parses, makes it
+// the current workflow. A file that does not parse is reported once per
+// content, and the last good workflow stays.
+func (w *Workspace) readWorkflow(rel string) {
+	data, err := os.ReadFile(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
+	if err != nil {
+		return // removed or unreadable meanwhile; a later event reads it
+	}
+	wf, err := ParseWorkflow(data)
+	if err != nil {
+		if w.wfBad[rel] != string(data) {
+			w.wfBad[rel] = string(data)
+			w.log.Warn("workflow status file not understood; keeping the last good workflow", "file", rel, "err", err)
+		}
+		return
+	}
+	delete(w.wfBad, rel)
+	w.mu.Lock()
+	w.workflow, w.workflowRel = wf, rel
+	w.mu.Unlock()
+	w.opts.OnWorkflow(rel, wf)
+}
+
+// IsDocFile reports whether rel (workspace-relative, forward slashes) is a
+// markdown document under docs/, which the UI offers to show as it is
+// written.
+func IsDocFile(rel string) bool {
+	return strings.HasPrefix(rel, "docs/") && strings.EqualFold(path.Ext(rel), ".md")
+}

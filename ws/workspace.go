@@ -1,0 +1,125 @@
+package ws
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentmux/agentmux/watcher"
+)
+
+// Message types of workspace and resource events.
+const (
+	TypeFileChanged     = "file.changed"
+	TypeLayoutShift     = "layout.shift"
+	TypeWorkflowUpdated = "workflow.updated"
+	TypeResourceWarning = "resource.warning"
+)
+
+type (
+	fileChangedMessage struct {
+		Type      string `json:"type"`
+		Path      string `json:"path"`
+		Event     string `json:"event"`
+		Timestamp string `json:"timestamp"`
+	}
+	layoutShiftMessage struct {
+		Type    string `json:"type"`
+		Mode    string `json:"mode"`
+		Trigger string `json:"trigger"`
+		Path    string `json:"path"`
+	}
+	workflowMessage struct {
+		Type      string       `json:"type"`
+		SessionID string       `json:"sessionId,omitempty"`
+		Workflow  WorkflowJSON `json:"workflow"`
+	}
+	resourceWarningMessage struct {
+		Type                   string  `json:"type"`
+		Message                string  `json:"message"`
+		MemoryUsagePercent     float64 `json:"memoryUsagePercent"`
+		IsAcceptingNewSessions bool    `json:"isAcceptingNewSessions"`
+		Level                  string  `json:"level"`
+	}
+)
+
+// WorkflowJSON is a workflow as the protocol and the API show it.
+type WorkflowJSON struct {
+	CurrentStep    string     `json:"currentStep"`
+	CompletedSteps []string   `json:"completedSteps"`
+	Steps          []StepJSON `json:"steps"`
+}
+
+// StepJSON is one workflow step on the wire.
+type StepJSON struct {
+	Name        string `json:"name"`
+	Status      string `json:"status"`
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// WorkflowView returns the wire form of a workflow.
+func WorkflowView(wf watcher.Workflow) WorkflowJSON {
+	v := WorkflowJSON{CurrentStep: wf.CurrentStep, CompletedSteps: wf.CompletedSteps, Steps: make([]StepJSON, len(wf.Steps))}
+	if v.CompletedSteps == nil {
+		v.CompletedSteps = []string{}
+	}
+	for i, s := range wf.Steps {
+		v.Steps[i] = StepJSON{Name: s.Name, Status: string(s.Status), DisplayName: s.DisplayName}
+	}
+	return v
+}
+
+// OnFile tells every connection about a file event, and suggests showing a
+// document that was just written under docs/.
+func (h *Hub) OnFile(ev watcher.FileEvent) {
+	h.broadcast(fileChangedMessage{
+		Type:      TypeFileChanged,
+		Path:      ev.Path,
+		Event:     string(ev.Op),
+		Timestamp: ev.Time.UTC().Format(time.RFC3339Nano),
+	})
+	if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
+		// Split, not artifact: the agent that wrote it stays in view.
+		h.broadcast(layoutShiftMessage{Type: TypeLayoutShift, Mode: "split", Trigger: "file_write", Path: ev.Rel})
+	}
+}
+
+// OnWorkflow tells every connection about a newly read workflow.
+func (h *Hub) OnWorkflow(_ string, wf watcher.Workflow) {
+	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, Workflow: WorkflowView(wf)})
+}
+
+// OnMemory records a change of memory level and tells every connection;
+// connections that open later are told at once while it is not ok.
+func (h *Hub) OnMemory(st watcher.MemoryStatus) {
+	msg := resourceMessage(st)
+	h.mu.Lock()
+	h.memory = st
+	h.mu.Unlock()
+	h.broadcast(msg)
+}
+
+// MemoryCritical reports whether memory is at the critical level, when new
+// agents are refused.
+func (h *Hub) MemoryCritical() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.memory.Level == watcher.MemoryCritical
+}
+
+func resourceMessage(st watcher.MemoryStatus) resourceWarningMessage {
+	pct := float64(int(st.Percent*10+0.5)) / 10
+	msg := fmt.Sprintf("Memory back to normal: %.1f%%.", pct)
+	switch st.Level {
+	case watcher.MemoryWarning:
+		msg = fmt.Sprintf("High memory usage: %.1f%%. Consider closing idle sessions.", pct)
+	case watcher.MemoryCritical:
+		msg = fmt.Sprintf("Memory critical: %.1f%%. New sessions blocked.", pct)
+	}
+	return resourceWarningMessage{
+		Type:                   TypeResourceWarning,
+		Message:                msg,
+		MemoryUsagePercent:     pct,
+		IsAcceptingNewSessions: st.Level != watcher.MemoryCritical,
+		Level:                  string(st.Level),
+	}
+}
