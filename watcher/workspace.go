@@ -118,16 +118,16 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Workspace{
-		opts:     opts,
-		log:      opts.Logger.With("workspace", opts.Root),
-		ready:    make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger.With("workspace", opts.Root),
+		ready:       make(chan struct{}),
 		addWatch:    func(w *fsnotify.Watcher, dir string) error { return w.Add(dir) },
 		inspections: make(chan func()),
-		known:    make(map[string]fileState),
-		watched:  make(map[string]bool),
-		windows:  make(map[string]*window),
-		wfDue:    make(map[string]time.Time),
-		wfBad:    make(map[string]string),
+		known:       make(map[string]fileState),
+		watched:     make(map[string]bool),
+		windows:     make(map[string]*window),
+		wfDue:       make(map[string]time.Time),
+		wfBad:       make(map[string]string),
 	}, nil
 }
 
