@@ -112,6 +112,16 @@ func (c *conn) sendControl(b []byte) {
 	}
 }
 
+// sendInformational queues a message the client can do without, such as a
+// file event, unless the queue is already three-quarters full: a burst of
+// them (a checkout of thousands of files) must not get a client dropped.
+func (c *conn) sendInformational(b []byte) {
+	if len(c.control) >= controlQueue*3/4 {
+		return
+	}
+	c.sendControl(b)
+}
+
 func (c *conn) sendJSON(msg any) {
 	b, err := json.Marshal(msg)
 	if err != nil {

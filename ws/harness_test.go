@@ -163,23 +163,31 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 
 // msg is any server message, with every field the protocol uses.
 type msg struct {
-	Type          string      `json:"type"`
-	SessionID     string      `json:"sessionId"`
-	Data          string      `json:"data"`
-	Seq           uint64      `json:"seq"`
-	Reset         bool        `json:"reset"`
-	Cols          int         `json:"cols"`
-	Rows          int         `json:"rows"`
-	Status        string      `json:"status"`
-	Reason        string      `json:"reason"`
-	Code          string      `json:"code"`
-	Message       string      `json:"message"`
-	ExitCode      int         `json:"exitCode"`
-	Signal        int         `json:"signal"`
-	Timestamp     int64       `json:"timestamp"`
-	Echo          *float64    `json:"echo"`
-	Session       *ws.Session `json:"session"`
-	GracePeriodMs int64       `json:"gracePeriodMs"`
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Data      string `json:"data"`
+	Seq       uint64 `json:"seq"`
+	Reset     bool   `json:"reset"`
+	Cols      int    `json:"cols"`
+	Rows      int    `json:"rows"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	ExitCode  int    `json:"exitCode"`
+	Signal    int    `json:"signal"`
+	// Timestamp is a number in heartbeats and a string in file.changed.
+	Timestamp     json.RawMessage `json:"timestamp"`
+	Echo          *float64        `json:"echo"`
+	Session       *ws.Session     `json:"session"`
+	GracePeriodMs int64           `json:"gracePeriodMs"`
+}
+
+// millis returns a heartbeat's timestamp.
+func (m msg) millis() int64 {
+	var n int64
+	_ = json.Unmarshal(m.Timestamp, &n)
+	return n
 }
 
 // client is a test's WebSocket connection. Only the test goroutine that

@@ -210,7 +210,13 @@ func (h *Hub) OnEvent(ev sessions.Event) {
 	h.broadcast(eventMessage(ev))
 }
 
-func (h *Hub) broadcast(msg any) {
+func (h *Hub) broadcast(msg any) { h.broadcastWith(msg, (*conn).sendControl) }
+
+// broadcastInformational sends a message every client can do without; a
+// client whose queue is filling up misses it rather than being dropped.
+func (h *Hub) broadcastInformational(msg any) { h.broadcastWith(msg, (*conn).sendInformational) }
+
+func (h *Hub) broadcastWith(msg any, send func(*conn, []byte)) {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		h.log.Error("encode broadcast", "err", err)
@@ -219,7 +225,7 @@ func (h *Hub) broadcast(msg any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.conns {
-		c.sendControl(b)
+		send(c, b)
 	}
 }
 

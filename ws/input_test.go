@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -120,8 +122,8 @@ func TestHeartbeatReplyEchoesTheClient(t *testing.T) {
 	if m.Echo == nil || *m.Echo != 12345.5 {
 		t.Fatalf("heartbeat echo = %v, want 12345.5", m.Echo)
 	}
-	if m.Timestamp < before || m.Timestamp > time.Now().UnixMilli() {
-		t.Fatalf("heartbeat timestamp %d is not the server's clock", m.Timestamp)
+	if m.millis() < before || m.millis() > time.Now().UnixMilli() {
+		t.Fatalf("heartbeat timestamp %d is not the server's clock", m.millis())
 	}
 }
 
@@ -153,7 +155,7 @@ func TestServerHeartbeatsAndDropsADeadPeer(t *testing.T) {
 	testutil.Eventually(t, waitTimeout, "the dead peer to be dropped", func() bool { return e.hub.Connections() == 1 })
 	select {
 	case m := <-heartbeats:
-		if m.Echo != nil || m.Timestamp == 0 {
+		if m.Echo != nil || m.millis() == 0 {
 			t.Fatalf("server heartbeat = %+v", m)
 		}
 	case <-time.After(waitTimeout):
@@ -239,5 +241,24 @@ func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
 	}
 	if !slices.Equal(st.statuses, []string{"stopped"}) {
 		t.Fatalf("statuses before the close = %q, want [stopped]", st.statuses)
+	}
+}
+
+func TestAFloodOfFileEventsDoesNotDropAClient(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.dial(nil)
+	c.send(map[string]any{"type": "heartbeat", "timestamp": 1})
+	c.expect(ws.TypeHeartbeat, "")
+	// A checkout of thousands of files, faster than any client reads.
+	for i := range 5000 {
+		e.hub.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/f%d", i), Rel: fmt.Sprintf("f%d", i), Op: watcher.FileAdded, Time: time.Now()})
+	}
+	// A lifecycle event still gets through, and the client is still there.
+	s := e.session("sh", "-c", "exit 0")
+	if m := c.expect(ws.TypeSessionCreated, ""); m.Session == nil || m.Session.ID != s.ID() {
+		t.Fatalf("session.created = %+v", m)
+	}
+	if e.hub.Connections() != 1 {
+		t.Fatal("the client was dropped")
 	}
 }

@@ -71,7 +71,7 @@ func WorkflowView(wf watcher.Workflow) WorkflowJSON {
 // OnFile tells every connection about a file event, and suggests showing a
 // document that was just written under docs/.
 func (h *Hub) OnFile(ev watcher.FileEvent) {
-	h.broadcast(fileChangedMessage{
+	h.broadcastInformational(fileChangedMessage{
 		Type:      TypeFileChanged,
 		Path:      ev.Path,
 		Event:     string(ev.Op),
@@ -79,7 +79,7 @@ func (h *Hub) OnFile(ev watcher.FileEvent) {
 	})
 	if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
 		// Split, not artifact: the agent that wrote it stays in view.
-		h.broadcast(layoutShiftMessage{Type: TypeLayoutShift, Mode: "split", Trigger: "file_write", Path: ev.Rel})
+		h.broadcastInformational(layoutShiftMessage{Type: TypeLayoutShift, Mode: "split", Trigger: "file_write", Path: ev.Rel})
 	}
 }
 
