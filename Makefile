@@ -18,3 +18,5 @@ build:
 # Benchmarks behind the figures in README.md (not part of `make test`).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ws/
+	$(GO) test -run '^$$' -bench . ./sessions/
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./watcher/
