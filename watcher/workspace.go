@@ -363,6 +363,12 @@ func (w *Workspace) emit(p, rel string, op FileOp) {
 // on first and the walk comes after, so a file created inside while the
 // walk runs is either seen by the walk or reported by the watch.
 func (w *Workspace) addTree(dir string) {
+	w.walk(dir, func(p string, _ fs.DirEntry) { w.note(p, false) })
+}
+
+// walk visits the tree under dir: it skips what is ignored, watches every
+// directory, and calls file for every regular file.
+func (w *Workspace) walk(dir string, file func(p string, d fs.DirEntry)) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // gone meanwhile, or unreadable: nothing to watch
@@ -375,10 +381,8 @@ func (w *Workspace) addTree(dir string) {
 		}
 		if d.IsDir() {
 			w.watch(p)
-			return nil
-		}
-		if d.Type().IsRegular() {
-			w.note(p, false)
+		} else if d.Type().IsRegular() {
+			file(p, d)
 		}
 		return nil
 	})
@@ -436,39 +440,23 @@ func (w *Workspace) watch(dir string) {
 func (w *Workspace) scan(initial bool) {
 	began := time.Now()
 	seen := make(map[string]bool, len(w.known))
-	_ = filepath.WalkDir(w.opts.Root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if _, ok := w.rel(p); !ok {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			w.watch(p)
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
+	w.walk(w.opts.Root, func(p string, d fs.DirEntry) {
 		seen[p] = true
+		fi, err := d.Info()
+		if err != nil {
+			return
+		}
+		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		if initial {
-			if fi, err := d.Info(); err == nil {
-				w.known[p] = fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
-				if rel, _ := w.rel(p); IsWorkflowFile(rel) {
-					w.readWorkflow(rel)
-				}
+			w.known[p] = now
+			if rel, _ := w.rel(p); IsWorkflowFile(rel) {
+				w.readWorkflow(rel)
 			}
-			return nil
+			return
 		}
-		if fi, err := d.Info(); err == nil {
-			if old, ok := w.known[p]; !ok || old != (fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}) {
-				w.note(p, false)
-			}
+		if old, ok := w.known[p]; !ok || old != now {
+			w.note(p, false)
 		}
-		return nil
 	})
 	for p := range w.known {
 		if !seen[p] {
