@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -206,6 +207,11 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	if err := s.transition(phaseRunning); err != nil {
 		return nil, err
 	}
+	// Said plainly: exec would blame the program ("fork/exec /usr/bin/sh:
+	// no such file or directory") for a missing working directory.
+	if fi, err := os.Stat(s.cwd); err != nil || !fi.IsDir() {
+		return nil, s.failStartLocked(fmt.Errorf("working directory %s no longer exists", s.cwd))
+	}
 	proc, err := pty.Start(pty.Options{
 		Argv: argv,
 		Dir:  s.cwd,
@@ -214,13 +220,7 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 		Rows: uint16(s.rows),
 	})
 	if err != nil {
-		s.phase = phaseExited
-		if s.exit == nil {
-			// A session that never ran reads as failed, not as exited 0.
-			s.exit = &ExitStatus{Code: -1}
-		}
-		s.status, s.reason = StatusError, err.Error()
-		return nil, fmt.Errorf("%w: %w", ErrSpawn, err)
+		return nil, s.failStartLocked(err)
 	}
 	s.argv = argv
 	s.proc = proc
@@ -231,6 +231,18 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	s.touch()
 	s.ring.update(func(st *StreamState) { st.RunEnded = false })
 	return proc, nil
+}
+
+// failStartLocked records a run that could not start and returns the
+// error to report. mu must be held.
+func (s *Session) failStartLocked(err error) error {
+	s.phase = phaseExited
+	if s.exit == nil {
+		// A session that never ran reads as failed, not as exited 0.
+		s.exit = &ExitStatus{Code: -1}
+	}
+	s.status, s.reason = StatusError, err.Error()
+	return fmt.Errorf("%w: %w", ErrSpawn, err)
 }
 
 // pump is the run's one PTY reader. It copies output into the ring until

@@ -357,3 +357,33 @@ func BenchmarkRestart(b *testing.B) {
 		}
 	}
 }
+
+func TestResumeWhenTheDirectoryIsGone(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	workspace := t.TempDir()
+	if err := os.Mkdir(filepath.Join(workspace, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newStoreManager(t, st, workspace, 4096)
+	defer stopManager(t, m)
+	s, err := m.Create(CreateOptions{Agent: "fake", Cwd: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.stop(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(workspace, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Resume(s.ID())
+	if !errors.Is(err, ErrSpawn) || !strings.Contains(err.Error(), "working directory") || !strings.Contains(err.Error(), "gone") {
+		t.Fatalf("resume into a removed directory = %v, want ErrSpawn naming the directory", err)
+	}
+	if info := s.Info(); info.Status != StatusError || !strings.Contains(info.Reason, "no longer exists") {
+		t.Fatalf("status = %s (%s)", info.Status, info.Reason)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -342,9 +343,9 @@ func (w *Workspace) settle(p string) {
 		case now != old:
 			w.emit(p, rel, FileChanged)
 		}
-	case err == nil:
-		// Not a regular file (a directory now, a fifo): nothing to report.
 	default:
+		// Gone, or no longer a regular file (a directory or a FIFO now):
+		// either way the file clients know of is gone.
 		if wasKnown {
 			delete(w.known, p)
 			w.emit(p, rel, FileRemoved)
@@ -473,7 +474,7 @@ func (w *Workspace) scan(initial bool) {
 // the current workflow. A file that does not parse is reported once per
 // content, and the last good workflow stays.
 func (w *Workspace) readWorkflow(rel string) {
-	data, err := os.ReadFile(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
+	data, err := readRegular(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
 	if err != nil {
 		return // removed or unreadable meanwhile; a later event reads it
 	}
@@ -490,6 +491,25 @@ func (w *Workspace) readWorkflow(rel string) {
 	w.workflow, w.workflowRel = wf, rel
 	w.mu.Unlock()
 	w.opts.OnWorkflow(rel, wf)
+}
+
+// readRegular reads a regular file. Anything else is an error: a FIFO put
+// in a status file's place would otherwise block the read, and with it the
+// watcher and the server's shutdown, until a writer comes.
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return io.ReadAll(f)
 }
 
 // IsDocFile reports whether rel (workspace-relative, forward slashes) is a

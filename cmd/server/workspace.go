@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,9 +42,15 @@ func resolveWorkspaceFile(root, rel string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolve workspace: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(filepath.Join(realRoot, clean))
+	joined := filepath.Join(realRoot, clean)
+	real, err := filepath.EvalSymlinks(joined)
 	if err != nil {
-		return "", err // fs.ErrNotExist for a missing file or a dangling link
+		// A link that points nowhere is refused like one that points out:
+		// telling them apart would tell whether an outside path exists.
+		if fi, lerr := os.Lstat(joined); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", errOutside
+		}
+		return "", err // fs.ErrNotExist for a missing file
 	}
 	if real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator)) {
 		return "", errOutside
@@ -63,7 +70,9 @@ func (s *server) getFile(c echo.Context) error {
 	case err != nil:
 		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, err.Error())
 	}
-	f, err := os.Open(real)
+	// O_NONBLOCK: opening a FIFO (or a device) for reading must not wait
+	// for a writer; the regular-file check below then refuses it.
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no file %q in the workspace", rel))
 	}
