@@ -16,20 +16,16 @@
 ARG AGENT_NODE_VERSION=24
 
 # ---------------------------------------------------------------- web
-# Builds the browser UI when there is one to build. Until web/package.json
-# exists the stage only passes web/static through. Whatever the UI build
-# does, its output must end up in web/static: that directory is what the Go
-# code embeds (go:embed in web/web.go).
+# Builds the browser UI into web/dist, which the Go code embeds (go:embed
+# in web/web.go); web/static is the page served when there is no build.
 FROM node:20-bookworm-slim AS web
 WORKDIR /src/web
 COPY web/ ./
 RUN --mount=type=cache,target=/root/.npm \
     set -eu; \
-    if [ -f package.json ]; then \
-        npm ci --no-audit --no-fund; \
-        npm run build; \
-    fi; \
-    mkdir -p static
+    npm ci --no-audit --no-fund; \
+    npm run build; \
+    test -f dist/index.html
 
 # ---------------------------------------------------------------- build
 FROM golang:1.26-bookworm AS build
@@ -39,8 +35,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # Replace, not merge: files the UI build no longer produces must not linger.
-RUN rm -rf web/static
-COPY --from=web /src/web/static ./web/static
+RUN rm -rf web/dist
+COPY --from=web /src/web/dist ./web/dist
 # Late, so that a new version string reuses every layer above.
 ARG VERSION=dev
 RUN --mount=type=cache,target=/root/.cache/go-build \

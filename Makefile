@@ -1,18 +1,22 @@
 # The two commands README.md gives: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test build bench
+.PHONY: run test build bench web test-go test-ui
 
-# Run the server with its defaults (http://127.0.0.1:8080).
-run:
+# Run the server with its defaults (http://127.0.0.1:8080), UI included.
+run: web
 	$(GO) run ./cmd/server
+
+# Build the browser UI into web/dist, which the server embeds.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 # The whole test suite, as CI runs it.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-build:
+build: web
 	$(GO) build -o bin/agentmux ./cmd/server
 
 # Benchmarks behind the figures in README.md (not part of `make test`).

@@ -62,10 +62,11 @@ func (s *server) newRouter() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
-	e.Use(s.requireToken)
+	e.Use(securityHeaders, s.requireToken)
 
 	api := e.Group("/api")
 	api.GET("/health", s.health)
+	api.GET("/config", s.config)
 	api.GET("/sessions", s.listSessions)
 	api.POST("/sessions", s.createSession)
 	api.GET("/sessions/:id", s.getSession)
@@ -156,6 +157,35 @@ func (s *server) health(c echo.Context) error {
 		"version":  version,
 		"uptimeMs": time.Since(s.started).Milliseconds(),
 	})
+}
+
+// config tells the UI what it cannot know otherwise: where the workspace
+// is (file.changed carries absolute paths) and how many sessions may run.
+func (s *server) config(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{
+		"workspace":   s.cfg.Workspace,
+		"maxSessions": s.mgr.MaxSessions(),
+		"version":     version,
+	})
+}
+
+// contentSecurityPolicy allows the page its own scripts only: no inline
+// script, no framing by others. Styles may be inline because xterm.js
+// themes itself with a <style> element.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries; handlers may
+// tighten them (GET /api/files sandboxes what it serves).
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		return next(c)
+	}
 }
 
 func (s *server) listSessions(c echo.Context) error {

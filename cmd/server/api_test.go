@@ -737,3 +737,36 @@ func TestEventsReachWebSocket(t *testing.T) {
 	}
 	conn.Close()
 }
+
+func TestSecurityHeadersAndConfig(t *testing.T) {
+	e := newAPI(t, "--max-sessions", "3")
+	for _, path := range []string{"/", "/api/health", "/api/sessions", "/nope"} {
+		res, err := http.Get(e.ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		h := res.Header
+		csp := h.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-eval") ||
+			strings.Contains(strings.SplitN(strings.SplitN(csp, "script-src", 2)[1], ";", 2)[0], "unsafe-inline") ||
+			!strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: Content-Security-Policy %q", path, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+	}
+	res, err := http.Get(e.ts.URL + "/api/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var cfg struct {
+		Workspace   string `json:"workspace"`
+		MaxSessions int    `json:"maxSessions"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&cfg); err != nil || cfg.Workspace != e.dir || cfg.MaxSessions != 3 {
+		t.Fatalf("/api/config = %+v, %v; want workspace %s and 3 sessions", cfg, err, e.dir)
+	}
+}

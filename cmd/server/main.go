@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
@@ -212,6 +213,9 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
 	log.Info("agentmux listening", "url", "http://"+addr+"/", "workspace", cfg.Workspace, "version", version)
+	if !web.Built() {
+		log.Warn("this binary has no UI build; the page at / says how to build it (make web)")
+	}
 	if ready != nil {
 		ready(addr)
 	}
