@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/ws"
 )
 
