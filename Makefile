@@ -11,10 +11,17 @@ run: web
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
-# The whole test suite, as CI runs it.
-test:
+# The whole test suite, as CI runs it: the Go tests, then the UI's in a
+# headless Chromium (Debian's /usr/bin/chromium).
+test: test-go test-ui
+
+test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-ui: web
+	cd web && npm run typecheck
+	cd web/test && npm ci --no-audit --no-fund && npm test
 
 build: web
 	$(GO) build -o bin/agentmux ./cmd/server

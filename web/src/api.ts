@@ -1,0 +1,77 @@
+// The HTTP API (docs/protocol.md section 7). Every failure becomes an
+// ApiError carrying the server's code and message, ready to show.
+
+import type { ConfigResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+async function errorFrom(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (body.error?.message) {
+      return new ApiError(res.status, body.error.code ?? String(res.status), body.error.message);
+    }
+  } catch {
+    // not JSON: a plain-text 503 during shutdown, a proxy's page...
+  }
+  const message = text.trim().slice(0, 200) || `${res.status} ${res.statusText}`;
+  return new ApiError(res.status, String(res.status), message);
+}
+
+async function request(method: string, path: string, body?: unknown): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', `cannot reach the server (${(err as Error).message})`);
+  }
+  if (!res.ok) throw await errorFrom(res);
+  return res;
+}
+
+async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await request(method, path, body);
+  return (await res.json()) as T;
+}
+
+export interface CreateSessionRequest {
+  name?: string;
+  worktree?: { branch: string };
+}
+
+export const api = {
+  config: () => json<ConfigResponse>('GET', '/api/config'),
+  sessions: async () => (await json<{ sessions: Session[] }>('GET', '/api/sessions')).sessions,
+  createSession: async (req: CreateSessionRequest) =>
+    (await json<{ session: Session }>('POST', '/api/sessions', req)).session,
+  deleteSession: async (id: string) => {
+    await request('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+  },
+  workflow: () => json<WorkflowResponse>('GET', '/api/workflow'),
+  resources: () => json<ResourcesResponse>('GET', '/api/resources'),
+  /** A workspace file's raw content and type. */
+  file: async (path: string) => {
+    const res = await request('GET', fileURL(path));
+    return { contentType: res.headers.get('Content-Type') ?? '', text: await res.text() };
+  },
+};
+
+/** The URL of a workspace file's raw content. */
+export function fileURL(path: string): string {
+  return `/api/files?path=${encodeURIComponent(path)}`;
+}

@@ -1,0 +1,387 @@
+// agentmux's browser UI: wires the WebSocket, the HTTP API and the views.
+// Each concern lives in its own module; this file routes messages and
+// decides what is allowed (connected, not shutting down, under the limits).
+
+import type { Terminal } from '@xterm/xterm';
+import { api } from './api';
+import { ActivityFeed } from './activity';
+import { ArtifactPane } from './artifact';
+import { Banners } from './banners';
+import { byId } from './dom';
+import { RecentDocs } from './docs';
+import { LayoutController } from './layout';
+import { Notifier, updateTitle } from './notify';
+import { isDoc, WorkspaceRoot } from './paths';
+import { StatusBar } from './statusbar';
+import { SessionStore } from './store';
+import { TabBar } from './tabs';
+import { TerminalPane } from './termpane';
+import { toast } from './toast';
+import type { ErrorMessage, FileChangedMessage, ServerMessage } from './types';
+import { WsClient, wsURL } from './ws';
+import { WorkflowPanel } from './workflow';
+
+declare global {
+  interface Window {
+    __agentmux: {
+      terminals: Map<string, Terminal>;
+      activeSessionId(): string | null;
+      connectionState(): string;
+    };
+  }
+}
+
+/** Used until GET /api/config says otherwise (the server's default). */
+const DEFAULT_MAX_SESSIONS = 4;
+const NARROW = window.matchMedia('(max-width: 800px)');
+const SIDEBAR_KEY = 'agentmux.sidebarCollapsed';
+
+// State the views do not own.
+let shuttingDown = false;
+let memoryCritical = false;
+let memoryPercent = 0;
+let maxSessions = DEFAULT_MAX_SESSIONS;
+
+const store = new SessionStore();
+const root = new WorkspaceRoot();
+
+const ws = new WsClient({
+  url: wsURL(),
+  onMessage,
+  onOpen: () => void onConnected(),
+  onChange: onConnectionChange,
+});
+
+const canAct = () => ws.state === 'connected' && !shuttingDown;
+
+const pane = new TerminalPane({
+  store,
+  ws,
+  canAct,
+  keyFilter: (ev) => !isAppShortcut(ev),
+  onUserInput: (id) => {
+    layout.noteTyping();
+    store.setNeedsInput(id, false); // the user answered
+  },
+  toast,
+});
+
+// The test hook (web/README.md): present once the terminal pane exists.
+window.__agentmux = {
+  terminals: pane.terminals,
+  activeSessionId: () => store.activeId,
+  connectionState: () => ws.state,
+};
+
+const layout = new LayoutController((path) => artifact.open(path));
+const artifact = new ArtifactPane(() => layout.revealArtifact());
+const docs = new RecentDocs((path) => openFromUser(path));
+const activity = new ActivityFeed(root, (rel) => openFromUser(rel));
+const workflow = new WorkflowPanel((path) => openFromUser(path));
+const banners = new Banners(() => ws.retry());
+const statusBar = new StatusBar((r) => {
+  memoryPercent = r.percent;
+  memoryCritical = r.level === 'critical' || !r.acceptingNewSessions;
+  updateNewSession();
+});
+const tabs = new TabBar({ store, canAct, onSelect: selectSession, onCreated: selectSession, toast });
+const notifier = new Notifier(store, selectSession);
+
+artifact.onChange(() => docs.setCurrent(artifact.path));
+
+// With a server too old for /api/config, the root is learned late: the
+// documents seen so far are sorted out then.
+root.onLearned(() => {
+  for (const it of activity.history()) {
+    const rel = root.relative(it.abs);
+    if (rel && isDoc(rel)) docs.note(rel, it.event === 'unlink');
+  }
+});
+
+store.subscribe(() => {
+  updateTitle(store);
+  updateNewSession();
+  statusBar.sessionCount(store.runningCount(), maxSessions);
+});
+
+/** Opens a document the user picked: the artifact pane comes into view. */
+function openFromUser(path: string): void {
+  artifact.open(path);
+  layout.revealArtifact();
+  byId('app').classList.remove('sidebar-open');
+}
+
+/** The user chose a session (a click): show it and put the cursor in it. */
+function selectSession(id: string): void {
+  store.select(id);
+  pane.focusActive();
+}
+
+function updateNewSession(): void {
+  let reason: string | null = null;
+  const running = store.runningCount();
+  if (shuttingDown) reason = 'The server is shutting down';
+  else if (ws.state !== 'connected') reason = 'Not connected to the server';
+  else if (memoryCritical) reason = `Memory is critical (${memoryPercent.toFixed(1)}%): new sessions are blocked`;
+  else if (running >= maxSessions) {
+    reason = `Session limit reached: ${running} of ${maxSessions} sessions are running. Close or stop one first.`;
+  }
+  tabs.setNewSession(reason);
+}
+
+/** Everything that depends on canAct(). */
+function refreshActions(): void {
+  updateNewSession();
+  tabs.render();
+  pane.renderChrome();
+}
+
+// ---- Connection -----------------------------------------------------------
+
+function onConnectionChange(): void {
+  banners.connection(ws.state, ws.nextAttemptAt);
+  statusBar.connection(ws.state);
+  statusBar.roundTrip(ws.rttMs);
+  if (ws.state !== 'connected') pane.onDisconnected();
+  refreshActions();
+}
+
+async function onConnected(): Promise<void> {
+  // The server is back: whatever shutdown we saw is over. It re-sends a
+  // memory warning at once if one still holds, so clear the old one.
+  shuttingDown = false;
+  banners.shutdown(null);
+  memoryCritical = false;
+  banners.resource('ok', 0);
+  refreshActions();
+  await Promise.all([loadConfig(), refreshSessions(), loadWorkflow()]);
+  // Re-attach every terminal from its last seq, and re-send its size.
+  if (ws.state === 'connected') pane.onConnected();
+}
+
+async function loadConfig(): Promise<void> {
+  try {
+    const c = await api.config();
+    if (c.workspace) root.set(c.workspace);
+    if (c.maxSessions && c.maxSessions > 0) maxSessions = c.maxSessions;
+    statusBar.setVersion(c.version);
+    updateNewSession();
+    statusBar.sessionCount(store.runningCount(), maxSessions);
+  } catch {
+    // An older server: paths.ts learns the root from what it sees.
+  }
+}
+
+async function loadWorkflow(): Promise<void> {
+  try {
+    const r = await api.workflow();
+    workflow.setFile(r.file);
+    if (r.file) root.seenRelative(r.file);
+    workflow.render(r.workflow);
+  } catch {
+    // keep what is shown
+  }
+}
+
+/**
+ * Session events that arrive while GET /api/sessions is in flight are
+ * logged and applied again on top of its (older) answer, so a session
+ * created or ended meanwhile is neither lost nor resurrected.
+ */
+let sessionEventLog: ServerMessage[] | null = null;
+let sessionsRequest = 0;
+
+async function refreshSessions(): Promise<void> {
+  const req = ++sessionsRequest;
+  sessionEventLog ??= [];
+  try {
+    const list = await api.sessions();
+    if (req !== sessionsRequest) return; // a newer request is on its way
+    const log = sessionEventLog ?? [];
+    sessionEventLog = null;
+    store.replaceAll(list);
+    for (const m of log) applySessionEvent(m);
+  } catch (err) {
+    if (req === sessionsRequest) sessionEventLog = null;
+    if ((err as { status?: number }).status === 401) {
+      toast('Not authorized: open agentmux once with ?token=<token> to sign in.', 'error');
+    }
+  }
+}
+
+// ---- Messages -------------------------------------------------------------
+
+function onMessage(m: ServerMessage): void {
+  switch (m.type) {
+    case 'session.attached': {
+      pane.onAttached(m);
+      const e = store.get(m.sessionId);
+      if (e && e.session.status !== m.status) store.setStatus(m.sessionId, m.status, e.reason);
+      break;
+    }
+    case 'terminal.output':
+      pane.onOutput(m);
+      break;
+    case 'terminal.exit':
+      pane.onExit(m);
+      break;
+    case 'session.created':
+    case 'session.status':
+    case 'session.destroyed':
+    case 'session.needsInput': {
+      const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
+      sessionEventLog?.push(m);
+      applySessionEvent(m);
+      if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason);
+      if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason);
+      break;
+    }
+    case 'session.warning': {
+      const name = store.get(m.sessionId)?.session.name ?? 'A session';
+      toast(`${name}: ${m.message ?? 'no output for a long time.'}`);
+      break;
+    }
+    case 'heartbeat':
+      break; // the round trip is measured in ws.ts
+    case 'server.shutdown':
+      shuttingDown = true;
+      banners.shutdown(m.message || 'The server is shutting down.');
+      refreshActions();
+      break;
+    case 'error':
+      onServerError(m);
+      break;
+    case 'file.changed':
+      onFileChanged(m);
+      break;
+    case 'layout.shift':
+      if (m.path) {
+        root.seenRelative(m.path);
+        if (isDoc(m.path)) docs.note(m.path);
+      }
+      layout.onShift(m);
+      break;
+    case 'workflow.updated':
+      workflow.render(m.workflow);
+      break;
+    case 'resource.warning':
+      memoryPercent = m.memoryUsagePercent;
+      memoryCritical = m.level === 'critical' || !m.isAcceptingNewSessions;
+      banners.resource(m.level, m.memoryUsagePercent, m.message);
+      statusBar.memory(m.memoryUsagePercent, m.level);
+      updateNewSession();
+      break;
+  }
+}
+
+/** Applies a session event to the store (again, after a list refresh). */
+function applySessionEvent(m: ServerMessage): void {
+  switch (m.type) {
+    case 'session.created':
+      store.upsert(m.session);
+      break;
+    case 'session.status':
+      store.setStatus(m.sessionId, m.status, m.reason);
+      break;
+    case 'session.destroyed':
+      store.remove(m.sessionId);
+      break;
+    case 'session.needsInput':
+      store.setNeedsInput(m.sessionId, true);
+      break;
+  }
+}
+
+function onServerError(m: ErrorMessage): void {
+  if (m.code === 'SESSION_NOT_FOUND') {
+    void refreshSessions(); // deleted meanwhile
+    return;
+  }
+  const name = m.sessionId ? store.get(m.sessionId)?.session.name : undefined;
+  toast(name ? `${name}: ${m.message}` : m.message, 'error');
+  pane.renderChrome(); // e.g. a refused resume: its button comes back
+}
+
+function onFileChanged(m: FileChangedMessage): void {
+  root.seenAbsolute(m.path);
+  activity.add(m);
+  const rel = root.relative(m.path);
+  if (!rel) return;
+  if (isDoc(rel)) docs.note(rel, m.event === 'unlink');
+  if (rel === artifact.path) {
+    if (m.event === 'unlink') artifact.markRemoved();
+    else artifact.refreshSoon();
+  }
+}
+
+// ---- Keyboard, help, sidebar ------------------------------------------------
+
+const LAYOUT_KEYS: Record<string, 'terminal' | 'artifact' | 'split'> = {
+  Digit1: 'terminal', Numpad1: 'terminal',
+  Digit2: 'artifact', Numpad2: 'artifact',
+  Digit3: 'split', Numpad3: 'split',
+};
+
+function isLayoutKey(ev: KeyboardEvent): boolean {
+  return ev.altKey && !ev.ctrlKey && !ev.metaKey && !ev.shiftKey && ev.code in LAYOUT_KEYS;
+}
+
+function isSearchKey(ev: KeyboardEvent): boolean {
+  return ev.ctrlKey && ev.shiftKey && !ev.altKey && ev.code === 'KeyF';
+}
+
+function isAppShortcut(ev: KeyboardEvent): boolean {
+  return isLayoutKey(ev) || isSearchKey(ev);
+}
+
+// Capture phase: shortcuts win over the terminal, which never sees them.
+window.addEventListener('keydown', (ev) => {
+  layout.noteTyping();
+  if (isLayoutKey(ev)) {
+    ev.preventDefault();
+    ev.stopPropagation();
+    layout.set(LAYOUT_KEYS[ev.code]!);
+  } else if (isSearchKey(ev)) {
+    ev.preventDefault();
+    ev.stopPropagation();
+    pane.openSearch();
+  }
+}, { capture: true });
+window.addEventListener('paste', () => layout.noteTyping(), { capture: true });
+
+const help = byId<HTMLDetailsElement>('help');
+document.addEventListener('click', (ev) => {
+  if (help.open && !help.contains(ev.target as Node)) help.open = false;
+});
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && help.open) help.open = false;
+});
+
+const app = byId('app');
+try {
+  app.classList.toggle('sidebar-collapsed', localStorage.getItem(SIDEBAR_KEY) === '1');
+} catch {
+  // storage disabled
+}
+byId('sidebar-toggle').addEventListener('click', () => {
+  if (NARROW.matches) {
+    app.classList.toggle('sidebar-open');
+    return;
+  }
+  const collapsed = app.classList.toggle('sidebar-collapsed');
+  try {
+    localStorage.setItem(SIDEBAR_KEY, collapsed ? '1' : '0');
+  } catch {
+    // storage disabled
+  }
+});
+byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('sidebar-open'));
+
+// ---- Start ----------------------------------------------------------------
+
+onConnectionChange();
+void loadConfig();
+void refreshSessions();
+void loadWorkflow();
+statusBar.startPolling();
+ws.start();

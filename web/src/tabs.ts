@@ -1,0 +1,257 @@
+// The tab bar (one tab per session, kept in step with the store), the
+// new-session dialog and the close confirmation.
+
+import { api, ApiError } from './api';
+import { byId, h } from './dom';
+import { isRunning, type SessionEntry, type SessionStore } from './store';
+
+export interface TabBarDeps {
+  store: SessionStore;
+  canAct(): boolean;
+  /** The user picked a session (a click: focusing its terminal is fine). */
+  onSelect(id: string): void;
+  onCreated(id: string): void;
+  toast(message: string, kind?: 'info' | 'error'): void;
+}
+
+export class TabBar {
+  private readonly bar = byId('tabs');
+  private readonly newBtn = byId<HTMLButtonElement>('new-session');
+  private readonly tabs = new Map<string, HTMLElement>();
+  private readonly dialog = byId<HTMLDialogElement>('new-session-dialog');
+  private readonly form = byId<HTMLFormElement>('new-session-form');
+  private readonly formError = byId('new-session-error');
+  private readonly createBtn = byId<HTMLButtonElement>('create-session');
+  private readonly confirm = byId<HTMLDialogElement>('confirm-close');
+  private readonly confirmText = byId('confirm-close-text');
+  private closingId: string | null = null;
+
+  constructor(private readonly deps: TabBarDeps) {
+    this.newBtn.addEventListener('click', () => this.openNewDialog());
+    byId('empty-new-session').addEventListener('click', () => this.openNewDialog());
+    this.bar.addEventListener('click', (ev) => this.onBarClick(ev));
+    this.bar.addEventListener('keydown', (ev) => this.onBarKey(ev));
+    this.bar.addEventListener('auxclick', (ev) => {
+      // Middle click closes, as in a browser.
+      const tab = (ev.target as Element).closest<HTMLElement>('[data-testid=tab]');
+      if (ev.button === 1 && tab?.dataset.sessionId) {
+        ev.preventDefault();
+        this.askClose(tab.dataset.sessionId);
+      }
+    });
+    // A vertical wheel scrolls the tabs sideways.
+    this.bar.addEventListener('wheel', (ev) => {
+      if (ev.deltaX === 0 && ev.deltaY !== 0 && this.bar.scrollWidth > this.bar.clientWidth) {
+        this.bar.scrollLeft += ev.deltaY;
+        ev.preventDefault();
+      }
+    }, { passive: false });
+    this.bar.addEventListener('scroll', () => this.markOverflow(), { passive: true });
+    new ResizeObserver(() => this.markOverflow()).observe(this.bar);
+
+    this.form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      void this.create();
+    });
+    byId('new-session-cancel').addEventListener('click', () => this.dialog.close());
+    byId('confirm-no').addEventListener('click', () => this.confirm.close());
+    byId('confirm-yes').addEventListener('click', () => this.confirmClose());
+    for (const d of [this.dialog, this.confirm]) {
+      // A click on the backdrop (the dialog box itself, outside its content) closes it.
+      d.addEventListener('click', (ev) => {
+        if (ev.target === d) d.close();
+      });
+    }
+    deps.store.subscribe(() => this.render());
+    this.render();
+  }
+
+  /** Enables "+" or disables it with the reason as its tooltip. */
+  setNewSession(disabledReason: string | null): void {
+    this.newBtn.disabled = disabledReason !== null;
+    this.newBtn.title = disabledReason ?? 'New session';
+    this.newBtn.setAttribute('aria-label', disabledReason ? `New session (unavailable: ${disabledReason})` : 'New session');
+    byId<HTMLButtonElement>('empty-new-session').disabled = disabledReason !== null;
+    byId('new-session-reason').textContent = disabledReason ?? '';
+  }
+
+  render(): void {
+    const { store } = this.deps;
+    const entries = store.all();
+    for (const [id, el] of this.tabs) {
+      if (!store.has(id)) {
+        el.remove();
+        this.tabs.delete(id);
+      }
+    }
+    let prev: Element | null = null;
+    for (const e of entries) {
+      let el = this.tabs.get(e.session.id);
+      if (!el) {
+        el = this.createTab(e);
+        this.tabs.set(e.session.id, el);
+      }
+      this.updateTab(el, e, e.session.id === store.activeId);
+      // Keep DOM order equal to the store's (creation) order.
+      const want: Element | null = prev ? prev.nextElementSibling : this.bar.firstElementChild;
+      if (want !== el) this.bar.insertBefore(el, want);
+      prev = el;
+    }
+    const active = store.activeId ? this.tabs.get(store.activeId) : undefined;
+    active?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    this.markOverflow();
+    const canAct = this.deps.canAct();
+    for (const btn of this.bar.querySelectorAll<HTMLButtonElement>('[data-testid=tab-close]')) {
+      const id = btn.closest<HTMLElement>('[data-testid=tab]')?.dataset.sessionId;
+      btn.disabled = !canAct || (id ? store.get(id)?.closing === true : false);
+    }
+  }
+
+  /** Fades the edge of the tab strip where more tabs are scrolled out of view. */
+  private markOverflow(): void {
+    const { scrollLeft, scrollWidth, clientWidth } = this.bar;
+    this.bar.classList.toggle('more-left', scrollLeft > 1);
+    this.bar.classList.toggle('more-right', scrollLeft + clientWidth < scrollWidth - 1);
+  }
+
+  private createTab(e: SessionEntry): HTMLElement {
+    const name = h('span', { class: 'tab-name', 'data-testid': 'tab-name' });
+    const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
+    const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, status, close);
+  }
+
+  private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
+    const s = e.session;
+    el.dataset.status = s.status;
+    el.setAttribute('aria-selected', String(selected));
+    el.tabIndex = selected ? 0 : -1;
+    el.classList.toggle('closing', e.closing);
+    el.title = `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}\n${s.agent} in ${s.cwd}`;
+    const name = el.querySelector<HTMLElement>('[data-testid=tab-name]')!;
+    if (name.textContent !== s.name) name.textContent = s.name;
+    const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
+    badge.textContent = s.status;
+    badge.className = `badge badge-${s.status}`;
+    const close = el.querySelector<HTMLElement>('[data-testid=tab-close]')!;
+    close.setAttribute('aria-label', `Close ${s.name}`);
+    close.title = `Close ${s.name}`;
+    let dot = el.querySelector('[data-testid=tab-dot]');
+    if (e.needsInput && !dot) {
+      dot = h('span', { class: 'tab-dot', 'data-testid': 'tab-dot', title: 'Needs your input', 'aria-label': 'needs input' });
+      el.prepend(dot);
+    } else if (!e.needsInput && dot) {
+      dot.remove();
+    }
+  }
+
+  private onBarClick(ev: MouseEvent): void {
+    const target = ev.target as Element;
+    const tab = target.closest<HTMLElement>('[data-testid=tab]');
+    const id = tab?.dataset.sessionId;
+    if (!id) return;
+    if (target.closest('[data-testid=tab-close]')) {
+      ev.stopPropagation();
+      this.askClose(id);
+      return;
+    }
+    this.deps.onSelect(id);
+  }
+
+  private onBarKey(ev: KeyboardEvent): void {
+    const ids = this.deps.store.all().map((e) => e.session.id);
+    const cur = ids.indexOf(this.deps.store.activeId ?? '');
+    let next = -1;
+    if (ev.key === 'ArrowRight') next = (cur + 1) % ids.length;
+    else if (ev.key === 'ArrowLeft') next = (cur - 1 + ids.length) % ids.length;
+    else if (ev.key === 'Home') next = 0;
+    else if (ev.key === 'End') next = ids.length - 1;
+    else if (ev.key === 'Delete' && cur >= 0) {
+      this.askClose(ids[cur]!);
+      return;
+    }
+    if (next < 0 || !ids[next]) return;
+    ev.preventDefault();
+    this.deps.store.select(ids[next]!);
+    this.tabs.get(ids[next]!)?.focus(); // roving focus within the tab list, from a key press
+  }
+
+  openNewDialog(): void {
+    if (this.newBtn.disabled) return;
+    this.form.reset();
+    this.formError.hidden = true;
+    this.createBtn.disabled = false;
+    this.createBtn.textContent = 'Create';
+    this.dialog.showModal(); // the name field has autofocus
+  }
+
+  private async create(): Promise<void> {
+    const data = new FormData(this.form);
+    const name = String(data.get('name') ?? '').trim();
+    const branch = String(data.get('branch') ?? '').trim();
+    const req: { name?: string; worktree?: { branch: string } } = {};
+    if (name) req.name = name;
+    if (branch) req.worktree = { branch };
+    this.createBtn.disabled = true;
+    this.createBtn.textContent = 'Creating…';
+    this.formError.hidden = true;
+    try {
+      const s = await api.createSession(req);
+      this.deps.store.upsert(s);
+      this.dialog.close();
+      this.deps.onCreated(s.id);
+    } catch (err) {
+      this.formError.textContent = describeCreateError(err);
+      this.formError.hidden = false;
+    } finally {
+      this.createBtn.disabled = false;
+      this.createBtn.textContent = 'Create';
+    }
+  }
+
+  askClose(id: string): void {
+    const e = this.deps.store.get(id);
+    if (!e || e.closing || !this.deps.canAct()) return;
+    this.closingId = id;
+    const running = isRunning(e.session.status);
+    this.confirmText.replaceChildren(
+      'Close ',
+      h('strong', { text: e.session.name }),
+      running
+        ? '? Its agent is stopped (SIGHUP, then SIGKILL after 3 s) and its scrollback is discarded.'
+        : '? Its saved screen and scrollback are discarded.',
+    );
+    this.confirm.showModal(); // Cancel has autofocus: Enter does not destroy
+  }
+
+  private confirmClose(): void {
+    const id = this.closingId;
+    this.closingId = null;
+    this.confirm.close();
+    if (!id) return;
+    this.deps.store.setClosing(id, true);
+    api.deleteSession(id).then(
+      () => this.deps.store.remove(id),
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 404) {
+          this.deps.store.remove(id); // already gone
+          return;
+        }
+        this.deps.store.setClosing(id, false);
+        this.deps.toast(`Could not close the session: ${(err as Error).message}`, 'error');
+      },
+    );
+  }
+}
+
+function describeCreateError(err: unknown): string {
+  if (!(err instanceof ApiError)) return String(err);
+  switch (err.code) {
+    case 'SESSION_LIMIT_REACHED':
+      return `${err.message} Close or stop a running session first.`;
+    case 'MEMORY_CRITICAL':
+      return `${err.message} Close idle sessions to free memory.`;
+    default:
+      return err.message;
+  }
+}

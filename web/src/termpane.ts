@@ -1,0 +1,265 @@
+// The terminal pane: one TerminalView per session, created the first time
+// the session is shown and kept (and streaming) until the session goes;
+// the toolbar (stop, search), the scrollback search box, and the bar that
+// offers Resume for a session whose process has ended.
+
+import type { Terminal } from '@xterm/xterm';
+import { byId, show } from './dom';
+import { isRunning, type SessionStore } from './store';
+import { TerminalView } from './terminal';
+import type { ClientMessage, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
+import type { WsClient } from './ws';
+
+/** A client frame above 1 MiB closes the connection (protocol.md section 1). */
+const MAX_FRAME_BYTES = 1024 * 1024;
+/** Paste pieces when a paste cannot go whole: 6 bytes per char at worst, escaped. */
+const PASTE_PIECE_CHARS = 128 * 1024;
+
+export interface TerminalPaneDeps {
+  store: SessionStore;
+  ws: WsClient;
+  /** Whether actions may be taken (connected, not shutting down). */
+  canAct(): boolean;
+  keyFilter(ev: KeyboardEvent): boolean;
+  /** The user typed or pasted into a session. */
+  onUserInput(sessionId: string): void;
+  toast(message: string, kind?: 'info' | 'error'): void;
+}
+
+export class TerminalPane {
+  /** Every session's terminal, by session id: window.__agentmux.terminals. */
+  readonly terminals = new Map<string, Terminal>();
+  private readonly views = new Map<string, TerminalView>();
+  private readonly stack = byId('terms');
+  private readonly title = byId('term-title');
+  private readonly meta = byId('term-meta');
+  private readonly flowNote = byId('term-flow');
+  private readonly stopBtn = byId<HTMLButtonElement>('stop');
+  private readonly searchBtn = byId<HTMLButtonElement>('search-toggle');
+  private readonly resumeBar = byId('resume-bar');
+  private readonly resumeText = byId('resume-text');
+  private readonly resumeBtn = byId<HTMLButtonElement>('resume');
+  private readonly empty = byId('term-empty');
+  private readonly searchBox = byId('search');
+  private readonly searchInput = byId<HTMLInputElement>('search-input');
+  private readonly searchCount = byId('search-count');
+  private shownId: string | null = null;
+
+  constructor(private readonly deps: TerminalPaneDeps) {
+    this.stopBtn.addEventListener('click', () => {
+      const id = this.deps.store.activeId;
+      if (id) this.send({ type: 'terminal.interrupt', sessionId: id });
+    });
+    this.resumeBtn.addEventListener('click', () => {
+      const id = this.deps.store.activeId;
+      if (id && this.send({ type: 'session.resume', sessionId: id })) {
+        this.resumeBtn.disabled = true; // until the status comes back
+        this.resumeBtn.textContent = 'Resuming…';
+      }
+    });
+    this.searchBtn.addEventListener('click', () => (this.searchBox.hidden ? this.openSearch() : this.closeSearch()));
+    this.searchInput.addEventListener('input', () => this.find('incremental'));
+    this.searchInput.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        this.find(ev.shiftKey ? 'previous' : 'next');
+      } else if (ev.key === 'Escape') {
+        ev.preventDefault();
+        this.closeSearch();
+      }
+    });
+    byId('search-next').addEventListener('click', () => this.find('next'));
+    byId('search-prev').addEventListener('click', () => this.find('previous'));
+    byId('search-close').addEventListener('click', () => this.closeSearch());
+    deps.store.subscribe(() => this.render());
+  }
+
+  get activeView(): TerminalView | undefined {
+    const id = this.deps.store.activeId;
+    return id ? this.views.get(id) : undefined;
+  }
+
+  private send(msg: ClientMessage): boolean {
+    if (!this.deps.canAct()) return false;
+    return this.deps.ws.send(msg);
+  }
+
+  /** Shows the active session, creating its terminal the first time. */
+  render(): void {
+    const { store } = this.deps;
+    // Drop the terminals of sessions that are gone.
+    for (const [id, view] of this.views) {
+      if (!store.has(id)) {
+        view.dispose();
+        this.views.delete(id);
+        this.terminals.delete(id);
+      }
+    }
+    const entry = store.active;
+    show(this.empty, !entry);
+    const id = entry?.session.id ?? null;
+    let view = id ? this.views.get(id) : undefined;
+    if (entry && !view) {
+      view = new TerminalView(entry.session.id, this.stack, entry.session, {
+        send: (m) => this.deps.ws.send(m),
+        onInput: (sid, data) => this.input(sid, data),
+        keyFilter: this.deps.keyFilter,
+        onFlowChange: (sid, paused) => {
+          if (sid === this.deps.store.activeId) show(this.flowNote, paused);
+        },
+      });
+      view.search.onDidChangeResults(({ resultIndex, resultCount }) => {
+        if (view === this.activeView) this.showCount(resultIndex, resultCount);
+      });
+      this.views.set(entry.session.id, view);
+      this.terminals.set(entry.session.id, view.term);
+      if (this.deps.ws.isOpen) view.attach();
+    }
+    for (const [vid, v] of this.views) v.host.hidden = vid !== id;
+    if (id !== this.shownId) {
+      this.shownId = id;
+      if (view) {
+        view.fitAndReport();
+        show(this.flowNote, view.isPaused);
+      }
+      if (!this.searchBox.hidden) this.find('incremental');
+    }
+    this.renderChrome();
+  }
+
+  /** The toolbar and the resume bar, for the active session. */
+  renderChrome(): void {
+    const entry = this.deps.store.active;
+    const view = this.activeView;
+    const canAct = this.deps.canAct();
+    show(this.stopBtn, !!entry);
+    this.searchBtn.hidden = !entry;
+    if (!entry) {
+      this.title.textContent = '';
+      this.meta.textContent = '';
+      this.resumeBar.hidden = true;
+      return;
+    }
+    const s = entry.session;
+    const running = isRunning(s.status);
+    this.title.textContent = s.name;
+    this.meta.textContent = `${s.agent} · ${s.cwd}`;
+    this.meta.title = `${s.command.join(' ')}\n${view ? `${view.term.cols}×${view.term.rows}, ${view.renderer} renderer` : ''}`;
+    this.stopBtn.disabled = !canAct || !running;
+    this.stopBtn.title = running ? 'Send Ctrl+C (interrupt) to the agent' : 'The agent is not running';
+    this.resumeBar.hidden = running;
+    if (!running) {
+      this.resumeBar.dataset.status = s.status;
+      this.resumeText.textContent = describeEnded(s.status, entry.reason, s.exitCode);
+      this.resumeBtn.disabled = !canAct || entry.closing;
+      this.resumeBtn.textContent = 'Resume';
+    }
+  }
+
+  /** Keys and pastes from xterm. A paste is one message, so it arrives whole. */
+  private input(sessionId: string, data: string): void {
+    const entry = this.deps.store.get(sessionId);
+    if (!entry) return;
+    if (!isRunning(entry.session.status)) {
+      this.resumeBar.classList.remove('nudge');
+      void this.resumeBar.offsetWidth; // restart the animation
+      this.resumeBar.classList.add('nudge');
+      return;
+    }
+    if (!this.deps.canAct()) {
+      this.deps.toast('Not connected to the server: keys are not sent.', 'error');
+      return;
+    }
+    this.deps.onUserInput(sessionId);
+    const frame = JSON.stringify({ type: 'terminal.input', sessionId, data });
+    if (frame.length * 3 < MAX_FRAME_BYTES || new TextEncoder().encode(frame).length < MAX_FRAME_BYTES) {
+      this.deps.ws.sendRaw(frame);
+      return;
+    }
+    // Over the server's frame limit: in order, in pieces, rather than
+    // having the connection closed (1009). Never split a surrogate pair.
+    for (let i = 0; i < data.length; ) {
+      let end = Math.min(data.length, i + PASTE_PIECE_CHARS);
+      const last = data.charCodeAt(end - 1);
+      if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--;
+      this.deps.ws.send({ type: 'terminal.input', sessionId, data: data.slice(i, end) });
+      i = end;
+    }
+    this.deps.toast(`Large paste (${Math.round(data.length / 1024)} KiB) sent in pieces.`);
+  }
+
+  onAttached(m: SessionAttachedMessage): void {
+    this.views.get(m.sessionId)?.onAttached(m);
+  }
+
+  onOutput(m: TerminalOutputMessage): void {
+    this.views.get(m.sessionId)?.onOutput(m);
+  }
+
+  onExit(m: TerminalExitMessage): void {
+    this.deps.store.setExitCode(m.sessionId, m.exitCode);
+  }
+
+  /** A new connection: re-attach every terminal from its last seq, and re-send its size. */
+  onConnected(): void {
+    for (const v of this.views.values()) v.attachIfDetached();
+    this.renderChrome();
+  }
+
+  onDisconnected(): void {
+    for (const v of this.views.values()) v.connectionLost();
+    this.renderChrome();
+  }
+
+  focusActive(): void {
+    this.activeView?.focus();
+  }
+
+  openSearch(): void {
+    if (!this.activeView) return;
+    this.searchBox.hidden = false;
+    this.searchBtn.setAttribute('aria-pressed', 'true');
+    // Called from Ctrl+Shift+F or the search button: a user gesture.
+    this.searchInput.focus();
+    this.searchInput.select();
+    if (this.searchInput.value) this.find('incremental');
+  }
+
+  closeSearch(): void {
+    this.searchBox.hidden = true;
+    this.searchBtn.setAttribute('aria-pressed', 'false');
+    for (const v of this.views.values()) v.clearSearch();
+    this.searchCount.textContent = '';
+    this.focusActive(); // back where the user was typing (Escape or a click)
+  }
+
+  private find(how: 'next' | 'previous' | 'incremental'): void {
+    const view = this.activeView;
+    const text = this.searchInput.value;
+    if (!view) return;
+    if (!text) {
+      view.clearSearch();
+      this.searchCount.textContent = '';
+      return;
+    }
+    const found = how === 'previous' ? view.findPrevious(text) : view.findNext(text, how === 'incremental');
+    this.searchBox.classList.toggle('no-match', !found);
+  }
+
+  private showCount(index: number, count: number): void {
+    if (count === 0) this.searchCount.textContent = 'no matches';
+    else if (index < 0) this.searchCount.textContent = `${count}+ matches`;
+    else this.searchCount.textContent = `${index + 1} of ${count}`;
+  }
+}
+
+function describeEnded(status: string, reason: string, exitCode?: number): string {
+  switch (status) {
+    case 'idle':
+      return 'Restored after a restart: this is the last saved screen.';
+    case 'error':
+      return `The agent failed: ${reason || (exitCode !== undefined ? `exited with code ${exitCode}` : 'unknown error')}.`;
+    default:
+      return reason && reason !== 'stopped' ? `The agent ended: ${reason}.` : 'The agent was stopped.';
+  }
+}

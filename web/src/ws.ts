@@ -1,0 +1,195 @@
+// The one WebSocket to /ws: reconnects with exponential backoff and jitter,
+// gives up after a while (until retry()), and measures the round trip with
+// heartbeats.
+
+import type { ClientMessage, ServerMessage } from './types';
+
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'failed';
+
+export interface WsClientOptions {
+  url: string;
+  onMessage(msg: ServerMessage): void;
+  /** The socket is open; re-attach and re-sync here. */
+  onOpen(): void;
+  /** State, countdown or round trip changed. */
+  onChange(): void;
+}
+
+const MIN_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 30_000;
+const JITTER = 0.2;
+const GIVE_UP_AFTER_MS = 5 * 60_000;
+const HEARTBEAT_MS = 30_000;
+const FIRST_HEARTBEAT_MS = 500;
+/** An attempt that has not opened by then is abandoned. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** The server sends a heartbeat every 30 s: silence this long means a dead link. */
+const SILENCE_LIMIT_MS = 75_000;
+
+/** The delay before reconnect attempt n (1-based): 1 s doubling to 30 s, ±20 %. */
+export function backoffDelay(attempt: number, random = Math.random): number {
+  const base = Math.min(MAX_DELAY_MS, MIN_DELAY_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (1 + JITTER * (2 * random() - 1)));
+}
+
+export function wsURL(loc: Location = window.location): string {
+  return `${loc.protocol === 'https:' ? 'wss:' : 'ws:'}//${loc.host}/ws`;
+}
+
+export class WsClient {
+  private socket: WebSocket | null = null;
+  private _state: ConnectionState = 'connecting';
+  private attempt = 0;
+  /** When the first of the current run of failures happened. */
+  private failingSince: number | null = null;
+  private retryTimer: number | undefined;
+  private connectTimer: number | undefined;
+  private heartbeatTimer: number | undefined;
+  private firstBeatTimer: number | undefined;
+  private lastHeard = 0;
+  /** When the next attempt starts, while one is scheduled. */
+  nextAttemptAt: number | null = null;
+  /** The last heartbeat round trip, in ms. */
+  rttMs: number | null = null;
+
+  constructor(private readonly opts: WsClientOptions) {
+    window.addEventListener('online', () => {
+      if (this._state === 'reconnecting' && this.nextAttemptAt !== null) this.connectNow();
+    });
+  }
+
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  get isOpen(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN && this._state === 'connected';
+  }
+
+  start(): void {
+    this.connectNow();
+  }
+
+  /** Starts over after giving up: a fresh run of attempts, the first now. */
+  retry(): void {
+    this.attempt = 0;
+    this.failingSince = null;
+    this.setState('connecting');
+    this.connectNow();
+  }
+
+  /** Sends a message if the socket is open; reports whether it was sent. */
+  send(msg: ClientMessage): boolean {
+    if (!this.isOpen || !this.socket) return false;
+    this.socket.send(JSON.stringify(msg));
+    return true;
+  }
+
+  /** Sends a pre-encoded message (for sizes checked by the caller). */
+  sendRaw(frame: string): boolean {
+    if (!this.isOpen || !this.socket) return false;
+    this.socket.send(frame);
+    return true;
+  }
+
+  private setState(s: ConnectionState): void {
+    this._state = s;
+    this.opts.onChange();
+  }
+
+  private connectNow(): void {
+    window.clearTimeout(this.retryTimer);
+    this.nextAttemptAt = null;
+    this.dropSocket();
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(this.opts.url);
+    } catch {
+      this.onLost();
+      return;
+    }
+    this.socket = socket;
+    this.connectTimer = window.setTimeout(() => {
+      if (this.socket === socket && socket.readyState !== WebSocket.OPEN) this.onLost();
+    }, CONNECT_TIMEOUT_MS);
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      window.clearTimeout(this.connectTimer);
+      this.attempt = 0;
+      this.failingSince = null;
+      this.lastHeard = Date.now();
+      this.setState('connected');
+      this.startHeartbeat();
+      this.opts.onOpen();
+    };
+    socket.onmessage = (ev: MessageEvent) => {
+      if (this.socket !== socket) return;
+      this.lastHeard = Date.now();
+      if (typeof ev.data !== 'string') return;
+      let msg: ServerMessage;
+      try {
+        msg = JSON.parse(ev.data) as ServerMessage;
+      } catch {
+        return;
+      }
+      if (msg.type === 'heartbeat' && typeof msg.echo === 'number') {
+        this.rttMs = Math.max(0, Date.now() - msg.echo);
+        this.opts.onChange();
+      }
+      this.opts.onMessage(msg);
+    };
+    socket.onclose = () => {
+      if (this.socket === socket) this.onLost();
+    };
+    // onerror is always followed by onclose.
+  }
+
+  /** Forgets the current socket without reacting to its events. */
+  private dropSocket(): void {
+    window.clearTimeout(this.connectTimer);
+    window.clearInterval(this.heartbeatTimer);
+    window.clearTimeout(this.firstBeatTimer);
+    const s = this.socket;
+    this.socket = null;
+    if (s) {
+      s.onopen = s.onmessage = s.onclose = null;
+      if (s.readyState === WebSocket.CONNECTING || s.readyState === WebSocket.OPEN) s.close();
+    }
+  }
+
+  private onLost(): void {
+    this.dropSocket();
+    this.rttMs = null;
+    const now = Date.now();
+    this.failingSince ??= now;
+    if (now - this.failingSince >= GIVE_UP_AFTER_MS) {
+      this.nextAttemptAt = null;
+      this.setState('failed');
+      return;
+    }
+    this.attempt++;
+    const delay = backoffDelay(this.attempt);
+    this.nextAttemptAt = now + delay;
+    this.retryTimer = window.setTimeout(() => this.connectNow(), delay);
+    this.setState('reconnecting');
+  }
+
+  private startHeartbeat(): void {
+    const beat = () => {
+      if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
+        this.onLost(); // a half-open link: nothing will ever close it for us
+        return;
+      }
+      this.send({ type: 'heartbeat', timestamp: Date.now() });
+    };
+    window.clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = window.setInterval(beat, HEARTBEAT_MS);
+    // The first one once the page is idle after opening (re-attaching and
+    // replays keep it busy), so the round trip shown is the network's.
+    window.clearTimeout(this.firstBeatTimer);
+    this.firstBeatTimer = window.setTimeout(() => {
+      if ('requestIdleCallback' in window) window.requestIdleCallback(beat, { timeout: 3_000 });
+      else beat();
+    }, FIRST_HEARTBEAT_MS);
+  }
+}

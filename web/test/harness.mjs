@@ -1,0 +1,568 @@
+// Test harness for the agentmux UI tests: builds the real server (with the
+// UI build embedded), starts it per test on a free port with a temporary
+// workspace, data dir and HOME, drives Debian's /usr/bin/chromium with
+// playwright-core, and offers the helpers the tests share.
+//
+// Tests talk to the UI only through the contract in web/README.md
+// (data-testid attributes, window.__agentmux, document.title,
+// #app[data-layout]).
+//
+// Environment:
+//   AGENTMUX_BIN       use this server binary instead of building one
+//   CHROMIUM           browser executable (default /usr/bin/chromium)
+//   AGENTMUX_TEST_KEEP keep temp dirs (workspace, data, logs) after the run
+
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const TEST_DIR = here;
+export const WEB_DIR = path.resolve(here, '..');
+export const REPO_DIR = path.resolve(here, '../..');
+export const SCREENSHOT_DIR = path.join(here, 'screenshots');
+const DIST_INDEX = path.join(WEB_DIR, 'dist', 'index.html');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+export const sel = (testid) => `[data-testid="${testid}"]`;
+
+// ---------------------------------------------------------------------------
+// Waiting
+
+/**
+ * Polls fn until it returns a truthy value (which is returned) or the
+ * deadline passes (then throws, with the last value or error seen).
+ */
+export async function waitFor(fn, { timeout = 10_000, interval = 50, message = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  let lastErr;
+  for (;;) {
+    try {
+      last = await fn();
+      lastErr = undefined;
+      if (last) return last;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() >= deadline) {
+      const detail = lastErr ? `last error: ${lastErr.message}` : `last value: ${JSON.stringify(last)}`;
+      throw new Error(`timed out after ${timeout} ms waiting for ${message} (${detail})`);
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------------------
+// Building the server
+
+function run(cmd, args, opts) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { maxBuffer: 16 << 20, ...opts }, (err, stdout, stderr) => {
+      if (err) {
+        err.message += `\n${stdout}${stderr}`;
+        reject(err);
+      } else resolve({ stdout, stderr });
+    });
+  });
+}
+
+async function walk(dir, skip, out) {
+  let entries;
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (!skip(p, e.name)) await walk(p, skip, out);
+    } else if (e.isFile()) {
+      out.push(p);
+    }
+  }
+}
+
+// sourceHash identifies a server build: the Go sources, go.mod/go.sum, and
+// everything the binary embeds (web/dist and web/static).
+async function sourceHash() {
+  const files = [];
+  const skipDir = (p, name) =>
+    name === '.git' || name === 'node_modules' || p === path.join(REPO_DIR, 'web');
+  await walk(REPO_DIR, skipDir, files);
+  const goFiles = files.filter((f) => f.endsWith('.go') || /\/go\.(mod|sum)$/.test(f));
+  const embedded = [];
+  await walk(path.join(WEB_DIR, 'dist'), () => false, embedded);
+  await walk(path.join(WEB_DIR, 'static'), () => false, embedded);
+  goFiles.push(path.join(WEB_DIR, 'web.go'));
+  const all = [...new Set([...goFiles, ...embedded])].sort();
+  const h = createHash('sha256');
+  const { stdout: goVersion } = await run('go', ['version'], { cwd: REPO_DIR });
+  h.update(goVersion);
+  for (const f of all) {
+    h.update(path.relative(REPO_DIR, f));
+    h.update('\0');
+    h.update(await fs.readFile(f));
+    h.update('\0');
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+let binaryPromise;
+
+/**
+ * Returns the path of a server binary carrying the current UI build. Built
+ * with `go build ./cmd/server` once per test run: node --test runs each file
+ * in its own process, so the binary is cached under the OS temp dir, keyed
+ * by a hash of the Go sources and the embedded files.
+ */
+export function serverBinary() {
+  binaryPromise ??= (async () => {
+    if (process.env.AGENTMUX_BIN) return process.env.AGENTMUX_BIN;
+    if (!existsSync(DIST_INDEX)) {
+      throw new Error(
+        `the UI is not built: ${DIST_INDEX} does not exist.\n` +
+          `Build it first:  cd ${WEB_DIR} && npm ci && npm run build\n` +
+          `(the server embeds web/dist at go build time; without it the page says "without its UI").`,
+      );
+    }
+    const key = await sourceHash();
+    const cacheRoot = path.join(os.tmpdir(), 'agentmux-uitest-bin');
+    const dir = path.join(cacheRoot, key);
+    const bin = path.join(dir, 'agentmux');
+    if (existsSync(bin)) return bin;
+    await fs.mkdir(dir, { recursive: true });
+    const tmp = `${bin}.${process.pid}.tmp`;
+    await run('go', ['build', '-o', tmp, './cmd/server'], { cwd: REPO_DIR, timeout: 300_000 });
+    await fs.rename(tmp, bin); // atomic: concurrent test files may race here
+    // Drop builds of older sources (kept an hour, in case another run uses one).
+    for (const name of await fs.readdir(cacheRoot)) {
+      if (name === key) continue;
+      const p = path.join(cacheRoot, name);
+      const st = await fs.stat(p).catch(() => null);
+      if (st && Date.now() - st.mtimeMs > 3600_000) await fs.rm(p, { recursive: true, force: true });
+    }
+    return bin;
+  })();
+  return binaryPromise;
+}
+
+// ---------------------------------------------------------------------------
+// Servers
+
+const liveServers = new Set();
+process.on('exit', () => {
+  for (const s of liveServers) {
+    try {
+      s.proc.kill('SIGKILL');
+    } catch {}
+  }
+});
+
+const tempDirs = [];
+export async function tempDir(prefix) {
+  const d = await fs.mkdtemp(path.join(os.tmpdir(), `agentmux-uitest-${prefix}-`));
+  tempDirs.push(d);
+  return d;
+}
+after(async () => {
+  if (process.env.AGENTMUX_TEST_KEEP) return;
+  await Promise.all(tempDirs.map((d) => fs.rm(d, { recursive: true, force: true }).catch(() => {})));
+});
+
+const LISTEN_RE = /msg="agentmux listening" url=(http:\/\/\S+?\/)(\s|$)/;
+
+/**
+ * A running agentmux. `url` ends with '/'. `stop()` sends SIGTERM and waits
+ * for the exit; `restart()` stops it and starts a new one on the same port
+ * with the same workspace, data dir and flags.
+ */
+class Server {
+  constructor({ bin, workspace, dataDir, home, flags, addr }) {
+    Object.assign(this, { bin, workspace, dataDir, home, flags, addr });
+    this.log = '';
+    this.url = null;
+    this.exitCode = undefined;
+  }
+
+  get port() {
+    return Number(new URL(this.url).port);
+  }
+
+  async start() {
+    const args = [
+      '--addr', this.addr,
+      '--workspace', this.workspace,
+      '--data-dir', this.dataDir,
+      '--agent-cmd', 'bash --norc --noprofile -i',
+      ...this.flags,
+    ];
+    const env = {
+      PATH: process.env.PATH,
+      HOME: this.home,
+      PS1: '$ ',
+      LANG: process.env.LANG || 'C.UTF-8',
+    };
+    if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+    this.log = '';
+    this.exitCode = undefined;
+    const proc = spawn(this.bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    liveServers.add(this);
+    this.exited = new Promise((resolve) => {
+      proc.on('exit', (code, signal) => {
+        this.exitCode = code ?? signal;
+        liveServers.delete(this);
+        resolve(this.exitCode);
+      });
+    });
+    const onData = (buf) => {
+      this.log += buf.toString();
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    const url = await waitFor(
+      () => {
+        if (this.exitCode !== undefined) throw new Error(`server exited (${this.exitCode}) during start-up:\n${this.log}`);
+        const m = LISTEN_RE.exec(this.log);
+        return m && m[1];
+      },
+      { timeout: 15_000, interval: 20, message: 'the server\'s "agentmux listening" line' },
+    ).catch((err) => {
+      proc.kill('SIGKILL');
+      throw new Error(`${err.message}\nserver log:\n${this.log}`);
+    });
+    this.url = url;
+    // A binary without the UI serves a fallback page; say so plainly.
+    const page = await (await fetch(url)).text();
+    if (/without its UI/.test(page) && !process.env.AGENTMUX_TEST_ALLOW_FALLBACK) {
+      await this.stop();
+      throw new Error(`the server binary ${this.bin} has no UI build (it serves the fallback page); rebuild web/dist`);
+    }
+    return this;
+  }
+
+  /** SIGTERM, then wait for the exit (SIGKILL after `timeout`). Returns the exit code. */
+  async stop({ timeout = 10_000 } = {}) {
+    if (!this.proc || this.exitCode !== undefined) return this.exitCode;
+    this.proc.kill('SIGTERM');
+    let timer;
+    const killed = new Promise((resolve) => {
+      timer = setTimeout(() => {
+        this.proc.kill('SIGKILL');
+        resolve('killed');
+      }, timeout);
+    });
+    const r = await Promise.race([this.exited, killed]);
+    clearTimeout(timer);
+    if (r === 'killed') {
+      await this.exited;
+      throw new Error(`server did not exit within ${timeout} ms of SIGTERM; killed. log:\n${this.log}`);
+    }
+    return this.exitCode;
+  }
+
+  /** Stops (if running) and starts a new server on the same port and dirs. */
+  async restart() {
+    const port = this.port;
+    await this.stop();
+    this.addr = `127.0.0.1:${port}`;
+    // The port was ours a moment ago; Go's listener uses SO_REUSEADDR, so
+    // only a stranger grabbing it in between could make this fail: retry.
+    await waitFor(
+      async () => {
+        try {
+          await this.start();
+          return true;
+        } catch (err) {
+          if (/address already in use/.test(err.message)) return false;
+          throw err;
+        }
+      },
+      { timeout: 10_000, interval: 200, message: `a restart on port ${port}` },
+    );
+    return this;
+  }
+
+  async api(p, init) {
+    const res = await fetch(new URL(p, this.url), init);
+    const text = await res.text();
+    let body;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    return { status: res.status, body };
+  }
+
+  async sessions() {
+    const { status, body } = await this.api('api/sessions');
+    assert.equal(status, 200, `GET /api/sessions: ${status} ${JSON.stringify(body)}`);
+    return body.sessions;
+  }
+
+  /** Writes a file under the workspace, creating directories. */
+  async writeFile(rel, content) {
+    const p = path.join(this.workspace, rel);
+    await fs.mkdir(path.dirname(p), { recursive: true });
+    await fs.writeFile(p, content);
+    return p;
+  }
+
+  logTail(lines = 40) {
+    return this.log.split('\n').slice(-lines).join('\n');
+  }
+}
+
+/** Starts a server with a fresh temp workspace, data dir and HOME. */
+export async function startServer({ flags = [], addr = '127.0.0.1:0' } = {}) {
+  const bin = await serverBinary();
+  const root = await tempDir('srv');
+  const workspace = path.join(root, 'ws');
+  const dataDir = path.join(root, 'data');
+  const home = path.join(root, 'home');
+  await Promise.all([workspace, dataDir, home].map((d) => fs.mkdir(d, { recursive: true })));
+  const s = new Server({ bin, workspace, dataDir, home, flags, addr });
+  await s.start();
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Browser
+
+let browserPromise;
+export function browser() {
+  browserPromise ??= chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-quic',
+    ],
+  });
+  return browserPromise;
+}
+after(async () => {
+  if (browserPromise) await (await browserPromise).close().catch(() => {});
+});
+
+/**
+ * Console messages that do not fail a test, wherever they appear.
+ * - none at present: a request the page makes that fails is a finding.
+ * Tests that provoke errors on purpose (a server restart, a hostile
+ * document with a broken image) pass their own patterns in `allowConsole`.
+ */
+export const BENIGN_CONSOLE = [];
+
+/** Console errors a browser logs for network failures while the server is down or stopping. */
+export const SERVER_DOWN_CONSOLE = [
+  /WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws' failed/,
+  /Failed to load resource: net::ERR_CONNECTION_REFUSED/,
+  /Failed to load resource: net::ERR_EMPTY_RESPONSE/,
+  /Failed to load resource: net::ERR_CONNECTION_RESET/,
+  /Failed to load resource: the server responded with a status of 503/,
+  /net::ERR_CONNECTION_REFUSED/,
+];
+
+/**
+ * Defines a UI test. `body` gets a fixture:
+ *   { t, server, page, context, errors, screenshot(name), allowConsole(re),
+ *     onCleanup(fn), startServer(opts), open(server) }
+ * The server starts with `opts.flags` (skip it with opts.server === false),
+ * the page opens the server's URL in a fresh context with a 1280x800
+ * viewport (opts.viewport) and waits for window.__agentmux.
+ * After the body, any console error or uncaught page error not allowed
+ * fails the test. On failure a screenshot `fail-<name>` is saved and the
+ * server log tail and page errors are added to the error.
+ */
+export function uiTest(name, opts, body) {
+  if (typeof opts === 'function') [body, opts] = [opts, {}];
+  const timeout = opts.timeout ?? 60_000;
+  const failShot = `fail-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`;
+  test(name, { timeout }, async (t) => {
+    await fs.rm(path.join(SCREENSHOT_DIR, `${failShot}.png`), { force: true });
+    const fx = { t, errors: [], allowed: [...BENIGN_CONSOLE, ...(opts.allowConsole ?? [])] };
+    fx.allowConsole = (re) => fx.allowed.push(re);
+    const cleanups = [];
+    fx.onCleanup = (fn) => cleanups.push(fn);
+    /** Starts another server, stopped at the end of the test. */
+    fx.startServer = async (o) => {
+      const s = await startServer(o);
+      cleanups.push(() => s.stop());
+      return s;
+    };
+    fx.open = (server) => openApp(fx.page, server.url);
+    try {
+      if (opts.server !== false) {
+        fx.server = await startServer({ flags: opts.flags ?? [] });
+        cleanups.push(() => fx.server.stop());
+      }
+      const b = await browser();
+      fx.context = await b.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
+      cleanups.push(() => fx.context.close());
+      fx.page = await fx.context.newPage();
+      fx.page.setDefaultTimeout(10_000);
+      fx.page.on('console', (msg) => {
+        if (msg.type() !== 'error') return;
+        const loc = msg.location();
+        fx.errors.push({ kind: 'console', text: msg.text(), url: loc && loc.url });
+      });
+      fx.page.on('pageerror', (err) => {
+        fx.errors.push({ kind: 'pageerror', text: String(err && err.stack ? err.stack : err) });
+      });
+      fx.screenshot = (n) => screenshot(fx.page, n);
+      if (fx.server) await openApp(fx.page, fx.server.url);
+      await body(fx);
+      const bad = fx.errors.filter((e) => !fx.allowed.some((re) => re.test(e.text)));
+      const tolerated = fx.errors.filter((e) => !bad.includes(e));
+      if (tolerated.length) t.diagnostic(`tolerated page errors: ${tolerated.map((e) => e.text.slice(0, 100)).join(' | ')}`);
+      assert.deepEqual(bad, [], `the page logged errors:\n${bad.map((e) => `  ${e.kind}: ${e.text} ${e.url ?? ''}`).join('\n')}`);
+    } catch (err) {
+      if (fx.page) {
+        await screenshot(fx.page, failShot).catch(() => {});
+      }
+      const extra = [];
+      if (fx.errors.length) extra.push(`page errors:\n${fx.errors.map((e) => `  ${e.kind}: ${e.text}`).join('\n')}`);
+      if (fx.server) extra.push(`server log (tail):\n${fx.server.logTail()}`);
+      if (extra.length) err.message += `\n\n${extra.join('\n\n')}`;
+      throw err;
+    } finally {
+      for (const c of cleanups.reverse()) {
+        await withTimeout(Promise.resolve().then(c), 15_000, 'cleanup').catch((e) => {
+          console.error(`cleanup of "${name}": ${e.message}`);
+        });
+      }
+    }
+  });
+}
+
+/** Opens the UI and waits for its test hook. */
+export async function openApp(page, url) {
+  await page.goto(url);
+  await page.waitForFunction(() => window.__agentmux && window.__agentmux.terminals, null, { timeout: 10_000 });
+}
+
+// ---------------------------------------------------------------------------
+// UI helpers (through the contract only)
+
+export async function screenshot(page, name) {
+  await fs.mkdir(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/** The text of a session's active xterm buffer, one line per buffer line. */
+export async function readTerminal(page, sessionId) {
+  return page.evaluate((id) => {
+    const term = window.__agentmux.terminals.get(id);
+    if (!term) return null;
+    const buf = term.buffer.active;
+    const lines = [];
+    for (let i = 0; i < buf.length; i++) {
+      const line = buf.getLine(i);
+      lines.push(line ? line.translateToString(true) : '');
+    }
+    return lines.join('\n');
+  }, sessionId);
+}
+
+/** Lines of the terminal buffer, right-trimmed. */
+export async function terminalLines(page, sessionId) {
+  const text = await readTerminal(page, sessionId);
+  return text == null ? null : text.split('\n').map((l) => l.trimEnd());
+}
+
+/** Waits until the terminal buffer has a line for which pred(line) holds; returns the line. */
+export async function waitForLine(page, sessionId, pred, { timeout = 10_000, message } = {}) {
+  const test = typeof pred === 'string' ? (l) => l.trim() === pred : pred instanceof RegExp ? (l) => pred.test(l) : pred;
+  return waitFor(
+    async () => {
+      const lines = await terminalLines(page, sessionId);
+      return lines && lines.find(test);
+    },
+    { timeout, message: message ?? `a terminal line matching ${pred} in session ${sessionId}` },
+  );
+}
+
+export const tabById = (page, id) => page.locator(`${sel('tab')}[data-session-id="${id}"]`);
+export const tabByName = (page, name) =>
+  page.locator(sel('tab')).filter({ has: page.locator(sel('tab-name'), { hasText: new RegExp(`^\\s*${escapeRe(name)}\\s*$`) }) });
+
+export function escapeRe(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Creates a session through the UI (new-session, name, create) and returns
+ * its id, taken from the new tab's data-session-id.
+ */
+export async function createSession(page, name) {
+  await page.locator(sel('new-session')).click();
+  const dialog = page.locator(sel('new-session-dialog'));
+  await dialog.waitFor({ state: 'visible' });
+  await dialog.locator('input[name=name]').fill(name);
+  await dialog.locator(sel('create-session')).click();
+  const tab = tabByName(page, name);
+  await tab.waitFor({ state: 'visible' });
+  const id = await tab.getAttribute('data-session-id');
+  assert.ok(id, `the tab "${name}" has no data-session-id`);
+  await dialog.waitFor({ state: 'hidden' });
+  return id;
+}
+
+/** Waits for the shell's "$ " prompt in a session's buffer. */
+export async function waitForPrompt(page, sessionId, opts) {
+  return waitForLine(page, sessionId, (l) => /^\$( |$)/.test(l), { message: `the shell prompt in ${sessionId}`, ...opts });
+}
+
+/** The visible terminal pane (the first, should the app mark more than one). */
+export const terminalPane = (page) => page.locator(`${sel('terminal')} >> visible=true`).first();
+
+/** Focuses the terminal pane and types a command line, then Enter. */
+export async function typeCommand(page, command) {
+  await terminalPane(page).click();
+  await page.keyboard.type(command);
+  await page.keyboard.press('Enter');
+}
+
+/** The terminal's size as xterm.js has it. */
+export async function termSize(page, sessionId) {
+  return page.evaluate((id) => {
+    const t = window.__agentmux.terminals.get(id);
+    return t ? { cols: t.cols, rows: t.rows } : null;
+  }, sessionId);
+}
+
+/** True when document.activeElement is inside the terminal pane. */
+export async function terminalHasFocus(page) {
+  return page.evaluate((s) => {
+    const pane = document.querySelector(s);
+    return !!(pane && document.activeElement && pane.contains(document.activeElement));
+  }, sel('terminal'));
+}
