@@ -770,3 +770,24 @@ func TestSecurityHeadersAndConfig(t *testing.T) {
 		t.Fatalf("/api/config = %+v, %v; want workspace %s and 3 sessions", cfg, err, e.dir)
 	}
 }
+
+// TestFilesAreNeverCached: a document rewritten within the second of its
+// last load must not come back from a cache revalidated by a one-second
+// Last-Modified.
+func TestFilesAreNeverCached(t *testing.T) {
+	e := newAPI(t)
+	if err := os.MkdirAll(filepath.Join(e.dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "docs", "live.md"), []byte("version one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(e.ts.URL + "/api/files?path=docs/live.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Last-Modified") != "" {
+		t.Fatalf("headers %v: want Cache-Control no-store and no Last-Modified", res.Header)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -101,7 +102,11 @@ func (s *server) getFile(c echo.Context) error {
 	// Raw content for the UI to render: never sniffed into HTML, never run.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	http.ServeContent(c.Response(), c.Request(), "", fi.ModTime(), f)
+	// A document being written changes within the second; Last-Modified
+	// has one-second resolution, so any revalidation could serve the old
+	// text. Never cache, and give no modification time to revalidate by.
+	h.Set("Cache-Control", "no-store")
+	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, f)
 	return nil
 }
 

@@ -33,6 +33,9 @@ async function request(method: string, path: string, body?: unknown): Promise<Re
   try {
     res = await fetch(path, {
       method,
+      // Everything here is live state; a cached answer is a wrong one
+      // (a document rewritten within the second of its last load, say).
+      cache: 'no-store',
       credentials: 'same-origin',
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
       body: body === undefined ? null : JSON.stringify(body),
