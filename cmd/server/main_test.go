@@ -151,7 +151,8 @@ type wsMsg struct {
 	Message       string `json:"message"`
 	Code          string `json:"code"`
 	GracePeriodMs *int64 `json:"gracePeriodMs"`
-	Timestamp     int64  `json:"timestamp"`
+	// Timestamp is a number in heartbeats and a string in file.changed.
+	Timestamp json.RawMessage `json:"timestamp"`
 }
 
 // readWS reads the next message within waitTimeout.
