@@ -233,39 +233,35 @@ func (r *ring) replayStart() (uint64, []byte) {
 
 func (r *ring) replayStartLocked() (uint64, []byte) {
 	start := r.start()
-	if start == r.base {
-		// Nothing evicted: the tail's modes are those at the base.
-		return start, r.tail.modePrefix()
-	}
-	if r.tailAtLineStart {
+	if start == r.base || r.tailAtLineStart {
+		// Nothing evicted, or eviction ended a line: the oldest byte held
+		// starts one, in the tail's modes.
 		return start, r.tail.modePrefix()
 	}
 	st := r.tail // a copy: scanning ahead must not move the real tail
 	size := uint64(len(r.buf))
 	// Prefer a line boundary; fall back to the first character boundary
 	// outside an escape sequence when no line ends in the ring.
-	var fallback uint64
-	haveFallback := false
+	var (
+		fallback     uint64
+		fallbackSt   vtState
+		haveFallback bool
+	)
 	for off := start; off < r.end; off++ {
 		c := r.buf[off%size]
-		if !haveFallback && st.isGround() && isRuneStart(c) {
-			fallback, haveFallback = off, true
+		ground := st.isGround()
+		if ground && !haveFallback && isRuneStart(c) {
+			fallback, fallbackSt, haveFallback = off, st, true
 		}
-		wasGround := st.isGround()
 		st.feed([]byte{c})
-		if c == '\n' && wasGround {
+		if c == '\n' && ground {
 			return off + 1, st.modePrefix()
 		}
 	}
-	if !haveFallback {
-		return r.end, st.modePrefix()
+	if haveFallback {
+		return fallback, fallbackSt.modePrefix()
 	}
-	// Re-scan to the fallback to get the modes in force there.
-	st = r.tail
-	for off := start; off < fallback; off++ {
-		st.feed([]byte{r.buf[off%size]})
-	}
-	return fallback, st.modePrefix()
+	return r.end, st.modePrefix()
 }
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }

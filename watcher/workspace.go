@@ -2,6 +2,7 @@ package watcher
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,7 @@ type Workspace struct {
 	watched   map[string]bool      // directories with a watch
 	windows   map[string]*window   // paths in a coalescing window
 	wfDue     map[string]time.Time // workflow files waiting to be read, by rel
+	due       dueHeap              // the deadlines of both, earliest first
 	wfBad     map[string]string    // the last unreadable content seen, by rel
 	limitHit  bool                 // the kernel's watch limit was reached
 	unwatched int                  // directories left without a watch
@@ -219,45 +221,83 @@ func (w *Workspace) Run(ctx context.Context) error {
 	}
 }
 
-// armTimer points the timer at the earliest deadline of any window or
-// workflow debounce.
+// dueItem is a deadline of a path's window (workflow false) or of a
+// workflow file's debounce (workflow true, key is rel).
+type dueItem struct {
+	at       time.Time
+	key      string
+	workflow bool
+}
+
+// dueHeap orders deadlines, earliest first (container/heap). An entry whose
+// window is gone, or whose debounce has moved on, is stale and skipped when
+// it comes up: a checkout of thousands of files opens thousands of
+// windows, so finding the next deadline must not mean scanning them all.
+type dueHeap []dueItem
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueItem)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+// live reports whether it still stands for a pending deadline.
+func (w *Workspace) live(it dueItem) bool {
+	if it.workflow {
+		at, ok := w.wfDue[it.key]
+		return ok && at.Equal(it.at)
+	}
+	win, ok := w.windows[it.key]
+	return ok && win.deadline.Equal(it.at)
+}
+
+// openWindow starts p's coalescing window.
+func (w *Workspace) openWindow(p string, at time.Time, pending bool) {
+	w.windows[p] = &window{deadline: at, pending: pending}
+	heap.Push(&w.due, dueItem{at: at, key: p})
+}
+
+// debounceWorkflow (re)starts a workflow file's quiet period.
+func (w *Workspace) debounceWorkflow(rel string, at time.Time) {
+	w.wfDue[rel] = at
+	heap.Push(&w.due, dueItem{at: at, key: rel, workflow: true})
+}
+
+// armTimer points the timer at the earliest pending deadline.
 func (w *Workspace) armTimer(t *time.Timer) {
-	var next time.Time
-	for _, win := range w.windows {
-		if next.IsZero() || win.deadline.Before(next) {
-			next = win.deadline
-		}
+	for w.due.Len() > 0 && !w.live(w.due[0]) {
+		heap.Pop(&w.due)
 	}
-	for _, due := range w.wfDue {
-		if next.IsZero() || due.Before(next) {
-			next = due
-		}
-	}
-	if next.IsZero() {
+	if w.due.Len() == 0 {
 		t.Stop()
 		return
 	}
-	t.Reset(max(time.Until(next), 0))
+	t.Reset(max(time.Until(w.due[0].at), 0))
 }
 
 // fireDue settles the windows and reads the workflow files whose time has
 // come.
 func (w *Workspace) fireDue(now time.Time) {
-	for p, win := range w.windows {
-		if win.deadline.After(now) {
+	for w.due.Len() > 0 && !w.due[0].at.After(now) {
+		it := heap.Pop(&w.due).(dueItem)
+		if !w.live(it) {
 			continue
 		}
-		delete(w.windows, p)
+		if it.workflow {
+			delete(w.wfDue, it.key)
+			w.readWorkflow(it.key)
+			continue
+		}
+		win := w.windows[it.key]
+		delete(w.windows, it.key)
 		if win.pending {
-			w.settle(p)
+			w.settle(it.key)
 		}
-	}
-	for rel, due := range w.wfDue {
-		if due.After(now) {
-			continue
-		}
-		delete(w.wfDue, rel)
-		w.readWorkflow(rel)
 	}
 }
 
@@ -321,11 +361,11 @@ func (w *Workspace) note(p string, removal bool) {
 	}
 	now := time.Now()
 	if removal {
-		w.windows[p] = &window{deadline: now.Add(w.opts.UnlinkDelay), pending: true}
+		w.openWindow(p, now.Add(w.opts.UnlinkDelay), true)
 		return
 	}
 	w.settle(p)
-	w.windows[p] = &window{deadline: now.Add(w.opts.Coalesce)}
+	w.openWindow(p, now.Add(w.opts.Coalesce), false)
 }
 
 // settle reports what p is now, compared with what was known of it.
@@ -356,7 +396,7 @@ func (w *Workspace) settle(p string) {
 func (w *Workspace) emit(p, rel string, op FileOp) {
 	w.opts.OnFile(FileEvent{Path: p, Rel: rel, Op: op, Time: time.Now()})
 	if op != FileRemoved && IsWorkflowFile(rel) {
-		w.wfDue[rel] = time.Now().Add(w.opts.WorkflowDebounce)
+		w.debounceWorkflow(rel, time.Now().Add(w.opts.WorkflowDebounce))
 	}
 }
 

@@ -90,12 +90,11 @@ type Hub struct {
 	upgrader websocket.Upgrader
 
 	// mu protects the fields below.
-	mu       sync.Mutex
-	conns    map[*conn]struct{}
-	closing  bool
-	shutdown []byte // the server.shutdown message, once announced
-	memory   watcher.MemoryStatus
-	wg       sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	closing bool
+	memory  watcher.MemoryStatus // the last level announced
+	wg      sync.WaitGroup
 }
 
 // NewHub returns a Hub with no connections.
@@ -248,7 +247,6 @@ func (h *Hub) Announce(grace time.Duration) {
 	}
 	h.mu.Lock()
 	h.closing = true
-	h.shutdown = b
 	for c := range h.conns {
 		c.sendControl(b)
 	}

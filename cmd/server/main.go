@@ -47,7 +47,6 @@ type server struct {
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
 	stopWatchers context.CancelFunc
 	watchers     sync.WaitGroup
-	closeOnce    sync.Once
 }
 
 // storeTimeout is how long start-up waits for a database another process
@@ -140,22 +139,19 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	return s, nil
 }
 
-// halt stops the watchers; idempotent.
+// halt stops the watchers.
 func (s *server) halt() {
 	s.stopWatchers()
 	s.watchers.Wait()
 }
 
 // close stops the watchers, saves what is left and closes the database;
-// the sessions must have been stopped.
+// the sessions must have been stopped. shutdown takes the same steps,
+// with the connections closed between the last two.
 func (s *server) close() error {
-	var err error
-	s.closeOnce.Do(func() {
-		s.halt()
-		s.mgr.Close()
-		err = s.store.Close()
-	})
-	return err
+	s.halt()
+	s.mgr.Close()
+	return s.store.Close()
 }
 
 // run is main without the process: it returns the exit code. ready, when
@@ -275,13 +271,13 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	s.mgr.Close()
 	// Closing connections takes a round trip, not a grace period, so a
 	// second signal does not skip it: clients still get their 1001. Only
-	// the overall deadline bounds it.
-	// A little before the deadline, so dropping silent clients fits too.
+	// the overall deadline bounds it, less a little, so that dropping
+	// silent clients fits too.
 	connsCtx, cancelConns := context.WithDeadline(context.Background(), deadline.Add(-200*time.Millisecond))
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
-	errStore := s.close()
+	errStore := s.store.Close()
 	errs := []error{errAgents, errConns, errHTTP, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is
