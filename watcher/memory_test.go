@@ -22,6 +22,8 @@ import (
 
 	"github.com/shirou/gopsutil/v3/mem"
 	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 const (
@@ -416,29 +418,17 @@ func TestMemorySampleError(t *testing.T) {
 	}
 }
 
-// memWaitFor polls cond until it holds or the deadline passes.
-func memWaitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func TestMemoryRunStopsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	changes := &memChanges{}
 	f := &memFakeSampler{pcts: []float64{50, 90, 95, 95, 86}}
-	var logs bytes.Buffer
+	var logs testutil.SyncBuffer
 	m, err := NewMemoryMonitor(MemoryOptions{
 		Interval: 10 * time.Millisecond,
 		Sampler:  f,
 		OnChange: changes.record,
-		Logger:   slog.New(slog.NewTextHandler(&memSyncWriter{w: &logs}, nil)),
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +439,7 @@ func TestMemoryRunStopsOnCancel(t *testing.T) {
 		defer close(done)
 		m.Run(ctx)
 	}()
-	memWaitFor(t, "five samples", 5*time.Second, func() bool {
+	testutil.Eventually(t, 5*time.Second, "five samples", func() bool {
 		_ = m.Status() // concurrent with Run, for the race detector
 		return f.count() >= 5
 	})
@@ -490,7 +480,7 @@ func TestMemoryRunSamplesAtOnce(t *testing.T) {
 		defer close(done)
 		m.Run(ctx)
 	}()
-	memWaitFor(t, "the first sample", 5*time.Second, func() bool { return m.Status().Level == memCrit })
+	testutil.Eventually(t, 5*time.Second, "the first sample", func() bool { return m.Status().Level == memCrit })
 	cancel()
 	<-done
 	if f.count() != 1 {
@@ -506,8 +496,7 @@ func TestMemoryRunLogsErrorsOnce(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	f := &memFakeSampler{pcts: []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), 40}}
-	var logs bytes.Buffer
-	w := &memSyncWriter{w: &logs}
+	w := &testutil.SyncBuffer{}
 	m, err := NewMemoryMonitor(MemoryOptions{Interval: 5 * time.Millisecond, Sampler: f, Logger: slog.New(slog.NewTextHandler(w, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -518,7 +507,7 @@ func TestMemoryRunLogsErrorsOnce(t *testing.T) {
 		defer close(done)
 		m.Run(ctx)
 	}()
-	memWaitFor(t, "a good sample", 5*time.Second, func() bool { return m.Status().Percent == 40 })
+	testutil.Eventually(t, 5*time.Second, "a good sample", func() bool { return m.Status().Percent == 40 })
 	cancel()
 	<-done
 	out := w.String()
@@ -528,23 +517,6 @@ func TestMemoryRunLogsErrorsOnce(t *testing.T) {
 	if !strings.Contains(out, "sampling memory use again") {
 		t.Errorf("recovery not logged:\n%s", out)
 	}
-}
-
-type memSyncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *memSyncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *memSyncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }
 
 func TestProcessTreeRSSFixture(t *testing.T) {
@@ -622,7 +594,7 @@ func TestProcessTreeRSSReal(t *testing.T) {
 	// The shell's children, once both have become sleeping `sleep`s and
 	// the shell waits for them.
 	var kids []int
-	memWaitFor(t, "the shell's two sleeping children", 10*time.Second, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the shell's two sleeping children", func() bool {
 		kids = kids[:0]
 		entries, err := os.ReadDir("/proc")
 		if err != nil {

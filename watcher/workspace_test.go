@@ -1,7 +1,6 @@
 package watcher
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -72,7 +71,7 @@ type watchEnv struct {
 	root    string
 	w       *Workspace
 	rec     *recorder
-	logs    *syncBuffer
+	logs    *testutil.SyncBuffer
 	markers int
 }
 
@@ -85,7 +84,7 @@ func startWatch(t *testing.T, prepare func(root string), opts WorkspaceOptions, 
 		prepare(root)
 	}
 	rec := &recorder{}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	opts.Root = root
 	opts.OnFile = rec.onFile
 	opts.OnWorkflow = rec.onWorkflow
@@ -112,23 +111,6 @@ func startWatch(t *testing.T, prepare func(root string), opts WorkspaceOptions, 
 		t.Fatal("the watcher was not ready in time")
 	}
 	return &watchEnv{root: root, w: w, rec: rec, logs: logs}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.String()
 }
 
 func write(t *testing.T, p, content string) {

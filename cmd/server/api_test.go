@@ -31,7 +31,7 @@ type apiEnv struct {
 	srv    *server
 	ts     *httptest.Server
 	client *http.Client
-	log    *syncBuffer
+	log    *testutil.SyncBuffer
 }
 
 // newAPI starts a server whose default sessions run sleeper(), over a fresh
@@ -44,7 +44,7 @@ func newAPI(t *testing.T, args ...string) *apiEnv {
 	if err != nil {
 		t.Fatalf("parseConfig: %v", err)
 	}
-	e := &apiEnv{t: t, dir: dir, log: &syncBuffer{}}
+	e := &apiEnv{t: t, dir: dir, log: &testutil.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if e.srv, err = newServer(cfg, logger); err != nil {
 		t.Fatalf("newServer: %v", err)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,25 +24,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // waitTimeout bounds every wait in these tests; generous, for -race on a
 // busy two-core machine.
 const waitTimeout = 20 * time.Second
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reading
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // linesWith returns the lines of s that contain every one of subs.
 func linesWith(s string, subs ...string) []string {

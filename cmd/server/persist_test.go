@@ -65,8 +65,8 @@ func TestHelperServer(t *testing.T) {
 type helperProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *testutil.SyncBuffer
+	stderr *testutil.SyncBuffer
 	addr   string
 
 	done  chan struct{} // closed when the process has been waited for
@@ -82,7 +82,7 @@ func startHelper(t *testing.T, args ...string) *helperProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &helperProc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	h := &helperProc{t: t, stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	h.cmd = exec.Command(os.Args[0], "-test.run=^TestHelperServer$")
 	// Under -race the helper would sleep a second at exit
 	// (atexit_sleep_ms), which would count as shutdown time.
@@ -332,22 +332,27 @@ func procField(pid, n int) (int, bool) {
 
 // pidsWithEnv returns the live processes whose environment holds kv.
 func pidsWithEnv(kv string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	return procsWhere(func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
+			return false
 		}
 		for v := range bytes.SplitSeq(b, []byte{0}) {
 			if string(v) == kv {
-				out = append(out, pid)
-				break
+				return true
 			}
+		}
+		return false
+	})
+}
+
+// procsWhere returns the processes for which keep holds.
+func procsWhere(keep func(pid int) bool) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid) {
+			out = append(out, pid)
 		}
 	}
 	return out
@@ -950,7 +955,7 @@ func TestPersistDamagedDatabase(t *testing.T) {
 			)
 			start := time.Now()
 			if tc.inProcess {
-				var log syncBuffer
+				var log testutil.SyncBuffer
 				code = run(make(chan os.Signal, 1), args, noEnv, &log, nil)
 				took, stderr = time.Since(start), log.String()
 			} else {
@@ -1012,35 +1017,19 @@ func unshareArgs(t *testing.T) []string {
 
 // childrenOf returns the processes whose parent is pid.
 func childrenOf(pid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, ok := procField(p, 4); ok && ppid == pid {
-			out = append(out, p)
-		}
-	}
-	return out
+	return procsWhere(func(p int) bool {
+		ppid, ok := procField(p, 4)
+		return ok && ppid == pid
+	})
 }
 
 // inPIDNamespace returns the processes in the PID namespace ns, as
 // /proc/<pid>/ns/pid names it.
 func inPIDNamespace(ns string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if link, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && link == ns {
-			out = append(out, p)
-		}
-	}
-	return out
+	return procsWhere(func(p int) bool {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p))
+		return err == nil && link == ns
+	})
 }
 
 // TestShutdownAsPID1 runs the built server as PID 1 of a PID namespace, as
@@ -1070,7 +1059,7 @@ func TestShutdownAsPID1(t *testing.T) {
 	// The last --addr wins.
 	args := append(append(slices.Clone(flags), "--kill-child", bin), serverArgs(workspace, dataDir, "--shutdown-grace", grace.String(), "--addr", addr)...)
 	cmd := exec.Command("unshare", args...)
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -24,7 +25,7 @@ type runner struct {
 	t    *testing.T
 	sigs chan os.Signal
 	addr string
-	log  *syncBuffer
+	log  *testutil.SyncBuffer
 
 	done  chan struct{} // closed when run returned
 	code  int           // run's result, once done is closed
@@ -39,7 +40,7 @@ func startRun(t *testing.T, getenv func(string) string, args ...string) *runner 
 		// Never the developer's own ~/.local/state, and never shared.
 		args = append([]string{"--data-dir", t.TempDir()}, args...)
 	}
-	r := &runner{t: t, sigs: make(chan os.Signal, 2), log: &syncBuffer{}, done: make(chan struct{})}
+	r := &runner{t: t, sigs: make(chan os.Signal, 2), log: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	ready := make(chan string, 1)
 	go func() {
 		defer close(r.done)
@@ -267,7 +268,7 @@ func TestRunBadArgs(t *testing.T) {
 		{[]string{"stray"}, nil, "stray"},
 		{nil, map[string]string{"AGENTMUX_SCROLLBACK": "lots"}, "AGENTMUX_SCROLLBACK"},
 	} {
-		var out syncBuffer
+		var out testutil.SyncBuffer
 		sigs := make(chan os.Signal, 1)
 		if code := run(sigs, tc.args, envOf(tc.env), &out, nil); code != 2 {
 			t.Errorf("%q %v: run returned %d, want 2", tc.args, tc.env, code)
@@ -279,7 +280,7 @@ func TestRunBadArgs(t *testing.T) {
 }
 
 func TestRunHelp(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	if code := run(make(chan os.Signal, 1), []string{"--help"}, noEnv, &out, nil); code != 0 {
 		t.Errorf("--help: run returned %d, want 0", code)
 	}
@@ -295,7 +296,7 @@ func TestRunBusyAddr(t *testing.T) {
 	}
 	defer ln.Close()
 	addr := ln.Addr().String()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	code := run(make(chan os.Signal, 1), []string{"--addr", addr, "--workspace", t.TempDir(), "--agent-cmd", "sh", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 1 {
 		t.Errorf("busy %s: run returned %d, want 1", addr, code)
@@ -307,7 +308,7 @@ func TestRunBusyAddr(t *testing.T) {
 
 func TestRunBadWorkspace(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", missing, "--agent-cmd", "sh", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 1 {
 		t.Errorf("missing workspace: run returned %d, want 1", code)
@@ -318,7 +319,7 @@ func TestRunBadWorkspace(t *testing.T) {
 }
 
 func TestRunUnknownAgent(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	code := run(make(chan os.Signal, 1), []string{"--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent", "gpt", "--data-dir", t.TempDir()}, noEnv, &out, nil)
 	if code != 2 {
 		t.Errorf("unknown agent: run returned %d, want 2 (a configuration error)", code)

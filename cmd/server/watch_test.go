@@ -1136,7 +1136,7 @@ func TestWatchConfig(t *testing.T) {
 				t.Errorf("%q %v: error %q does not name %q", tc.args, tc.env, err, w)
 			}
 		}
-		var out syncBuffer
+		var out testutil.SyncBuffer
 		if code := run(make(chan os.Signal, 1), tc.args, envOf(tc.env), &out, nil); code != 2 {
 			t.Errorf("%q %v: run returned %d, want 2", tc.args, tc.env, code)
 		}
