@@ -277,10 +277,12 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	}
 }
 
-// reapStragglers ends the run's process group when the agent has exited but
-// a child it left behind still holds the terminal open, which would keep
-// the reader (and so the run) alive forever. It returns when the reader
-// finishes, or after it has killed the group.
+// reapStragglers ends the run when the agent has exited but something it
+// left behind still holds the terminal open, which would keep the reader
+// (and so the run) alive forever: first it kills the rest of the terminal
+// session; if even that leaves the terminal open (a process that called
+// setsid holds it), it closes the master, which ends the read. It returns
+// when the reader finishes, or once it has done both.
 func (s *Session) reapStragglers(proc *pty.Process, readerDone <-chan struct{}) {
 	select {
 	case <-readerDone:
@@ -291,11 +293,27 @@ func (s *Session) reapStragglers(proc *pty.Process, readerDone <-chan struct{}) 
 	defer t.Stop()
 	select {
 	case <-readerDone:
+		return
 	case <-t.C:
-		s.log.Debug("agent exited but its terminal is still open; killing its terminal session")
-		if err := proc.SignalSession(syscall.SIGKILL); err != nil {
-			s.log.Warn("kill stragglers", "err", err)
-		}
+	}
+	s.log.Debug("agent exited but its terminal is still open; killing its terminal session")
+	if err := proc.SignalSession(syscall.SIGKILL); err != nil {
+		s.log.Warn("kill stragglers", "err", err)
+	}
+	t.Reset(stragglerGrace)
+	select {
+	case <-readerDone:
+	case <-t.C:
+		s.releaseTerminal(proc)
+	}
+}
+
+// releaseTerminal closes the master of a run whose terminal a process
+// outside its session still holds, ending the run's read.
+func (s *Session) releaseTerminal(proc *pty.Process) {
+	s.log.Warn("a process outside the agent's session still holds its terminal; closing the terminal", "pid", proc.Pid())
+	if err := proc.Close(); err != nil {
+		s.log.Warn("close pty", "err", err)
 	}
 }
 
@@ -440,16 +458,23 @@ func (s *Session) stop(ctx context.Context, grace time.Duration) error {
 		return err
 	}
 	// SIGKILL cannot be ignored, so the run normally ends at once. It does
-	// not when a process outside the group (one that called setsid) still
-	// holds the terminal; then the reader stays blocked and we say so
-	// rather than hang.
+	// not when a process outside the session (one that called setsid)
+	// still holds the terminal; closing the master ends the read then, at
+	// the latest when ctx ends, so a shutdown keeps to its deadline.
 	t.Reset(stragglerGrace)
 	select {
 	case <-done:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("session %s: terminal still held open after SIGKILL of process group %d", s.id, proc.Pid())
+	case <-ctx.Done():
 	}
+	select {
+	case <-done: // ended meanwhile: keep the output
+	default:
+		s.releaseTerminal(proc)
+		<-done // the read ends at once, and the killed agent has been reaped
+	}
+	return nil
 }
 
 // close marks the session gone for good and wakes every reader so it can

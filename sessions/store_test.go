@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -385,5 +386,61 @@ func TestResumeWhenTheDirectoryIsGone(t *testing.T) {
 	}
 	if info := s.Info(); info.Status != StatusError || !strings.Contains(info.Reason, "no longer exists") {
 		t.Fatalf("status = %s (%s)", info.Status, info.Reason)
+	}
+}
+
+// setsidHolder starts a session whose agent leaves behind a process in a
+// session of its own that keeps the terminal open, and kills that process
+// when the test ends.
+func setsidHolder(t *testing.T, m *Manager, then string) *Session {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "holder.pid")
+	// The holder writes its pid once it has left the agent's session, and
+	// the agent waits for that: an agent that ended while the holder was
+	// still inside would hang the terminal up on it too.
+	s, err := m.Create(CreateOptions{Command: []string{"sh", "-c",
+		`setsid sh -c 'echo $$ > "$0"; exec sleep 60' "$0" & while [ ! -s "$0" ]; do sleep 0.05; done; ` + then, pidFile}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	testutil.Eventually(t, storeTimeout, "the holder's pid", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Sscan(string(b), &pid)
+		return err == nil && pid > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return s
+}
+
+func TestRunEndsWhenAnEscapedProcessHoldsTheTerminal(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	m := newStoreManager(t, st, t.TempDir(), 4096)
+	defer stopManager(t, m)
+	// The agent exits at once; the setsid'd sleep keeps the terminal.
+	s := setsidHolder(t, m, "exit 0")
+	testutil.Eventually(t, storeTimeout, "the run to end", func() bool { return s.StreamState().RunEnded })
+	if info := s.Info(); info.Status != StatusStopped || info.Exit == nil || info.Exit.Code != 0 {
+		t.Fatalf("session = %s (%s), exit %+v", info.Status, info.Reason, info.Exit)
+	}
+}
+
+func TestDestroyWhenAnEscapedProcessHoldsTheTerminal(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	m := newStoreManager(t, st, t.TempDir(), 4096)
+	defer stopManager(t, m)
+	s := setsidHolder(t, m, "while :; do sleep 1; done")
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := m.Destroy(ctx, s.ID()); err != nil {
+		t.Fatalf("Destroy = %v", err)
+	}
+	if _, err := m.Get(s.ID()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the session is still there: %v", err)
 	}
 }
