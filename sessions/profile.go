@@ -64,12 +64,17 @@ func CustomProfile(argv []string) Profile {
 	return Profile{Name: ProfileCustom, Start: slices.Clone(argv)}
 }
 
-// LoginShell returns $SHELL, or bash when it is unset.
+// LoginShell returns $SHELL; when it is unset, as it is for a container's
+// PID 1 or a CI job, bash if it is installed, else the POSIX sh every image
+// has (Alpine and distroless-style images ship no bash).
 func LoginShell() string {
 	if sh := os.Getenv("SHELL"); sh != "" {
 		return sh
 	}
-	return "bash"
+	if _, err := exec.LookPath("bash"); err == nil {
+		return "bash"
+	}
+	return "sh"
 }
 
 // StartArgv returns the command line that starts a session with this id.
