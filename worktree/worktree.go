@@ -1,0 +1,762 @@
+// Package worktree gives agent sessions git worktrees of their own, by
+// running the git binary.
+//
+// A session that works on a branch gets its own directory, by convention
+// <workspace>/.worktrees/<DirName(session name)>, checked out on that
+// branch and sharing the workspace repository's objects, refs and config,
+// so several agents can change code at once without touching each other's
+// files. The package knows nothing of sessions or HTTP: it adds, inspects
+// and removes worktrees, and when it cannot it says why in a sentence that
+// names the branch or directory and quotes git, with an error that wraps
+// one of the sentinels below so the caller can choose the answer.
+//
+// Every git runs with -C, in the C locale (its messages are recognised by
+// their English text), with no terminal to prompt on, without the
+// variables that would point it at another repository than -C names, and
+// in a process group of its own that is killed when the context ends.
+// Git 2.36 or later is needed (git worktree list -z).
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The kinds of error callers map to HTTP 400 and 409 answers. Every error
+// returned wraps one of them where it applies; the error's message, not
+// the sentinel's, is the one to show.
+var (
+	// ErrNoGit means git is not on PATH, so no worktree can be managed;
+	// every function reports it rather than the failure it prevented.
+	ErrNoGit = errors.New("git is not installed")
+	// ErrNotRepo means the directory given is not inside a git work tree
+	// (or does not exist), so there is no repository to work on.
+	ErrNotRepo = errors.New("not inside a git work tree")
+	// ErrNoCommits means Add would have to branch from a HEAD that has no
+	// commit yet: the user must make a first commit. It is not ErrNotRepo,
+	// since the repository itself is fine.
+	ErrNoCommits = errors.New("the repository has no commits yet")
+	// ErrInvalidBranch means git would not accept the name as a branch
+	// name (git check-ref-format --branch), or it is empty or starts with
+	// '-', which git would read as an option.
+	ErrInvalidBranch = errors.New("invalid branch name")
+	// ErrCheckedOut means the branch is checked out in another worktree
+	// (the main one included); git allows a branch in one worktree only.
+	ErrCheckedOut = errors.New("branch already checked out")
+	// ErrExists means Add's target directory already exists (or git still
+	// has a worktree registered there).
+	ErrExists = errors.New("directory already exists")
+	// ErrDirty means Remove without force found uncommitted changes, which
+	// removing the worktree would lose.
+	ErrDirty = errors.New("worktree has uncommitted changes")
+	// ErrNotWorktree means Remove was given the main worktree, whose
+	// removal would take the repository with it, or a directory git does
+	// not know as a worktree.
+	ErrNotWorktree = errors.New("not a linked worktree")
+)
+
+const (
+	// rollbackTimeout bounds the git commands that undo a failed Add,
+	// which run even when the caller's context is what ended Add.
+	rollbackTimeout = 30 * time.Second
+	// waitDelay is how long a git killed by its context may keep its
+	// output pipes open, through a child that left its process group,
+	// before Wait stops waiting for them.
+	waitDelay = 5 * time.Second
+	// maxDirtyPaths is how many changed paths an ErrDirty message lists.
+	maxDirtyPaths = 10
+	// maxDirName is DirName's limit in bytes.
+	maxDirName = 64
+)
+
+// Worktree is a linked worktree an agent session runs in.
+type Worktree struct {
+	// Path is absolute, as given to Add (symbolic links not resolved).
+	Path   string
+	Branch string
+	// Created reports whether Add created the branch (from HEAD) rather
+	// than checking out an existing one; only then may a failed session
+	// start delete it again (DeleteBranch).
+	Created bool
+}
+
+// DirName turns a session name into a directory name under .worktrees,
+// so a name typed by a user can neither escape that directory nor need
+// quoting: runs of anything but [A-Za-z0-9._-] become one '-', leading
+// and trailing '-' and '.' are trimmed, the result is at most 64 bytes,
+// and an empty result is "session". "feature/auth" gives "feature-auth",
+// "claude 1" gives "claude-1" and "../x" gives "x".
+func DirName(name string) string {
+	var b strings.Builder
+	inRun := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
+			b.WriteByte(c)
+			inRun = false
+			continue
+		}
+		if !inRun {
+			b.WriteByte('-')
+			inRun = true
+		}
+	}
+	s := strings.Trim(b.String(), "-.")
+	if len(s) > maxDirName {
+		// Cutting can leave a trailing '-' or '.'; every byte is ASCII, so
+		// no character is split.
+		s = strings.TrimRight(s[:maxDirName], "-.")
+	}
+	if s == "" {
+		return "session"
+	}
+	return s
+}
+
+// Add creates dir, which must not exist, as a linked worktree of the
+// repository that contains repoDir, on branch: the local branch of that
+// name if there is one, else a new branch from HEAD (ErrNoCommits when
+// HEAD has no commit yet). Parent directories of dir are created as
+// needed. A relative dir is taken from the current directory.
+//
+// On any failure, including the context ending, Add leaves nothing
+// behind: not the directories it created, not the branch it created, not
+// git's registration of the worktree. The repository's post-checkout hook
+// runs, as for git worktree add, and its failure fails Add.
+func Add(ctx context.Context, repoDir, dir, branch string) (wt Worktree, err error) {
+	if err := checkBranchSyntax(branch); err != nil {
+		return Worktree{}, err
+	}
+	top, err := toplevel(ctx, repoDir)
+	if err != nil {
+		return Worktree{}, err
+	}
+	if err := checkBranchName(ctx, top, branch); err != nil {
+		return Worktree{}, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Worktree{}, fmt.Errorf("worktree directory %s: %w", dir, err)
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return Worktree{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Worktree{}, fmt.Errorf("worktree directory %s: %w", abs, err)
+	}
+	// Checked even for a branch that does not exist yet: a worktree can be
+	// on an unborn branch, which creating it here would fill in.
+	if err := checkNotCheckedOut(ctx, top, branch); err != nil {
+		return Worktree{}, err
+	}
+	exists, err := branchExists(ctx, top, branch)
+	if err != nil {
+		return Worktree{}, err
+	}
+	var head string
+	if !exists {
+		if head, err = headCommit(ctx, top, branch); err != nil {
+			return Worktree{}, err
+		}
+	}
+
+	// undo holds the steps that take back what Add has done so far; on
+	// failure they run last to first.
+	var undo []func(context.Context) error
+	defer func() {
+		if err == nil {
+			return
+		}
+		// A context of its own: the caller's may be what ended Add.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if e := undo[i](rctx); e != nil {
+				errs = append(errs, e)
+			}
+		}
+		if len(errs) > 0 {
+			err = fmt.Errorf("%w (and rolling back failed: %v)", err, errors.Join(errs...))
+		}
+	}()
+
+	made, err := mkdirParents(filepath.Dir(abs))
+	undo = append(undo, func(context.Context) error { return removeEmptyDirs(made) })
+	if err != nil {
+		return Worktree{}, fmt.Errorf("create the parent directories of %s: %w", abs, err)
+	}
+	// Making dir here, rather than letting git make it, claims it: of two
+	// Adds racing for one directory, exactly one gets past this point,
+	// and the rollback removes only a directory this Add made. Git fills
+	// an existing empty directory.
+	if err := os.Mkdir(abs, 0o777); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return Worktree{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
+		}
+		return Worktree{}, fmt.Errorf("create the worktree directory: %w", err)
+	}
+	undo = append(undo, func(context.Context) error { return removeIfPresent(abs) })
+
+	if !exists {
+		// Creating the branch as a step of its own, rather than with
+		// git worktree add -b, tells for certain whether this Add made
+		// it, so the rollback deletes no one else's branch.
+		if _, err := run(ctx, top, "branch", "--no-track", "--", branch, head); err != nil {
+			return Worktree{}, wrapGit(err, nil, "create branch %q", branch)
+		}
+		undo = append(undo, func(ctx context.Context) error {
+			// Deleted only while it still points where it was created.
+			_, err := run(ctx, top, "update-ref", "-d", "refs/heads/"+branch, head)
+			return wrapGit(err, nil, "delete the branch %q created for %s", branch, abs)
+		})
+	}
+
+	// Set before git runs: a git killed half way leaves a registration.
+	undo = append(undo, func(ctx context.Context) error { return unregister(ctx, top, abs) })
+	if _, err := run(ctx, top, "worktree", "add", "--", abs, branch); err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) {
+			switch {
+			case ge.says("already checked out at", "already used by worktree at"):
+				return Worktree{}, newError(ErrCheckedOut, err, "branch %q is already checked out in another worktree", branch)
+			case ge.says("already exists", "already registered worktree"):
+				return Worktree{}, newError(ErrExists, err, "the worktree directory %s already exists", abs)
+			}
+		}
+		return Worktree{}, wrapGit(err, nil, "add the worktree %s on branch %q", abs, branch)
+	}
+	return Worktree{Path: abs, Branch: branch, Created: !exists}, nil
+}
+
+// Status lists the uncommitted changes of the worktree that contains dir:
+// modified, staged and untracked files, not ignored ones, with paths
+// relative to the worktree's top and with forward slashes; nil when it is
+// clean. An untracked directory is one entry, "dir/". Remove calls it to
+// decide whether removing would lose work, so it overrides any
+// configuration that would hide untracked files or submodule changes.
+func Status(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, "status", "--porcelain=v1", "-z",
+		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=none")
+	if err != nil {
+		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+	}
+	return parseStatus(out), nil
+}
+
+// Remove removes the linked worktree whose top directory is dir, and with
+// it every file there. Without force it refuses with ErrDirty when Status
+// lists anything; with force it removes the worktree anyway. It never
+// deletes the branch. It refuses with ErrNotWorktree the main worktree and
+// any directory git does not know as a worktree. A worktree whose
+// directory is already gone is found through the repository containing
+// dir's nearest existing parent (as for the .worktrees layout), its
+// registration removed, and that is a success. A locked worktree is
+// refused with git's reason.
+func Remove(ctx context.Context, dir string, force bool) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("worktree directory %s: %w", dir, err)
+	}
+	_, statErr := os.Stat(abs)
+	missing := errors.Is(statErr, fs.ErrNotExist)
+	if statErr != nil && !missing {
+		return fmt.Errorf("worktree directory %s: %w", abs, statErr)
+	}
+
+	// Where to ask git: dir itself, or its nearest existing parent.
+	probe := abs
+	if missing {
+		probe = existingParent(abs)
+	} else {
+		top, err := run(ctx, abs, "rev-parse", "--show-toplevel")
+		if err != nil {
+			return wrapGit(err, ErrNotWorktree, "%s is not a git worktree", abs)
+		}
+		if top = strings.TrimSuffix(top, "\n"); !samePath(top, abs) {
+			return newError(ErrNotWorktree, nil, "%s is not the top directory of a worktree (it is inside %s)", abs, top)
+		}
+	}
+	wts, err := list(ctx, probe)
+	if err != nil {
+		if missing {
+			return wrapGit(err, ErrNotWorktree, "%s does not exist, and %s is not in a repository that could have it as a worktree", abs, probe)
+		}
+		return wrapGit(err, nil, "find the worktree %s", abs)
+	}
+	i := slices.IndexFunc(wts, func(w listEntry) bool { return samePath(w.path, abs) })
+	switch {
+	case i < 0 && missing:
+		return newError(ErrNotWorktree, nil, "%s does not exist, and the repository containing %s has no worktree there", abs, probe)
+	case i < 0:
+		return newError(ErrNotWorktree, nil, "git does not know %s as a worktree of its repository", abs)
+	case i == 0:
+		return newError(ErrNotWorktree, nil, "%s is the main worktree of its repository, not a linked worktree", abs)
+	}
+
+	if !missing && !force {
+		paths, err := Status(ctx, abs)
+		if err != nil {
+			return err
+		}
+		if len(paths) > 0 {
+			return dirtyError(abs, paths)
+		}
+	}
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force")
+	}
+	// From the main worktree (or a bare repository's directory, which is
+	// what its entry names), since dir vanishes under git's feet.
+	from := wts[0].path
+	if _, err := os.Stat(from); err != nil {
+		from = probe
+	}
+	if _, err := run(ctx, from, append(args, "--", abs)...); err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) && ge.says("contains modified or untracked files") {
+			// Changed since Status looked.
+			return newError(ErrDirty, err, "the worktree at %s has uncommitted changes", abs)
+		}
+		return wrapGit(err, nil, "remove the worktree %s", abs)
+	}
+	return nil
+}
+
+// DeleteBranch deletes a branch Add created (git branch -D), for rolling
+// back a session that could not start; callers use it only when
+// Worktree.Created, and after Remove, since git refuses to delete a
+// branch checked out in a worktree (ErrCheckedOut). Commits only that
+// branch had are lost.
+func DeleteBranch(ctx context.Context, repoDir, branch string) error {
+	if err := checkBranchSyntax(branch); err != nil {
+		return err
+	}
+	top, err := toplevel(ctx, repoDir)
+	if err != nil {
+		return err
+	}
+	if err := checkBranchName(ctx, top, branch); err != nil {
+		return err
+	}
+	if _, err := run(ctx, top, "branch", "-D", "--", branch); err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) && ge.says("checked out at", "used by worktree at") {
+			return newError(ErrCheckedOut, err, "branch %q is checked out in a worktree and cannot be deleted", branch)
+		}
+		return wrapGit(err, nil, "delete branch %q", branch)
+	}
+	return nil
+}
+
+// checkBranchSyntax rejects, before any git runs, the names git would
+// take for an option or for nothing.
+func checkBranchSyntax(branch string) error {
+	switch {
+	case branch == "":
+		return newError(ErrInvalidBranch, nil, "the branch name is empty")
+	case strings.HasPrefix(branch, "-"):
+		return newError(ErrInvalidBranch, nil, "%q is not a valid branch name: it starts with '-'", branch)
+	}
+	return nil
+}
+
+// checkBranchName asks git whether branch is a valid branch name. Git
+// expands names like "@{-1}" to the branch they refer to; those are
+// refused too, since the session would end up on another branch than
+// the one it asked for.
+func checkBranchName(ctx context.Context, top, branch string) error {
+	out, err := run(ctx, top, "check-ref-format", "--branch", branch)
+	if err != nil {
+		return wrapGit(err, ErrInvalidBranch, "%q is not a valid branch name", branch)
+	}
+	if got := strings.TrimSuffix(out, "\n"); got != branch {
+		return newError(ErrInvalidBranch, nil, "%q is not a valid branch name: git reads it as %q", branch, got)
+	}
+	return nil
+}
+
+// toplevel returns the top directory of the work tree containing dir.
+func toplevel(ctx context.Context, dir string) (string, error) {
+	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+	}
+	return strings.TrimSuffix(out, "\n"), nil
+}
+
+// branchExists reports whether the local branch exists.
+func branchExists(ctx context.Context, top, branch string) (bool, error) {
+	_, err := run(ctx, top, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
+	var ge *gitError
+	if errors.As(err, &ge) && ge.code == 1 {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrapGit(err, nil, "look up branch %q", branch)
+	}
+	return true, nil
+}
+
+// headCommit returns the commit HEAD names, to create branch from.
+func headCommit(ctx context.Context, top, branch string) (string, error) {
+	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	var ge *gitError
+	if errors.As(err, &ge) && ge.code == 1 {
+		return "", newError(ErrNoCommits, nil, "the repository at %s has no commits yet, so there is no HEAD to create branch %q from", top, branch)
+	}
+	if err != nil {
+		return "", wrapGit(err, nil, "resolve HEAD of %s", top)
+	}
+	return strings.TrimSuffix(out, "\n"), nil
+}
+
+// checkNotCheckedOut returns ErrCheckedOut, naming the worktree, when
+// branch is checked out in any worktree of the repository.
+func checkNotCheckedOut(ctx context.Context, top, branch string) error {
+	wts, err := list(ctx, top)
+	if err != nil {
+		return wrapGit(err, nil, "find where branch %q is checked out", branch)
+	}
+	for _, w := range wts {
+		if w.branch != "refs/heads/"+branch {
+			continue
+		}
+		if w.prunable {
+			return newError(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s, whose directory is gone (removing that worktree frees the branch)", branch, w.path)
+		}
+		return newError(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s", branch, w.path)
+	}
+	return nil
+}
+
+// listEntry is one worktree of git worktree list --porcelain.
+type listEntry struct {
+	path string
+	// branch is the full ref name, empty when HEAD is detached.
+	branch   string
+	prunable bool
+}
+
+// list returns the worktrees of the repository containing dir, the main
+// one first.
+func list(ctx context.Context, dir string) ([]listEntry, error) {
+	out, err := run(ctx, dir, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	// Attributes are NUL-terminated and an empty one ends a worktree.
+	var wts []listEntry
+	var cur *listEntry
+	for f := range strings.SplitSeq(out, "\x00") {
+		key, val, _ := strings.Cut(f, " ")
+		switch {
+		case key == "worktree":
+			wts = append(wts, listEntry{path: val})
+			cur = &wts[len(wts)-1]
+		case cur == nil:
+		case key == "branch":
+			cur.branch = val
+		case key == "prunable":
+			cur.prunable = true
+		case f == "":
+			cur = nil
+		}
+	}
+	return wts, nil
+}
+
+// unregister removes what is left of a worktree a failed Add started:
+// its files, then git's registration of it, if git made one.
+func unregister(ctx context.Context, top, abs string) error {
+	if err := os.RemoveAll(abs); err != nil {
+		return fmt.Errorf("remove %s: %w", abs, err)
+	}
+	wts, err := list(ctx, top)
+	if err != nil {
+		return wrapGit(err, nil, "find the worktree %s", abs)
+	}
+	if !slices.ContainsFunc(wts, func(w listEntry) bool { return samePath(w.path, abs) }) {
+		return nil
+	}
+	// Forced twice: a git killed half way leaves the worktree locked
+	// ("initializing"). The directory is gone, so only the registration
+	// goes.
+	_, err = run(ctx, top, "worktree", "remove", "--force", "--force", "--", abs)
+	return wrapGit(err, nil, "unregister the worktree %s", abs)
+}
+
+// parseStatus returns the paths of git status --porcelain=v1 -z output.
+func parseStatus(out string) []string {
+	var paths []string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		paths = append(paths, f[3:])
+		// A rename or copy is followed by the path it came from.
+		if x, y := f[0], f[1]; x == 'R' || x == 'C' || y == 'R' || y == 'C' {
+			i++
+		}
+	}
+	return paths
+}
+
+// dirtyError is the ErrDirty of a worktree with these changed paths.
+func dirtyError(abs string, paths []string) error {
+	shown := strings.Join(paths[:min(len(paths), maxDirtyPaths)], ", ")
+	if n := len(paths) - maxDirtyPaths; n > 0 {
+		shown += fmt.Sprintf(" and %d more", n)
+	}
+	return newError(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s", abs, shown)
+}
+
+// mkdirParents creates dir and its missing parents, and returns the ones
+// it created, deepest last, so a rollback removes only those.
+func mkdirParents(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	var made []string
+	for _, d := range slices.Backward(missing) {
+		// 0o777 leaves the mode to the umask, as for directories git makes.
+		if err := os.Mkdir(d, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			return made, err
+		} else if err == nil {
+			made = append(made, d)
+		}
+	}
+	return made, nil
+}
+
+// removeEmptyDirs removes the directories mkdirParents made, deepest
+// first, leaving any that something else has put files in meanwhile.
+func removeEmptyDirs(dirs []string) error {
+	for _, d := range slices.Backward(dirs) {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+				return nil
+			}
+			return fmt.Errorf("remove %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// removeIfPresent removes the directory Add made, all of it.
+func removeIfPresent(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// existingParent returns the nearest parent of path that exists.
+func existingParent(path string) string {
+	d := filepath.Dir(path)
+	for {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			return d
+		}
+		d = filepath.Dir(d)
+	}
+}
+
+// samePath reports whether a and b name the same place, comparing with
+// symbolic links resolved, since git records resolved paths.
+func samePath(a, b string) bool {
+	return a == b || realPath(a) == realPath(b)
+}
+
+// realPath resolves symbolic links in path, in as much of it as exists.
+func realPath(path string) string {
+	rest := ""
+	for p := filepath.Clean(path); ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Clean(path)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// kindError is an error of one of the kinds above: its message is the
+// sentence for people, and errors.Is finds both the kind and the cause
+// (a git failure, the context's error).
+type kindError struct {
+	kind  error
+	msg   string
+	cause error // nil when the message says it all
+}
+
+func newError(kind, cause error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+func (e *kindError) Error() string {
+	if e.cause == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.cause.Error()
+}
+
+func (e *kindError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// wrapGit describes a failed git step. When git ran and refused, the
+// error is of kind (if not nil); git missing or the context ending are
+// passed on with the step named, since they say nothing about the
+// repository or the branch. A nil err gives nil.
+func wrapGit(err error, kind error, format string, args ...any) error {
+	var ge *gitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoGit):
+		return err
+	case errors.As(err, &ge) && kind != nil:
+		return newError(kind, err, format, args...)
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}
+
+// gitError is a git that ran and exited non-zero.
+type gitError struct {
+	// name is what ran, for messages: "git worktree add".
+	name string
+	code int
+	// stderr is what git said, trimmed.
+	stderr string
+	err    *exec.ExitError
+}
+
+func (e *gitError) Error() string {
+	if r := reason(e.stderr); r != "" {
+		return e.name + ": " + r
+	}
+	return e.name + ": " + e.err.Error()
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// says reports whether git's message contains one of the phrases; it is
+// how a refusal is told from another, as git has no error codes.
+func (e *gitError) says(phrases ...string) bool {
+	return slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(e.stderr, p) })
+}
+
+// reason picks git's reason out of its standard error: the "fatal:" and
+// "error:" lines without that prefix, else the last lines (git reports
+// progress first and failure last, as when a hook fails), at most two,
+// never hints or "Preparing worktree".
+func reason(stderr string) string {
+	var lines, errs []string
+	for l := range strings.Lines(stderr) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "hint:") || strings.HasPrefix(l, "Preparing worktree") {
+			continue
+		}
+		lines = append(lines, l)
+		if r, ok := strings.CutPrefix(l, "fatal: "); ok {
+			errs = append(errs, r)
+		} else if r, ok := strings.CutPrefix(l, "error: "); ok {
+			errs = append(errs, r)
+		}
+	}
+	if len(errs) > 0 {
+		return strings.Join(errs[:min(len(errs), 2)], "; ")
+	}
+	return strings.Join(lines[max(len(lines)-2, 0):], "; ")
+}
+
+// run runs git -C dir args and returns its standard output. A git that
+// ran and failed gives a *gitError; git missing, ErrNoGit; the context
+// ending, the context's cause.
+func run(ctx context.Context, dir string, args ...string) (string, error) {
+	name := "git " + args[0]
+	if args[0] == "worktree" && len(args) > 1 {
+		name += " " + args[1]
+	}
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = gitEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A group of its own, killed whole: git runs hooks and other gits as
+	// children, which killing git alone would leave running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+			if errors.Is(err, syscall.ESRCH) {
+				return os.ErrProcessDone
+			}
+			return err
+		}
+		return nil
+	}
+	cmd.WaitDelay = waitDelay
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), nil
+	case errors.Is(err, exec.ErrNotFound):
+		return "", newError(ErrNoGit, err, "git is not installed (not found on PATH)")
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	case errors.As(err, &exitErr):
+		return stdout.String(), &gitError{name: name, code: exitErr.ExitCode(), stderr: strings.TrimSpace(stderr.String()), err: exitErr}
+	}
+	return "", fmt.Errorf("%s: %w", name, err)
+}
+
+// strippedEnv are the variables that would point git at another
+// repository, index or object store than the one -C names: the server may
+// itself have been started by git (from a hook, say) with them set.
+var strippedEnv = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_IMPLICIT_WORK_TREE",
+	"GIT_PREFIX", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE",
+	// Set below.
+	"GIT_TERMINAL_PROMPT", "LC_ALL", "GIT_OPTIONAL_LOCKS",
+}
+
+// gitEnv is the server's environment as git should see it.
+func gitEnv() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(strippedEnv, k)
+	})
+	return append(env,
+		// Nobody could answer a prompt.
+		"GIT_TERMINAL_PROMPT=0",
+		// Git's messages in English, which says() and reason() rely on.
+		"LC_ALL=C",
+		// Status would otherwise take the index lock to refresh it, and
+		// make the git of an agent working in that worktree fail.
+		"GIT_OPTIONAL_LOCKS=0",
+	)
+}
