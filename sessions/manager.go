@@ -38,6 +38,12 @@ const (
 	EventCreated   EventKind = "created"
 	EventStatus    EventKind = "status"
 	EventDestroyed EventKind = "destroyed"
+	// EventNeedsInput follows the status event of a session that started
+	// waiting for its user, once per waiting period.
+	EventNeedsInput EventKind = "needsInput"
+	// EventWarning says a running session has been silent long enough to
+	// be stuck.
+	EventWarning EventKind = "warning"
 )
 
 // Event tells observers about a session's change, with its state just after
@@ -45,6 +51,10 @@ const (
 type Event struct {
 	Kind    EventKind
 	Session Info
+	// Message is what EventNeedsInput and EventWarning tell the user.
+	Message string
+	// Severity grades an EventWarning.
+	Severity Severity
 }
 
 // Options configure a Manager. Zero values are documented per field.
@@ -80,6 +90,12 @@ type Options struct {
 	Store *Store
 	// SaveInterval is how often changed screens are saved; 0 means 5 s.
 	SaveInterval time.Duration
+	// Timing holds the delays of waiting, idle and stuck detection; zero
+	// fields take their defaults.
+	Timing Timing
+	// Hooks, when set, has agents whose profile supports hooks report when
+	// they wait for their user; nil means output alone tells.
+	Hooks *HookConfig
 	// Logger receives the manager's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -172,6 +188,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.SaveInterval <= 0 {
 		opts.SaveInterval = 5 * time.Second
 	}
+	opts.Timing = opts.Timing.withDefaults()
 	m := &Manager{
 		opts:      opts,
 		log:       opts.Logger,
@@ -197,8 +214,8 @@ func (m *Manager) emit(ev Event) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	m.opts.OnEvent(ev)
-	if m.opts.Store == nil {
-		return
+	if m.opts.Store == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
+		return // these change nothing a restart keeps
 	}
 	var err error
 	if ev.Kind == EventDestroyed {
@@ -226,6 +243,7 @@ func recordOf(info Info) record {
 		Cols:           info.Cols,
 		Rows:           info.Rows,
 		Exit:           info.Exit,
+		Worktree:       info.Worktree,
 	}
 }
 
@@ -251,6 +269,9 @@ func (m *Manager) restore() error {
 			log:       m.log.With("session", r.ID),
 			emit:      m.emit,
 			ring:      newRing(m.opts.Scrollback),
+			timing:    m.opts.Timing,
+			hooks:     m.opts.Hooks,
+			worktree:  r.Worktree,
 			phase:     phaseExited,
 			status:    StatusIdle,
 			reason:    "restored after a restart; resume to start the agent again",
@@ -375,6 +396,8 @@ func (m *Manager) Create(opts CreateOptions) (*Session, error) {
 		log:       m.log.With("session", id),
 		emit:      m.emit,
 		ring:      newRing(m.opts.Scrollback),
+		timing:    m.opts.Timing,
+		hooks:     m.opts.Hooks,
 		cols:      cols,
 		rows:      rows,
 	}

@@ -20,6 +20,9 @@ type Profile struct {
 	// Resume is the command line that continues an earlier conversation in
 	// the same directory; empty means start afresh with Start.
 	Resume []string
+	// Hooks reports whether the agent takes a Claude Code settings file
+	// (--settings) whose hooks say when it waits for its user.
+	Hooks bool `json:",omitempty"`
 }
 
 // Profile names with a fixed meaning.
@@ -40,6 +43,7 @@ func BuiltinProfiles() map[string]Profile {
 			Name:   ProfileClaude,
 			Start:  []string{"claude", "--session-id", "{id}"},
 			Resume: []string{"claude", "--resume", "{id}"},
+			Hooks:  true,
 		},
 		ProfileCodex: {
 			Name:   ProfileCodex,

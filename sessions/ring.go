@@ -145,6 +145,17 @@ func (r *ring) readAtLocked(p []byte, off uint64) (int, error) {
 	return n, nil
 }
 
+// last returns a copy of the last n bytes of output, or fewer when the
+// ring holds fewer.
+func (r *ring) last(n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	off := max(r.start(), r.end-min(r.end, uint64(n)))
+	p := make([]byte, r.end-off)
+	m, _ := r.readAtLocked(p, off) // off is within the ring
+	return p[:m]
+}
+
 // StreamState is a consistent view of a session's output stream.
 type StreamState struct {
 	// Start is the oldest offset the ring still holds; End the offset just

@@ -94,6 +94,19 @@ type Info struct {
 	// Exit is set once the latest run has ended.
 	Exit       *ExitStatus
 	Cols, Rows int
+	// Running reports whether the agent's process runs: an idle session
+	// may be silent but alive, or a listed one with nothing running.
+	Running bool
+	// Worktree is the git worktree the session runs in, if it has one.
+	Worktree *Worktree
+}
+
+// Worktree is a git worktree made for a session.
+type Worktree struct {
+	// Path is the worktree's directory, absolute.
+	Path string `json:"path"`
+	// Branch is the branch checked out in it.
+	Branch string `json:"branch"`
 }
 
 // Session is one agent process, its output and its status.
@@ -107,8 +120,15 @@ type Session struct {
 	log       *slog.Logger
 	emit      func(Event)
 	ring      *ring
+	timing    Timing
+	hooks     *HookConfig
+	worktree  *Worktree
 
-	lastActivity atomic.Int64 // unix nanoseconds
+	lastActivity atomic.Int64 // unix nanoseconds, of output or input
+	lastOutput   atomic.Int64 // unix nanoseconds
+	// armed asks the run's reader to wake the silence watcher on the next
+	// output; see noteOutput.
+	armed atomic.Bool
 
 	// writeMu serialises writes to the terminal, so one client's paste is
 	// not interleaved with another client's keystrokes.
@@ -131,6 +151,19 @@ type Session struct {
 	// stopping reports whether the current run is being stopped on
 	// purpose, so its end is "stopped", not "error".
 	stopping bool
+
+	// What the current run's status is made of: waiting for the user
+	// (until input), idle (silent past IdleAfter), how far the stuck
+	// warnings went, and whether the agent reports through hooks.
+	waiting   bool
+	idle      bool
+	warned    warnLevel
+	hooked    bool
+	waitEnded time.Time
+	// secret authenticates the current run's hook calls; wake nudges its
+	// silence watcher.
+	secret string
+	wake   chan struct{}
 }
 
 // ID returns the session's id, a UUID.
@@ -167,6 +200,11 @@ func (s *Session) infoLocked() Info {
 		LastActivityAt: time.Unix(0, s.lastActivity.Load()).UTC(),
 		Cols:           s.cols,
 		Rows:           s.rows,
+		Running:        s.phase == phaseRunning,
+	}
+	if s.worktree != nil {
+		w := *s.worktree
+		info.Worktree = &w
 	}
 	if s.exit != nil {
 		e := *s.exit
@@ -212,10 +250,19 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	if fi, err := os.Stat(s.cwd); err != nil || !fi.IsDir() {
 		return nil, s.failStartLocked(fmt.Errorf("working directory %s no longer exists", s.cwd))
 	}
+	env, secret := s.env, ""
+	if s.hooks != nil && s.profile.Hooks {
+		// Claude Code reads extra settings, here its hooks, from a file;
+		// the hooks find the server and prove who they are from the
+		// environment, which only the agent's own processes inherit.
+		secret = newSecret()
+		argv = append(slices.Clone(argv), "--settings", s.hooks.SettingsFile)
+		env = append(slices.Clip(env), EnvHookURL+"="+s.hooks.URL+"/"+s.id, EnvHookSecret+"="+secret)
+	}
 	proc, err := pty.Start(pty.Options{
 		Argv: argv,
 		Dir:  s.cwd,
-		Env:  s.env,
+		Env:  env,
 		Cols: uint16(s.cols),
 		Rows: uint16(s.rows),
 	})
@@ -227,8 +274,14 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	s.exit = nil
 	s.stopping = false
 	s.status, s.reason = StatusActive, "started"
+	s.waiting, s.idle, s.warned, s.hooked = false, false, warnNone, false
+	s.waitEnded = time.Time{}
+	s.secret = secret
+	s.wake = make(chan struct{}, 1)
 	s.runDone = make(chan struct{})
 	s.touch()
+	s.lastOutput.Store(time.Now().UnixNano())
+	s.armed.Store(false)
 	s.ring.update(func(st *StreamState) { st.RunEnded = false })
 	return proc, nil
 }
@@ -252,13 +305,31 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	defer close(done)
 	readerDone := make(chan struct{})
 	go s.reapStragglers(proc, readerDone)
+	s.mu.Lock()
+	wake := s.wake
+	s.mu.Unlock()
+	// Read before the first read of output: the screen a resumed run
+	// starts with is not its question.
+	started := s.lastOutput.Load()
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		s.watchQuiet(s.timing, started, readerDone, wake)
+	}()
 
+	var alerts alertScanner
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := proc.Read(buf)
 		if n > 0 {
 			s.ring.write(buf[:n])
-			s.touch()
+			now := time.Now().UnixNano()
+			s.lastActivity.Store(now)
+			s.lastOutput.Store(now)
+			if a, ok := alerts.scan(buf[:n]); ok {
+				s.alerted(a)
+			}
+			s.noteOutput(wake)
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -268,6 +339,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		}
 	}
 	close(readerDone)
+	<-watcherDone // no silence verdict may follow the run's end
 	st, _ := proc.Wait(context.Background())
 	// finishRun forgets proc first, so no Write or Resize can reach the
 	// terminal while it closes.
@@ -330,6 +402,8 @@ func (s *Session) finishRun(st ExitStatus) {
 	}
 	s.exit = &st
 	s.proc = nil
+	s.secret = "" // a dead run's hooks speak for nobody
+	s.waiting, s.idle = false, false
 	switch {
 	case s.stopping:
 		s.status, s.reason = StatusStopped, "stopped"
@@ -356,6 +430,9 @@ func (s *Session) touch() { s.lastActivity.Store(time.Now().UnixNano()) }
 func (s *Session) Write(p []byte) error {
 	s.mu.Lock()
 	proc := s.proc
+	if proc != nil && s.waiting && !isTerminalReport(p) {
+		s.endWaitingLocked("input from the user")
+	}
 	s.mu.Unlock()
 	if proc == nil {
 		return ErrNotRunning

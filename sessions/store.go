@@ -101,6 +101,7 @@ type record struct {
 	Cols           int         `json:"cols"`
 	Rows           int         `json:"rows"`
 	Exit           *ExitStatus `json:"exit,omitempty"`
+	Worktree       *Worktree   `json:"worktree,omitempty"`
 }
 
 // screen is a session's last screen as stored: the output from a replay

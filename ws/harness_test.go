@@ -84,6 +84,8 @@ type envOptions struct {
 	// sendBuffer, when set, shrinks the server's socket send buffers so a
 	// client that stops reading falls behind quickly.
 	sendBuffer int
+	// timing shortens status detection.
+	timing sessions.Timing
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -98,6 +100,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Scrollback:  o.scrollback,
 		Workspace:   t.TempDir(),
 		StopGrace:   time.Second,
+		Timing:      o.timing,
 		OnEvent:     func(ev sessions.Event) { e.hub.OnEvent(ev) },
 		Logger:      log,
 	})
@@ -174,6 +177,8 @@ type msg struct {
 	Reason    string `json:"reason"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
+	Severity  string `json:"severity"`
+	Running   *bool  `json:"running"`
 	ExitCode  int    `json:"exitCode"`
 	Signal    int    `json:"signal"`
 	// Timestamp is a number in heartbeats and a string in file.changed.

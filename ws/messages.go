@@ -23,14 +23,16 @@ const (
 	TypeSessionResume     = "session.resume"
 	TypeHeartbeat         = "heartbeat"
 
-	TypeTerminalOutput   = "terminal.output"
-	TypeTerminalExit     = "terminal.exit"
-	TypeSessionAttached  = "session.attached"
-	TypeSessionCreated   = "session.created"
-	TypeSessionStatus    = "session.status"
-	TypeSessionDestroyed = "session.destroyed"
-	TypeServerShutdown   = "server.shutdown"
-	TypeError            = "error"
+	TypeTerminalOutput    = "terminal.output"
+	TypeTerminalExit      = "terminal.exit"
+	TypeSessionAttached   = "session.attached"
+	TypeSessionCreated    = "session.created"
+	TypeSessionStatus     = "session.status"
+	TypeSessionDestroyed  = "session.destroyed"
+	TypeSessionNeedsInput = "session.needsInput"
+	TypeSessionWarning    = "session.warning"
+	TypeServerShutdown    = "server.shutdown"
+	TypeError             = "error"
 )
 
 // Error codes of the protocol, used in error messages and HTTP error bodies.
@@ -175,6 +177,10 @@ type Session struct {
 	ExitCode       *int      `json:"exitCode,omitempty"`
 	Cols           int       `json:"cols"`
 	Rows           int       `json:"rows"`
+	// Running tells a silent but live idle session from one with no
+	// process, which only a resume brings back.
+	Running  bool               `json:"running"`
+	Worktree *sessions.Worktree `json:"worktree,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -190,6 +196,8 @@ func SessionView(info sessions.Info) Session {
 		LastActivityAt: info.LastActivityAt,
 		Cols:           info.Cols,
 		Rows:           info.Rows,
+		Running:        info.Running,
+		Worktree:       info.Worktree,
 	}
 	if v.Command == nil {
 		v.Command = []string{}
@@ -234,6 +242,18 @@ type (
 		SessionID string `json:"sessionId"`
 		Status    string `json:"status"`
 		Reason    string `json:"reason,omitempty"`
+		Running   bool   `json:"running"`
+	}
+	needsInputMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	}
+	warningMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+		Severity  string `json:"severity"`
 	}
 	destroyedMessage struct {
 		Type      string `json:"type"`
@@ -259,8 +279,12 @@ func eventMessage(ev sessions.Event) any {
 		return createdMessage{Type: TypeSessionCreated, Session: SessionView(ev.Session)}
 	case sessions.EventDestroyed:
 		return destroyedMessage{Type: TypeSessionDestroyed, SessionID: ev.Session.ID}
+	case sessions.EventNeedsInput:
+		return needsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message}
+	case sessions.EventWarning:
+		return warningMessage{Type: TypeSessionWarning, SessionID: ev.Session.ID, Message: ev.Message, Severity: string(ev.Severity)}
 	default:
-		return statusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason}
+		return statusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running}
 	}
 }
 

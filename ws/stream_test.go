@@ -345,7 +345,11 @@ func TestDetachStopsTheStream(t *testing.T) {
 	seen := st.seq
 
 	// The session is quiet, so nothing is in flight when the detach lands.
+	// The heartbeat's reply shows the detach was handled before the next
+	// line is typed on the other connection.
 	c.send(map[string]any{"type": ws.TypeSessionDetach, "sessionId": s.ID()})
+	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
+	c.expect(ws.TypeHeartbeat, "")
 	typist.send(input(s.ID(), "two\n"))
 	testutil.Eventually(t, waitTimeout, "the second line", func() bool {
 		return s.StreamState().End >= seen+uint64(len("got two\r\n"))
