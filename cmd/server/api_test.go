@@ -152,7 +152,7 @@ func wantError(t testing.TB, what string, resp *http.Response, body []byte, stat
 
 // sessionKeys are the fields of Session JSON (SPEC 3) while it runs; exitCode
 // appears once the run ended and worktree only for worktree sessions.
-var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows"}
+var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows", "running"}
 
 // decodeSession decodes {"session": Session}, checking the wrapper and the
 // field names.

@@ -38,6 +38,7 @@ type config struct {
 	MemCritical    float64
 	MemInterval    time.Duration
 	WatchIgnore    []string
+	Timing         sessions.Timing
 
 	// agentSet reports whether --agent was given, by flag or environment.
 	agentSet bool
@@ -105,6 +106,10 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		}
 		return nil
 	})
+	fs.DurationVar(&cfg.Timing.QuestionQuiet, "question-quiet", 1500*time.Millisecond, "quiet after output whose last line ends with '?' before a session counts as waiting for input")
+	fs.DurationVar(&cfg.Timing.IdleAfter, "idle-after", 5*time.Minute, "silence after which a running session shows as idle")
+	fs.DurationVar(&cfg.Timing.WarnAfter, "warn-after", 30*time.Minute, "silence after which a session is reported as possibly stuck")
+	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.Usage = func() { usage(fs, usageOut) }
@@ -155,6 +160,11 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		return config{}, fmt.Errorf("--mem-interval %s: must be at least 100ms", cfg.MemInterval)
 	case cfg.SaveInterval < 100*time.Millisecond || cfg.SaveInterval > 10*time.Second:
 		return config{}, fmt.Errorf("--save-interval %s: must be between 100ms and 10s", cfg.SaveInterval)
+	case cfg.Timing.QuestionQuiet <= 0 || cfg.Timing.IdleAfter <= 0 || cfg.Timing.WarnAfter <= 0:
+		return config{}, fmt.Errorf("--question-quiet %s, --idle-after %s and --warn-after %s: must be above 0",
+			cfg.Timing.QuestionQuiet, cfg.Timing.IdleAfter, cfg.Timing.WarnAfter)
+	case cfg.Timing.ErrorAfter <= cfg.Timing.WarnAfter:
+		return config{}, fmt.Errorf("--warn-error-after %s must be longer than --warn-after %s", cfg.Timing.ErrorAfter, cfg.Timing.WarnAfter)
 	}
 	return cfg, nil
 }

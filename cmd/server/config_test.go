@@ -23,6 +23,7 @@ var allFlags = []string{
 	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
+	"question-quiet", "idle-after", "warn-after", "warn-error-after",
 }
 
 func TestEnvName(t *testing.T) {
@@ -55,6 +56,7 @@ func TestConfigDefaults(t *testing.T) {
 		MemCritical:   93,
 		MemInterval:   5 * time.Second,
 		LogLevel:      slog.LevelInfo,
+		Timing:        sessions.Timing{QuestionQuiet: 1500 * time.Millisecond, IdleAfter: 5 * time.Minute, WarnAfter: 30 * time.Minute, ErrorAfter: 2 * time.Hour},
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
@@ -87,28 +89,32 @@ func configEqual(a, b config) bool {
 		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet &&
 		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
-		slices.Equal(a.WatchIgnore, b.WatchIgnore)
+		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing
 }
 
 // fullEnv sets every flag's variable.
 var fullEnv = map[string]string{
-	"AGENTMUX_ADDR":            "0.0.0.0:9000",
-	"AGENTMUX_WORKSPACE":       "/env/ws",
-	"AGENTMUX_AGENT":           "codex",
-	"AGENTMUX_AGENT_CMD":       "env-agent --fast",
-	"AGENTMUX_MAX_SESSIONS":    "7",
-	"AGENTMUX_SCROLLBACK":      "2MiB",
-	"AGENTMUX_BATCH_INTERVAL":  "40ms",
-	"AGENTMUX_SHUTDOWN_GRACE":  "9s",
-	"AGENTMUX_ALLOWED_ORIGINS": "http://a.example, http://b.example",
-	"AGENTMUX_TOKEN":           "envtok",
-	"AGENTMUX_LOG_LEVEL":       "debug",
-	"AGENTMUX_DATA_DIR":        "/env/data",
-	"AGENTMUX_SAVE_INTERVAL":   "2s",
-	"AGENTMUX_MEM_WARN":        "70",
-	"AGENTMUX_MEM_CRITICAL":    "80.5",
-	"AGENTMUX_MEM_INTERVAL":    "1s",
-	"AGENTMUX_WATCH_IGNORE":    "dist, *.log",
+	"AGENTMUX_ADDR":             "0.0.0.0:9000",
+	"AGENTMUX_WORKSPACE":        "/env/ws",
+	"AGENTMUX_AGENT":            "codex",
+	"AGENTMUX_AGENT_CMD":        "env-agent --fast",
+	"AGENTMUX_MAX_SESSIONS":     "7",
+	"AGENTMUX_SCROLLBACK":       "2MiB",
+	"AGENTMUX_BATCH_INTERVAL":   "40ms",
+	"AGENTMUX_SHUTDOWN_GRACE":   "9s",
+	"AGENTMUX_ALLOWED_ORIGINS":  "http://a.example, http://b.example",
+	"AGENTMUX_TOKEN":            "envtok",
+	"AGENTMUX_LOG_LEVEL":        "debug",
+	"AGENTMUX_DATA_DIR":         "/env/data",
+	"AGENTMUX_SAVE_INTERVAL":    "2s",
+	"AGENTMUX_MEM_WARN":         "70",
+	"AGENTMUX_MEM_CRITICAL":     "80.5",
+	"AGENTMUX_MEM_INTERVAL":     "1s",
+	"AGENTMUX_WATCH_IGNORE":     "dist, *.log",
+	"AGENTMUX_QUESTION_QUIET":   "2s",
+	"AGENTMUX_IDLE_AFTER":       "1m",
+	"AGENTMUX_WARN_AFTER":       "10m",
+	"AGENTMUX_WARN_ERROR_AFTER": "1h",
 }
 
 func TestConfigFromEnv(t *testing.T) {
@@ -137,6 +143,7 @@ func TestConfigFromEnv(t *testing.T) {
 		MemCritical:    80.5,
 		MemInterval:    time.Second,
 		WatchIgnore:    []string{"dist", "*.log"},
+		Timing:         sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -163,6 +170,10 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--mem-critical", "60",
 		"--mem-interval", "2s",
 		"--watch-ignore", "tmp",
+		"--question-quiet", "3s",
+		"--idle-after", "2m",
+		"--warn-after", "20m",
+		"--warn-error-after", "3h",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -186,6 +197,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		MemCritical:    60,
 		MemInterval:    2 * time.Second,
 		WatchIgnore:    []string{"tmp"},
+		Timing:         sessions.Timing{QuestionQuiet: 3 * time.Second, IdleAfter: 2 * time.Minute, WarnAfter: 20 * time.Minute, ErrorAfter: 3 * time.Hour},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -245,6 +257,9 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"extra"}, []string{"unexpected arguments", "extra"}},
 		{[]string{"--addr", ":1", "one", "two"}, []string{"unexpected arguments", "one", "two"}},
+		{[]string{"--idle-after", "0"}, []string{"--idle-after 0s", "above 0"}},
+		{[]string{"--question-quiet", "-1s"}, []string{"--question-quiet -1s", "above 0"}},
+		{[]string{"--warn-after", "1h", "--warn-error-after", "1h"}, []string{"--warn-error-after 1h0m0s", "longer than --warn-after 1h0m0s"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {

@@ -28,6 +28,9 @@ import (
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	os.Exit(run(sigs, os.Args[1:], os.Getenv, os.Stderr, nil))
@@ -42,6 +45,7 @@ type server struct {
 	hub       *ws.Hub
 	workspace *watcher.Workspace
 	memory    *watcher.MemoryMonitor
+	hooks     *hookServer
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -71,15 +75,25 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var mgr *sessions.Manager
+	var (
+		mgr     *sessions.Manager
+		hookSrv *hookServer
+	)
 	defer func() {
 		if err != nil {
 			if mgr != nil {
 				mgr.Close() // stops its saver
 			}
+			if hookSrv != nil {
+				_ = hookSrv.stop(context.Background())
+			}
 			_ = store.Close()
 		}
 	}()
+	hookSrv, hooks, err := listenHooks(cfg.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
 	// The manager reports events to the hub, which needs the manager to
 	// find sessions; no event can fire before hub is set, since no session
 	// exists until the server serves.
@@ -92,11 +106,14 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		OnEvent:        func(ev sessions.Event) { hub.OnEvent(ev) },
 		Store:          store,
 		SaveInterval:   cfg.SaveInterval,
+		Timing:         cfg.Timing,
+		Hooks:          hooks,
 		Logger:         log,
 	})
 	if err != nil {
 		return nil, err
 	}
+	hookSrv.start(mgr)
 	hub, err = ws.NewHub(ws.Options{
 		Sessions:       mgr,
 		BatchInterval:  cfg.BatchInterval,
@@ -126,7 +143,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, started: time.Now()}
+	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, hooks: hookSrv, started: time.Now()}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatchers = cancel
 	s.watchers.Go(func() { mon.Run(ctx) })
@@ -150,8 +167,9 @@ func (s *server) halt() {
 // with the connections closed between the last two.
 func (s *server) close() error {
 	s.halt()
+	errHooks := s.hooks.stop(context.Background())
 	s.mgr.Close()
-	return s.store.Close()
+	return errors.Join(errHooks, s.store.Close())
 }
 
 // run is main without the process: it returns the exit code. ready, when
@@ -266,6 +284,8 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	agentsCtx, cancelAgents := context.WithTimeout(ctx, grace+500*time.Millisecond)
 	defer cancelAgents()
 	errAgents := s.mgr.Shutdown(agentsCtx, grace)
+	// The agents are gone, and with them every hook caller.
+	errHooks := s.hooks.stop(ctx)
 	// Save everything the agents wrote to the end before saying goodbye:
 	// a client that reconnects at once to the next server finds it all.
 	s.mgr.Close()
@@ -278,7 +298,7 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
 	errStore := s.store.Close()
-	errs := []error{errAgents, errConns, errHTTP, errStore}
+	errs := []error{errAgents, errHooks, errConns, errHTTP, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is
 		// DeadlineExceeded): the operator asked to cut the wait short,

@@ -19,7 +19,14 @@ import (
 	"github.com/agentmux/agentmux/internal/testutil"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Agents started by servers under test run this binary as their hook
+	// command, as they run agentmux itself in production.
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // waitTimeout bounds every wait in these tests; generous, for -race on a
 // busy two-core machine.
@@ -128,6 +135,7 @@ type wsMsg struct {
 	Type          string `json:"type"`
 	SessionID     string `json:"sessionId"`
 	Status        string `json:"status"`
+	Reason        string `json:"reason"`
 	Message       string `json:"message"`
 	Code          string `json:"code"`
 	GracePeriodMs *int64 `json:"gracePeriodMs"`

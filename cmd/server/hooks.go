@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// Agents with notification hooks (Claude Code) run `agentmux hook` from
+// them; it forwards the hook's input to the server that started the agent.
+// The server takes those calls on a listener of their own, bound to the
+// loopback address whatever --addr is, so nothing outside the container
+// can reach it even when the UI is served to the network; each call must
+// also carry the calling session's secret.
+
+// hookSettingsFile is the Claude Code settings file inside --data-dir.
+const hookSettingsFile = "claude-hooks.json"
+
+// hookServer serves hook calls on its own loopback listener.
+type hookServer struct {
+	ln   net.Listener
+	http *http.Server
+	done chan struct{} // closed when Serve has returned
+	log  *slog.Logger
+}
+
+// listenHooks opens the loopback listener and writes the settings file
+// that points Claude Code's hooks at it. The returned config is for the
+// session manager; start serves once the manager exists.
+func listenHooks(dataDir string, log *slog.Logger) (*hookServer, *sessions.HookConfig, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("find this program for agent hooks: %w", err)
+	}
+	settings := filepath.Join(dataDir, hookSettingsFile)
+	if err := os.WriteFile(settings, sessions.ClaudeHookSettings(shellQuote(exe)+" hook"), 0o600); err != nil {
+		return nil, nil, fmt.Errorf("write agent hook settings: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen for agent hooks: %w", err)
+	}
+	cfg := &sessions.HookConfig{URL: "http://" + ln.Addr().String() + "/hooks", SettingsFile: settings}
+	return &hookServer{ln: ln, done: make(chan struct{}), log: log}, cfg, nil
+}
+
+// start serves hook calls for the sessions mgr holds until stop.
+func (h *hookServer) start(mgr *sessions.Manager) {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
+	e.Any("/*", func(c echo.Context) error {
+		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", "this listener takes agent hook calls only")
+	})
+	h.http = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		defer close(h.done)
+		if err := h.http.Serve(h.ln); !errors.Is(err, http.ErrServerClosed) {
+			h.log.Error("agent hook listener stopped", "err", err)
+		}
+	}()
+}
+
+// stop closes the listener and waits for calls in flight, until ctx ends.
+func (h *hookServer) stop(ctx context.Context) error {
+	if h.http == nil {
+		return h.ln.Close()
+	}
+	err := h.http.Shutdown(ctx)
+	<-h.done
+	return err
+}
+
+// hookCall applies one hook call to its session.
+func hookCall(c echo.Context, mgr *sessions.Manager) error {
+	req := c.Request()
+	if !fromLoopback(req.RemoteAddr) {
+		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are taken from this machine only")
+	}
+	if req.Header.Get("Origin") != "" {
+		// A browser page: hooks are never called from one.
+		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are not taken from web pages")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
+	if err != nil {
+		return errorJSON(c, http.StatusBadRequest, "INVALID_MESSAGE", "read hook input: "+err.Error())
+	}
+	sess, err := mgr.Get(c.Param("id"))
+	if err != nil {
+		// Said as for a wrong secret: a caller without one learns nothing
+		// about which sessions exist.
+		return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", sessions.ErrHookSecret.Error())
+	}
+	switch err := sess.Hook(req.Header.Get(sessions.HookHeader), body); {
+	case errors.Is(err, sessions.ErrHookSecret):
+		return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", err.Error())
+	case err != nil:
+		return errorJSON(c, http.StatusBadRequest, "INVALID_MESSAGE", err.Error())
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// fromLoopback reports whether a request's peer is on this machine.
+func fromLoopback(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// shellQuote quotes s for a POSIX shell, which runs hook commands.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// hookTimeout bounds a hook call: the agent waits for its hooks.
+const hookTimeout = 5 * time.Second
+
+// hookMain is `agentmux hook`, run by an agent's hooks: it posts the hook
+// input from stdin to the server in $AGENTMUX_HOOK_URL with the session's
+// secret. It always exits 0 and prints nothing on stdout, since Claude
+// Code reads a hook's stdout and exit code as instructions (exit 2 would
+// block the tool the agent is about to use); trouble goes to stderr.
+func hookMain(stdin io.Reader, getenv func(string) string, stderr io.Writer) int {
+	url, secret := getenv(sessions.EnvHookURL), getenv(sessions.EnvHookSecret)
+	if url == "" || secret == "" {
+		fmt.Fprintf(stderr, "agentmux hook: %s and %s are not set; run this from an agent agentmux started\n", sessions.EnvHookURL, sessions.EnvHookSecret)
+		return 0
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, maxBodyBytes))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmux hook: read input: %v\n", err)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmux hook: %v\n", err)
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(sessions.HookHeader, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmux hook: %v\n", err)
+		return 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fmt.Fprintf(stderr, "agentmux hook: the server answered %s: %s\n", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return 0
+}

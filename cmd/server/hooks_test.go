@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// fakeClaude stands in for Claude Code: it finds the hook command in the
+// settings file it is given, as Claude does, and calls it with the input
+// Claude gives each hook.
+const fakeClaude = `#!/bin/sh
+settings=
+while [ $# -gt 0 ]; do
+	case "$1" in --settings) settings=$2; shift ;; esac
+	shift
+done
+hook=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$settings" | head -n 1)
+call() { printf '%s' "$1" | sh -c "$hook"; }
+echo "started"
+call '{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash"}'
+read answer
+call '{"hook_event_name":"UserPromptSubmit","prompt":"go on"}'
+call '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}'
+call '{"hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which database?"}]}}'
+read answer
+call '{"hook_event_name":"UserPromptSubmit","prompt":"postgres"}'
+printf 'Shall I go on? '
+sleep 60
+`
+
+// installFakeClaude puts fakeClaude first on PATH as claude.
+func installFakeClaude(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(fakeClaude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+func TestClaudeHookSettings(t *testing.T) {
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(sessions.ClaudeHookSettings("'/opt/agent mux' hook"), &settings); err != nil {
+		t.Fatal(err)
+	}
+	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse"} {
+		m := settings.Hooks[event]
+		if len(m) != 1 || len(m[0].Hooks) != 1 || m[0].Hooks[0].Type != "command" || m[0].Hooks[0].Command != "'/opt/agent mux' hook" {
+			t.Errorf("%s: %+v, want one command hook running the given command", event, m)
+		}
+	}
+	if m := settings.Hooks["PreToolUse"]; len(m) == 1 && m[0].Matcher != "AskUserQuestion" {
+		t.Errorf("PreToolUse matcher %q, want AskUserQuestion only", m[0].Matcher)
+	}
+	if len(settings.Hooks) != 4 {
+		t.Errorf("%d hook events, want 4", len(settings.Hooks))
+	}
+}
+
+// statusEvents returns a function that reads a WebSocket connection's
+// messages until one of type typ (and status, when given) arrives.
+func statusEvents(t *testing.T, e *apiEnv, header http.Header) func(typ, status string) wsMsg {
+	t.Helper()
+	conn, _, err := dialWS(t, "ws"+strings.TrimPrefix(e.ts.URL, "http")+"/ws", header)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	roundTrip(t, conn)
+	return func(typ, status string) wsMsg {
+		t.Helper()
+		for {
+			m := expectWS(t, conn, typ)
+			if status == "" || m.Status == status {
+				return m
+			}
+		}
+	}
+}
+
+// TestClaudeHooks runs a fake Claude Code that reports through its hooks:
+// a permission prompt and a question make the session wait, the user's
+// input ends it, and the question-mark guess stays out of it.
+func TestClaudeHooks(t *testing.T) {
+	installFakeClaude(t)
+	e := newAPI(t, "--question-quiet", "100ms", "--token", "s3cret")
+	e.client.Transport = bearer{"s3cret", e.client.Transport}
+	next := statusEvents(t, e, http.Header{"Authorization": {"Bearer s3cret"}})
+
+	s := e.create(`{"agent":"claude","name":"hooked"}`)
+	if !slices.Contains(s.Command, "--settings") {
+		t.Fatalf("claude runs as %q, without --settings", s.Command)
+	}
+	m := next("session.status", "waiting")
+	if m.Message != "" || !strings.Contains(m.Reason, "Claude needs your permission to use Bash") {
+		t.Errorf("waiting for %+v, want the notification's message", m)
+	}
+	if ni := next("session.needsInput", ""); !strings.Contains(ni.Message, "'hooked'") || !strings.Contains(ni.Message, "permission") {
+		t.Errorf("needsInput message %q", ni.Message)
+	}
+
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The secret is in the agent's environment, never on a command line.
+	pid := sess.Pid()
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	secret := envValue(environ, sessions.EnvHookSecret)
+	if len(secret) < 32 || bytes.Contains(cmdline, []byte(secret)) {
+		t.Fatalf("hook secret %q in the environment, command line %q", secret, cmdline)
+	}
+
+	if err := sess.Write([]byte("yes\r")); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("session.status", ""); m.Status != "active" {
+		t.Errorf("after the answer: %+v, want active", m)
+	}
+	m = next("session.status", "waiting")
+	if !strings.Contains(m.Reason, "Which database?") {
+		t.Errorf("AskUserQuestion made %+v, want the question as reason", m)
+	}
+	next("session.needsInput", "")
+	if err := sess.Write([]byte("postgres\r")); err != nil {
+		t.Fatal(err)
+	}
+	next("session.status", "active")
+
+	// The agent's last line ends with '?', but it reports through hooks:
+	// no guess. A plain agent asking the same shows when the guess would
+	// have come.
+	testutil.Eventually(t, waitTimeout, "the last line", func() bool {
+		st := sess.StreamState()
+		b := make([]byte, st.End-st.Start)
+		n, _ := sess.ReadOutput(b, st.Start)
+		return bytes.Contains(b[:n], []byte("Shall I go on?"))
+	})
+	plain := e.createCommand([]string{"sh", "-c", "printf 'Shall I go on? '; sleep 60"})
+	for {
+		m := next("session.status", "waiting")
+		if m.SessionID == plain.ID {
+			break
+		}
+		t.Fatalf("the hooked session guessed it waits: %+v", m)
+	}
+}
+
+// TestHookEndpointRefusals tries the hook endpoint without the right
+// secret, from a browser page and from another machine.
+func TestHookEndpointRefusals(t *testing.T) {
+	installFakeClaude(t)
+	e := newAPI(t)
+	next := statusEvents(t, e, nil)
+	s := e.create(`{"agent":"claude"}`)
+	next("session.status", "waiting")
+	sess, _ := e.srv.mgr.Get(s.ID)
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+	secret := envValue(environ, sessions.EnvHookSecret)
+	hookURL := envValue(environ, sessions.EnvHookURL)
+
+	host, _, _ := net.SplitHostPort(e.srv.hooks.ln.Addr().String())
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("hook listener on %s, want a loopback address", host)
+	}
+	if want := "http://" + e.srv.hooks.ln.Addr().String() + "/hooks/" + s.ID; hookURL != want {
+		t.Errorf("hook URL %q, want %q", hookURL, want)
+	}
+
+	stop := `{"hook_event_name":"Stop"}`
+	post := func(url, secret, body string, header ...string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if secret != "" {
+			req.Header.Set(sessions.HookHeader, secret)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, b := e.send(req)
+		return resp.StatusCode, string(b)
+	}
+	cases := []struct {
+		name, url, secret, body string
+		header                  []string
+		want                    int
+	}{
+		{"no secret", hookURL, "", stop, nil, http.StatusUnauthorized},
+		{"wrong secret", hookURL, strings.Repeat("0", len(secret)), stop, nil, http.StatusUnauthorized},
+		{"a prefix of the secret", hookURL, secret[:len(secret)-1], stop, nil, http.StatusUnauthorized},
+		{"another session", strings.TrimSuffix(hookURL, s.ID) + "6f1c1c7e-0000-4000-8000-000000000000", secret, stop, nil, http.StatusUnauthorized},
+		{"from a web page", hookURL, secret, stop, []string{"Origin", "http://evil.test"}, http.StatusForbidden},
+		{"not JSON", hookURL, secret, "{", nil, http.StatusBadRequest},
+		{"unknown event", hookURL, secret, `{"hook_event_name":"Explode"}`, nil, http.StatusBadRequest},
+		{"not on the main listener", e.ts.URL + "/hooks/" + s.ID, secret, stop, nil, http.StatusMethodNotAllowed},
+	}
+	for _, c := range cases {
+		if code, body := post(c.url, c.secret, c.body, c.header...); code != c.want {
+			t.Errorf("%s: status %d, want %d; body %s", c.name, code, c.want, body)
+		}
+	}
+
+	// From another machine: the listener only binds loopback, and the
+	// handler checks the peer too.
+	req := httptest.NewRequest(http.MethodPost, "/hooks/"+s.ID, strings.NewReader(stop))
+	req.RemoteAddr = "192.0.2.7:40000"
+	req.Header.Set(sessions.HookHeader, secret)
+	rec := httptest.NewRecorder()
+	e.srv.hooks.http.Handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("from 192.0.2.7: status %d, want 403", rec.Code)
+	}
+
+	// None of that changed anything: the session still waits for the
+	// notification's answer, and the right secret is taken.
+	if st := e.get(s.ID).Status; st != "waiting" {
+		t.Errorf("status %s after refused calls, want waiting", st)
+	}
+	if code, body := post(hookURL, secret, `{"hook_event_name":"UserPromptSubmit"}`); code != http.StatusNoContent {
+		t.Fatalf("right secret: status %d; body %s", code, body)
+	}
+	next("session.status", "active")
+
+	// A run's secret dies with it.
+	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
+	wantStatus(t, "delete", resp, b, http.StatusNoContent)
+	if code, _ := post(hookURL, secret, stop); code != http.StatusUnauthorized {
+		t.Errorf("after the session ended: status %d, want 401", code)
+	}
+}
+
+func TestHookCommandWithoutServer(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := hookMain(strings.NewReader("{}"), noEnv, &stderr); code != 0 {
+		t.Errorf("exit %d, want 0: a hook must never block the agent", code)
+	}
+	if !strings.Contains(stderr.String(), sessions.EnvHookURL) {
+		t.Errorf("stderr %q does not say what is missing", stderr.String())
+	}
+	stderr.Reset()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens there now
+	env := envOf(map[string]string{sessions.EnvHookURL: "http://" + addr + "/hooks/x", sessions.EnvHookSecret: "s"})
+	if code := hookMain(strings.NewReader("{}"), env, &stderr); code != 0 || stderr.Len() == 0 {
+		t.Errorf("server gone: exit %d, stderr %q; want 0 and a reason", code, stderr.String())
+	}
+}
+
+// envValue returns the value of key in a /proc/<pid>/environ image.
+func envValue(environ []byte, key string) string {
+	for kv := range bytes.SplitSeq(environ, []byte{0}) {
+		if k, v, ok := bytes.Cut(kv, []byte("=")); ok && string(k) == key {
+			return string(v)
+		}
+	}
+	return ""
+}
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	next := b.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
+}
