@@ -16,6 +16,8 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+
+	"github.com/agentmux/agentmux/worktree"
 )
 
 // Errors the Manager and Session return. Callers map them to protocol codes
@@ -28,7 +30,18 @@ var (
 	ErrRunning      = errors.New("session is already running")
 	ErrNotRunning   = errors.New("session is not running")
 	ErrShuttingDown = errors.New("server is shutting down")
+	// ErrWorktree means git refused the session's worktree; the message
+	// says why.
+	ErrWorktree = errors.New("worktree refused")
+	// ErrWorktreeDirty means a worktree to remove has uncommitted changes.
+	ErrWorktreeDirty = errors.New("worktree has uncommitted changes")
 )
+
+// WorktreesDir is the workspace directory that holds sessions' worktrees.
+const WorktreesDir = ".worktrees"
+
+// gitTimeout bounds the git commands of one request.
+const gitTimeout = time.Minute
 
 // EventKind names a change in a session's life.
 type EventKind string
@@ -113,6 +126,10 @@ type CreateOptions struct {
 	Command []string
 	// Cols and Rows are the initial size; 0 means 80x24.
 	Cols, Rows int
+	// WorktreeBranch, when set, runs the session in a git worktree of the
+	// workspace's repository, .worktrees/<name>, on this branch: the
+	// existing one, or a new one from HEAD. Cwd must then be empty.
+	WorktreeBranch string
 }
 
 // Manager creates, finds, resumes and destroys sessions.
@@ -356,7 +373,7 @@ func (m *Manager) MaxSessions() int { return m.opts.MaxSessions }
 // Create starts a new session. It returns ErrLimitReached at the limit,
 // ErrInvalid for bad options and ErrSpawn when the command cannot start;
 // in each case nothing else changes.
-func (m *Manager) Create(opts CreateOptions) (*Session, error) {
+func (m *Manager) Create(opts CreateOptions) (_ *Session, err error) {
 	profile, argvOverride, err := m.pickProfile(opts)
 	if err != nil {
 		return nil, err
@@ -372,17 +389,38 @@ func (m *Manager) Create(opts CreateOptions) (*Session, error) {
 	if err := checkName(opts.Name); err != nil {
 		return nil, err
 	}
+	name := opts.Name
+	var wt *Worktree
+	if opts.WorktreeBranch != "" {
+		if opts.Cwd != "" {
+			return nil, fmt.Errorf("%w: give cwd or worktree, not both: a worktree session runs in its worktree", ErrInvalid)
+		}
+		// Refused before git does any work, as far as can be known now;
+		// the limit is checked again once the worktree exists.
+		if err := m.admit(); err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = opts.WorktreeBranch // the branch names the session well
+		}
+		var made worktree.Worktree
+		if made, err = m.addWorktree(name, opts.WorktreeBranch); err != nil {
+			return nil, err
+		}
+		wt, cwd = &Worktree{Path: made.Path, Branch: made.Branch}, made.Path
+		defer func() {
+			if err != nil { // nothing half-made stays
+				m.rollbackWorktree(made)
+			}
+		}()
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closing {
-		return nil, ErrShuttingDown
-	}
-	if m.liveLocked() >= m.opts.MaxSessions {
-		return nil, fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, m.liveLocked(), m.opts.MaxSessions)
+	if err := m.admitLocked(); err != nil {
+		return nil, err
 	}
 	id := uuid.NewString()
-	name := opts.Name
 	if name == "" {
 		name = fmt.Sprintf("%s %d", profile.Name, m.created+1)
 	}
@@ -398,6 +436,7 @@ func (m *Manager) Create(opts CreateOptions) (*Session, error) {
 		ring:      newRing(m.opts.Scrollback),
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
+		worktree:  wt,
 		cols:      cols,
 		rows:      rows,
 	}
@@ -423,6 +462,56 @@ func (m *Manager) Create(opts CreateOptions) (*Session, error) {
 		s.pump(proc, done)
 	}()
 	return s, nil
+}
+
+// admit says whether a new session could start now.
+func (m *Manager) admit() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.admitLocked()
+}
+
+func (m *Manager) admitLocked() error {
+	if m.closing {
+		return ErrShuttingDown
+	}
+	if n := m.liveLocked(); n >= m.opts.MaxSessions {
+		return fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, n, m.opts.MaxSessions)
+	}
+	return nil
+}
+
+// addWorktree makes the worktree of a new session called name.
+func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
+	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
+	if err != nil {
+		return worktree.Worktree{}, fmt.Errorf("%w: %w", ErrWorktree, err)
+	}
+	// Keep the worktrees out of the main tree's git status.
+	if err := worktree.Exclude(ctx, m.opts.Workspace, "/"+WorktreesDir+"/"); err != nil {
+		m.log.Warn("could not add .worktrees to .git/info/exclude", "err", err)
+	}
+	m.log.Info("worktree added", "path", wt.Path, "branch", wt.Branch, "new branch", wt.Created)
+	return wt, nil
+}
+
+// rollbackWorktree takes back the worktree of a session that did not
+// start, and the branch when it was made for it.
+func (m *Manager) rollbackWorktree(wt worktree.Worktree) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	if err := worktree.Remove(ctx, wt.Path, true); err != nil {
+		m.log.Error("remove the worktree of a session that did not start", "path", wt.Path, "err", err)
+		return
+	}
+	if wt.Created {
+		if err := worktree.DeleteBranch(ctx, m.opts.Workspace, wt.Branch); err != nil {
+			m.log.Error("delete the branch made for a session that did not start", "branch", wt.Branch, "err", err)
+		}
+	}
 }
 
 // pickProfile returns the profile a request names and, for a request that
@@ -578,8 +667,46 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	return s, nil
 }
 
+// DestroyWithWorktree destroys the session and removes its git worktree,
+// never its branch. A worktree with uncommitted changes refuses it all
+// with ErrWorktreeDirty, the session untouched, unless force.
+func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	wt := s.Info().Worktree
+	if wt == nil {
+		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
+	}
+	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	if !force {
+		// Checked first, so a refusal leaves the agent running.
+		if err := worktree.CheckClean(gctx, wt.Path); err != nil {
+			return worktreeError(err)
+		}
+	}
+	if err := m.Destroy(ctx, id); err != nil {
+		return err
+	}
+	// The agent may have written more while it stopped; that still counts.
+	if err := worktree.Remove(gctx, wt.Path, force); err != nil {
+		return fmt.Errorf("session destroyed, but its worktree was kept: %w", worktreeError(err))
+	}
+	s.log.Info("worktree removed", "path", wt.Path, "branch kept", wt.Branch)
+	return nil
+}
+
+func worktreeError(err error) error {
+	if errors.Is(err, worktree.ErrDirty) {
+		return fmt.Errorf("%w: %w; commit or stash them, or remove it with force", ErrWorktreeDirty, err)
+	}
+	return fmt.Errorf("%w: %w", ErrWorktree, err)
+}
+
 // Destroy stops the session's process (SIGHUP, then SIGKILL after the stop
-// grace) and forgets the session.
+// grace) and forgets the session. A worktree it has stays.
 func (m *Manager) Destroy(ctx context.Context, id string) error {
 	s, err := m.Get(id)
 	if err != nil {

@@ -333,6 +333,67 @@ func Remove(ctx context.Context, dir string, force bool) error {
 	return nil
 }
 
+// CheckClean returns ErrDirty, listing the changes, when the worktree at
+// dir has uncommitted changes, so a caller can refuse before it does
+// anything else. A directory already gone has nothing to lose: nil.
+func CheckClean(ctx context.Context, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("worktree directory %s: %w", dir, err)
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	paths, err := Status(ctx, abs)
+	if err != nil {
+		return err
+	}
+	if len(paths) > 0 {
+		return dirtyError(abs, paths)
+	}
+	return nil
+}
+
+// Exclude adds pattern to the repository's own ignore list
+// (.git/info/exclude, shared by all its worktrees) unless a line already
+// says it, so a directory of worktrees inside the main one does not show
+// as untracked there. The project's .gitignore stays untouched.
+func Exclude(ctx context.Context, repoDir, pattern string) error {
+	out, err := run(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", repoDir)
+	}
+	file := filepath.Join(strings.TrimSuffix(out, "\n"), "info", "exclude")
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	for line := range strings.Lines(string(old)) {
+		if strings.TrimSpace(line) == pattern {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o777); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(file), err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	add := pattern + "\n"
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		add = "\n" + add
+	}
+	_, err = f.WriteString(add)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	return nil
+}
+
 // DeleteBranch deletes a branch Add created (git branch -D), for rolling
 // back a session that could not start; callers use it only when
 // Worktree.Created, and after Remove, since git refuses to delete a

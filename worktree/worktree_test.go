@@ -671,3 +671,51 @@ func TestDirName(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckClean(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	ctx := testContext(t)
+	dir := addWorktree(t, repo, "c")
+	if err := CheckClean(ctx, dir); err != nil {
+		t.Fatalf("fresh worktree: %v", err)
+	}
+	writeFile(t, filepath.Join(dir, "notes.txt"), "draft\n")
+	assertKind(t, CheckClean(ctx, dir), ErrDirty, "notes.txt")
+	if !exists(t, filepath.Join(dir, "notes.txt")) {
+		t.Error("CheckClean touched the worktree")
+	}
+	if err := CheckClean(ctx, filepath.Join(repo, ".worktrees", "gone")); err != nil {
+		t.Errorf("missing directory: %v, want nil (nothing to lose)", err)
+	}
+}
+
+func TestExclude(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	ctx := testContext(t)
+	dir := addWorktree(t, repo, "e")
+	if got := gitT(t, repo, "status", "--porcelain"); !strings.Contains(got, ".worktrees/") {
+		t.Fatalf("before Exclude, status %q does not show .worktrees/", got)
+	}
+	// From inside a linked worktree too: the exclude file is the shared one.
+	for _, from := range []string{repo, dir, repo} {
+		if err := Exclude(ctx, from, "/.worktrees/"); err != nil {
+			t.Fatalf("Exclude from %s: %v", from, err)
+		}
+	}
+	if got := gitT(t, repo, "status", "--porcelain"); got != "" {
+		t.Errorf("after Exclude, status %q, want clean", got)
+	}
+	b, err := os.ReadFile(filepath.Join(repo, ".git", "info", "exclude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "/.worktrees/\n"); n != 1 {
+		t.Errorf("exclude holds the pattern %d times, want once:\n%s", n, b)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); err == nil {
+		t.Error("Exclude wrote a .gitignore")
+	}
+	assertKind(t, Exclude(ctx, tempDir(t), "/x/"), ErrNotRepo)
+}

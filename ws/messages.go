@@ -44,6 +44,11 @@ const (
 	CodeInvalidMessage      = "INVALID_MESSAGE"
 	CodeMemoryCritical      = "MEMORY_CRITICAL"
 	CodeInternal            = "INTERNAL_ERROR"
+	// CodeWorktreeError: git refused a session's worktree (not a
+	// repository, invalid branch name, branch checked out elsewhere).
+	CodeWorktreeError = "WORKTREE_ERROR"
+	// CodeWorktreeDirty: a worktree to remove has uncommitted changes.
+	CodeWorktreeDirty = "WORKTREE_DIRTY"
 )
 
 // ErrMemoryCritical refuses to start an agent while memory is critical;
@@ -64,6 +69,10 @@ func ErrorCode(err error) string {
 		return CodePTYSpawnFailed
 	case errors.Is(err, sessions.ErrShuttingDown):
 		return CodePermissionDenied
+	case errors.Is(err, sessions.ErrWorktreeDirty):
+		return CodeWorktreeDirty
+	case errors.Is(err, sessions.ErrWorktree):
+		return CodeWorktreeError
 	case errors.Is(err, sessions.ErrInvalid),
 		errors.Is(err, sessions.ErrRunning),
 		errors.Is(err, sessions.ErrNotRunning):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,8 +50,10 @@ func sessionError(c echo.Context, err error) error {
 		status = http.StatusNotFound
 	case code == ws.CodeSessionLimitReached:
 		status = http.StatusConflict
-	case code == ws.CodePTYSpawnFailed, code == ws.CodeInvalidMessage:
+	case code == ws.CodePTYSpawnFailed, code == ws.CodeInvalidMessage, code == ws.CodeWorktreeError:
 		status = http.StatusBadRequest
+	case code == ws.CodeWorktreeDirty:
+		status = http.StatusConflict
 	case code == ws.CodePermissionDenied, code == ws.CodeMemoryCritical:
 		status = http.StatusServiceUnavailable
 	}
@@ -207,13 +210,13 @@ func (s *server) getSession(c echo.Context) error {
 
 // createRequest is the body of POST /api/sessions; every field is optional.
 type createRequest struct {
-	Name     string    `json:"name"`
-	Cwd      string    `json:"cwd"`
-	Agent    string    `json:"agent"`
-	Command  []string  `json:"command"`
-	Cols     int       `json:"cols"`
-	Rows     int       `json:"rows"`
-	Worktree *struct { // git worktrees per session are not built yet
+	Name     string   `json:"name"`
+	Cwd      string   `json:"cwd"`
+	Agent    string   `json:"agent"`
+	Command  []string `json:"command"`
+	Cols     int      `json:"cols"`
+	Rows     int      `json:"rows"`
+	Worktree *struct {
 		Branch string `json:"branch"`
 	} `json:"worktree"`
 }
@@ -229,14 +232,18 @@ func (s *server) createSession(c echo.Context) error {
 	if dec.More() {
 		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: more than one JSON value")
 	}
+	var branch string
 	if req.Worktree != nil {
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "worktree sessions are not available in this version")
+		if branch = req.Worktree.Branch; branch == "" {
+			return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: worktree needs a branch")
+		}
 	}
 	if s.hub.MemoryCritical() {
 		return sessionError(c, ws.ErrMemoryCritical)
 	}
 	sess, err := s.mgr.Create(sessions.CreateOptions{
 		Name: req.Name, Cwd: req.Cwd, Agent: req.Agent, Command: req.Command, Cols: req.Cols, Rows: req.Rows,
+		WorktreeBranch: branch,
 	})
 	if err != nil {
 		return sessionError(c, err)
@@ -245,7 +252,28 @@ func (s *server) createSession(c echo.Context) error {
 }
 
 func (s *server) deleteSession(c echo.Context) error {
-	if err := s.mgr.Destroy(c.Request().Context(), c.Param("id")); err != nil {
+	var removeWorktree, force bool
+	for name, v := range map[string]*bool{"removeWorktree": &removeWorktree, "force": &force} {
+		q := c.QueryParam(name)
+		if q == "" {
+			continue
+		}
+		b, err := strconv.ParseBool(q)
+		if err != nil {
+			return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, fmt.Sprintf("%s=%q: want true or false", name, q))
+		}
+		*v = b
+	}
+	if force && !removeWorktree {
+		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "force=true only applies with removeWorktree=true")
+	}
+	var err error
+	if removeWorktree {
+		err = s.mgr.DestroyWithWorktree(c.Request().Context(), c.Param("id"), force)
+	} else {
+		err = s.mgr.Destroy(c.Request().Context(), c.Param("id"))
+	}
+	if err != nil {
 		return sessionError(c, err)
 	}
 	return c.NoContent(http.StatusNoContent)

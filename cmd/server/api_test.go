@@ -397,7 +397,8 @@ func TestCreateBadRequests(t *testing.T) {
 		{"empty program", `{"command":[""]}`, "program"},
 		{"unknown agent", `{"agent":"nope"}`, "nope"},
 		{"long name", `{"name":"` + long + `"}`, "128"},
-		{"worktree", `{"worktree":{"branch":"feature"}}`, "worktree"},
+		{"worktree without a branch", `{"worktree":{}}`, "branch"},
+		{"worktree and cwd", `{"cwd":".","worktree":{"branch":"feature"}}`, "not both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := e.at(t)

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmux/agentmux/ws"
+)
+
+// git runs git in dir and returns its output, failing the test on error.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=test", "-c", "user.email=test@example.com"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// newRepoAPI serves a workspace that is a git repository with one commit
+// on main.
+func newRepoAPI(t *testing.T, args ...string) *apiEnv {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	e := newAPI(t, args...)
+	git(t, e.dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(e.dir, "README.md"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, e.dir, "add", ".")
+	git(t, e.dir, "commit", "-q", "-m", "first")
+	return e
+}
+
+func branches(t *testing.T, repo string) string {
+	return git(t, repo, "branch", "--list", "--format=%(refname:short)")
+}
+
+func procCwd(t *testing.T, pid int) string {
+	t.Helper()
+	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cwd
+}
+
+func TestWorktreeSession(t *testing.T) {
+	e := newRepoAPI(t)
+	s := e.create(`{"worktree":{"branch":"feature/auth"}}`)
+	wantDir := filepath.Join(e.dir, ".worktrees", "feature-auth")
+	if s.Worktree == nil || s.Worktree.Path != wantDir || s.Worktree.Branch != "feature/auth" {
+		t.Fatalf("worktree %+v, want %s on feature/auth", s.Worktree, wantDir)
+	}
+	if s.Cwd != wantDir || s.Name != "feature/auth" {
+		t.Errorf("cwd %q name %q, want the worktree and the branch", s.Cwd, s.Name)
+	}
+	sess, _ := e.srv.mgr.Get(s.ID)
+	if cwd := procCwd(t, sess.Pid()); cwd != wantDir {
+		t.Errorf("the agent runs in %s, want %s", cwd, wantDir)
+	}
+	if got := git(t, wantDir, "rev-parse", "--abbrev-ref", "HEAD"); strings.TrimSpace(got) != "feature/auth" {
+		t.Errorf("worktree HEAD %q", got)
+	}
+	// The worktrees do not clutter the main tree's status.
+	if st := git(t, e.dir, "status", "--porcelain"); st != "" {
+		t.Errorf("main tree status %q, want clean", st)
+	}
+	if got := e.get(s.ID).Worktree; got == nil || got.Path != wantDir {
+		t.Errorf("GET shows worktree %+v", got)
+	}
+
+	// An existing branch is checked out, not made.
+	git(t, e.dir, "branch", "existing")
+	ex := e.create(`{"name":"on existing","worktree":{"branch":"existing"}}`)
+	if ex.Worktree.Path != filepath.Join(e.dir, ".worktrees", "on-existing") {
+		t.Errorf("existing-branch worktree at %s", ex.Worktree.Path)
+	}
+
+	// Without removeWorktree the worktree stays.
+	resp, b := e.do(http.MethodDelete, "/api/sessions/"+ex.ID, "")
+	wantStatus(t, "delete", resp, b, http.StatusNoContent)
+	if _, err := os.Stat(ex.Worktree.Path); err != nil {
+		t.Errorf("plain delete removed the worktree: %v", err)
+	}
+}
+
+func TestWorktreeRefusals(t *testing.T) {
+	e := newRepoAPI(t, "--max-sessions", "3")
+	first := e.create(`{"worktree":{"branch":"taken"}}`)
+	if err := os.MkdirAll(filepath.Join(e.dir, ".worktrees", "occupied"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := branches(t, e.dir)
+
+	for _, tc := range []struct {
+		name, body, code string
+		mentions         []string
+	}{
+		{"invalid branch name", `{"worktree":{"branch":"bad..name"}}`, ws.CodeWorktreeError, []string{"bad..name", "not a valid branch name"}},
+		{"branch starting with a dash", `{"name":"dash","worktree":{"branch":"-x"}}`, ws.CodeWorktreeError, []string{"-x"}},
+		{"branch checked out in the main tree", `{"name":"m","worktree":{"branch":"main"}}`, ws.CodeWorktreeError, []string{"main", "already checked out", e.dir}},
+		{"branch checked out in another session", `{"name":"again","worktree":{"branch":"taken"}}`, ws.CodeWorktreeError, []string{"taken", "already checked out", first.Worktree.Path}},
+		{"directory exists", `{"name":"occupied","worktree":{"branch":"fresh"}}`, ws.CodeWorktreeError, []string{"already exists"}},
+		{"agent cannot start", `{"name":"nostart","command":["/no/such/agent"],"worktree":{"branch":"nostart"}}`, ws.CodePTYSpawnFailed, []string{"/no/such/agent"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := e.at(t)
+			resp, b := e.do(http.MethodPost, "/api/sessions", tc.body)
+			msg := wantError(t, tc.name, resp, b, http.StatusBadRequest, tc.code)
+			for _, m := range tc.mentions {
+				if !strings.Contains(msg, m) {
+					t.Errorf("message %q does not mention %q", msg, m)
+				}
+			}
+		})
+	}
+	// Nothing half-made: no session, no branch, no directory.
+	if n := len(e.list()); n != 1 {
+		t.Errorf("%d sessions listed, want only the first", n)
+	}
+	if after := branches(t, e.dir); after != before {
+		t.Errorf("branches changed:\n%s\nwant\n%s", after, before)
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.dir, ".worktrees"))
+	var names []string
+	for _, en := range entries {
+		names = append(names, en.Name())
+	}
+	if strings.Join(names, ",") != "occupied,taken" {
+		t.Errorf(".worktrees holds %q, want only occupied and taken", names)
+	}
+	if wts := git(t, e.dir, "worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 2 {
+		t.Errorf("git knows these worktrees:\n%s", wts)
+	}
+
+	// At the session limit nothing is made either.
+	e.create(`{}`)
+	e.create(`{}`)
+	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"over"}}`)
+	wantError(t, "at the limit", resp, b, http.StatusConflict, ws.CodeSessionLimitReached)
+	if strings.Contains(branches(t, e.dir), "over") {
+		t.Error("a refused create left its branch")
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, ".worktrees", "over")); err == nil {
+		t.Error("a refused create left its worktree")
+	}
+}
+
+func TestWorktreeNotARepository(t *testing.T) {
+	e := newAPI(t) // a plain directory
+	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"feature"}}`)
+	msg := wantError(t, "not a repository", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	if !strings.Contains(msg, "not inside a git work tree") {
+		t.Errorf("message %q does not say why", msg)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, ".worktrees")); err == nil {
+		t.Error(".worktrees was created")
+	}
+	if n := len(e.list()); n != 0 {
+		t.Errorf("%d sessions listed, want 0", n)
+	}
+}
+
+func TestRemoveWorktree(t *testing.T) {
+	e := newRepoAPI(t)
+	s := e.create(`{"worktree":{"branch":"wip"}}`)
+	dir := s.Worktree.Path
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("draft\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, q := range []string{"?removeWorktree=maybe", "?force=true", "?removeWorktree=true&force=2"} {
+		resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID+q, "")
+		wantError(t, q, resp, b, http.StatusBadRequest, ws.CodeInvalidMessage)
+	}
+
+	// Uncommitted changes refuse it, and nothing is touched.
+	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true", "")
+	msg := wantError(t, "dirty", resp, b, http.StatusConflict, ws.CodeWorktreeDirty)
+	for _, m := range []string{"notes.txt", "README.md", "force"} {
+		if !strings.Contains(msg, m) {
+			t.Errorf("message %q does not mention %q", msg, m)
+		}
+	}
+	if got := e.get(s.ID); !got.Running {
+		t.Errorf("after the refusal the session is %+v, want still running", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("the refusal lost work: %v", err)
+	}
+
+	// force removes the worktree, never the branch.
+	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true&force=true", "")
+	wantStatus(t, "forced", resp, b, http.StatusNoContent)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("worktree still there: %v", err)
+	}
+	if !strings.Contains(branches(t, e.dir), "wip") {
+		t.Error("the branch was deleted")
+	}
+	if n := len(e.list()); n != 0 {
+		t.Errorf("%d sessions listed, want 0", n)
+	}
+
+	// A clean one goes without force; a session without one is refused.
+	clean := e.create(`{"worktree":{"branch":"clean"}}`)
+	resp, b = e.do(http.MethodDelete, "/api/sessions/"+clean.ID+"?removeWorktree=true", "")
+	wantStatus(t, "clean", resp, b, http.StatusNoContent)
+	if _, err := os.Stat(clean.Worktree.Path); !os.IsNotExist(err) {
+		t.Errorf("clean worktree still there: %v", err)
+	}
+	plain := e.create(`{}`)
+	resp, b = e.do(http.MethodDelete, "/api/sessions/"+plain.ID+"?removeWorktree=true", "")
+	if msg := wantError(t, "no worktree", resp, b, http.StatusBadRequest, ws.CodeInvalidMessage); !strings.Contains(msg, "no worktree") {
+		t.Errorf("message %q", msg)
+	}
+}
