@@ -23,10 +23,11 @@ type (
 		Timestamp string `json:"timestamp"`
 	}
 	layoutShiftMessage struct {
-		Type    string `json:"type"`
-		Mode    string `json:"mode"`
-		Trigger string `json:"trigger"`
-		Path    string `json:"path"`
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId,omitempty"`
+		Mode      string `json:"mode"`
+		Trigger   string `json:"trigger"`
+		Path      string `json:"path"`
 	}
 	workflowMessage struct {
 		Type      string       `json:"type"`
@@ -86,6 +87,18 @@ func (h *Hub) OnFile(ev watcher.FileEvent) {
 // OnWorkflow tells every connection about a newly read workflow.
 func (h *Hub) OnWorkflow(_ string, wf watcher.Workflow) {
 	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, Workflow: WorkflowView(wf)})
+}
+
+// OnSessionWorkflow tells every connection about a workflow read in a
+// session's worktree.
+func (h *Hub) OnSessionWorkflow(sessionID string, wf watcher.Workflow) {
+	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, SessionID: sessionID, Workflow: WorkflowView(wf)})
+}
+
+// OnSessionDoc suggests showing a document just written in a session's
+// worktree; rel is workspace-relative.
+func (h *Hub) OnSessionDoc(sessionID, rel string) {
+	h.broadcastInformational(layoutShiftMessage{Type: TypeLayoutShift, SessionID: sessionID, Mode: "split", Trigger: "file_write", Path: rel})
 }
 
 // OnMemory records a change of memory level and tells every connection;

@@ -46,6 +46,7 @@ type server struct {
 	workspace *watcher.Workspace
 	memory    *watcher.MemoryMonitor
 	hooks     *hookServer
+	worktrees *worktreeWatches
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -97,18 +98,24 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	// The manager reports events to the hub, which needs the manager to
 	// find sessions; no event can fire before hub is set, since no session
 	// exists until the server serves.
-	var hub *ws.Hub
+	var (
+		hub *ws.Hub
+		wtw *worktreeWatches
+	)
 	mgr, err = sessions.NewManager(sessions.Options{
 		MaxSessions:    cfg.MaxSessions,
 		Scrollback:     cfg.Scrollback,
 		Workspace:      cfg.Workspace,
 		DefaultProfile: profile,
-		OnEvent:        func(ev sessions.Event) { hub.OnEvent(ev) },
-		Store:          store,
-		SaveInterval:   cfg.SaveInterval,
-		Timing:         cfg.Timing,
-		Hooks:          hooks,
-		Logger:         log,
+		OnEvent: func(ev sessions.Event) {
+			hub.OnEvent(ev)
+			wtw.onEvent(ev)
+		},
+		Store:        store,
+		SaveInterval: cfg.SaveInterval,
+		Timing:       cfg.Timing,
+		Hooks:        hooks,
+		Logger:       log,
 	})
 	if err != nil {
 		return nil, err
@@ -146,6 +153,16 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, hooks: hookSrv, started: time.Now()}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatchers = cancel
+	wtw = &worktreeWatches{
+		ctx: ctx, wg: &s.watchers, workspace: cfg.Workspace, ignore: cfg.WatchIgnore,
+		hub: hub, log: log, running: make(map[string]runningWatch),
+	}
+	s.worktrees = wtw
+	for _, sess := range mgr.List() { // restored sessions
+		if info := sess.Info(); info.Worktree != nil {
+			wtw.start(info.ID, info.Worktree.Path)
+		}
+	}
 	s.watchers.Go(func() { mon.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.
@@ -158,6 +175,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 
 // halt stops the watchers.
 func (s *server) halt() {
+	s.worktrees.halt()
 	s.stopWatchers()
 	s.watchers.Wait()
 }

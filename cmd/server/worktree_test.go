@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmux/agentmux/ws"
 )
@@ -227,5 +228,52 @@ func TestRemoveWorktree(t *testing.T) {
 	resp, b = e.do(http.MethodDelete, "/api/sessions/"+plain.ID+"?removeWorktree=true", "")
 	if msg := wantError(t, "no worktree", resp, b, http.StatusBadRequest, ws.CodeInvalidMessage); !strings.Contains(msg, "no worktree") {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// TestWorktreeEvents: workflow status files and documents written in a
+// session's worktree are told with the session's id; the main watcher
+// stays out of .worktrees, and the watch ends with the session.
+func TestWorktreeEvents(t *testing.T) {
+	e := newRepoAPI(t)
+	conn := watchWS(t, e)
+	s := e.create(`{"worktree":{"branch":"docs-work"}}`)
+	w := e.srv.worktrees.watcher(s.ID)
+	if w == nil {
+		t.Fatal("no watcher for the worktree session")
+	}
+	select {
+	case <-w.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatal("the worktree watcher was not ready")
+	}
+	rel := ".worktrees/docs-work/"
+
+	writeWS(t, e.dir, rel+"docs/bmm-workflow-status.yaml", flatWorkflowYAML)
+	got := collectUntil(t, conn, "workflow.updated from the worktree", isWorkflowUpdated)
+	ev := got[len(got)-1]
+	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","sessionId":"`+s.ID+`","workflow":`+flatWorkflowJSON+`}`)) {
+		t.Errorf("workflow.updated = %s, want the session's id and workflow", ev.raw)
+	}
+
+	writeWS(t, e.dir, rel+"docs/prd.md", "# PRD\n")
+	got = collectUntil(t, conn, "layout.shift from the worktree", func(ev watchEvent) bool { return ev.Type == ws.TypeLayoutShift })
+	want := `{"type":"layout.shift","sessionId":"` + s.ID + `","mode":"split","trigger":"file_write","path":"` + rel + `docs/prd.md"}`
+	if ev := got[len(got)-1]; !jsonEqual(t, ev.raw, []byte(want)) {
+		t.Errorf("layout.shift = %s, want %s", ev.raw, want)
+	}
+	for _, ev := range append(got, marker(t, e, conn)...) {
+		if ev.Type == ws.TypeFileChanged && strings.Contains(ev.Path, ".worktrees") {
+			t.Errorf("file.changed for a worktree file: %s", ev.raw)
+		}
+	}
+
+	// The workspace's own workflow is untouched by the worktree's.
+	getWorkflow(t, e, "", "")
+
+	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
+	wantStatus(t, "delete", resp, b, http.StatusNoContent)
+	if e.srv.worktrees.watcher(s.ID) != nil {
+		t.Error("the worktree is still watched after its session ended")
 	}
 }
