@@ -3,6 +3,8 @@ package sessions
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestAlertScanner(t *testing.T) {
@@ -109,4 +111,48 @@ func TestIsTerminalReport(t *testing.T) {
 			t.Errorf("%q: taken for a terminal report, but a user typed it", k)
 		}
 	}
+}
+
+// FuzzAlertScanner checks the scanner against itself: however the output
+// is cut into reads, it finds the same first alert and ends in the same
+// state, and what it reports is bounded, clean text. Its seed corpus runs
+// with the normal tests.
+func FuzzAlertScanner(f *testing.F) {
+	for _, seed := range []string{
+		"plain\r\n", "ding\a", "\x1b]0;title\a", "\x1b]9;Build finished\a", "\x1b]9;4;1;50\x1b\\",
+		"\x1b]99;i=1:p=?;\x1b\\", "\x1b]777;notify;T;B\a", "\x1bPq\a\x1b\\", "\x1b[31m\a\x1b[0m",
+		"\x1b]0;t\x1b[0m\a", "\x1b]9;a\x18\a", "\x1b\x1b]9;x\a", "\x1b]9;\xff\xfe\a",
+	} {
+		f.Add([]byte(seed), uint16(1))
+	}
+	f.Fuzz(func(t *testing.T, out []byte, cut uint16) {
+		var whole alertScanner
+		want, wantOK := whole.scan(out)
+
+		var split alertScanner
+		c := int(cut) % (len(out) + 1)
+		got, ok := split.scan(out[:c])
+		got2, ok2 := split.scan(out[c:])
+		if !ok {
+			got = got2
+		}
+		if ok || ok2 {
+			ok = true
+		}
+		if ok != wantOK || got != want {
+			t.Fatalf("cut at %d: %+v %v, whole: %+v %v", c, got, ok, want, wantOK)
+		}
+		if split.state != whole.state {
+			t.Fatalf("cut at %d: ends in state %d, whole in %d", c, split.state, whole.state)
+		}
+		if len(want.text) > maxAlertText+len("…") || !utf8.ValidString(want.text) ||
+			strings.ContainsFunc(want.text, unicode.IsControl) {
+			t.Fatalf("alert text %q is not bounded, clean UTF-8", want.text)
+		}
+		// lastLine and isTerminalReport take any bytes.
+		if line := lastLine(out); strings.ContainsFunc(line, unicode.IsControl) || !utf8.ValidString(line) {
+			t.Fatalf("lastLine(%q) = %q", out, line)
+		}
+		_ = isTerminalReport(out)
+	})
 }
