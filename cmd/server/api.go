@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +68,7 @@ func (s *server) newRouter() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
-	e.Use(securityHeaders, s.requireToken)
+	e.Use(securityHeaders, s.checkHost, s.requireToken)
 
 	api := e.Group("/api")
 	api.GET("/health", s.health)
@@ -113,6 +116,49 @@ func (s *server) httpError(err error, c echo.Context) {
 	if err := errorJSON(c, status, code, msg); err != nil {
 		s.log.Debug("write error response", "err", err)
 	}
+}
+
+// checkHost refuses requests whose Host is a name the server was not told
+// about, unless a token guards it. Without this, DNS rebinding lets any web
+// page drive the agents: a page on evil.test whose name then resolves to
+// 127.0.0.1 is, to the browser, same-origin with the server, origin check
+// included. Rebinding needs a name, so IP addresses are fine, and so is
+// localhost, which resolves on this machine only.
+func (s *server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		host := c.Request().Host
+		if s.cfg.Token != "" || host == "" || s.hostAllowed(host) {
+			// No Host at all is HTTP/1.0 from a script (the image's
+			// health check), never a browser.
+			return next(c)
+		}
+		return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, fmt.Sprintf(
+			"Host %q is not allowed: without --token the server answers only to localhost, IP addresses and --allowed-hosts, "+
+				"so other web pages cannot reach it through DNS rebinding; add the name with --allowed-hosts or set --token", host))
+	}
+}
+
+func (s *server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	allowed := slices.Clone(s.cfg.AllowedHosts)
+	for _, o := range s.cfg.AllowedOrigins {
+		if u, err := url.Parse(o); err == nil && u.Hostname() != "" {
+			allowed = append(allowed, strings.ToLower(u.Hostname()))
+		}
+	}
+	for _, a := range allowed {
+		if a == "*" || a == host || strings.HasPrefix(a, ".") && strings.HasSuffix(host, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // requireToken enforces --token on /api and /ws (health excepted). The token

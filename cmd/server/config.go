@@ -32,6 +32,7 @@ type config struct {
 	BatchInterval  time.Duration
 	ShutdownGrace  time.Duration
 	AllowedOrigins []string
+	AllowedHosts   []string
 	Token          string
 	LogLevel       slog.Level
 	MemWarn        float64
@@ -87,6 +88,15 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 		for o := range strings.SplitSeq(s, ",") {
 			if o = strings.TrimSpace(o); o != "" {
 				cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+			}
+		}
+		return nil
+	})
+	fs.Func("allowed-hosts", "comma-separated host names the server answers to without --token, besides localhost and IP addresses; * for any (default: none)", func(s string) error {
+		cfg.AllowedHosts = nil
+		for h := range strings.SplitSeq(s, ",") {
+			if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+				cfg.AllowedHosts = append(cfg.AllowedHosts, h)
 			}
 		}
 		return nil

@@ -23,7 +23,7 @@ var allFlags = []string{
 	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
-	"question-quiet", "idle-after", "warn-after", "warn-error-after",
+	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts",
 }
 
 func TestEnvName(t *testing.T) {
@@ -89,7 +89,7 @@ func configEqual(a, b config) bool {
 		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet &&
 		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
-		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing
+		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts)
 }
 
 // fullEnv sets every flag's variable.
@@ -115,6 +115,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_IDLE_AFTER":       "1m",
 	"AGENTMUX_WARN_AFTER":       "10m",
 	"AGENTMUX_WARN_ERROR_AFTER": "1h",
+	"AGENTMUX_ALLOWED_HOSTS":    "Dev.Example, .ts.net",
 }
 
 func TestConfigFromEnv(t *testing.T) {
@@ -144,6 +145,7 @@ func TestConfigFromEnv(t *testing.T) {
 		MemInterval:    time.Second,
 		WatchIgnore:    []string{"dist", "*.log"},
 		Timing:         sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
+		AllowedHosts:   []string{"dev.example", ".ts.net"},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -174,6 +176,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--idle-after", "2m",
 		"--warn-after", "20m",
 		"--warn-error-after", "3h",
+		"--allowed-hosts", "box",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -198,6 +201,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		MemInterval:    2 * time.Second,
 		WatchIgnore:    []string{"tmp"},
 		Timing:         sessions.Timing{QuestionQuiet: 3 * time.Second, IdleAfter: 2 * time.Minute, WarnAfter: 20 * time.Minute, ErrorAfter: 3 * time.Hour},
+		AllowedHosts:   []string{"box"},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -245,6 +246,13 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
 	log.Info("agentmux listening", "url", "http://"+addr+"/", "workspace", cfg.Workspace, "version", version)
+	if cfg.Token != "" {
+		// As Jupyter does: one URL that signs the browser in, then drops
+		// the token from the address bar.
+		log.Info("open this URL to sign in", "url", signInURL(addr, cfg.Token))
+	} else if !loopbackOnly(addr) {
+		log.Warn("listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set --token (or AGENTMUX_TOKEN), or listen on 127.0.0.1")
+	}
 	if !web.Built() {
 		log.Warn("this binary has no UI build; the page at / says how to build it (make web)")
 	}
@@ -272,6 +280,30 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	<-served // Serve returned http.ErrServerClosed when Shutdown began
 	log.Info("stopped")
 	return 0
+}
+
+// loopbackOnly reports whether a listening address is reachable from this
+// machine only.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// signInURL is the address to open in a browser, with the token: a
+// wildcard listener is shown as localhost.
+func signInURL(addr, token string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/?token=" + url.QueryEscape(token)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/?token=" + url.QueryEscape(token)
 }
 
 // shutdown stops the server within the grace period plus one second:

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentmux/agentmux/ws"
+)
+
+// hostRequest sends a request as a browser at host would.
+func hostRequest(t *testing.T, e *apiEnv, path, host string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return e.send(req)
+}
+
+// TestDNSRebinding: a page on a name that resolves to this machine is
+// same-origin with the server as far as the browser knows; without a token
+// only localhost, IP addresses and --allowed-hosts are answered.
+func TestDNSRebinding(t *testing.T) {
+	e := newAPI(t, "--allowed-hosts", "dev.example, .app.github.dev")
+	for _, host := range []string{"evil.test:8080", "evil.test", "localhost.evil.test:8080", "x.app.github.dev.evil.test", "app.github.dev", "127.0.0.1.nip.io:8080"} {
+		for _, path := range []string{"/api/sessions", "/", "/api/files?path=README.md"} {
+			resp, b := hostRequest(t, e, path, host)
+			msg := wantError(t, host+path, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+			if !strings.Contains(msg, "--allowed-hosts") || !strings.Contains(msg, host) {
+				t.Errorf("%s%s: message %q does not say what to do", host, path, msg)
+			}
+		}
+		// The WebSocket too, with the matching Origin a rebound page sends.
+		url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws"
+		if _, status, err := dialWS(t, url, http.Header{"Host": {host}, "Origin": {"http://" + host}}); err == nil || status != http.StatusForbidden {
+			t.Errorf("WebSocket from a page on %s: status %d err %v, want 403", host, status, err)
+		}
+	}
+	for _, host := range []string{"localhost:8080", "LOCALHOST", "agentmux.localhost:1", "127.0.0.1:8080", "[::1]:8080", "10.0.0.5", "dev.example:8080", "x.app.github.dev", "localhost."} {
+		resp, b := hostRequest(t, e, "/api/sessions", host)
+		wantStatus(t, host, resp, b, http.StatusOK)
+	}
+
+	// A token is the guard instead: any name, but only with the token.
+	tok := newAPI(t, "--token", "s3cret")
+	resp, b := hostRequest(t, tok, "/api/sessions", "evil.test:8080")
+	wantError(t, "rebound, no token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+	resp, b = hostRequest(t, tok, "/api/sessions", "evil.test:8080", "Authorization", "Bearer s3cret")
+	wantStatus(t, "any host with the token", resp, b, http.StatusOK)
+}
+
+// TestOriginBypasses tries the WebSocket origin check with what a hostile
+// page can make a browser send.
+func TestOriginBypasses(t *testing.T) {
+	e := newAPI(t)
+	url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws"
+	for _, origin := range []string{
+		"null",             // sandboxed iframes, file: pages
+		"http://evil.test", // another site
+		"http://" + e.ts.Listener.Addr().String() + ".evil.test", // the host as a prefix
+		"http://evil.test/" + e.ts.Listener.Addr().String(),      // the host in the path
+		"file://",
+		"http://user@evil.test",
+	} {
+		if _, status, err := dialWS(t, url, http.Header{"Origin": {origin}}); err == nil || status != http.StatusForbidden {
+			t.Errorf("Origin %q: status %d err %v, want 403", origin, status, err)
+		}
+	}
+}
+
+// TestFilesDoubleEncoded: the files API decodes the query once, so a
+// double-encoded traversal is a literal (missing) name, never a way out.
+func TestFilesDoubleEncoded(t *testing.T) {
+	e := newAPI(t)
+	for _, q := range []string{"path=%252e%252e%252fetc%252fpasswd", "path=..%252fetc%252fpasswd", "path=%2e%2e/%2e%2e/etc/passwd", "path=docs%00/../../etc/passwd"} {
+		resp, b := rawGet(t, e, "/api/files?"+q)
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), "root:") {
+			t.Errorf("%s: status %d, body %s", q, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestStartupSecurityLines: a token gives a sign-in URL; a listener other
+// machines can reach without one gives one clear warning.
+func TestStartupSecurityLines(t *testing.T) {
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent-cmd", "sh", "--token", "a b&c")
+	lines := linesWith(r.log.String(), "open this URL to sign in")
+	if len(lines) != 1 || !strings.Contains(lines[0], "http://"+r.addr+"/?token=a+b%26c") {
+		t.Errorf("sign-in lines %q, want one with the escaped token", lines)
+	}
+	r.signal(syscall.SIGTERM)
+	r.wait()
+
+	open := startRun(t, noEnv, "--addr", "0.0.0.0:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
+	if w := linesWith(open.log.String(), "level=WARN", "without --token"); len(w) != 1 {
+		t.Errorf("want one warning about listening without a token; log:\n%s", open.log)
+	}
+	open.signal(syscall.SIGTERM)
+	open.wait()
+
+	local := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
+	if w := linesWith(local.log.String(), "without --token"); len(w) != 0 {
+		t.Errorf("loopback without a token warned: %q", w)
+	}
+	local.signal(syscall.SIGTERM)
+	local.wait()
+}
+
+func TestSignInURL(t *testing.T) {
+	for _, tc := range []struct{ addr, want string }{
+		{"127.0.0.1:8080", "http://127.0.0.1:8080/?token=t"},
+		{"0.0.0.0:8080", "http://localhost:8080/?token=t"},
+		{"[::]:8080", "http://localhost:8080/?token=t"},
+		{"[::1]:9", "http://[::1]:9/?token=t"},
+	} {
+		if got := signInURL(tc.addr, "t"); got != tc.want {
+			t.Errorf("signInURL(%q) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+}
