@@ -90,7 +90,7 @@ func (h *hookServer) stop(ctx context.Context) error {
 // hookCall applies one hook call to its session.
 func hookCall(c echo.Context, mgr *sessions.Manager) error {
 	req := c.Request()
-	if !fromLoopback(req.RemoteAddr) {
+	if !isLoopback(req.RemoteAddr) {
 		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are taken from this machine only")
 	}
 	if req.Header.Get("Origin") != "" {
@@ -116,9 +116,10 @@ func hookCall(c echo.Context, mgr *sessions.Manager) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// fromLoopback reports whether a request's peer is on this machine.
-func fromLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
+// isLoopback reports whether addr (host:port, as a peer's or a
+// listener's) is on this machine only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}

@@ -250,7 +250,7 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		// As Jupyter does: one URL that signs the browser in, then drops
 		// the token from the address bar.
 		log.Info("open this URL to sign in", "url", signInURL(addr, cfg.Token))
-	} else if !loopbackOnly(addr) {
+	} else if !isLoopback(addr) {
 		log.Warn("listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set --token (or AGENTMUX_TOKEN), or listen on 127.0.0.1")
 	}
 	if !web.Built() {
@@ -280,17 +280,6 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	<-served // Serve returned http.ErrServerClosed when Shutdown began
 	log.Info("stopped")
 	return 0
-}
-
-// loopbackOnly reports whether a listening address is reachable from this
-// machine only.
-func loopbackOnly(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // signInURL is the address to open in a browser, with the token: a
