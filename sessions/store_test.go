@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -442,5 +443,64 @@ func TestDestroyWhenAnEscapedProcessHoldsTheTerminal(t *testing.T) {
 	}
 	if _, err := m.Get(s.ID()); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the session is still there: %v", err)
+	}
+}
+
+// TestRestartKeepsWorktree: a worktree session is listed after a restart
+// with its worktree, resumes in it, and its worktree can still be removed.
+func TestRestartKeepsWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	workspace := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = workspace
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, workspace, 4096)
+	s, err := m.Create(CreateOptions{Command: []string{"sh", "-c", "pwd; exec sleep 60"}, WorktreeBranch: "feat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Worktree{Path: filepath.Join(workspace, WorktreesDir, "feat"), Branch: "feat"}
+	if got := s.Info().Worktree; got == nil || *got != want || s.Info().Cwd != want.Path {
+		t.Fatalf("worktree %+v cwd %s, want %+v", got, s.Info().Cwd, want)
+	}
+	stopManager(t, m)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st = openTestStore(t, path)
+	defer st.Close()
+	m = newStoreManager(t, st, workspace, 4096)
+	defer stopManager(t, m)
+	r, err := m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Info().Worktree; got == nil || *got != want || r.Info().Running {
+		t.Fatalf("restored worktree %+v running %v, want %+v and not running", got, r.Info().Running, want)
+	}
+	if _, err := m.Resume(s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "pwd of the resumed run", func() bool {
+		return strings.Count(outputOf(t, r), want.Path) >= 2
+	})
+	if err := m.DestroyWithWorktree(context.Background(), s.ID(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(want.Path); !os.IsNotExist(err) {
+		t.Errorf("worktree still there after removal: %v", err)
 	}
 }
