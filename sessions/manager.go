@@ -507,6 +507,9 @@ func (m *Manager) rollbackWorktree(wt worktree.Worktree) {
 		m.log.Error("remove the worktree of a session that did not start", "path", wt.Path, "err", err)
 		return
 	}
+	// .worktrees too, if this was its only worktree; a directory with
+	// others in it stays (removing a non-empty directory fails).
+	_ = os.Remove(filepath.Dir(wt.Path))
 	if wt.Created {
 		if err := worktree.DeleteBranch(ctx, m.opts.Workspace, wt.Branch); err != nil {
 			m.log.Error("delete the branch made for a session that did not start", "branch", wt.Branch, "err", err)

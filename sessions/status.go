@@ -143,14 +143,16 @@ type hookPayload struct {
 // wrong secret (or when no run is going) and ErrInvalid for input it
 // cannot read.
 func (s *Session) Hook(secret string, payload []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The secret first: a caller without it learns nothing, not even
+	// how its input would be read.
+	if s.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) != 1 {
+		return ErrHookSecret
+	}
 	var p hookPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("%w: hook input is not JSON: %w", ErrInvalid, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) != 1 {
-		return ErrHookSecret
 	}
 	switch p.Event {
 	case "Notification":

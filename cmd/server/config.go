@@ -173,6 +173,10 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 	case cfg.Timing.QuestionQuiet <= 0 || cfg.Timing.IdleAfter <= 0 || cfg.Timing.WarnAfter <= 0:
 		return config{}, fmt.Errorf("--question-quiet %s, --idle-after %s and --warn-after %s: must be above 0",
 			cfg.Timing.QuestionQuiet, cfg.Timing.IdleAfter, cfg.Timing.WarnAfter)
+	case cfg.Timing.WarnAfter <= cfg.Timing.IdleAfter:
+		// A warned session must have gone idle first, so the status
+		// change back to active is what tells clients the warning is over.
+		return config{}, fmt.Errorf("--warn-after %s must be longer than --idle-after %s", cfg.Timing.WarnAfter, cfg.Timing.IdleAfter)
 	case cfg.Timing.ErrorAfter <= cfg.Timing.WarnAfter:
 		return config{}, fmt.Errorf("--warn-error-after %s must be longer than --warn-after %s", cfg.Timing.ErrorAfter, cfg.Timing.WarnAfter)
 	}

@@ -264,6 +264,7 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--idle-after", "0"}, []string{"--idle-after 0s", "above 0"}},
 		{[]string{"--question-quiet", "-1s"}, []string{"--question-quiet -1s", "above 0"}},
 		{[]string{"--warn-after", "1h", "--warn-error-after", "1h"}, []string{"--warn-error-after 1h0m0s", "longer than --warn-after 1h0m0s"}},
+		{[]string{"--idle-after", "30m", "--warn-after", "30m"}, []string{"--warn-after 30m0s", "longer than --idle-after 30m0s"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {

@@ -207,6 +207,7 @@ func TestHookEndpointRefusals(t *testing.T) {
 	}{
 		{"no secret", hookURL, "", stop, nil, http.StatusUnauthorized},
 		{"wrong secret", hookURL, strings.Repeat("0", len(secret)), stop, nil, http.StatusUnauthorized},
+		{"wrong secret, bad input", hookURL, "nope", "{", nil, http.StatusUnauthorized},
 		{"a prefix of the secret", hookURL, secret[:len(secret)-1], stop, nil, http.StatusUnauthorized},
 		{"another session", strings.TrimSuffix(hookURL, s.ID) + "6f1c1c7e-0000-4000-8000-000000000000", secret, stop, nil, http.StatusUnauthorized},
 		{"from a web page", hookURL, secret, stop, []string{"Origin", "http://evil.test"}, http.StatusForbidden},
