@@ -488,7 +488,7 @@ func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, error) {
 	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
 	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
 	if err != nil {
-		return worktree.Worktree{}, fmt.Errorf("%w: %w", ErrWorktree, err)
+		return worktree.Worktree{}, worktreeError(err)
 	}
 	// Keep the worktrees out of the main tree's git status.
 	if err := worktree.Exclude(ctx, m.opts.Workspace, "/"+WorktreesDir+"/"); err != nil {
@@ -703,10 +703,16 @@ func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool
 
 func worktreeError(err error) error {
 	if errors.Is(err, worktree.ErrDirty) {
-		return fmt.Errorf("%w: %w; commit or stash them, or remove it with force", ErrWorktreeDirty, err)
+		return tagged{fmt.Errorf("%w. Commit or stash them, or remove the worktree with force", err), ErrWorktreeDirty}
 	}
-	return fmt.Errorf("%w: %w", ErrWorktree, err)
+	return tagged{err, ErrWorktree}
 }
+
+// tagged is err, which says it all, marked as of kind for errors.Is.
+type tagged struct{ err, kind error }
+
+func (t tagged) Error() string   { return t.err.Error() }
+func (t tagged) Unwrap() []error { return []error{t.err, t.kind} }
 
 // Destroy stops the session's process (SIGHUP, then SIGKILL after the stop
 // grace) and forgets the session. A worktree it has stays.

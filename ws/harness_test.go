@@ -178,6 +178,7 @@ type msg struct {
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	Severity  string `json:"severity"`
+	Path      string `json:"path"`
 	Running   *bool  `json:"running"`
 	ExitCode  int    `json:"exitCode"`
 	Signal    int    `json:"signal"`

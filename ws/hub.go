@@ -94,6 +94,8 @@ type Hub struct {
 	conns   map[*conn]struct{}
 	closing bool
 	memory  watcher.MemoryStatus // the last level announced
+	// shifted is when each document was last suggested (layout.shift).
+	shifted map[string]time.Time
 	wg      sync.WaitGroup
 }
 
@@ -123,7 +125,7 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{})}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time)}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -42,5 +43,35 @@ func TestAttentionReachesEveryConnection(t *testing.T) {
 	w := bystander.expect(ws.TypeSessionWarning, s.ID())
 	if w.Severity != "warning" || !strings.Contains(w.Message, "No output for 400ms") {
 		t.Errorf("warning = %+v", w)
+	}
+}
+
+// TestOneLayoutShiftPerWrite: a document reported as added and then, once
+// its write settles, as changed is suggested once; another document, or
+// the same one in a session's worktree, gets its own suggestion.
+func TestOneLayoutShiftPerWrite(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.dial(nil)
+	now := time.Now()
+	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
+	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
+	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/arch.md", Rel: "docs/arch.md", Op: watcher.FileAdded, Time: now})
+	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
+	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
+	// A heartbeat reply comes after every message broadcast before it.
+	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
+	var shifts []string
+	for {
+		m := c.read()
+		if m.Type == ws.TypeHeartbeat {
+			break
+		}
+		if m.Type == ws.TypeLayoutShift {
+			shifts = append(shifts, m.SessionID+":"+m.Path)
+		}
+	}
+	want := []string{":docs/prd.md", ":docs/arch.md", "s1:.worktrees/a/docs/prd.md"}
+	if strings.Join(shifts, " ") != strings.Join(want, " ") {
+		t.Errorf("layout.shift for %q, want %q", shifts, want)
 	}
 }

@@ -79,9 +79,36 @@ func (h *Hub) OnFile(ev watcher.FileEvent) {
 		Timestamp: ev.Time.UTC().Format(time.RFC3339Nano),
 	})
 	if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
-		// Split, not artifact: the agent that wrote it stays in view.
-		h.broadcastInformational(layoutShiftMessage{Type: TypeLayoutShift, Mode: "split", Trigger: "file_write", Path: ev.Rel})
+		h.suggestDoc("", ev.Rel)
 	}
+}
+
+// shiftQuiet is how long after suggesting a document the same document is
+// not suggested again: a write reported as an add and then, once its
+// burst settles, as a change is one write, and a second suggestion would
+// pull the view back after the user (or another document) moved it.
+const shiftQuiet = 2 * time.Second
+
+// suggestDoc sends layout.shift for a document just written, once per
+// write burst.
+func (h *Hub) suggestDoc(sessionID, rel string) {
+	now := time.Now()
+	h.mu.Lock()
+	if last, ok := h.shifted[rel]; ok && now.Sub(last) < shiftQuiet {
+		h.mu.Unlock()
+		return
+	}
+	if len(h.shifted) >= 64 {
+		for p, t := range h.shifted {
+			if now.Sub(t) >= shiftQuiet {
+				delete(h.shifted, p)
+			}
+		}
+	}
+	h.shifted[rel] = now
+	h.mu.Unlock()
+	// Split, not artifact: the agent that wrote it stays in view.
+	h.broadcastInformational(layoutShiftMessage{Type: TypeLayoutShift, SessionID: sessionID, Mode: "split", Trigger: "file_write", Path: rel})
 }
 
 // OnWorkflow tells every connection about a newly read workflow.
@@ -97,9 +124,7 @@ func (h *Hub) OnSessionWorkflow(sessionID string, wf watcher.Workflow) {
 
 // OnSessionDoc suggests showing a document just written in a session's
 // worktree; rel is workspace-relative.
-func (h *Hub) OnSessionDoc(sessionID, rel string) {
-	h.broadcastInformational(layoutShiftMessage{Type: TypeLayoutShift, SessionID: sessionID, Mode: "split", Trigger: "file_write", Path: rel})
-}
+func (h *Hub) OnSessionDoc(sessionID, rel string) { h.suggestDoc(sessionID, rel) }
 
 // OnMemory records a change of memory level and tells every connection;
 // connections that open later are told at once while it is not ok.
