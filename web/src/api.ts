@@ -57,13 +57,31 @@ export interface CreateSessionRequest {
   worktree?: { branch: string };
 }
 
+export interface DeleteSessionOptions {
+  /** Remove the session's git worktree as well. */
+  removeWorktree?: boolean;
+  /** With removeWorktree: even with uncommitted changes, which are lost. */
+  force?: boolean;
+}
+
 export const api = {
   config: () => json<ConfigResponse>('GET', '/api/config'),
   sessions: async () => (await json<{ sessions: Session[] }>('GET', '/api/sessions')).sessions,
   createSession: async (req: CreateSessionRequest) =>
     (await json<{ session: Session }>('POST', '/api/sessions', req)).session,
-  deleteSession: async (id: string) => {
-    await request('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+  /**
+   * Destroys a session. With removeWorktree its git worktree goes too
+   * (the branch stays); a worktree with uncommitted changes is refused
+   * with 409 WORKTREE_DIRTY, and the session is kept, unless force.
+   */
+  deleteSession: async (id: string, opts: DeleteSessionOptions = {}) => {
+    const q = new URLSearchParams();
+    if (opts.removeWorktree) {
+      q.set('removeWorktree', 'true');
+      if (opts.force) q.set('force', 'true');
+    }
+    const query = q.toString();
+    await request('DELETE', `/api/sessions/${encodeURIComponent(id)}${query ? `?${query}` : ''}`);
   },
   workflow: () => json<WorkflowResponse>('GET', '/api/workflow'),
   resources: () => json<ResourcesResponse>('GET', '/api/resources'),

@@ -56,10 +56,21 @@ export class RecentDocs {
           },
           h('span', { class: 'doc-icon', 'aria-hidden': 'true' }),
           h('span', { class: 'doc-name', text: name }),
-          h('span', { class: 'doc-dir', text: dir.replace(/^docs\//, '').replace(/\/$/, '') }),
+          h('span', { class: 'doc-dir', text: docDir(dir) }),
           ),
         );
       }),
     );
   }
+}
+
+/**
+ * A document's folder as the list shows it: below docs/, and for a
+ * worktree's document the worktree's directory first ("feat-x: plans").
+ */
+function docDir(dir: string): string {
+  const m = /^(?:\.worktrees\/([^/]+)\/)?docs\/(.*?)\/?$/.exec(dir);
+  if (!m) return dir.replace(/\/$/, '');
+  const [, worktree, sub] = m;
+  return worktree ? `${worktree}${sub ? `: ${sub}` : ''}` : sub ?? '';
 }

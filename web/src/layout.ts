@@ -39,7 +39,15 @@ export class LayoutController {
   private readonly panes = byId('panes');
   private readonly handle = byId('split-handle');
 
-  constructor(private readonly openDoc: (path: string) => void) {
+  /**
+   * openDoc shows a document; stillWanted tells whether a layout.shift put
+   * off while the user typed still applies (its session may no longer be
+   * the one on screen).
+   */
+  constructor(
+    private readonly openDoc: (path: string) => void,
+    private readonly stillWanted: (msg: LayoutShiftMessage) => boolean = () => true,
+  ) {
     this.follow.checked = load(FOLLOW_KEY) !== '0';
     this.follow.addEventListener('change', () => {
       save(FOLLOW_KEY, this.follow.checked ? '1' : '0');
@@ -96,7 +104,7 @@ export class LayoutController {
     }
     const msg = this.deferred;
     this.deferred = null;
-    if (!msg || !this.following) return;
+    if (!msg || !this.following || !this.stillWanted(msg)) return;
     if (LAYOUT_MODES.includes(msg.mode)) this.set(msg.mode);
     if (msg.path) this.openDoc(msg.path);
   }

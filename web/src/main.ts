@@ -17,7 +17,7 @@ import { SessionStore } from './store';
 import { TabBar } from './tabs';
 import { TerminalPane } from './termpane';
 import { toast } from './toast';
-import type { ErrorMessage, FileChangedMessage, ServerMessage } from './types';
+import type { ErrorMessage, FileChangedMessage, LayoutShiftMessage, ServerMessage, Workflow } from './types';
 import { WsClient, wsURL } from './ws';
 import { WorkflowPanel } from './workflow';
 
@@ -41,6 +41,9 @@ let shuttingDown = false;
 let memoryCritical = false;
 let memoryPercent = 0;
 let maxSessions = DEFAULT_MAX_SESSIONS;
+/** The workspace's workflow, and each session's that came from its worktree. */
+let workspaceWorkflow: Workflow | null = null;
+const sessionWorkflows = new Map<string, Workflow>();
 
 const store = new SessionStore();
 const root = new WorkspaceRoot();
@@ -73,7 +76,7 @@ window.__agentmux = {
   connectionState: () => ws.state,
 };
 
-const layout = new LayoutController((path) => artifact.open(path));
+const layout = new LayoutController((path) => artifact.open(path), isForShownSession);
 const artifact = new ArtifactPane(() => layout.revealArtifact());
 const docs = new RecentDocs((path) => openFromUser(path));
 const activity = new ActivityFeed(root, (rel) => openFromUser(rel));
@@ -102,7 +105,27 @@ store.subscribe(() => {
   updateTitle(store);
   updateNewSession();
   statusBar.sessionCount(store.runningCount(), maxSessions);
+  for (const id of sessionWorkflows.keys()) if (!store.has(id)) sessionWorkflows.delete(id);
+  showWorkflow();
 });
+
+let shownWorkflow: { wf: Workflow | null; sessionId: string | null; label: string } | undefined;
+
+/** The workflow panel shows the active session's workflow if one came for it, else the workspace's. */
+function showWorkflow(): void {
+  const active = store.active;
+  const own = active ? sessionWorkflows.get(active.session.id) : undefined;
+  const next = {
+    wf: own ?? workspaceWorkflow,
+    sessionId: own && active ? active.session.id : null,
+    label: active?.session.worktree?.branch ?? active?.session.name ?? '',
+  };
+  const cur = shownWorkflow;
+  if (cur && cur.wf === next.wf && cur.sessionId === next.sessionId && cur.label === next.label) return;
+  shownWorkflow = next;
+  workflow.setSource(next.sessionId ? { sessionId: next.sessionId, label: next.label } : null);
+  workflow.render(next.wf);
+}
 
 /** Opens a document the user picked: the artifact pane comes into view. */
 function openFromUser(path: string): void {
@@ -177,7 +200,8 @@ async function loadWorkflow(): Promise<void> {
     const r = await api.workflow();
     workflow.setFile(r.file);
     if (r.file) root.seenRelative(r.file);
-    workflow.render(r.workflow);
+    workspaceWorkflow = r.workflow;
+    showWorkflow();
   } catch {
     // keep what is shown
   }
@@ -215,8 +239,7 @@ function onMessage(m: ServerMessage): void {
   switch (m.type) {
     case 'session.attached': {
       pane.onAttached(m);
-      const e = store.get(m.sessionId);
-      if (e && e.session.status !== m.status) store.setStatus(m.sessionId, m.status, e.reason);
+      store.syncStatus(m.sessionId, m.status);
       break;
     }
     case 'terminal.output':
@@ -228,17 +251,17 @@ function onMessage(m: ServerMessage): void {
     case 'session.created':
     case 'session.status':
     case 'session.destroyed':
-    case 'session.needsInput': {
+    case 'session.needsInput':
+    case 'session.warning': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       sessionEventLog?.push(m);
       applySessionEvent(m);
       if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason);
       if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason);
-      break;
-    }
-    case 'session.warning': {
-      const name = store.get(m.sessionId)?.session.name ?? 'A session';
-      toast(`${name}: ${m.message ?? 'no output for a long time.'}`);
+      if (m.type === 'session.warning') {
+        const name = store.get(m.sessionId)?.session.name ?? 'A session';
+        toast(`${name}: ${m.message || 'no output for a long time.'}`, m.severity === 'error' ? 'error' : 'warning');
+      }
       break;
     }
     case 'heartbeat':
@@ -255,14 +278,12 @@ function onMessage(m: ServerMessage): void {
       onFileChanged(m);
       break;
     case 'layout.shift':
-      if (m.path) {
-        root.seenRelative(m.path);
-        if (isDoc(m.path)) docs.note(m.path);
-      }
-      layout.onShift(m);
+      onLayoutShift(m);
       break;
     case 'workflow.updated':
-      workflow.render(m.workflow);
+      if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
+      else workspaceWorkflow = m.workflow;
+      showWorkflow();
       break;
     case 'resource.warning':
       memoryPercent = m.memoryUsagePercent;
@@ -281,7 +302,7 @@ function applySessionEvent(m: ServerMessage): void {
       store.upsert(m.session);
       break;
     case 'session.status':
-      store.setStatus(m.sessionId, m.status, m.reason);
+      store.setStatus(m.sessionId, m.status, m.reason, m.running);
       break;
     case 'session.destroyed':
       store.remove(m.sessionId);
@@ -289,7 +310,28 @@ function applySessionEvent(m: ServerMessage): void {
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
       break;
+    case 'session.warning':
+      store.setWarning(m.sessionId, m.severity === 'error' ? 'error' : 'warning', m.message || 'no output for a long time');
+      break;
   }
+}
+
+/**
+ * A document the agent wrote. One from another session's worktree is
+ * listed, but does not take the screen from the session on it.
+ */
+function onLayoutShift(m: LayoutShiftMessage): void {
+  if (m.path) {
+    root.seenRelative(m.path);
+    if (isDoc(m.path)) docs.note(m.path);
+  }
+  if (!isForShownSession(m)) return;
+  layout.onShift(m);
+}
+
+/** A layout.shift is for the workspace (no sessionId) or the session on screen. */
+function isForShownSession(m: LayoutShiftMessage): boolean {
+  return !m.sessionId || m.sessionId === store.activeId;
 }
 
 function onServerError(m: ErrorMessage): void {

@@ -16,11 +16,20 @@ export function updateTitle(store: SessionStore): void {
 export class Notifier {
   private readonly bell = byId<HTMLButtonElement>('bell');
   private readonly supported = typeof Notification !== 'undefined';
+  /**
+   * Sessions already notified about in their current waiting period: the
+   * server says session.status waiting and session.needsInput for one
+   * period, and the user hears of it once.
+   */
+  private readonly notified = new Set<string>();
 
   constructor(
     private readonly store: SessionStore,
     private readonly select: (id: string) => void,
   ) {
+    store.subscribe(() => {
+      for (const id of this.notified) if (!store.get(id)?.needsInput) this.notified.delete(id);
+    });
     this.bell.addEventListener('click', () => {
       if (!this.supported) return;
       if (Notification.permission === 'default') {
@@ -43,10 +52,12 @@ export class Notifier {
     this.bell.setAttribute('aria-pressed', String(p === 'granted'));
   }
 
-  /** A session started waiting for the user. */
+  /** A session started waiting for the user (at most one notification until it stops). */
   needsInput(id: string, message?: string): void {
     const entry = this.store.get(id);
-    if (!entry || !this.supported || Notification.permission !== 'granted') return;
+    if (!entry || this.notified.has(id)) return;
+    this.notified.add(id);
+    if (!this.supported || Notification.permission !== 'granted') return;
     if (!document.hidden && this.store.activeId === id) return;
     try {
       const n = new Notification(`${entry.session.name} needs input`, {

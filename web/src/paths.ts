@@ -75,7 +75,10 @@ export function splitPath(p: string): { dir: string; name: string } {
   return i < 0 ? { dir: '', name: p } : { dir: p.slice(0, i + 1), name: p.slice(i + 1) };
 }
 
-/** A markdown document under docs/, as the server's layout.shift sees it. */
+/**
+ * A markdown document under docs/, as the server's layout.shift sees it:
+ * the workspace's, or a session worktree's (.worktrees/<dir>/docs/...).
+ */
 export function isDoc(rel: string): boolean {
-  return rel.startsWith('docs/') && /\.md$/i.test(rel);
+  return /^(?:\.worktrees\/[^/]+\/)?docs\/.*\.md$/i.test(rel);
 }

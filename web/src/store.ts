@@ -1,8 +1,9 @@
 // The sessions the server has, in creation order, with what the UI adds:
-// the status reason, whether the session waits for the user, and which one
-// is on screen. Views subscribe and re-render from it.
+// the status reason, whether the session waits for the user, whether it
+// was warned of a long silence, and which one is on screen. Views
+// subscribe and re-render from it.
 
-import type { Session, SessionStatus } from './types';
+import type { Session, SessionStatus, WarningSeverity } from './types';
 
 export interface SessionEntry {
   session: Session;
@@ -10,6 +11,11 @@ export interface SessionEntry {
   reason: string;
   /** The agent asked for input (session.needsInput or status waiting). */
   needsInput: boolean;
+  /**
+   * The latest session.warning's severity and message, until the session
+   * next reports a status (it produced output, or waits, or ended).
+   */
+  warning: { severity: WarningSeverity; message: string } | null;
   /** A DELETE is in flight. */
   closing: boolean;
 }
@@ -18,8 +24,32 @@ type Listener = () => void;
 
 const ACTIVE_KEY = 'agentmux.activeSession';
 
-export function isRunning(status: SessionStatus): boolean {
+/**
+ * Reports whether a session's agent process runs: the server's `running`
+ * field, or, from a server without it, the status (active and waiting run;
+ * idle then means restored after a restart, with nothing running).
+ */
+export function isRunning(s: Pick<Session, 'status' | 'running'>): boolean {
+  return s.running ?? statusRuns(s.status);
+}
+
+function statusRuns(status: SessionStatus): boolean {
   return status === 'active' || status === 'waiting';
+}
+
+/**
+ * The running flag after a status change: the one given, else what the
+ * status says. Idle says nothing (silent but alive, or no process), so the
+ * previous flag stays.
+ */
+function runningAfter(status: SessionStatus, given: boolean | undefined, previous: boolean | undefined): boolean | undefined {
+  if (given !== undefined) return given;
+  if (status === 'idle') return previous;
+  return previous === undefined ? undefined : statusRuns(status);
+}
+
+function newEntry(s: Session): SessionEntry {
+  return { session: s, reason: '', needsInput: s.status === 'waiting', warning: null, closing: false };
 }
 
 export class SessionStore {
@@ -48,7 +78,7 @@ export class SessionStore {
   }
 
   runningCount(): number {
-    return this.all().filter((e) => isRunning(e.session.status)).length;
+    return this.all().filter((e) => isRunning(e.session)).length;
   }
 
   needsInputCount(): number {
@@ -70,7 +100,7 @@ export class SessionStore {
       e.session = s;
       e.needsInput ||= s.status === 'waiting';
     } else {
-      this.entries.set(s.id, { session: s, reason: '', needsInput: s.status === 'waiting', closing: false });
+      this.entries.set(s.id, newEntry(s));
     }
     if (this._activeId === null) this.pickActive();
     this.changed();
@@ -86,9 +116,11 @@ export class SessionStore {
       if (e) {
         e.session = s;
         if (s.status === 'waiting') e.needsInput = true;
-        else if (!isRunning(s.status)) e.needsInput = false;
+        else if (!isRunning(s)) e.needsInput = false;
+        // Output or a question since the warning: it no longer holds.
+        if (s.status === 'active' || s.status === 'waiting' || !isRunning(s)) e.warning = null;
       } else {
-        this.entries.set(s.id, { session: s, reason: '', needsInput: s.status === 'waiting', closing: false });
+        this.entries.set(s.id, newEntry(s));
       }
     }
     if (this._activeId === null || !this.entries.has(this._activeId)) this.pickActive();
@@ -96,13 +128,41 @@ export class SessionStore {
     return gone;
   }
 
-  setStatus(id: string, status: SessionStatus, reason = ''): void {
+  /**
+   * A session.status: the status, its reason and whether the process runs
+   * (running undefined: from the status, see runningAfter). It ends a
+   * warning: the server reports a status when output resumes, the agent
+   * asks, or the run ends.
+   */
+  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean): void {
     const e = this.entries.get(id);
     if (!e) return;
-    e.session = { ...e.session, status };
+    e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running) };
     e.reason = reason;
     // Waiting means the agent asks; any other status means it no longer does.
     e.needsInput = status === 'waiting';
+    e.warning = null;
+    this.changed();
+  }
+
+  /**
+   * The status from session.attached, which is no status change: the
+   * reason and any warning stay, and idle keeps the running flag.
+   */
+  syncStatus(id: string, status: SessionStatus): void {
+    const e = this.entries.get(id);
+    if (!e || e.session.status === status) return;
+    e.session = { ...e.session, status, running: runningAfter(status, undefined, e.session.running) };
+    e.needsInput = status === 'waiting';
+    if (status === 'active' || status === 'waiting') e.warning = null;
+    this.changed();
+  }
+
+  /** A session.warning: the session has been silent for long. */
+  setWarning(id: string, severity: WarningSeverity, message: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.warning = { severity, message };
     this.changed();
   }
 

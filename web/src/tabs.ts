@@ -1,9 +1,12 @@
 // The tab bar (one tab per session, kept in step with the store), the
-// new-session dialog and the close confirmation.
+// new-session dialog and the close confirmation, which for a session with
+// a git worktree offers to remove the worktree too.
 
 import { api, ApiError } from './api';
 import { byId, h } from './dom';
 import { isRunning, type SessionEntry, type SessionStore } from './store';
+import type { ToastKind } from './toast';
+import type { Worktree } from './types';
 
 export interface TabBarDeps {
   store: SessionStore;
@@ -11,7 +14,7 @@ export interface TabBarDeps {
   /** The user picked a session (a click: focusing its terminal is fine). */
   onSelect(id: string): void;
   onCreated(id: string): void;
-  toast(message: string, kind?: 'info' | 'error'): void;
+  toast(message: string, kind?: ToastKind): void;
 }
 
 export class TabBar {
@@ -24,7 +27,16 @@ export class TabBar {
   private readonly createBtn = byId<HTMLButtonElement>('create-session');
   private readonly confirm = byId<HTMLDialogElement>('confirm-close');
   private readonly confirmText = byId('confirm-close-text');
+  private readonly confirmYes = byId<HTMLButtonElement>('confirm-yes');
+  private readonly worktreeField = byId('remove-worktree-field');
+  private readonly worktreeBox = byId<HTMLInputElement>('remove-worktree');
+  private readonly worktreeLabel = byId('remove-worktree-label');
+  private readonly confirmError = byId('confirm-close-error');
+  private readonly forceBtn = byId<HTMLButtonElement>('remove-worktree-force');
+  /** The session the close confirmation is about. */
   private closingId: string | null = null;
+  /** The last removal was refused for uncommitted changes: offer to force it. */
+  private worktreeDirty = false;
 
   constructor(private readonly deps: TabBarDeps) {
     this.newBtn.addEventListener('click', () => this.openNewDialog());
@@ -55,7 +67,9 @@ export class TabBar {
     });
     byId('new-session-cancel').addEventListener('click', () => this.dialog.close());
     byId('confirm-no').addEventListener('click', () => this.confirm.close());
-    byId('confirm-yes').addEventListener('click', () => this.confirmClose());
+    this.confirmYes.addEventListener('click', () => this.confirmClose(false));
+    this.forceBtn.addEventListener('click', () => this.confirmClose(true));
+    this.worktreeBox.addEventListener('change', () => this.renderConfirmActions());
     for (const d of [this.dialog, this.confirm]) {
       // A click on the backdrop (the dialog box itself, outside its content) closes it.
       d.addEventListener('click', (ev) => {
@@ -105,6 +119,8 @@ export class TabBar {
       const id = btn.closest<HTMLElement>('[data-testid=tab]')?.dataset.sessionId;
       btn.disabled = !canAct || (id ? store.get(id)?.closing === true : false);
     }
+    // The session being asked about went away (closed elsewhere): nothing left to confirm.
+    if (this.confirm.open && this.closingId && !store.has(this.closingId)) this.confirm.close();
   }
 
   /** Fades the edge of the tab strip where more tabs are scrolled out of view. */
@@ -116,9 +132,10 @@ export class TabBar {
 
   private createTab(e: SessionEntry): HTMLElement {
     const name = h('span', { class: 'tab-name', 'data-testid': 'tab-name' });
+    const branch = h('span', { class: 'tab-branch', 'data-testid': 'tab-branch', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -127,9 +144,20 @@ export class TabBar {
     el.setAttribute('aria-selected', String(selected));
     el.tabIndex = selected ? 0 : -1;
     el.classList.toggle('closing', e.closing);
-    el.title = `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}\n${s.agent} in ${s.cwd}`;
+    if (e.warning) el.dataset.warning = e.warning.severity;
+    else delete el.dataset.warning;
+    el.title = [
+      `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}`,
+      s.worktree ? `worktree ${s.worktree.path} on branch ${s.worktree.branch}` : '',
+      `${s.agent} in ${s.cwd}`,
+      e.warning ? `${e.warning.severity === 'error' ? 'Error' : 'Warning'}: ${e.warning.message}` : '',
+    ].filter(Boolean).join('\n');
     const name = el.querySelector<HTMLElement>('[data-testid=tab-name]')!;
     if (name.textContent !== s.name) name.textContent = s.name;
+    const branch = el.querySelector<HTMLElement>('[data-testid=tab-branch]')!;
+    const branchName = s.worktree?.branch ?? '';
+    if (branch.textContent !== branchName) branch.textContent = branchName;
+    branch.hidden = !branchName;
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
     badge.textContent = s.status;
     badge.className = `badge badge-${s.status}`;
@@ -213,7 +241,7 @@ export class TabBar {
     const e = this.deps.store.get(id);
     if (!e || e.closing || !this.deps.canAct()) return;
     this.closingId = id;
-    const running = isRunning(e.session.status);
+    const running = isRunning(e.session);
     this.confirmText.replaceChildren(
       'Close ',
       h('strong', { text: e.session.name }),
@@ -221,27 +249,99 @@ export class TabBar {
         ? '? Its agent is stopped (SIGHUP, then SIGKILL after 3 s) and its scrollback is discarded.'
         : '? Its saved screen and scrollback are discarded.',
     );
+    const wt = e.session.worktree;
+    this.worktreeField.hidden = !wt;
+    this.worktreeBox.checked = false;
+    this.worktreeLabel.textContent = wt
+      ? `Also remove its worktree ${worktreeDir(wt)}; the branch ${wt.branch} is kept`
+      : '';
+    this.worktreeDirty = false;
+    this.showConfirmError(null);
+    this.setConfirmBusy(false);
     this.confirm.showModal(); // Cancel has autofocus: Enter does not destroy
   }
 
-  private confirmClose(): void {
+  /**
+   * The user confirmed. Without worktree removal the dialog closes at once
+   * and the tab shows the close in flight. With it, the dialog stays until
+   * the server answers: a worktree with uncommitted changes is refused
+   * (409 WORKTREE_DIRTY, the session is kept) and the dialog then offers
+   * to force the removal.
+   */
+  private confirmClose(force: boolean): void {
     const id = this.closingId;
-    this.closingId = null;
-    this.confirm.close();
-    if (!id) return;
-    this.deps.store.setClosing(id, true);
-    api.deleteSession(id).then(
-      () => this.deps.store.remove(id),
+    const { store } = this.deps;
+    const e = id ? store.get(id) : undefined;
+    if (!id || !e || e.closing) {
+      this.confirm.close();
+      return;
+    }
+    const removeWorktree = !!e.session.worktree && this.worktreeBox.checked;
+    if (!removeWorktree) {
+      this.closingId = null;
+      this.confirm.close();
+    } else {
+      this.setConfirmBusy(true);
+    }
+    store.setClosing(id, true);
+    const asking = () => this.confirm.open && this.closingId === id;
+    api.deleteSession(id, { removeWorktree, force: removeWorktree && force }).then(
+      () => {
+        store.remove(id);
+        if (asking()) this.confirm.close();
+      },
       (err: unknown) => {
         if (err instanceof ApiError && err.status === 404) {
-          this.deps.store.remove(id); // already gone
+          store.remove(id); // already gone
+          if (asking()) this.confirm.close();
           return;
         }
-        this.deps.store.setClosing(id, false);
-        this.deps.toast(`Could not close the session: ${(err as Error).message}`, 'error');
+        store.setClosing(id, false);
+        const message = (err as Error).message;
+        if (!asking()) {
+          this.deps.toast(`Could not close the session: ${message}`, 'error');
+          return;
+        }
+        this.worktreeDirty = err instanceof ApiError && err.code === 'WORKTREE_DIRTY';
+        this.showConfirmError(
+          this.worktreeDirty
+            ? `${message}\nThe session is still open. Remove the worktree anyway, or uncheck the box to close the session and keep the worktree.`
+            : `Could not close the session: ${message}`,
+        );
+        this.setConfirmBusy(false);
       },
     );
   }
+
+  private setConfirmBusy(busy: boolean): void {
+    this.confirmYes.disabled = busy;
+    this.confirmYes.textContent = busy ? 'Closing…' : 'Close session';
+    this.forceBtn.disabled = busy;
+    this.worktreeBox.disabled = busy;
+    this.renderConfirmActions();
+  }
+
+  /**
+   * After a refusal for uncommitted changes, with the box still checked,
+   * the way on is forcing the removal (closing as before would be refused
+   * again); unchecked, closing keeps the worktree.
+   */
+  private renderConfirmActions(): void {
+    const offerForce = this.worktreeDirty && this.worktreeBox.checked;
+    this.forceBtn.hidden = !offerForce;
+    this.confirmYes.hidden = offerForce;
+  }
+
+  private showConfirmError(message: string | null): void {
+    this.confirmError.textContent = message ?? '';
+    this.confirmError.hidden = message === null;
+  }
+}
+
+/** A worktree's directory as the user knows it: .worktrees/<dir> under the workspace. */
+function worktreeDir(wt: Worktree): string {
+  const i = wt.path.lastIndexOf('/.worktrees/');
+  return i >= 0 ? wt.path.slice(i + 1) : wt.path;
 }
 
 function describeCreateError(err: unknown): string {

@@ -141,9 +141,9 @@ export class TerminalPane {
       return;
     }
     const s = entry.session;
-    const running = isRunning(s.status);
+    const running = isRunning(s);
     this.title.textContent = s.name;
-    this.meta.textContent = `${s.agent} · ${s.cwd}`;
+    this.meta.textContent = s.worktree ? `${s.agent} · ${s.worktree.branch} · ${s.cwd}` : `${s.agent} · ${s.cwd}`;
     this.meta.title = `${s.command.join(' ')}\n${view ? `${view.term.cols}×${view.term.rows}, ${view.renderer} renderer` : ''}`;
     this.stopBtn.disabled = !canAct || !running;
     this.stopBtn.title = running ? 'Send Ctrl+C (interrupt) to the agent' : 'The agent is not running';
@@ -160,7 +160,7 @@ export class TerminalPane {
   private input(sessionId: string, data: string): void {
     const entry = this.deps.store.get(sessionId);
     if (!entry) return;
-    if (!isRunning(entry.session.status)) {
+    if (!isRunning(entry.session)) {
       this.resumeBar.classList.remove('nudge');
       void this.resumeBar.offsetWidth; // restart the animation
       this.resumeBar.classList.add('nudge');
@@ -170,7 +170,9 @@ export class TerminalPane {
       this.deps.toast('Not connected to the server: keys are not sent.', 'error');
       return;
     }
-    this.deps.onUserInput(sessionId);
+    // xterm's own replies (focus, cursor and device reports) are not the
+    // user answering; the server tells them apart the same way.
+    if (!isTerminalReport(data)) this.deps.onUserInput(sessionId);
     const frame = JSON.stringify({ type: 'terminal.input', sessionId, data });
     if (frame.length * 3 < MAX_FRAME_BYTES || new TextEncoder().encode(frame).length < MAX_FRAME_BYTES) {
       this.deps.ws.sendRaw(frame);
@@ -251,6 +253,26 @@ export class TerminalPane {
     else if (index < 0) this.searchCount.textContent = `${count}+ matches`;
     else this.searchCount.textContent = `${index + 1} of ${count}`;
   }
+}
+
+// What xterm.js sends on its own, never typed: focus in and out (ESC [ I,
+// ESC [ O), cursor position (ESC [ row;col R), device attributes
+// (ESC [ ? ... c, ESC [ > ... c), mode reports (ESC [ ... $ y), and OSC or
+// DCS answers. The same rule as the server's isTerminalReport
+// (sessions/attention.go).
+const TERMINAL_REPORT =
+  /\x1b\[[IO]|\x1b\[[0-9;$][0-9;?>$]*R|\x1b\[[?>][0-9;?>$]*c|\x1b\[[0-9;?>$]*\$y|\x1b\][\s\S]*?(?:\x07|\x1b\\)|\x1bP[\s\S]*?\x1b\\/y;
+
+/** Reports whether data is nothing but terminal reports (see TERMINAL_REPORT). */
+export function isTerminalReport(data: string): boolean {
+  let i = 0;
+  while (i < data.length) {
+    TERMINAL_REPORT.lastIndex = i;
+    const m = TERMINAL_REPORT.exec(data);
+    if (!m || m[0].length === 0) return false;
+    i += m[0].length;
+  }
+  return true;
 }
 
 function describeEnded(status: string, reason: string, exitCode?: number): string {

@@ -7,13 +7,15 @@ const DEDUPE_MS = 3_000;
 
 const recent = new Map<string, number>();
 
-export function toast(message: string, kind: 'info' | 'error' = 'info'): void {
+export type ToastKind = 'info' | 'warning' | 'error';
+
+export function toast(message: string, kind: ToastKind = 'info'): void {
   const now = Date.now();
   const last = recent.get(message);
   if (last !== undefined && now - last < DEDUPE_MS) return;
   recent.set(message, now);
   const stack = byId('toasts');
-  const el = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message);
+  const el = h('div', { class: `toast toast-${kind}`, 'data-testid': 'toast', 'data-kind': kind, role: kind === 'info' ? 'status' : 'alert' }, message);
   const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', text: '×' });
   close.addEventListener('click', () => el.remove());
   el.append(close);

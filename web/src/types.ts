@@ -15,6 +15,21 @@ export interface Session {
   exitCode?: number;
   cols: number;
   rows: number;
+  /**
+   * Whether the agent's process runs. An idle session may be silent but
+   * alive (running) or have no process (after a restart). Absent from
+   * older servers: then active and waiting mean running.
+   */
+  running?: boolean;
+  /** The git worktree the session runs in, if it has one. */
+  worktree?: Worktree;
+}
+
+export interface Worktree {
+  /** The worktree's directory, absolute. */
+  path: string;
+  /** The branch checked out in it. */
+  branch: string;
 }
 
 export type StepStatus = 'completed' | 'in_progress' | 'pending';
@@ -82,6 +97,8 @@ export interface SessionStatusMessage {
   sessionId: string;
   status: SessionStatus;
   reason?: string;
+  /** Whether the agent's process runs (absent from older servers). */
+  running?: boolean;
 }
 
 export interface SessionDestroyedMessage {
@@ -89,7 +106,7 @@ export interface SessionDestroyedMessage {
   sessionId: string;
 }
 
-/** Planned (protocol.md, "Not yet available"): the agent waits for the user. */
+/** The agent waits for the user: sent once per waiting period, with session.status waiting. */
 export interface SessionNeedsInputMessage {
   type: 'session.needsInput';
   sessionId: string;
@@ -97,11 +114,14 @@ export interface SessionNeedsInputMessage {
   reason?: string;
 }
 
-/** Planned: a session has been silent for a long time. */
+export type WarningSeverity = 'warning' | 'error';
+
+/** A session has been silent for a long time: it may be stuck. */
 export interface SessionWarningMessage {
   type: 'session.warning';
   sessionId: string;
   message?: string;
+  severity?: WarningSeverity;
 }
 
 export interface HeartbeatMessage {
@@ -135,10 +155,13 @@ export interface LayoutShiftMessage {
   mode: LayoutMode;
   trigger: string;
   path?: string; // workspace-relative
+  /** Set when the document is in that session's worktree; absent for the workspace's. */
+  sessionId?: string;
 }
 
 export interface WorkflowUpdatedMessage {
   type: 'workflow.updated';
+  /** Set when the workflow is that session's worktree's; absent for the workspace's. */
   sessionId?: string;
   workflow: Workflow;
 }

@@ -1,5 +1,6 @@
 // The workflow panel: the steps of the BMAD-style workflow the server reads
-// from the workspace, the current one highlighted, and a progress bar.
+// from the workspace, or from a session's worktree, the current one
+// highlighted, and a progress bar.
 
 import { byId, h } from './dom';
 import type { StepStatus, Workflow } from './types';
@@ -16,7 +17,11 @@ export class WorkflowPanel {
   private readonly bar = byId('workflow-bar');
   private readonly summary = byId('workflow-summary');
   private readonly fileEl = byId<HTMLButtonElement>('workflow-file');
+  private readonly panel = byId('workflow');
+  private readonly sourceEl = byId('workflow-source');
   private file: string | null = null;
+  /** Whose workflow is shown: a session's (its worktree's), or null for the workspace's. */
+  private source: { sessionId: string; label: string } | null = null;
 
   constructor(open: (path: string) => void) {
     this.fileEl.addEventListener('click', () => {
@@ -25,8 +30,29 @@ export class WorkflowPanel {
     this.render(null);
   }
 
+  /** The workspace's workflow file (workspace-relative), from GET /api/workflow. */
   setFile(file: string | null): void {
     this.file = file;
+    this.renderFile();
+  }
+
+  /**
+   * Says whose workflow render() shows: a session's (label: its branch or
+   * name), or the workspace's (null). The workspace's file link is shown
+   * only with the workspace's workflow.
+   */
+  setSource(source: { sessionId: string; label: string } | null): void {
+    this.source = source;
+    if (source) this.panel.dataset.sessionId = source.sessionId;
+    else delete this.panel.dataset.sessionId;
+    this.sourceEl.hidden = !source;
+    this.sourceEl.textContent = source ? source.label : '';
+    this.sourceEl.title = source ? `The workflow in the worktree of ${source.label}` : '';
+    this.renderFile();
+  }
+
+  private renderFile(): void {
+    const file = this.source ? null : this.file;
     this.fileEl.hidden = !file;
     this.fileEl.textContent = file ?? '';
     this.fileEl.title = file ? `Open ${file}` : '';

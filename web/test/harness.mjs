@@ -320,6 +320,13 @@ class Server {
     return body.sessions;
   }
 
+  /** POST /api/sessions with this body (e.g. { name, command: [...] }); returns the Session JSON. */
+  async createSession(req = {}) {
+    const { status, body } = await this.api('api/sessions', { method: 'POST', body: JSON.stringify(req) });
+    assert.equal(status, 201, `POST /api/sessions ${JSON.stringify(req)}: ${status} ${JSON.stringify(body)}`);
+    return body.session;
+  }
+
   /** Writes a file under the workspace, creating directories. */
   async writeFile(rel, content) {
     const p = path.join(this.workspace, rel);
@@ -333,17 +340,45 @@ class Server {
   }
 }
 
-/** Starts a server with a fresh temp workspace, data dir and HOME. */
-export async function startServer({ flags = [], addr = '127.0.0.1:0' } = {}) {
+/**
+ * Starts a server with a fresh temp workspace, data dir and HOME.
+ *   flags            extra server flags, e.g. ['--idle-after', '500ms']
+ *   setupWorkspace   async (dir) => {}, run on the empty workspace before
+ *                    the server starts (to make it a git repository, say)
+ */
+export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace } = {}) {
   const bin = await serverBinary();
   const root = await tempDir('srv');
   const workspace = path.join(root, 'ws');
   const dataDir = path.join(root, 'data');
   const home = path.join(root, 'home');
   await Promise.all([workspace, dataDir, home].map((d) => fs.mkdir(d, { recursive: true })));
+  if (setupWorkspace) await setupWorkspace(workspace);
   const s = new Server({ bin, workspace, dataDir, home, flags, addr });
   await s.start();
   return s;
+}
+
+/** Runs git in dir, with a fixed identity and no user or system config; returns stdout. */
+export async function git(dir, ...args) {
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t',
+    GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t',
+  };
+  const { stdout } = await run('git', ['-C', dir, ...args], { env });
+  return stdout;
+}
+
+/** Makes dir a git repository on branch main with one commit (a README). */
+export async function initGitRepo(dir) {
+  await git(dir, 'init', '-q', '-b', 'main');
+  await fs.writeFile(path.join(dir, 'README.md'), '# test workspace\n');
+  await git(dir, 'add', 'README.md');
+  await git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'initial');
 }
 
 // ---------------------------------------------------------------------------
@@ -391,14 +426,19 @@ export const SERVER_DOWN_CONSOLE = [
 
 /**
  * Defines a UI test. `body` gets a fixture:
- *   { t, server, page, context, errors, screenshot(name), allowConsole(re),
- *     onCleanup(fn), startServer(opts), open(server) }
- * The server starts with `opts.flags` (skip it with opts.server === false),
- * the page opens the server's URL in a fresh context with a 1280x800
- * viewport (opts.viewport) and waits for window.__agentmux.
+ *   { t, server, page, context, errors, frames, screenshot(name),
+ *     allowConsole(re), onCleanup(fn), startServer(opts), open(server) }
+ * The server starts with `opts.flags` and `opts.setupWorkspace` (see
+ * startServer; skip it with opts.server === false), the page opens the
+ * server's URL in a fresh context with a 1280x800 viewport (opts.viewport)
+ * and waits for window.__agentmux.
+ * `frames` records the JSON messages the page's WebSockets receive (all
+ * but terminal.output and heartbeat), each with `at` (ms since the test
+ * started).
  * After the body, any console error or uncaught page error not allowed
  * fails the test. On failure a screenshot `fail-<name>` is saved and the
- * server log tail and page errors are added to the error.
+ * server log tail, the last WebSocket messages and page errors are added
+ * to the error.
  */
 export function uiTest(name, opts, body) {
   if (typeof opts === 'function') [body, opts] = [opts, {}];
@@ -406,7 +446,8 @@ export function uiTest(name, opts, body) {
   const failShot = `fail-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`;
   test(name, { timeout }, async (t) => {
     await fs.rm(path.join(SCREENSHOT_DIR, `${failShot}.png`), { force: true });
-    const fx = { t, errors: [], allowed: [...BENIGN_CONSOLE, ...(opts.allowConsole ?? [])] };
+    const started = Date.now();
+    const fx = { t, errors: [], frames: [], allowed: [...BENIGN_CONSOLE, ...(opts.allowConsole ?? [])] };
     fx.allowConsole = (re) => fx.allowed.push(re);
     const cleanups = [];
     fx.onCleanup = (fn) => cleanups.push(fn);
@@ -419,7 +460,7 @@ export function uiTest(name, opts, body) {
     fx.open = (server) => openApp(fx.page, server.url);
     try {
       if (opts.server !== false) {
-        fx.server = await startServer({ flags: opts.flags ?? [] });
+        fx.server = await startServer({ flags: opts.flags ?? [], setupWorkspace: opts.setupWorkspace });
         cleanups.push(() => fx.server.stop());
       }
       const b = await browser();
@@ -435,6 +476,18 @@ export function uiTest(name, opts, body) {
       fx.page.on('pageerror', (err) => {
         fx.errors.push({ kind: 'pageerror', text: String(err && err.stack ? err.stack : err) });
       });
+      fx.page.on('websocket', (sock) => {
+        sock.on('framereceived', ({ payload }) => {
+          let m;
+          try {
+            m = JSON.parse(String(payload));
+          } catch {
+            return;
+          }
+          if (m.type === 'terminal.output' || m.type === 'heartbeat') return;
+          fx.frames.push({ at: Date.now() - started, ...m });
+        });
+      });
       fx.screenshot = (n) => screenshot(fx.page, n);
       if (fx.server) await openApp(fx.page, fx.server.url);
       await body(fx);
@@ -448,6 +501,9 @@ export function uiTest(name, opts, body) {
       }
       const extra = [];
       if (fx.errors.length) extra.push(`page errors:\n${fx.errors.map((e) => `  ${e.kind}: ${e.text}`).join('\n')}`);
+      if (fx.frames.length) {
+        extra.push(`WebSocket messages (last 30, no output or heartbeats):\n${fx.frames.slice(-30).map((f) => `  ${JSON.stringify(f)}`).join('\n')}`);
+      }
       if (fx.server) extra.push(`server log (tail):\n${fx.server.logTail()}`);
       if (extra.length) err.message += `\n\n${extra.join('\n\n')}`;
       throw err;
@@ -519,17 +575,23 @@ export function escapeRe(s) {
 }
 
 /**
- * Creates a session through the UI (new-session, name, create) and returns
- * its id, taken from the new tab's data-session-id.
+ * Creates a session through the UI (new-session, name, optionally a
+ * worktree branch, create) and returns its id, taken from the new tab's
+ * data-session-id.
  */
-export async function createSession(page, name) {
+export async function createSession(page, name, { branch } = {}) {
   await page.locator(sel('new-session')).click();
   const dialog = page.locator(sel('new-session-dialog'));
   await dialog.waitFor({ state: 'visible' });
   await dialog.locator('input[name=name]').fill(name);
+  if (branch !== undefined) await dialog.locator('input[name=branch]').fill(branch);
   await dialog.locator(sel('create-session')).click();
   const tab = tabByName(page, name);
-  await tab.waitFor({ state: 'visible' });
+  const refusal = dialog.locator(sel('new-session-error'));
+  await tab.or(refusal).first().waitFor({ state: 'visible' });
+  if (await refusal.isVisible()) {
+    throw new Error(`creating the session "${name}" was refused: ${await refusal.textContent()}`);
+  }
   const id = await tab.getAttribute('data-session-id');
   assert.ok(id, `the tab "${name}" has no data-session-id`);
   await dialog.waitFor({ state: 'hidden' });
