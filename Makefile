@@ -31,3 +31,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ws/
 	$(GO) test -run '^$$' -bench . ./sessions/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./watcher/
+
+# The protocol-level benchmark (cmd/agentmux-bench, not part of `make
+# test`): a freshly built server, driven over HTTP and its WebSocket from
+# another process; the raw figures go to bin/bench.json.
+.PHONY: bench-tool
+bench-tool:
+	$(GO) build -o bin/agentmux-bench-server ./cmd/server
+	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// report is everything measured, as --json writes it. Field names carry
+// their units: Bytes, MBps (10^6 bytes a second), MiB (2^20 bytes), Ms,
+// Micros, Seconds, PerSecond.
+type report struct {
+	Date      string `json:"date"`
+	GOOS      string `json:"goos"`
+	GOARCH    string `json:"goarch"`
+	NumCPU    int    `json:"numCPU"`
+	GoVersion string `json:"goVersion"`
+	// LoadAverage1m* are /proc/loadavg's first field before and after: how
+	// busy the machine was with other work.
+	LoadAverage1mStart float64 `json:"loadAverage1mStart"`
+	LoadAverage1mEnd   float64 `json:"loadAverage1mEnd"`
+	Quick              bool    `json:"quick"`
+	TotalSeconds       float64 `json:"totalSeconds"`
+
+	Server serverReport `json:"server"`
+
+	Throughput *throughputResult `json:"throughput,omitempty"`
+	Echo       *echoResult       `json:"echo,omitempty"`
+	Flood      []*floodResult    `json:"flood,omitempty"`
+	Fanout     *fanoutResult     `json:"fanout,omitempty"`
+	RSS        *rssResult        `json:"rss,omitempty"`
+	Restart    *restartResult    `json:"restart,omitempty"`
+
+	// Skipped and Failed name measurements not made, with the reason.
+	Skipped map[string]string `json:"skipped,omitempty"`
+	Failed  map[string]string `json:"failed,omitempty"`
+}
+
+type serverReport struct {
+	URL             string `json:"url"`
+	Version         string `json:"version"`
+	StartedByTool   bool   `json:"startedByTool"`
+	PID             int    `json:"pid"`
+	MaxSessions     int    `json:"maxSessions"`
+	ScrollbackBytes int64  `json:"scrollbackBytes"`
+}
+
+func newReport(o options) *report {
+	goos, goarch, cpus, gov := hostInfo()
+	return &report{
+		Date: time.Now().UTC().Format(time.RFC3339), GOOS: goos, GOARCH: goarch, NumCPU: cpus, GoVersion: gov,
+		LoadAverage1mStart: loadAverage(), Quick: o.Quick,
+	}
+}
+
+func (r *report) skip(m, why string) {
+	if r.Skipped == nil {
+		r.Skipped = map[string]string{}
+	}
+	r.Skipped[m] = why
+}
+
+func (r *report) fail(m string, err error) {
+	if r.Failed == nil {
+		r.Failed = map[string]string{}
+	}
+	r.Failed[m] = err.Error()
+}
+
+func (r *report) finish(began time.Time) {
+	r.TotalSeconds = time.Since(began).Seconds()
+	r.LoadAverage1mEnd = loadAverage()
+}
+
+// loadAverage returns the one-minute load average, 0 when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), " ")
+	v, _ := strconv.ParseFloat(first, 64)
+	return v
+}
+
+// writeJSON writes the report to path.
+func (r *report) writeJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	return nil
+}
+
+// rows returns the table: what was measured, and the result.
+func (r *report) rows() [][2]string {
+	var rows [][2]string
+	add := func(what, result string, args ...any) {
+		rows = append(rows, [2]string{what, fmt.Sprintf(result, args...)})
+	}
+	if t := r.Throughput; t != nil {
+		var bare, server []float64
+		for _, run := range t.Runs {
+			bare, server = append(bare, run.BareMBps), append(server, run.ServerMBps)
+		}
+		add(fmt.Sprintf("cat of %s ASCII: bare PTY read loop", formatBytes(t.FileBytes)), "%.0f MB/s%s", t.BareMBpsMedian, spread(bare))
+		add("the same through the server to one client", "%.0f MB/s%s; ratio %.2f; %s lost (%.2f %%, %d resyncs)",
+			t.ServerMBpsMedian, spread(server), t.Ratio, formatBytes(int64(t.LostBytes)), t.LostPercent, t.Resyncs)
+	}
+	if e := r.Echo; e != nil {
+		add(fmt.Sprintf("keystroke echo round trip, %d keys", e.Keys), "p50 %s, p99 %s (mean %s, max %s)",
+			micros(e.P50Micros), micros(e.P99Micros), micros(e.MeanMicros), micros(e.MaxMicros))
+	}
+	for _, f := range r.Flood {
+		add(fmt.Sprintf("flood %s (%s), %.3g s", f.Name, f.What, f.DurationSeconds), "%.0f frames/s of %s avg, %.1f MB/s delivered, %d resyncs, %s lost",
+			f.FramesPerSecond, formatBytes(int64(f.AvgFrameBytes)), f.DeliveredMBps, f.Resyncs, formatBytes(int64(f.LostBytes)))
+	}
+	if f := r.Fanout; f != nil {
+		rate := "unpaced"
+		if f.RateMBps > 0 {
+			rate = fmt.Sprintf("%g MB/s", f.RateMBps)
+		}
+		n := f.Normal
+		add(fmt.Sprintf("fan-out: %s at %s to %d clients", formatBytes(f.FloodBytes), rate, f.Clients),
+			"per client min %.1f / median %.1f MB/s%s; total %.0f MB/s; %d/%d got everything; %s lost (%d resyncs)%s",
+			n.PerClientMBpsMin, n.PerClientMBpsMedian, lag(n), n.TotalMBps, n.CompleteClients, n.Clients, formatBytes(int64(n.LostBytes)), n.Resyncs, dropped(n))
+		w := f.WithStall
+		stalled := "no stalled client"
+		if s := w.Stalled; s != nil {
+			stalled = fmt.Sprintf("stalled client %s", s.Outcome)
+			switch {
+			case s.Resyncs > 0 || s.LostBytes > 0:
+				stalled += fmt.Sprintf(" (%d resyncs, %s lost)", s.Resyncs, formatBytes(int64(s.LostBytes)))
+			case s.Outcome == "complete":
+				stalled += " (the flood fit in the ring and socket buffers: make it bigger)"
+			}
+		}
+		add("the same plus one client that stops reading",
+			"per client min %.1f / median %.1f MB/s%s (ratio to without: min %.2f, median %.2f); %d/%d got everything; %s lost%s; %s",
+			w.PerClientMBpsMin, w.PerClientMBpsMedian, lag(w), f.MinRatio, f.MedianRatio, w.CompleteClients, w.Clients, formatBytes(int64(w.LostBytes)), dropped(w), stalled)
+	}
+	if m := r.RSS; m != nil {
+		add(fmt.Sprintf("server RSS: idle / %d full sessions (%s each) / + %d clients", m.Sessions, formatBytes(m.FillBytes), m.Clients),
+			"%.1f / %.1f / %.1f MiB (peak %.1f MiB); the agents: %.1f MiB", m.IdleMiB, m.FullSessionsMiB, m.WithClientsMiB, m.PeakMiB, m.AgentsMiB)
+	}
+	if s := r.Restart; s != nil {
+		told := "client not told"
+		if s.ClientToldShutdown {
+			told = "client told"
+		}
+		add(fmt.Sprintf("SIGTERM with %d flooding sessions to exit", s.Sessions), "%s, exit %d; %s, closed with %d", millis(s.ShutdownMs), s.ExitCode, told, s.ClientCloseCode)
+		add(fmt.Sprintf("restart to %d sessions listed", s.Sessions), "%s (listening after %s)", millis(s.RestartListedMs), millis(s.RestartListeningMs))
+	}
+	for _, m := range allMeasurements {
+		if why, ok := r.Skipped[m]; ok {
+			add(m, "skipped: %s", why)
+		}
+		if why, ok := r.Failed[m]; ok {
+			add(m, "FAILED: %s", why)
+		}
+	}
+	return rows
+}
+
+// writeTable prints the report as a table with a header.
+func (r *report) writeTable(w io.Writer) error {
+	rows := append([][2]string{{"what", "result"}}, r.rows()...)
+	width := 0
+	for _, row := range rows {
+		width = max(width, utf8.RuneCountInString(row[0]))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentmux-bench %s, %s/%s, %d CPUs, %s, server %s %s (load average %.1f before, %.1f after)\n\n",
+		r.Date, r.GOOS, r.GOARCH, r.NumCPU, r.GoVersion, r.Server.Version, r.Server.URL, r.LoadAverage1mStart, r.LoadAverage1mEnd)
+	for i, row := range rows {
+		fmt.Fprintf(&b, "| %s%s | %s |\n", row[0], strings.Repeat(" ", width-utf8.RuneCountInString(row[0])), row[1])
+		if i == 0 {
+			fmt.Fprintf(&b, "| %s | --- |\n", strings.Repeat("-", width))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// spread returns " (a-b)" for the range of several values, or nothing.
+func spread(vs []float64) string {
+	if len(vs) < 2 {
+		return ""
+	}
+	lo, hi := vs[0], vs[0]
+	for _, v := range vs {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return fmt.Sprintf(" (median of %d; %.0f-%.0f)", len(vs), lo, hi)
+}
+
+// lag returns a paced fan-out's delivery lag, or nothing.
+func lag(r fanoutRun) string {
+	if r.LagMsMax == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", lag median %s / max %s", millis(r.LagMsMedian), millis(r.LagMsMax))
+}
+
+func dropped(r fanoutRun) string {
+	if r.DroppedClients == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d dropped (%s)", r.DroppedClients, r.DropError)
+}
+
+// formatBytes writes n in the largest binary unit that keeps it above 1.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func micros(us float64) string {
+	if us >= 1000 {
+		return fmt.Sprintf("%.2f ms", us/1000)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}
+
+func millis(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	psnet "github.com/shirou/gopsutil/v3/net"
+)
+
+// startTimeout bounds the wait for a started server to listen.
+const startTimeout = 30 * time.Second
+
+// stopTimeout bounds the wait for a server to exit after SIGTERM, on top
+// of its shutdown grace (5 s by default); then it is killed.
+const stopTimeout = 20 * time.Second
+
+// serverOptions describe a server the benchmark starts.
+type serverOptions struct {
+	// Bin is the agentmux binary.
+	Bin string
+	// Workspace and DataDir are its --workspace and --data-dir.
+	Workspace, DataDir string
+	// Token, when set, is its --token.
+	Token string
+	// Scrollback, when not 0, is its --scrollback in bytes.
+	Scrollback int64
+}
+
+// serverProc is a server the benchmark started. Its one goroutine waits
+// for the process and publishes the end by closing done.
+type serverProc struct {
+	cmd *exec.Cmd
+	log *logWatch
+	// url is where it serves, http://127.0.0.1:port, once it listens.
+	url string
+	// started is just before exec; listening when its log said so.
+	started, listening time.Time
+
+	done  chan struct{}
+	ended time.Time // set before done is closed
+}
+
+// startServer starts the server and waits until it listens.
+func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
+	args := []string{"--addr", "127.0.0.1:0", "--workspace", o.Workspace, "--data-dir", o.DataDir}
+	if o.Token != "" {
+		args = append(args, "--token", o.Token)
+	}
+	if o.Scrollback > 0 {
+		args = append(args, "--scrollback", strconv.FormatInt(o.Scrollback, 10))
+	}
+	cmd := exec.Command(o.Bin, args...)
+	// A group of its own: Ctrl+C at the terminal reaches the benchmark,
+	// which stops the server itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The token reaches the server by flag, not by an inherited
+	// AGENTMUX_TOKEN; other AGENTMUX_ settings of the user's would skew the
+	// measurements.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTMUX_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	p := &serverProc{cmd: cmd, log: newLogWatch(), done: make(chan struct{})}
+	cmd.Stderr = p.log
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server %s: %w", o.Bin, err)
+	}
+	go func() {
+		_ = cmd.Wait() // the exit status is read from ProcessState
+		p.ended = time.Now()
+		close(p.done)
+	}()
+
+	t := time.NewTimer(startTimeout)
+	defer t.Stop()
+	select {
+	case <-p.log.ready:
+		p.url, p.listening = p.log.listenURL()
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("server %s exited with %v before listening; its log:\n%s", o.Bin, cmd.ProcessState, p.log.tail())
+	case <-t.C:
+		p.kill()
+		return nil, fmt.Errorf("server %s did not listen within %v; its log:\n%s", o.Bin, startTimeout, p.log.tail())
+	case <-ctx.Done():
+		p.kill()
+		return nil, fmt.Errorf("start server: %w", context.Cause(ctx))
+	}
+}
+
+// pid returns the server's process id.
+func (p *serverProc) pid() int { return p.cmd.Process.Pid }
+
+// stop sends SIGTERM and waits for the process to end, killing it after
+// stopTimeout. It returns the time from the signal to the exit and the
+// exit code (-1 when a signal ended it).
+func (p *serverProc) stop() (time.Duration, int, error) {
+	select {
+	case <-p.done:
+		return 0, p.cmd.ProcessState.ExitCode(), errors.New("server had already exited")
+	default:
+	}
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, 0, fmt.Errorf("signal server: %w", err)
+	}
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return p.ended.Sub(sent), p.cmd.ProcessState.ExitCode(), nil
+	case <-t.C:
+		p.kill()
+		return 0, -1, fmt.Errorf("server did not exit within %v of SIGTERM; killed it; its log:\n%s", stopTimeout, p.log.tail())
+	}
+}
+
+// kill ends the server at once and waits for it.
+func (p *serverProc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// close stops the server if it still runs: the cleanup of every server
+// the benchmark starts.
+func (p *serverProc) close() {
+	select {
+	case <-p.done:
+	default:
+		_, _, _ = p.stop() // a cleanup: the measurement is over
+	}
+}
+
+// listenRE finds the address in the server's start-up line (cmd/server/
+// main.go: log.Info("agentmux listening", "url", ...)).
+var listenRE = regexp.MustCompile(`msg="agentmux listening".*\burl=(http://\S+?)/?(\s|$)`)
+
+// logWatch collects a server's stderr, keeping its end for error
+// messages, and notices the line saying where it listens. The process's
+// output copier writes to it while the benchmark reads it.
+type logWatch struct {
+	ready chan struct{} // closed when the listen line has come
+
+	// mu protects the fields below.
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
+	url     string
+	at      time.Time
+}
+
+// logLines is how many lines of a server's log are kept.
+const logLines = 40
+
+func newLogWatch() *logWatch { return &logWatch{ready: make(chan struct{})} }
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		if w.url == "" {
+			if m := listenRE.FindStringSubmatch(line); m != nil {
+				w.url, w.at = m[1], now
+				close(w.ready)
+			}
+		}
+		w.lines = append(w.lines, line)
+		if len(w.lines) > logLines {
+			w.lines = w.lines[len(w.lines)-logLines:]
+		}
+	}
+	return len(p), nil
+}
+
+func (w *logWatch) listenURL() (string, time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.url, w.at
+}
+
+// tail returns the last lines of the log.
+func (w *logWatch) tail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n") + string(w.partial)
+}
+
+// processRSS returns a process's resident set size, VmRSS of
+// /proc/<pid>/status.
+func processRSS(pid int) (uint64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read RSS of process %d: %w", pid, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("read RSS of process %d: bad VmRSS %q", pid, v)
+			}
+			return kb << 10, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("read RSS of process %d: %w", pid, err)
+	}
+	return 0, fmt.Errorf("read RSS of process %d: no VmRSS (a zombie?)", pid)
+}
+
+// listenerPID returns the process listening on the TCP port of the
+// server's address (http://host:port), found through gopsutil, which
+// needs to see that process's open files: the same user, or root.
+func listenerPID(ctx context.Context, base string) (int, error) {
+	hostport := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+	_, portStr, err := net.SplitHostPort(strings.TrimSuffix(hostport, "/"))
+	if err != nil {
+		return 0, fmt.Errorf("find the server's process: address %q: %w", base, err)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("find the server's process: port %q: %w", portStr, err)
+	}
+	conns, err := psnet.ConnectionsWithContext(ctx, "tcp")
+	if err != nil {
+		return 0, fmt.Errorf("find the server's process: list connections: %w", err)
+	}
+	for _, c := range conns {
+		if c.Status == "LISTEN" && c.Laddr.Port == uint32(port) && c.Pid > 0 {
+			return int(c.Pid), nil
+		}
+	}
+	return 0, fmt.Errorf("find the server's process: no process of ours listens on port %d (another user's, or another machine's? pass --pid)", port)
+}
