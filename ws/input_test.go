@@ -3,6 +3,7 @@ package ws_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -260,5 +261,44 @@ func TestAFloodOfFileEventsDoesNotDropAClient(t *testing.T) {
 	}
 	if e.hub.Connections() != 1 {
 		t.Fatal("the client was dropped")
+	}
+}
+
+// TestFragmentedOversizedMessage: the 1 MiB limit is on the message, so
+// splitting one into many small frames does not get around it.
+func TestFragmentedOversizedMessage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.session("sh", "-c", `stty -echo; while read line; do echo "got $line"; done`)
+	c, err := e.tryDial(nil, &websocket.Dialer{WriteBufferSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.conn.NextWriter(websocket.TextMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written in 4 KiB frames: each one small, together over the limit.
+	_, _ = io.WriteString(w, `{"type":"terminal.input","sessionId":"`+s.ID()+`","data":"`)
+	chunk := strings.Repeat("x", 4000)
+	for sent := 0; sent <= ws.ReadLimit; sent += len(chunk) {
+		if _, err := io.WriteString(w, chunk); err != nil {
+			break // the server closed on us: what we want
+		}
+	}
+	_, _ = io.WriteString(w, `"}`)
+	_ = w.Close()
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	for {
+		_, _, err := c.conn.ReadMessage()
+		if err == nil {
+			continue
+		}
+		if !isCloseCode(err, websocket.CloseMessageTooBig) {
+			t.Fatalf("after a fragmented oversized message: %v, want close 1009", err)
+		}
+		break
+	}
+	if got := s.StreamState().End; got != 0 {
+		t.Fatalf("program produced %d bytes from a refused message", got)
 	}
 }
