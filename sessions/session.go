@@ -130,10 +130,6 @@ type Session struct {
 	// output; see noteOutput.
 	armed atomic.Bool
 
-	// writeMu serialises writes to the terminal, so one client's paste is
-	// not interleaved with another client's keystrokes.
-	writeMu sync.Mutex
-
 	// mu protects the fields below. It is never held across a blocking
 	// call other than starting a process. Lock order: mu, then the ring's
 	// mu or the Manager's emitMu; emitting under mu is safe because
@@ -144,6 +140,7 @@ type Session struct {
 	reason  string
 	argv    []string
 	proc    *pty.Process
+	in      *inputQueue // the current run's input, nil when none runs
 	cols    int
 	rows    int
 	exit    *ExitStatus
@@ -271,6 +268,7 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	}
 	s.argv = argv
 	s.proc = proc
+	s.in = newInputQueue()
 	s.exit = nil
 	s.stopping = false
 	s.status, s.reason = StatusActive, "started"
@@ -306,8 +304,13 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	readerDone := make(chan struct{})
 	go s.reapStragglers(proc, readerDone)
 	s.mu.Lock()
-	wake := s.wake
+	wake, in := s.wake, s.in
 	s.mu.Unlock()
+	feederDone := make(chan struct{})
+	go func() {
+		defer close(feederDone)
+		s.feed(in, proc)
+	}()
 	// Read before the first read of output: the screen a resumed run
 	// starts with is not its question.
 	started := s.lastOutput.Load()
@@ -339,6 +342,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		}
 	}
 	close(readerDone)
+	in.close()
 	<-watcherDone // no silence verdict may follow the run's end
 	st, _ := proc.Wait(context.Background())
 	// finishRun forgets proc first, so no Write or Resize can reach the
@@ -347,6 +351,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	if err := proc.Close(); err != nil {
 		s.log.Warn("close pty", "err", err)
 	}
+	<-feederDone // closing the terminal ended any write it was blocked in
 }
 
 // reapStragglers ends the run when the agent has exited but something it
@@ -402,6 +407,7 @@ func (s *Session) finishRun(st ExitStatus) {
 	}
 	s.exit = &st
 	s.proc = nil
+	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
 	s.waiting, s.idle = false, false
 	switch {
@@ -425,34 +431,40 @@ func (s *Session) finishRun(st ExitStatus) {
 
 func (s *Session) touch() { s.lastActivity.Store(time.Now().UnixNano()) }
 
-// Write sends input to the terminal, as typed keys. It blocks while the
-// program is not reading and its terminal's input queue is full.
+// Write sends input to the terminal, as typed keys. It never blocks: the
+// input is queued for the run's feeder, and refused with ErrInputFull when
+// the agent has left too much unread.
 func (s *Session) Write(p []byte) error {
+	return s.input(p, (*inputQueue).push)
+}
+
+// Interrupt types Ctrl+C: it writes ETX, which the terminal turns into
+// SIGINT for the foreground group, and which raw-mode programs read as a
+// key, just as they would from a real keyboard. Input still queued is
+// dropped, as a terminal flushes its input on an interrupt.
+func (s *Session) Interrupt() error {
+	return s.input([]byte{0x03}, (*inputQueue).interrupt)
+}
+
+func (s *Session) input(p []byte, queue func(*inputQueue, []byte) error) error {
 	s.mu.Lock()
-	proc := s.proc
-	if proc != nil && s.waiting && !isTerminalReport(p) {
+	in := s.in
+	if in != nil && s.waiting && !isTerminalReport(p) {
 		s.endWaitingLocked("input from the user")
 	}
 	s.mu.Unlock()
-	if proc == nil {
+	if in == nil {
 		return ErrNotRunning
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	// Noted before the write, so the echo cannot come back before the
-	// readers know to send it at once.
+	// Noted before the input can reach the program, so its echo cannot
+	// come back before the readers know to send it at once.
 	s.ring.noteInput()
-	if _, err := proc.Write(p); err != nil {
+	if err := queue(in, p); err != nil {
 		return fmt.Errorf("session %s: %w", s.id, err)
 	}
 	s.touch()
 	return nil
 }
-
-// Interrupt types Ctrl+C: it writes ETX, which the terminal turns into
-// SIGINT for the foreground group, and which raw-mode programs read as a
-// key, just as they would from a real keyboard.
-func (s *Session) Interrupt() error { return s.Write([]byte{0x03}) }
 
 // Resize sets the terminal size. The size is kept for the next run when
 // no process is running.

@@ -1,6 +1,8 @@
 package sessions_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -215,5 +217,41 @@ func TestExitEndsWaiting(t *testing.T) {
 	_, ev := waitEvent(t, rec, i, "error", statusIs(sessions.StatusError))
 	if ev.Session.Running {
 		t.Errorf("an ended run says Running true")
+	}
+}
+
+// TestInputToAgentThatNeverReads: input to an agent that does not read is
+// queued, never blocking the caller, up to a bound; past it, it is refused
+// with ErrInputFull. Destroying the session ends the blocked delivery.
+func TestInputToAgentThatNeverReads(t *testing.T) {
+	m, _ := newManager(t, sessions.Options{})
+	s := create(t, m, sessions.CreateOptions{Command: shell(`stty raw -echo; echo ready; exec sleep 600`)})
+	follow(s).expect(t, "ready")
+	chunk := []byte(strings.Repeat("p", 1024))
+	var err error
+	sent := 0
+	// The terminal takes about 68 KiB, the queue 1 MiB: 2 MiB is past both.
+	for sent < 2<<20 {
+		if err = s.Write(chunk); err != nil {
+			break
+		}
+		sent += len(chunk)
+	}
+	if !errors.Is(err, sessions.ErrInputFull) || !strings.Contains(err.Error(), "not reading") {
+		t.Fatalf("after %d bytes: %v, want ErrInputFull", sent, err)
+	}
+	if sent < 1<<20 {
+		t.Errorf("refused after %d bytes, want at least the 1 MiB queue", sent)
+	}
+	if err := s.Interrupt(); err != nil {
+		t.Errorf("Interrupt with a full queue: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := m.Destroy(ctx, s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write([]byte("x")); !errors.Is(err, sessions.ErrNotRunning) {
+		t.Errorf("Write after the end: %v, want ErrNotRunning", err)
 	}
 }

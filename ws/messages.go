@@ -49,6 +49,9 @@ const (
 	CodeWorktreeError = "WORKTREE_ERROR"
 	// CodeWorktreeDirty: a worktree to remove has uncommitted changes.
 	CodeWorktreeDirty = "WORKTREE_DIRTY"
+	// CodeInputFull: the agent has not read the input already sent (1 MiB
+	// waits); this input was refused whole and may be sent again.
+	CodeInputFull = "INPUT_FULL"
 )
 
 // ErrMemoryCritical refuses to start an agent while memory is critical;
@@ -69,6 +72,8 @@ func ErrorCode(err error) string {
 		return CodePTYSpawnFailed
 	case errors.Is(err, sessions.ErrShuttingDown):
 		return CodePermissionDenied
+	case errors.Is(err, sessions.ErrInputFull):
+		return CodeInputFull
 	case errors.Is(err, sessions.ErrWorktreeDirty):
 		return CodeWorktreeDirty
 	case errors.Is(err, sessions.ErrWorktree):
