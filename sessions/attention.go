@@ -62,27 +62,50 @@ type alert struct {
 func (a *alertScanner) scan(p []byte) (alert, bool) {
 	var found alert
 	ok := false
-	for len(p) > 0 {
-		if a.state == alertGround {
-			// Text is most of any output: jump to the next byte that
-			// matters.
-			i := bytes.IndexAny(p, "\x07\x1b")
-			if i < 0 {
-				return found, ok
-			}
-			if p[i] == 0x07 && !ok {
-				found, ok = alert{kind: alertBell}, true
-			}
-			if p[i] == 0x1b {
-				a.state = alertEscape
-			}
-			p = p[i+1:]
-			continue
-		}
-		if al, hit := a.step(p[0]); hit && !ok {
+	note := func(al alert) {
+		if !ok {
 			found, ok = al, true
 		}
-		p = p[1:]
+	}
+	for len(p) > 0 {
+		switch a.state {
+		case alertGround:
+			// Text is most of any output: jump to the next byte that
+			// matters with the vectorised IndexByte, the bell searched
+			// for only up to the next escape.
+			esc := bytes.IndexByte(p, 0x1b)
+			text := p
+			if esc >= 0 {
+				text = p[:esc]
+			}
+			if !ok && bytes.IndexByte(text, 0x07) >= 0 {
+				note(alert{kind: alertBell})
+			}
+			if esc < 0 {
+				return found, ok
+			}
+			a.state = alertEscape
+			p = p[esc+1:]
+		case alertCSI:
+			// Colours and cursor moves are most escape sequences: find
+			// their final byte without a call per parameter byte.
+			i := 0
+			for i < len(p) && p[i] >= 0x20 && p[i] < 0x40 {
+				i++
+			}
+			p = p[i:]
+			if len(p) > 0 {
+				if al, hit := a.step(p[0]); hit {
+					note(al)
+				}
+				p = p[1:]
+			}
+		default:
+			if al, hit := a.step(p[0]); hit {
+				note(al)
+			}
+			p = p[1:]
+		}
 	}
 	return found, ok
 }

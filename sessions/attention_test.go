@@ -156,3 +156,22 @@ func FuzzAlertScanner(f *testing.F) {
 		_ = isTerminalReport(out)
 	})
 }
+
+// BenchmarkAlertScan measures the scanner on what the run's reader feeds
+// it on every read: 32 KiB of plain text and of colourful output.
+func BenchmarkAlertScan(b *testing.B) {
+	inputs := map[string][]byte{
+		"ascii": []byte(strings.Repeat("func (s *Session) Write(p []byte) error { return nil } // ok\n", 600)[:32<<10]),
+		"ansi":  []byte(strings.Repeat("\x1b[32m✓\x1b[0m \x1b[1mPASS\x1b[0m ws/stream_test.go:42 (0.01s)\r\n", 600)[:32<<10]),
+	}
+	for _, name := range []string{"ascii", "ansi"} {
+		in := inputs[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			var sc alertScanner
+			for b.Loop() {
+				sc.scan(in)
+			}
+		})
+	}
+}

@@ -77,8 +77,10 @@ func (q *inputQueue) close() {
 	q.signal()
 }
 
-// take waits for pending input and returns it, or false once closed.
-func (q *inputQueue) take(buf []byte) ([]byte, bool) {
+// take waits for pending input and returns it, or false once closed. The
+// queue keeps spare, the slice the last take returned, as its next buffer:
+// the two swap, so nothing is copied.
+func (q *inputQueue) take(spare []byte) ([]byte, bool) {
 	for {
 		q.mu.Lock()
 		if q.closed {
@@ -86,10 +88,10 @@ func (q *inputQueue) take(buf []byte) ([]byte, bool) {
 			return nil, false
 		}
 		if len(q.pending) > 0 {
-			buf = append(buf[:0], q.pending...)
-			q.pending = q.pending[:0]
+			p := q.pending
+			q.pending = spare[:0]
 			q.mu.Unlock()
-			return buf, true
+			return p, true
 		}
 		q.mu.Unlock()
 		<-q.ready

@@ -645,8 +645,8 @@ func (m *Manager) Resume(id string) (*Session, error) {
 		return nil, ErrRunning
 	}
 	s.mu.Unlock()
-	if m.liveLocked() >= m.opts.MaxSessions {
-		return nil, fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, m.liveLocked(), m.opts.MaxSessions)
+	if err := m.admitLocked(); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	proc, err := s.startLocked(s.profile.ResumeArgv(s.id))

@@ -65,6 +65,22 @@ func stopManager(t *testing.T, m *Manager) {
 	m.Close()
 }
 
+// restartManager stops m and closes st, as a server stopping does, then
+// opens the store at path again with a new manager on it, as the next
+// server does; both are closed when the test ends.
+func restartManager(t *testing.T, m *Manager, st *Store, path, workspace string, scrollback int) *Manager {
+	t.Helper()
+	stopManager(t, m)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openTestStore(t, path)
+	t.Cleanup(func() { st.Close() })
+	m = newStoreManager(t, st, workspace, scrollback)
+	t.Cleanup(func() { stopManager(t, m) })
+	return m
+}
+
 func outputOf(t *testing.T, s *Session) string {
 	t.Helper()
 	st := s.StreamState()
@@ -102,15 +118,7 @@ func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
 	})
 	bigState, bigScreen := big.StreamState(), outputOf(t, big)
 	bigStart, bigPrefix := big.ReplayStart()
-	stopManager(t, m)
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	st = openTestStore(t, path)
-	defer st.Close()
-	m = newStoreManager(t, st, workspace, 4096)
-	defer stopManager(t, m)
+	m = restartManager(t, m, st, path, workspace, 4096)
 	list := m.List()
 	if len(list) != 2 || list[0].ID() != big.ID() || list[1].ID() != small.ID() {
 		t.Fatalf("restored %d sessions, want big then small", len(list))
@@ -475,15 +483,7 @@ func TestRestartKeepsWorktree(t *testing.T) {
 	if got := s.Info().Worktree; got == nil || *got != want || s.Info().Cwd != want.Path {
 		t.Fatalf("worktree %+v cwd %s, want %+v", got, s.Info().Cwd, want)
 	}
-	stopManager(t, m)
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	st = openTestStore(t, path)
-	defer st.Close()
-	m = newStoreManager(t, st, workspace, 4096)
-	defer stopManager(t, m)
+	m = restartManager(t, m, st, path, workspace, 4096)
 	r, err := m.Get(s.ID())
 	if err != nil {
 		t.Fatal(err)

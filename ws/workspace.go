@@ -112,12 +112,10 @@ func (h *Hub) suggestDoc(sessionID, rel string) {
 }
 
 // OnWorkflow tells every connection about a newly read workflow.
-func (h *Hub) OnWorkflow(_ string, wf watcher.Workflow) {
-	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, Workflow: WorkflowView(wf)})
-}
+func (h *Hub) OnWorkflow(_ string, wf watcher.Workflow) { h.OnSessionWorkflow("", wf) }
 
 // OnSessionWorkflow tells every connection about a workflow read in a
-// session's worktree.
+// session's worktree; an empty id means the workspace's own.
 func (h *Hub) OnSessionWorkflow(sessionID string, wf watcher.Workflow) {
 	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, SessionID: sessionID, Workflow: WorkflowView(wf)})
 }

@@ -125,9 +125,10 @@ func (s *server) httpError(err error, c echo.Context) {
 // included. Rebinding needs a name, so IP addresses are fine, and so is
 // localhost, which resolves on this machine only.
 func (s *server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	allowed := allowedHosts(s.cfg)
 	return func(c echo.Context) error {
 		host := c.Request().Host
-		if s.cfg.Token != "" || host == "" || s.hostAllowed(host) {
+		if s.cfg.Token != "" || host == "" || hostAllowed(host, allowed) {
 			// No Host at all is HTTP/1.0 from a script (the image's
 			// health check), never a browser.
 			return next(c)
@@ -138,7 +139,18 @@ func (s *server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *server) hostAllowed(hostport string) bool {
+// allowedHosts is --allowed-hosts and the hosts of --allowed-origins.
+func allowedHosts(cfg config) []string {
+	allowed := slices.Clone(cfg.AllowedHosts)
+	for _, o := range cfg.AllowedOrigins {
+		if u, err := url.Parse(o); err == nil && u.Hostname() != "" {
+			allowed = append(allowed, strings.ToLower(u.Hostname()))
+		}
+	}
+	return allowed
+}
+
+func hostAllowed(hostport string, allowed []string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -146,12 +158,6 @@ func (s *server) hostAllowed(hostport string) bool {
 	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
 	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
-	}
-	allowed := slices.Clone(s.cfg.AllowedHosts)
-	for _, o := range s.cfg.AllowedOrigins {
-		if u, err := url.Parse(o); err == nil && u.Hostname() != "" {
-			allowed = append(allowed, strings.ToLower(u.Hostname()))
-		}
 	}
 	for _, a := range allowed {
 		if a == "*" || a == host || strings.HasPrefix(a, ".") && strings.HasSuffix(host, a) {

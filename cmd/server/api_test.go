@@ -32,6 +32,9 @@ type apiEnv struct {
 	ts     *httptest.Server
 	client *http.Client
 	log    *testutil.SyncBuffer
+	// token, when set, goes with every request that carries no
+	// Authorization of its own.
+	token string
 }
 
 // newAPI starts a server whose default sessions run sleeper(), over a fresh
@@ -101,6 +104,9 @@ func (e *apiEnv) do(method, path, body string, header ...string) (*http.Response
 
 func (e *apiEnv) send(req *http.Request) (*http.Response, []byte) {
 	e.t.Helper()
+	if e.token != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)

@@ -104,7 +104,7 @@ func statusEvents(t *testing.T, e *apiEnv, header http.Header) func(typ, status 
 func TestClaudeHooks(t *testing.T) {
 	installFakeClaude(t)
 	e := newAPI(t, "--question-quiet", "100ms", "--token", "s3cret")
-	e.client.Transport = bearer{"s3cret", e.client.Transport}
+	e.token = "s3cret"
 	next := statusEvents(t, e, http.Header{"Authorization": {"Bearer s3cret"}})
 
 	s := e.create(`{"agent":"claude","name":"hooked"}`)
@@ -279,20 +279,4 @@ func envValue(environ []byte, key string) string {
 		}
 	}
 	return ""
-}
-
-// bearer adds a token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	next := b.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	return next.RoundTrip(req)
 }
