@@ -339,7 +339,11 @@ func (m *Manager) saveScreens() {
 func (m *Manager) saveScreen(s *Session) error {
 	// Under emitMu, so a Destroy's delete cannot fall between the check
 	// that the session is still there and the write, which would bring a
-	// destroyed session back after a restart.
+	// destroyed session back after a restart. The session's mu comes
+	// first, as everywhere (a run ending emits under it): taking it inside
+	// emitMu deadlocked a save against a run's end.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	st := s.ring.state()
@@ -347,7 +351,7 @@ func (m *Manager) saveScreen(s *Session) error {
 		return nil
 	}
 	sc := s.ring.snapshot()
-	if err := m.opts.Store.putSnapshot(recordOf(s.Info()), sc); err != nil {
+	if err := m.opts.Store.putSnapshot(recordOf(s.infoLocked()), sc); err != nil {
 		return err
 	}
 	m.savedEnd[s.id] = sc.start + uint64(len(sc.data))
