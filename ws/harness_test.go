@@ -285,6 +285,24 @@ func (c *client) expect(typ, sid string) msg {
 	}
 }
 
+// sync makes a heartbeat round trip and returns the messages that came
+// before its reply. The hub registers a connection before it reads from it,
+// so once sync returns every later broadcast reaches this client, and one
+// made before the call has already arrived: a test that broadcasts right
+// after dialing would otherwise race the registration.
+func (c *client) sync() []msg {
+	c.t.Helper()
+	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
+	var before []msg
+	for {
+		m := c.read()
+		if m.Type == ws.TypeHeartbeat && m.Echo != nil {
+			return before
+		}
+		before = append(before, m)
+	}
+}
+
 // stream accumulates one session's output as a client sees it.
 type stream struct {
 	data   []byte

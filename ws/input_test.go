@@ -206,8 +206,7 @@ func TestOriginCheck(t *testing.T) {
 func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.dial(nil)
-	c.send(map[string]any{"type": "heartbeat", "timestamp": 1})
-	c.expect(ws.TypeHeartbeat, "")
+	c.sync()
 
 	e.hub.Announce(1500 * time.Millisecond)
 	m := c.expect(ws.TypeServerShutdown, "")
@@ -248,8 +247,7 @@ func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
 func TestAFloodOfFileEventsDoesNotDropAClient(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.dial(nil)
-	c.send(map[string]any{"type": "heartbeat", "timestamp": 1})
-	c.expect(ws.TypeHeartbeat, "")
+	c.sync()
 	// A checkout of thousands of files, faster than any client reads.
 	for i := range 5000 {
 		e.hub.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/f%d", i), Rel: fmt.Sprintf("f%d", i), Op: watcher.FileAdded, Time: time.Now()})

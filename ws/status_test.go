@@ -18,6 +18,7 @@ func TestAttentionReachesEveryConnection(t *testing.T) {
 		QuestionQuiet: time.Hour, IdleAfter: 200 * time.Millisecond, WarnAfter: 400 * time.Millisecond, ErrorAfter: time.Hour,
 	}})
 	bystander := e.dial(nil) // never attaches
+	bystander.sync()
 	s := e.session("sh", "-c", `printf 'ready\a'; read x; echo "got $x"; sleep 60`)
 
 	m := bystander.expect(ws.TypeSessionStatus, s.ID())
@@ -52,20 +53,15 @@ func TestAttentionReachesEveryConnection(t *testing.T) {
 func TestOneLayoutShiftPerWrite(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.dial(nil)
+	c.sync()
 	now := time.Now()
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/arch.md", Rel: "docs/arch.md", Op: watcher.FileAdded, Time: now})
 	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
 	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
-	// A heartbeat reply comes after every message broadcast before it.
-	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
 	var shifts []string
-	for {
-		m := c.read()
-		if m.Type == ws.TypeHeartbeat {
-			break
-		}
+	for _, m := range c.sync() {
 		if m.Type == ws.TypeLayoutShift {
 			shifts = append(shifts, m.SessionID+":"+m.Path)
 		}

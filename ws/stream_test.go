@@ -198,8 +198,7 @@ func TestEventsReachEveryConnection(t *testing.T) {
 	watcher := e.dial(nil)
 	// A heartbeat round trip proves the connection is registered before
 	// the session is created.
-	watcher.send(map[string]any{"type": "heartbeat", "timestamp": 1})
-	watcher.expect(ws.TypeHeartbeat, "")
+	watcher.sync()
 
 	s := e.session("sh", "-c", "exit 3")
 	created := watcher.expect(ws.TypeSessionCreated, "")
@@ -348,8 +347,7 @@ func TestDetachStopsTheStream(t *testing.T) {
 	// The heartbeat's reply shows the detach was handled before the next
 	// line is typed on the other connection.
 	c.send(map[string]any{"type": ws.TypeSessionDetach, "sessionId": s.ID()})
-	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
-	c.expect(ws.TypeHeartbeat, "")
+	c.sync()
 	typist.send(input(s.ID(), "two\n"))
 	testutil.Eventually(t, waitTimeout, "the second line", func() bool {
 		return s.StreamState().End >= seen+uint64(len("got two\r\n"))
