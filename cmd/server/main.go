@@ -313,10 +313,20 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 		}
 	}()
 
+	// Each step's time goes into the last log line: a shutdown that runs
+	// long says where.
+	began := time.Now()
+	step := func() time.Duration {
+		now := time.Now()
+		d := now.Sub(began).Round(time.Millisecond)
+		began = now
+		return d
+	}
 	s.hub.Announce(grace)
 	s.halt()
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- httpSrv.Shutdown(ctx) }()
+	tookWatchers := step()
 
 	// Agents get the grace period; the last part of the second is kept for
 	// closing connections.
@@ -325,9 +335,11 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	errAgents := s.mgr.Shutdown(agentsCtx, grace)
 	// The agents are gone, and with them every hook caller.
 	errHooks := s.hooks.stop(ctx)
+	tookAgents := step()
 	// Save everything the agents wrote to the end before saying goodbye:
 	// a client that reconnects at once to the next server finds it all.
 	s.mgr.Close()
+	tookSave := step()
 	// Closing connections takes a round trip, not a grace period, so a
 	// second signal does not skip it: clients still get their 1001. Only
 	// the overall deadline bounds it, less a little, so that dropping
@@ -336,7 +348,10 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
+	tookConns := step()
 	errStore := s.store.Close()
+	s.log.Info("shut down", "watchers", tookWatchers, "agents", tookAgents, "save", tookSave,
+		"connections", tookConns, "database", step())
 	errs := []error{errAgents, errHooks, errConns, errHTTP, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is
