@@ -137,11 +137,13 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	// emitMu orders events: each is emitted, and written to the store,
+	// emitMu orders events: each is emitted, and queued for the store,
 	// while it is held, so observers and the store see a session's changes
 	// in the order they happened. Lock order: a Session's mu, then emitMu,
 	// then a ring's mu.
 	emitMu sync.Mutex
+	// journal writes the store's changes; nil without a store.
+	journal *journal
 
 	// mu protects the fields below. Lock order: mu before a Session's mu.
 	mu       sync.Mutex
@@ -221,6 +223,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if err := m.restore(); err != nil {
 		return nil, err
 	}
+	m.journal = newJournal(opts.Store, m.log)
 	go m.saver()
 	return m, nil
 }
@@ -231,19 +234,15 @@ func (m *Manager) emit(ev Event) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	m.opts.OnEvent(ev)
-	if m.opts.Store == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
+	if m.journal == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
 		return // these change nothing a restart keeps
 	}
-	var err error
 	if ev.Kind == EventDestroyed {
-		err = m.opts.Store.delete(ev.Session.ID)
+		m.journal.remove(ev.Session.ID)
 		delete(m.savedEnd, ev.Session.ID)
-	} else {
-		err = m.opts.Store.putRecord(recordOf(ev.Session))
+		return
 	}
-	if err != nil {
-		m.log.Error("save session", "session", ev.Session.ID, "err", err)
-	}
+	m.journal.putRecord(recordOf(ev.Session))
 }
 
 func recordOf(info Info) record {
@@ -330,43 +329,41 @@ func (m *Manager) saveScreens() {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	for _, s := range m.List() {
-		if err := m.saveScreen(s); err != nil {
-			m.log.Error("save screen", "session", s.id, "err", err)
-		}
+		m.saveScreen(s)
 	}
 }
 
-func (m *Manager) saveScreen(s *Session) error {
-	// Under emitMu, so a Destroy's delete cannot fall between the check
-	// that the session is still there and the write, which would bring a
-	// destroyed session back after a restart. The session's mu comes
-	// first, as everywhere (a run ending emits under it): taking it inside
-	// emitMu deadlocked a save against a run's end.
+// saveScreen queues s's metadata and screen when its output moved since
+// the last save.
+func (m *Manager) saveScreen(s *Session) {
+	// Under emitMu, so a Destroy's removal cannot be queued between the
+	// check that the session is still there and the save, which would
+	// bring a destroyed session back after a restart. The session's mu
+	// comes first, as everywhere (a run ending emits under it): taking it
+	// inside emitMu deadlocked a save against a run's end.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	st := s.ring.state()
 	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
-		return nil
+		return
 	}
 	sc := s.ring.snapshot()
-	if err := m.opts.Store.putSnapshot(recordOf(s.infoLocked()), sc); err != nil {
-		return err
-	}
+	m.journal.putSnapshot(recordOf(s.infoLocked()), sc)
 	m.savedEnd[s.id] = sc.start + uint64(len(sc.data))
-	return nil
 }
 
-// Close saves every changed screen and stops the periodic saving. Call it
-// after Shutdown, so the agents' last output is in; the Store stays open
-// for its owner to close.
+// Close saves every changed screen, stops the periodic saving and returns
+// once everything is written. Call it after Shutdown, so the agents' last
+// output is in; the Store stays open for its owner to close.
 func (m *Manager) Close() {
 	m.closeOnce.Do(func() {
 		close(m.stopSaver)
 		<-m.saverDone
-		if m.opts.Store != nil {
+		if m.journal != nil {
 			m.saveScreens()
+			m.journal.close()
 		}
 	})
 }
@@ -747,7 +744,10 @@ func (m *Manager) Destroy(ctx context.Context, id string) error {
 
 // Shutdown refuses new sessions and resumes, then stops every running
 // session at once, giving each agent grace between SIGHUP and SIGKILL,
-// and waits for every PTY reader to finish. Sessions stay listed.
+// and waits for every PTY reader to finish. Sessions stay listed. Each
+// session's screen is saved as soon as its agent has stopped, while the
+// others may still be using their grace, so the final save in Close has
+// little left to write when the shutdown's time is nearly up.
 func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) error {
 	m.mu.Lock()
 	m.closing = true
@@ -762,7 +762,11 @@ func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) error {
 		errs = make([]error, len(list))
 	)
 	for i, s := range list {
-		wg.Go(func() { errs[i] = s.stop(ctx, grace) })
+		wg.Go(func() {
+			if errs[i] = s.stop(ctx, grace); errs[i] == nil && m.journal != nil {
+				m.saveScreen(s)
+			}
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

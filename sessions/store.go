@@ -26,7 +26,8 @@ var (
 )
 
 // Store keeps session metadata and last screens in a bbolt file, so
-// sessions outlive the server. Every write is one transaction: a crash
+// sessions outlive the server. Every write is one transaction (the
+// manager's journal makes one of whatever queued up meanwhile): a crash
 // leaves the previous state or the new one, never a mix.
 type Store struct {
 	db   *bolt.DB
@@ -135,41 +136,6 @@ func unmarshalScreen(b []byte) (screen, error) {
 		prefix: append([]byte(nil), b[12:12+n]...),
 		data:   append([]byte(nil), b[12+n:]...),
 	}, nil
-}
-
-// putRecord writes a session's metadata.
-func (s *Store) putRecord(r record) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode session %s: %w", r.ID, err)
-	}
-	return s.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).Put([]byte(r.ID), v)
-	})
-}
-
-// putSnapshot writes a session's metadata and last screen together.
-func (s *Store) putSnapshot(r record, sc screen) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode session %s: %w", r.ID, err)
-	}
-	return s.update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketSessions).Put([]byte(r.ID), v); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketScreens).Put([]byte(r.ID), sc.marshal())
-	})
-}
-
-// delete forgets a session.
-func (s *Store) delete(id string) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketScreens).Delete([]byte(id))
-	})
 }
 
 func (s *Store) update(fn func(*bolt.Tx) error) error {

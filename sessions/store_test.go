@@ -347,13 +347,13 @@ func BenchmarkRestart(b *testing.B) {
 	}
 	line := []byte("\x1b[32mok\x1b[0m  github.com/agentmux/agentmux/ws  12.3s  héllo 日本語\r\n")
 	data := bytes.Repeat(line, (1<<20)/len(line))
+	j := newJournal(st, slog.New(slog.DiscardHandler))
 	for i := range 4 {
 		r := record{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), Name: "s", Profile: Profile{Name: "shell", Start: []string{"sh"}},
 			Command: []string{"sh"}, Cwd: "/", CreatedAt: time.Now(), Cols: 80, Rows: 24}
-		if err := st.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data}); err != nil {
-			b.Fatal(err)
-		}
+		j.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data})
 	}
+	j.close()
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
