@@ -536,9 +536,11 @@ func TestDestroyRightAfterExitOrdersEvents(t *testing.T) {
 	// A real log handler, as in production: it widens the gap between the
 	// run's end and its status event.
 	m, rec := newManager(t, sessions.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for i := range 200 {
+	// Each iteration has its own deadline: 200 of them under the race
+	// detector on a loaded machine can take longer than one.
+	iteration := func(i int) {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
 		s := create(t, m, sessions.CreateOptions{Command: shell("exit 0")})
 		// Spin rather than poll on a ticker, to act the moment the run is
 		// recorded as ended.
@@ -555,6 +557,9 @@ func TestDestroyRightAfterExitOrdersEvents(t *testing.T) {
 		if got, want := kinds(evs), []string{"created:active", "status:stopped", "destroyed:stopped"}; !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: events = %v, want %v", i, got, want)
 		}
+	}
+	for i := range 200 {
+		iteration(i)
 	}
 }
 

@@ -165,9 +165,10 @@ func TestAddChangeUnlink(t *testing.T) {
 
 func TestBurstGivesAtMostTwoEventsEndingInTheFinalState(t *testing.T) {
 	// The promise is for a burst that fits in one window. The window is
-	// widened from its 500 ms default so that 50 writes fit in it even on
-	// a loaded CI machine running the race detector; each burst checks
-	// that it did.
+	// widened from its 500 ms default so that a burst fits in it even on
+	// a loaded CI machine running the race detector; a burst that still
+	// did not fit proves nothing either way and is tried again on a new
+	// file, at most three times.
 	if w, err := NewWorkspace(WorkspaceOptions{Root: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	} else if w.opts.Coalesce != 500*time.Millisecond {
@@ -175,39 +176,56 @@ func TestBurstGivesAtMostTwoEventsEndingInTheFinalState(t *testing.T) {
 	}
 	const window = 2 * time.Second
 	e := startWatch(t, nil, WorkspaceOptions{Coalesce: window})
-	p := filepath.Join(e.root, "log.txt")
-	burst := func(what string, n int, content func(i int) string) {
-		t.Helper()
+	// burst runs writes and reports whether they fitted in one window.
+	burst := func(writes func()) bool {
 		start := time.Now()
-		for i := range n {
-			write(t, p, content(i))
-		}
+		writes()
 		if took := time.Since(start); took >= window {
-			t.Fatalf("%s took %v, longer than the %v window the test relies on", what, took, window)
+			t.Logf("a burst took %v, longer than the %v window; trying again", took, window)
+			return false
 		}
+		return true
 	}
-	burst("a burst of 50 writes", 50, func(i int) string { return strings.Repeat("x", i+1) })
-	e.quiet(t)
-	ops := e.rec.eventsFor("log.txt")
-	if len(ops) == 0 || len(ops) > 2 || ops[0] != "add" {
-		t.Fatalf("a burst of 50 writes gave %v, want add and at most one more", ops)
-	}
-	var got fileState
-	e.w.inspect(func() { got = e.w.known[p] })
-	if got.size != 50 {
-		t.Fatalf("the last event saw size %d, want the final 50", got.size)
-	}
+	for attempt := range 3 {
+		rel := fmt.Sprintf("log%d.txt", attempt)
+		p := filepath.Join(e.root, rel)
+		if !burst(func() {
+			for i := range 50 {
+				write(t, p, strings.Repeat("x", i+1))
+			}
+		}) {
+			continue
+		}
+		e.quiet(t)
+		ops := e.rec.eventsFor(rel)
+		if len(ops) == 0 || len(ops) > 2 || ops[0] != "add" {
+			t.Fatalf("a burst of 50 writes gave %v, want add and at most one more", ops)
+		}
+		var got fileState
+		e.w.inspect(func() { got = e.w.known[p] })
+		if got.size != 50 {
+			t.Fatalf("the last event saw size %d, want the final 50", got.size)
+		}
 
-	// A burst ending in a removal ends in unlink.
-	burst("a burst of 10 writes", 10, func(i int) string { return strings.Repeat("y", i) })
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
+		// A burst ending in a removal ends in unlink.
+		if !burst(func() {
+			for i := range 10 {
+				write(t, p, strings.Repeat("y", i))
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}) {
+			continue
+		}
+		e.quiet(t)
+		ops = e.rec.eventsFor(rel)
+		if last := ops[len(ops)-1]; last != "unlink" || len(ops) > 4 {
+			t.Fatalf("events %v: want the second burst to end in unlink, two events at most", ops)
+		}
+		return
 	}
-	e.quiet(t)
-	ops = e.rec.eventsFor("log.txt")
-	if last := ops[len(ops)-1]; last != "unlink" || len(ops) > 4 {
-		t.Fatalf("events %v: want the second burst to end in unlink, two events at most", ops)
-	}
+	t.Fatalf("no burst fitted in the %v window in three attempts: the machine is too busy for this test", window)
 }
 
 func TestSaveByRenameIsAChange(t *testing.T) {
