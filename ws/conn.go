@@ -39,6 +39,9 @@ type conn struct {
 
 	readerDone chan struct{}
 	writerDone chan struct{}
+	// farewell is closed once the writer has sent its close frame, or
+	// found it cannot: the hub waits for it before dropping sockets.
+	farewell chan struct{}
 
 	// writeFailed reports whether a write failed, after which nothing more
 	// is written. Owned by the writer goroutine.
@@ -61,6 +64,7 @@ func newConn(h *Hub, ws *websocket.Conn) *conn {
 		output:     make(chan []byte),
 		readerDone: make(chan struct{}),
 		writerDone: make(chan struct{}),
+		farewell:   make(chan struct{}),
 		streams:    make(map[string]*stream),
 		sizes:      make(map[string][2]int),
 	}
@@ -314,6 +318,7 @@ func (c *conn) finish() {
 			c.log.Debug("write close frame", "err", err)
 		}
 	}
+	close(c.farewell)
 	t := time.NewTimer(closeGrace)
 	defer t.Stop()
 	select {

@@ -55,6 +55,9 @@ const (
 	// closeGrace is how long a closing connection waits for the peer's
 	// close frame before dropping the socket.
 	closeGrace = time.Second
+	// farewellWindow is how long Close, once out of time, still waits for
+	// the writers to send their close frames before dropping the sockets.
+	farewellWindow = 100 * time.Millisecond
 )
 
 // SessionSource is the subset of *sessions.Manager a Hub uses.
@@ -283,9 +286,24 @@ func (h *Hub) Close(ctx context.Context) error {
 		return nil
 	default:
 	}
+	// A writer sends its close frame within a millisecond or so of being
+	// told, so even when earlier shutdown steps used up the time (the
+	// deadline may have passed before Close began), each gets a short
+	// moment to, or clients would see an abnormal closure rather than
+	// 1001. Only a writer stuck on a client that stopped reading uses it up.
+	farewells := time.NewTimer(farewellWindow)
+	defer farewells.Stop()
+wait:
+	for _, c := range conns {
+		select {
+		case <-c.farewell:
+		case <-farewells.C:
+			break wait
+		}
+	}
 	// A client that never answers the close frame, or a writer stuck on
 	// one that stopped reading, holds its goroutines; dropping the socket
-	// ends them now. Every client has been sent its 1001 by then.
+	// ends them now.
 	for _, c := range conns {
 		_ = c.ws.Close()
 	}

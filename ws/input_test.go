@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -200,6 +201,34 @@ func TestOriginCheck(t *testing.T) {
 	}
 	if _, err := ws.NewHub(ws.Options{Sessions: e.mgr, AllowedOrigins: []string{"allowed.example"}}); err == nil {
 		t.Fatal("an origin without a scheme was accepted")
+	}
+}
+
+// TestCloseAfterItsDeadlineStillSaysGoingAway: a shutdown whose earlier
+// steps used up the connections' time still lets each writer send its
+// 1001 before the sockets are dropped; a client should learn the server
+// is going away, not see an abnormal closure.
+func TestCloseAfterItsDeadlineStillSaysGoingAway(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	clients := []*client{e.dial(nil), e.dial(nil), e.dial(nil)}
+	for _, c := range clients {
+		c.sync()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := e.hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range clients {
+		_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+		for {
+			if _, _, err := c.conn.ReadMessage(); err != nil {
+				if !isCloseCode(err, websocket.CloseGoingAway) {
+					t.Errorf("client %d: close = %v, want 1001", i, err)
+				}
+				break
+			}
+		}
 	}
 }
 

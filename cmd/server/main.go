@@ -342,8 +342,8 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	tookSave := step()
 	// Closing connections takes a round trip, not a grace period, so a
 	// second signal does not skip it: clients still get their 1001. Only
-	// the overall deadline bounds it, less a little, so that dropping
-	// silent clients fits too.
+	// the overall deadline bounds it, less a little, so that the close
+	// frames' short last chance and dropping silent clients fit too.
 	connsCtx, cancelConns := context.WithDeadline(context.Background(), deadline.Add(-200*time.Millisecond))
 	defer cancelConns()
 	errConns := s.hub.Close(connsCtx)
