@@ -491,6 +491,10 @@ func TestRestartKeepsWorktree(t *testing.T) {
 	if got := s.Info().Worktree; got == nil || *got != want || s.Info().Cwd != want.Path {
 		t.Fatalf("worktree %+v cwd %s, want %+v", got, s.Info().Cwd, want)
 	}
+	// The saved screen must hold the first run's pwd for the count below.
+	testutil.Eventually(t, storeTimeout, "pwd of the first run", func() bool {
+		return strings.Contains(outputOf(t, s), want.Path)
+	})
 	m = restartManager(t, m, st, path, workspace, 4096)
 	r, err := m.Get(s.ID())
 	if err != nil {
