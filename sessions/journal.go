@@ -21,16 +21,13 @@ type journal struct {
 	log   *slog.Logger
 
 	mu sync.Mutex
-	// cond is broadcast when changes are queued, when a batch has been
-	// written and when the journal closes.
+	// cond wakes the writer when changes are queued or the journal closes.
 	cond    *sync.Cond
 	pending []change
 	// screens holds, for each session with a screen in pending, its
 	// index there: a newer screen replaces it in place, so a disk slower
 	// than the saves keeps one screen per session queued, not a backlog.
 	screens map[string]int
-	queued  uint64 // changes ever queued
-	written uint64 // changes ever taken and committed (or failed)
 	closed  bool
 	done    chan struct{}
 }
@@ -98,8 +95,7 @@ func (j *journal) add(c change) {
 		j.screens[c.id] = len(j.pending)
 	}
 	j.pending = append(j.pending, c)
-	j.queued++
-	j.cond.Broadcast()
+	j.cond.Signal()
 	j.mu.Unlock()
 }
 
@@ -121,8 +117,6 @@ func (j *journal) run() {
 		j.mu.Unlock()
 		j.write(batch)
 		j.mu.Lock()
-		j.written += uint64(len(batch))
-		j.cond.Broadcast()
 	}
 }
 
@@ -172,7 +166,7 @@ func (c change) apply(records, screens *bolt.Bucket) error {
 func (j *journal) close() {
 	j.mu.Lock()
 	j.closed = true
-	j.cond.Broadcast()
+	j.cond.Signal()
 	j.mu.Unlock()
 	<-j.done
 }
