@@ -21,13 +21,16 @@ type journal struct {
 	log   *slog.Logger
 
 	mu sync.Mutex
-	// cond wakes the writer when changes are queued or the journal closes.
+	// cond is broadcast when changes are queued, when a batch has been
+	// written and when the journal closes.
 	cond    *sync.Cond
 	pending []change
 	// screens holds, for each session with a screen in pending, its
 	// index there: a newer screen replaces it in place, so a disk slower
 	// than the saves keeps one screen per session queued, not a backlog.
 	screens map[string]int
+	queued  uint64 // changes ever queued
+	written uint64 // changes ever taken and committed (or failed)
 	closed  bool
 	done    chan struct{}
 }
@@ -95,7 +98,8 @@ func (j *journal) add(c change) {
 		j.screens[c.id] = len(j.pending)
 	}
 	j.pending = append(j.pending, c)
-	j.cond.Signal()
+	j.queued++
+	j.cond.Broadcast()
 	j.mu.Unlock()
 }
 
@@ -117,6 +121,8 @@ func (j *journal) run() {
 		j.mu.Unlock()
 		j.write(batch)
 		j.mu.Lock()
+		j.written += uint64(len(batch))
+		j.cond.Broadcast()
 	}
 }
 
@@ -161,12 +167,22 @@ func (c change) apply(records, screens *bolt.Bucket) error {
 	return nil
 }
 
+// sync waits until every change queued before the call is committed (or
+// has failed, which is logged).
+func (j *journal) sync() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for target := j.queued; j.written < target; {
+		j.cond.Wait()
+	}
+}
+
 // close writes what is queued and stops the writer. Later changes are
 // written synchronously.
 func (j *journal) close() {
 	j.mu.Lock()
 	j.closed = true
-	j.cond.Signal()
+	j.cond.Broadcast()
 	j.mu.Unlock()
 	<-j.done
 }

@@ -33,8 +33,11 @@ func blockStore(t *testing.T, st *Store) (release func()) {
 }
 
 // TestAStuckStoreHoldsUpNoSession: while the database cannot be written,
-// sessions are still created, end, report their status and are destroyed;
-// once it can, everything is written in the order it happened.
+// a Create or Destroy waits for it (what the caller is told must survive
+// a crash), but nothing else does: another session's run still ends and
+// reports its status. Once the database frees, everything is written in
+// the order it happened, and a Create returns only once its session is on
+// disk.
 func TestAStuckStoreHoldsUpNoSession(t *testing.T) {
 	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
 	defer st.Close()
@@ -54,31 +57,49 @@ func TestAStuckStoreHoldsUpNoSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := blockStore(t, st)
-
-	short, err := m.Create(CreateOptions{Name: "short", Command: []string{"sh", "-c", "echo done; exit 3"}})
+	short, err := m.Create(CreateOptions{Name: "short", Command: []string{"sh", "-c", "read x; echo done; exit 3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case info := <-statuses:
-		if info.ID != short.ID() || info.Status != StatusError {
-			t.Fatalf("status %+v, want the short session in error", info)
-		}
-	case <-time.After(storeTimeout):
-		t.Fatal("a session's end was not reported while the database was stuck")
+	if saved, _, err := st.load(); err != nil || len(saved) != 1 || saved[0].record.ID != short.ID() {
+		t.Fatalf("after Create returned the store holds %d sessions (%v), want the new one", len(saved), err)
 	}
 	gone, err := m.Create(CreateOptions{Name: "gone", Command: []string{"sleep", "60"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := m.Destroy(ctx, gone.ID()); err != nil {
+
+	release := blockStore(t, st)
+	destroyed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		destroyed <- m.Destroy(ctx, gone.ID())
+	}()
+	if err := short.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
+	}
+	for done := false; !done; {
+		select {
+		case info := <-statuses:
+			done = info.ID == short.ID() && info.Status == StatusError
+		case <-time.After(storeTimeout):
+			t.Fatal("a session's end was not reported while the database was stuck")
+		}
 	}
 
 	release()
+	select {
+	case err := <-destroyed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(storeTimeout):
+		t.Fatal("Destroy did not return once the database was free")
+	}
+	if saved, _, err := st.load(); err != nil || len(saved) != 1 || saved[0].record.ID != short.ID() {
+		t.Fatalf("after Destroy returned the store holds %d sessions (%v), want only the short one", len(saved), err)
+	}
 	stopManager(t, m)
 	saved, skipped, err := st.load()
 	if err != nil || len(skipped) != 0 || len(saved) != 1 {

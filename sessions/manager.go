@@ -373,8 +373,25 @@ func (m *Manager) MaxSessions() int { return m.opts.MaxSessions }
 
 // Create starts a new session. It returns ErrLimitReached at the limit,
 // ErrInvalid for bad options and ErrSpawn when the command cannot start;
-// in each case nothing else changes.
-func (m *Manager) Create(opts CreateOptions) (_ *Session, err error) {
+// in each case nothing else changes. With a store, it returns once the
+// session is on disk: a session the caller was told of survives kill -9.
+func (m *Manager) Create(opts CreateOptions) (*Session, error) {
+	s, err := m.create(opts)
+	if err == nil {
+		m.durable()
+	}
+	return s, err
+}
+
+// durable waits, holding no lock, until every change made so far is
+// committed to the store.
+func (m *Manager) durable() {
+	if m.journal != nil {
+		m.journal.sync()
+	}
+}
+
+func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
 	profile, argvOverride, err := m.pickProfile(opts)
 	if err != nil {
 		return nil, err
@@ -716,8 +733,17 @@ func (t tagged) Error() string   { return t.err.Error() }
 func (t tagged) Unwrap() []error { return []error{t.err, t.kind} }
 
 // Destroy stops the session's process (SIGHUP, then SIGKILL after the stop
-// grace) and forgets the session. A worktree it has stays.
+// grace) and forgets the session, on disk too before it returns, so it
+// does not come back after a crash. A worktree it has stays.
 func (m *Manager) Destroy(ctx context.Context, id string) error {
+	err := m.destroy(ctx, id)
+	if err == nil {
+		m.durable()
+	}
+	return err
+}
+
+func (m *Manager) destroy(ctx context.Context, id string) error {
 	s, err := m.Get(id)
 	if err != nil {
 		return err
