@@ -26,20 +26,13 @@ type echoResult struct {
 func measureEcho(ctx context.Context, e *benchEnv, keys int) (*echoResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	s, cleanup, err := e.newSession(ctx, "bench echo", echoCommand)
+	r, err := e.newReadySession(ctx, "bench echo", echoCommand)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
+	defer r.close()
+	s, c := r.session, r.c
 	c.keepData = true
-	if _, err := c.attachReady(s.ID); err != nil {
-		return nil, err
-	}
 
 	rtts := make([]time.Duration, 0, keys)
 	letters := []string{"a", "b"}

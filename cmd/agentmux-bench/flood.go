@@ -42,22 +42,12 @@ type floodResult struct {
 func measureFlood(ctx context.Context, e *benchEnv, w floodWorkload, d time.Duration) (*floodResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	s, cleanup, err := e.newSession(ctx, "bench flood "+w.Name, w.Argv)
+	r, err := e.newReadySession(ctx, "bench flood "+w.Name, w.Argv)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Closed before the session is deleted, so the delete does not wait
-	// on a connection nobody reads.
-	defer c.close()
-	st, err := c.attachReady(s.ID)
-	if err != nil {
-		return nil, err
-	}
+	defer r.close()
+	s, c, st := r.session, r.c, r.st
 	start := time.Now()
 	if err := c.input(s.ID, "\n"); err != nil {
 		return nil, err

@@ -55,6 +55,42 @@ func (e *benchEnv) newSession(ctx context.Context, name string, argv []string) (
 	}, nil
 }
 
+// readySession is a session, running a command that prints readyLine and
+// waits for a line, with a connection attached to it past that line.
+type readySession struct {
+	session
+	c       *wsConn
+	st      *streamCount
+	cleanup func()
+}
+
+// newReadySession creates and attaches a readySession.
+func (e *benchEnv) newReadySession(ctx context.Context, name string, argv []string) (*readySession, error) {
+	s, cleanup, err := e.newSession(ctx, name, argv)
+	if err != nil {
+		return nil, err
+	}
+	c, err := e.dial(ctx)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	st, err := c.attachReady(s.ID)
+	if err != nil {
+		c.close()
+		cleanup()
+		return nil, err
+	}
+	return &readySession{session: s, c: c, st: st, cleanup: cleanup}, nil
+}
+
+// close closes the connection, then deletes the session: in that order
+// the delete does not wait on a connection nobody reads.
+func (r *readySession) close() {
+	r.c.close()
+	r.cleanup()
+}
+
 // throughputRun is one bare run and one server run of the same workload.
 type throughputRun struct {
 	BareMBps     float64 `json:"bareMBps"`
@@ -182,20 +218,12 @@ func ptyErr(ctx context.Context, err error) error {
 func serverCat(ctx context.Context, e *benchEnv, path string, size int64, run *throughputRun) error {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	s, cleanup, err := e.newSession(ctx, "bench throughput", catCommand(path))
+	r, err := e.newReadySession(ctx, "bench throughput", catCommand(path))
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	c, err := e.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	st, err := c.attachReady(s.ID)
-	if err != nil {
-		return err
-	}
+	defer r.close()
+	s, c, st := r.session, r.c, r.st
 	start := time.Now()
 	if err := c.input(s.ID, "\n"); err != nil {
 		return err
