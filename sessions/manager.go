@@ -142,7 +142,8 @@ type Manager struct {
 	// in the order they happened. Lock order: a Session's mu, then emitMu,
 	// then a ring's mu.
 	emitMu sync.Mutex
-	// journal writes the store's changes; nil without a store.
+	// journal writes the store's changes; nil without a store. Its
+	// goroutine starts in NewManager and ends in Close, after draining.
 	journal *journal
 
 	// mu protects the fields below. Lock order: mu before a Session's mu.
