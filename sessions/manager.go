@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -505,6 +507,9 @@ func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
+	if err := m.checkWorktreeDir(dir); err != nil {
+		return worktree.Worktree{}, err
+	}
 	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
 	if err != nil {
 		return worktree.Worktree{}, worktreeError(err)
@@ -515,6 +520,72 @@ func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, error) {
 	}
 	m.log.Info("worktree added", "path", wt.Path, "branch", wt.Branch, "new branch", wt.Created)
 	return wt, nil
+}
+
+// checkWorktreeDir refuses a worktree directory that is not, with every
+// symbolic link on its way followed, inside the workspace's .worktrees. A
+// repository can commit .worktrees as a link, which would send every
+// checkout, and every removal, wherever it points.
+func (m *Manager) checkWorktreeDir(dir string) error {
+	refuse := func(format string, args ...any) error {
+		return tagged{fmt.Errorf(format, args...), ErrWorktree}
+	}
+	parent := filepath.Join(m.opts.Workspace, WorktreesDir)
+	fi, err := os.Lstat(parent)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // Add makes it
+	case err != nil:
+		return refuse("check %s: %w", parent, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(parent)
+		return refuse("%s is a symbolic link (to %s); worktrees are made only in a real directory inside the workspace, so remove the link first", parent, target)
+	case !fi.IsDir():
+		return refuse("%s is not a directory; worktrees are made in it, so move it away first", parent)
+	}
+	realParent, err := realPath(parent)
+	if err != nil {
+		return refuse("resolve %s: %w", parent, err)
+	}
+	realWorkspace, err := filepath.EvalSymlinks(m.opts.Workspace)
+	if err != nil {
+		return refuse("resolve the workspace: %w", err)
+	}
+	real, err := realPath(dir)
+	if err != nil {
+		return refuse("resolve %s: %w", dir, err)
+	}
+	if realParent != filepath.Join(realWorkspace, WorktreesDir) || !isWithin(real, realParent) {
+		return refuse("%s resolves to %s, outside the workspace's %s; a symbolic link on the way must go", dir, real, WorktreesDir)
+	}
+	return nil
+}
+
+// realPath is path with every symbolic link resolved, for a path that may
+// not exist yet: its deepest existing ancestor is resolved and the rest
+// appended.
+func realPath(path string) (string, error) {
+	existing, rest := filepath.Clean(path), ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(real, rest), nil
+}
+
+// isWithin reports whether path is dir or lies under it; both are clean.
+func isWithin(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // rollbackWorktree takes back the worktree of a session that did not
@@ -587,6 +658,12 @@ func checkName(name string) error {
 	}
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return fmt.Errorf("%w: name contains control characters", ErrInvalid)
+	}
+	// Format characters (bidi overrides, zero-width spaces and joiners)
+	// draw nothing or reorder what follows: a tab could pass for another.
+	if i := strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%w: name contains the invisible formatting character %U; names are shown as typed", ErrInvalid, r)
 	}
 	return nil
 }
@@ -700,6 +777,11 @@ func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool
 	wt := s.Info().Worktree
 	if wt == nil {
 		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
+	}
+	// The link may have appeared since the worktree was made; removing
+	// through it would delete outside the workspace.
+	if err := m.checkWorktreeDir(wt.Path); err != nil {
+		return err
 	}
 	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()

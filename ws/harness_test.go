@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ws"
 )
@@ -86,12 +87,17 @@ type envOptions struct {
 	sendBuffer int
 	// timing shortens status detection.
 	timing sessions.Timing
+	// log, when set, receives the hub's and the manager's logs at debug.
+	log io.Writer
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
+	switch {
+	case o.log != nil:
+		log = slog.New(slog.NewTextHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	e := &env{t: t}
@@ -107,13 +113,17 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	origins, err := sameorigin.New(o.origins)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hub, err := ws.NewHub(ws.Options{
-		Sessions:       mgr,
-		BatchInterval:  o.batchInterval,
-		PingInterval:   o.pingInterval,
-		WriteTimeout:   o.writeTimeout,
-		AllowedOrigins: o.origins,
-		Logger:         log,
+		Sessions:      mgr,
+		BatchInterval: o.batchInterval,
+		PingInterval:  o.pingInterval,
+		WriteTimeout:  o.writeTimeout,
+		Origins:       origins,
+		Logger:        log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,14 +22,13 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 )
@@ -49,9 +48,11 @@ const (
 	// maxFrameBytes caps the output bytes in one frame, which bounds the
 	// memory a connection holds no matter how far behind it is.
 	maxFrameBytes = 4 * flushBytes
-	// controlQueue is how many control messages may wait for a slow
-	// connection before it is dropped.
-	controlQueue = 256
+	// controlQueue and controlQueueBytes bound the control messages that
+	// may wait for a slow connection before it is dropped: by count, and
+	// by bytes, since a message may echo what the client sent.
+	controlQueue      = 256
+	controlQueueBytes = 2 << 20
 	// closeGrace is how long a closing connection waits for the peer's
 	// close frame before dropping the socket.
 	closeGrace = time.Second
@@ -79,9 +80,10 @@ type Options struct {
 	PingInterval time.Duration
 	// WriteTimeout bounds every write to a socket; 0 means 10 s.
 	WriteTimeout time.Duration
-	// AllowedOrigins are origins, besides the page's own, that may open
-	// the WebSocket, as scheme://host[:port]; "*" allows any.
-	AllowedOrigins []string
+	// Origins decides which pages may open the WebSocket, as it decides
+	// for every request that changes state; nil means the server's own
+	// page only.
+	Origins *sameorigin.Policy
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -116,14 +118,8 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
-	for _, o := range opts.AllowedOrigins {
-		if o == "*" {
-			continue
-		}
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port]", o)
-		}
+	if opts.Origins == nil {
+		opts.Origins = &sameorigin.Policy{}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -141,24 +137,15 @@ func NewHub(opts Options) (*Hub, error) {
 	return h, nil
 }
 
-// checkOrigin allows requests without an Origin (not from a browser), from
-// the page's own origin, and from the configured ones.
+// checkOrigin allows what Options.Origins allows: no browser page at all,
+// the server's own, or a trusted one. The wired server refuses the others
+// before they reach the hub (and logs them); this is the hub's own guard.
 func (h *Hub) checkOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
+	if err := h.opts.Origins.Check(r); err != nil {
+		h.log.Debug("refused WebSocket", "err", err, "host", r.Host)
+		return false
 	}
-	u, err := url.Parse(origin)
-	if err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, allowed := range h.opts.AllowedOrigins {
-		if allowed == "*" || strings.EqualFold(strings.TrimSuffix(allowed, "/"), origin) {
-			return true
-		}
-	}
-	h.log.Warn("refused WebSocket from another origin", "origin", origin, "host", r.Host)
-	return false
+	return true
 }
 
 // ServeHTTP upgrades the request and serves the connection until it ends.

@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/ws"
@@ -68,21 +71,21 @@ func (s *server) newRouter() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
-	e.Use(securityHeaders, s.checkHost, s.requireToken)
+	e.Use(securityHeaders, s.checkHost, s.checkOrigin, s.requireToken)
 
 	api := e.Group("/api")
 	api.GET("/health", s.health)
 	api.GET("/config", s.config)
 	api.GET("/sessions", s.listSessions)
 	api.POST("/sessions", s.createSession)
-	api.GET("/sessions/:id", s.getSession)
-	api.DELETE("/sessions/:id", s.deleteSession)
-	api.POST("/sessions/:id/resume", s.resumeSession)
+	api.GET("/sessions/:id", s.getSession, boundSessionID)
+	api.DELETE("/sessions/:id", s.deleteSession, boundSessionID)
+	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
 	api.GET("/resources", s.getResources)
 	api.Any("/*", func(c echo.Context) error {
-		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no API route %s %s", c.Request().Method, c.Request().URL.Path))
+		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
 	})
 	e.GET("/ws", func(c echo.Context) error {
 		s.hub.ServeHTTP(c.Response(), c.Request())
@@ -90,6 +93,28 @@ func (s *server) newRouter() *echo.Echo {
 	})
 	e.GET("/*", echo.WrapHandler(http.FileServerFS(web.Assets())))
 	return e
+}
+
+// boundSessionID answers a session route whose id is too long to be one
+// without echoing it: errors quote the id, and a reply must not grow with
+// what the client sent.
+func boundSessionID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(c.Param("id")) > ws.MaxSessionIDLen {
+			return errorJSON(c, http.StatusNotFound, ws.CodeSessionNotFound,
+				fmt.Sprintf("no such session: session ids are UUIDs of %d characters", ws.MaxSessionIDLen))
+		}
+		return next(c)
+	}
+}
+
+// clip bounds request text quoted in an error.
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "..."
 }
 
 // httpError renders echo's own errors (unknown route, wrong method) in the
@@ -167,6 +192,66 @@ func hostAllowed(hostport string, allowed []string) bool {
 	return false
 }
 
+// codeUnsupportedMediaType answers a request body that is not JSON (415).
+const codeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+
+// checkOrigin is the one same-origin check of every request that changes
+// state: any method but GET, HEAD and OPTIONS, anywhere, and the WebSocket
+// upgrade, which opens terminals. Such a request must come from this
+// server's own page, an --allowed-origins one or no web page at all, with
+// or without --token: a page on another port of localhost is the same
+// site, so the browser sends it the token's cookie. Bodies must be JSON,
+// which no page on another origin can send without a CORS preflight that
+// this server never grants.
+func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		upgrade := req.URL.Path == "/ws"
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			if !upgrade {
+				return next(c)
+			}
+		}
+		if err := s.origins.Check(req); err != nil {
+			s.refusals.note(s.log, req, err)
+			return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, err.Error())
+		}
+		if !upgrade {
+			if err := sameorigin.CheckJSONBody(req); err != nil {
+				return errorJSON(c, http.StatusUnsupportedMediaType, codeUnsupportedMediaType, err.Error())
+			}
+		}
+		return next(c)
+	}
+}
+
+// refusalLog logs refused cross-origin requests at most once per
+// refusalLogEvery, counting the ones in between, so a hostile page that
+// retries in a loop cannot flood the log.
+type refusalLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+const refusalLogEvery = 10 * time.Second
+
+func (l *refusalLog) note(log *slog.Logger, r *http.Request, err error) {
+	l.mu.Lock()
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < refusalLogEvery {
+		l.suppressed++
+		l.mu.Unlock()
+		return
+	}
+	suppressed := l.suppressed
+	l.last, l.suppressed = now, 0
+	l.mu.Unlock()
+	log.Warn("refused a request from another web page", "method", r.Method, "path", r.URL.Path,
+		"remote", r.RemoteAddr, "reason", err.Error(), "refused since last line", suppressed)
+}
+
 // requireToken enforces --token on /api and /ws (health excepted). The token
 // may come as a Bearer header, as the cookie the UI sets, or once as
 // ?token= on a page, which sets the cookie and redirects to the clean URL.
@@ -182,17 +267,19 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "wrong token")
 			}
 			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			clean := *req.URL
-			query := clean.Query()
-			query.Del("token")
-			clean.RawQuery = query.Encode()
-			return c.Redirect(http.StatusSeeOther, clean.RequestURI())
+			return c.Redirect(http.StatusSeeOther, signInRedirect(req.URL))
 		}
 		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
 			return next(c)
 		}
-		given := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
-		if ck, err := req.Cookie(tokenCookie); given == "" && err == nil {
+		var given string
+		if auth := req.Header.Get("Authorization"); auth != "" {
+			scheme, tok, _ := strings.Cut(auth, " ")
+			if !strings.EqualFold(scheme, "Bearer") {
+				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "the Authorization header must be \"Bearer <token>\"")
+			}
+			given = strings.TrimSpace(tok)
+		} else if ck, err := req.Cookie(tokenCookie); err == nil {
 			given = ck.Value
 		}
 		if !s.tokenOK(given) {
@@ -200,6 +287,19 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// signInRedirect is where signing in sends the browser: the page it asked
+// for, without the token, and always on this server. A path that starts
+// with // or /\ would be read by the browser as another host's address.
+func signInRedirect(u *url.URL) string {
+	loc := "/" + strings.TrimLeft(u.EscapedPath(), "/\\")
+	query := u.Query()
+	query.Del("token")
+	if q := query.Encode(); q != "" {
+		loc += "?" + q
+	}
+	return loc
 }
 
 func (s *server) tokenOK(given string) bool {
@@ -239,6 +339,9 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
+		// No page on another origin may load anything from here, not even
+		// as a script or an image (a workspace's .js, a session list).
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		return next(c)
 	}
 }

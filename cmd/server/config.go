@@ -16,6 +16,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -83,14 +84,15 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 	})
 	fs.DurationVar(&cfg.BatchInterval, "batch-interval", 16*time.Millisecond, "output frame interval")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time given to agents on shutdown before SIGKILL")
-	fs.Func("allowed-origins", "comma-separated extra origins allowed to open the WebSocket (default: same origin only)", func(s string) error {
+	fs.Func("allowed-origins", "comma-separated origins (scheme://host[:port]), besides the server's own, whose pages may use the API and the WebSocket (default: none)", func(s string) error {
 		cfg.AllowedOrigins = nil
 		for o := range strings.SplitSeq(s, ",") {
 			if o = strings.TrimSpace(o); o != "" {
 				cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
 			}
 		}
-		return nil
+		_, err := sameorigin.New(cfg.AllowedOrigins)
+		return err
 	})
 	fs.Func("allowed-hosts", "comma-separated host names the server answers to without --token, besides localhost and IP addresses; * for any (default: none)", func(s string) error {
 		cfg.AllowedHosts = nil

@@ -265,6 +265,9 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--question-quiet", "-1s"}, []string{"--question-quiet -1s", "above 0"}},
 		{[]string{"--warn-after", "1h", "--warn-error-after", "1h"}, []string{"--warn-error-after 1h0m0s", "longer than --warn-after 1h0m0s"}},
 		{[]string{"--idle-after", "30m", "--warn-after", "30m"}, []string{"--warn-after 30m0s", "longer than --idle-after 30m0s"}},
+		{[]string{"--allowed-origins", "good.example"}, []string{"allowed-origins", `"good.example"`, "http:// or https://"}},
+		{[]string{"--allowed-origins", "http://a.example, https://b.example/app"}, []string{"allowed-origins", "https://b.example/app", "nothing else"}},
+		{[]string{"--allowed-origins", "null"}, []string{"allowed-origins", "null"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {
@@ -288,6 +291,7 @@ func TestConfigValidation(t *testing.T) {
 		{"--batch-interval", "1s"},
 		{"--batch-interval", "1ms"},
 		{"--shutdown-grace", "0"},
+		{"--allowed-origins", "https://A.example:8443/, http://[::1]:3000, *"},
 	} {
 		if _, err := parseConfig(args, noEnv, io.Discard); err != nil {
 			t.Errorf("%q: %v", args, err)

@@ -54,7 +54,7 @@ func listenHooks(dataDir string, log *slog.Logger) (*hookServer, *sessions.HookC
 		return nil, nil, fmt.Errorf("listen for agent hooks: %w", err)
 	}
 	cfg := &sessions.HookConfig{URL: "http://" + ln.Addr().String() + "/hooks", SettingsFile: settings}
-	return &hookServer{ln: ln, done: make(chan struct{}), log: log}, cfg, nil
+	return &hookServer{ln: limitListen(ln, maxHookConnections, "hooks", log), done: make(chan struct{}), log: log}, cfg, nil
 }
 
 // start serves hook calls for the sessions mgr holds until stop.
@@ -65,11 +65,7 @@ func (h *hookServer) start(mgr *sessions.Manager) {
 	e.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", "this listener takes agent hook calls only")
 	})
-	h.http = &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
-	}
+	h.http = newHTTPServer(e, h.log, defaultLimits)
 	go func() {
 		defer close(h.done)
 		if err := h.http.Serve(h.ln); !errors.Is(err, http.ErrServerClosed) {
@@ -94,7 +90,7 @@ func hookCall(c echo.Context, mgr *sessions.Manager) error {
 	if !isLoopback(req.RemoteAddr) {
 		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are taken from this machine only")
 	}
-	if req.Header.Get("Origin") != "" {
+	if req.Header.Get("Origin") != "" || req.Header.Get("Sec-Fetch-Site") != "" {
 		// A browser page: hooks are never called from one.
 		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are not taken from web pages")
 	}

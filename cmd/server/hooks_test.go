@@ -213,7 +213,7 @@ func TestHookEndpointRefusals(t *testing.T) {
 		{"from a web page", hookURL, secret, stop, []string{"Origin", "http://evil.test"}, http.StatusForbidden},
 		{"not JSON", hookURL, secret, "{", nil, http.StatusBadRequest},
 		{"unknown event", hookURL, secret, `{"hook_event_name":"Explode"}`, nil, http.StatusBadRequest},
-		{"not on the main listener", e.ts.URL + "/hooks/" + s.ID, secret, stop, nil, http.StatusMethodNotAllowed},
+		{"not on the main listener", e.ts.URL + "/hooks/" + s.ID, secret, stop, []string{"Content-Type", "application/json"}, http.StatusMethodNotAllowed},
 	}
 	for _, c := range cases {
 		if code, body := post(c.url, c.secret, c.body, c.header...); code != c.want {

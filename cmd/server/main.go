@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/web"
@@ -48,6 +49,8 @@ type server struct {
 	memory    *watcher.MemoryMonitor
 	hooks     *hookServer
 	worktrees *worktreeWatches
+	origins   *sameorigin.Policy
+	refusals  refusalLog
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -92,6 +95,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 			_ = store.Close()
 		}
 	}()
+	origins, err := sameorigin.New(cfg.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
 	hookSrv, hooks, err := listenHooks(cfg.DataDir, log)
 	if err != nil {
 		return nil, err
@@ -123,10 +130,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	hookSrv.start(mgr)
 	hub, err = ws.NewHub(ws.Options{
-		Sessions:       mgr,
-		BatchInterval:  cfg.BatchInterval,
-		AllowedOrigins: cfg.AllowedOrigins,
-		Logger:         log,
+		Sessions:      mgr,
+		BatchInterval: cfg.BatchInterval,
+		Origins:       origins,
+		Logger:        log,
 	})
 	if err != nil {
 		return nil, err
@@ -151,7 +158,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, hooks: hookSrv, started: time.Now()}
+	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, hooks: hookSrv, origins: origins, started: time.Now()}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatchers = cancel
 	wtw = &worktreeWatches{
@@ -237,11 +244,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		}
 		return 1
 	}
-	httpSrv := &http.Server{
-		Handler:           srv.newRouter(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	ln = limitListen(ln, maxConnections, "http", log)
+	httpSrv := newHTTPServer(srv.newRouter(), log, defaultLimits)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()

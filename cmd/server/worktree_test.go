@@ -277,3 +277,67 @@ func TestWorktreeEvents(t *testing.T) {
 		t.Error("the worktree is still watched after its session ended")
 	}
 }
+
+// TestWorktreesSymlinkRefused: finding 6. A repository that commits
+// .worktrees as a symbolic link would send every checkout, and every
+// removal, wherever it points; such a worktree is refused, and so is
+// removing one through a link that appeared later.
+func TestWorktreesSymlinkRefused(t *testing.T) {
+	e := newRepoAPI(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "precious"), []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, ".worktrees")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, e.dir, "add", ".worktrees")
+	git(t, e.dir, "commit", "-q", "-m", "a link, committed")
+	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"feature/x"}}`)
+	msg := wantError(t, "worktree through a link", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	if !strings.Contains(msg, "symbolic link") || !strings.Contains(msg, outside) {
+		t.Errorf("message %q does not say .worktrees is a link, and to where", msg)
+	}
+	entries, err := os.ReadDir(outside)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("outside the workspace now: %v (%v), want only precious", entries, err)
+	}
+	if got := branches(t, e.dir); strings.Contains(got, "feature/x") {
+		t.Errorf("branches %q: the refused worktree's branch was made", got)
+	}
+	if n := len(e.list()); n != 0 {
+		t.Fatalf("%d sessions after a refused worktree", n)
+	}
+
+	// A link further in: .worktrees is real, but the worktree's own
+	// directory was replaced by a link after it was made.
+	git(t, e.dir, "rm", "-q", ".worktrees")
+	git(t, e.dir, "commit", "-q", "-m", "no link")
+	s := e.create(`{"worktree":{"branch":"feature/y"}}`)
+	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true&force=true", "")
+	wantStatus(t, "remove a real worktree", resp, b, http.StatusNoContent)
+
+	s = e.create(`{"worktree":{"branch":"feature/z"}}`)
+	wt := filepath.Join(e.dir, ".worktrees")
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(wt, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, wt); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(moved, "feature-z"), filepath.Join(outside, "feature-z")); err != nil {
+		t.Fatal(err)
+	}
+	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true&force=true", "")
+	wantError(t, "remove through a link", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	if _, err := os.Stat(filepath.Join(outside, "precious")); err != nil {
+		t.Errorf("the file outside the workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(moved, "feature-z", "README.md")); err != nil {
+		t.Errorf("the worktree behind the link: %v", err)
+	}
+	if got := e.get(s.ID); !got.Running {
+		t.Errorf("the session was stopped by a refused removal: %+v", got)
+	}
+}

@@ -13,12 +13,12 @@ uiTest('new sessions are disabled with the reason at the session limit', { flags
   assert.match(title, /limit|1 of 1|running/i, `the reason is shown: ${JSON.stringify(title)}`);
 
   // The server agrees: a second create is refused.
-  const res = await fetch(new URL('api/sessions', server.url), { method: 'POST', body: '{}' });
+  const res = await server.api('api/sessions', { method: 'POST', body: '{}' });
   assert.equal(res.status, 409, 'POST /api/sessions at the limit');
 
   // Ending the session frees the slot.
   const [only] = await server.sessions();
-  const del = await fetch(new URL(`api/sessions/${only.id}`, server.url), { method: 'DELETE' });
+  const del = await server.api(`api/sessions/${only.id}`, { method: 'DELETE' });
   assert.equal(del.status, 204, 'DELETE the session');
   await waitFor(async () => !(await button.isDisabled()), { message: 'new-session enabled again after the delete' });
 });

@@ -302,8 +302,10 @@ class Server {
     return this;
   }
 
-  async api(p, init) {
-    const res = await fetch(new URL(p, this.url), init);
+  /** A request as a script sends it: a body goes as JSON, which the server requires. */
+  async api(p, init = {}) {
+    const headers = init.body === undefined ? init.headers : { 'Content-Type': 'application/json', ...init.headers };
+    const res = await fetch(new URL(p, this.url), { ...init, headers });
     const text = await res.text();
     let body;
     try {
