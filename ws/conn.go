@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -29,6 +31,9 @@ type conn struct {
 	// blocks on it. output carries stream frames, handed over one by one.
 	control chan []byte
 	output  chan []byte
+	// controlBytes is the size of the messages in control: the queue is
+	// bounded in bytes as well as in messages.
+	controlBytes atomic.Int64
 
 	// closeMu protects closeCode and closeText: the close frame to send,
 	// chosen by whoever closes first. 0 means send none.
@@ -87,15 +92,21 @@ func (c *conn) serve() {
 }
 
 // close starts closing the connection; code, when not 0, is the close frame
-// the writer sends. The first call decides. Safe from any goroutine.
-func (c *conn) close(code int, text string) {
+// the writer sends. The first call decides, and only it reports true. Safe
+// from any goroutine.
+func (c *conn) close(code int, text string) bool {
 	c.closeMu.Lock()
-	if !c.closed {
+	first := !c.closed
+	if first {
 		c.closed, c.closeCode, c.closeText = true, code, text
 	}
 	c.closeMu.Unlock()
 	c.cancel()
+	return first
 }
+
+// isClosing reports whether the connection has started closing.
+func (c *conn) isClosing() bool { return c.ctx.Err() != nil }
 
 // closeNow closes a connection that never started serving.
 func (c *conn) closeNow(code int, text string) {
@@ -106,24 +117,48 @@ func (c *conn) closeNow(code int, text string) {
 }
 
 // sendControl queues a small message. A client that lets controlQueue
-// messages pile up is not keeping up, and is dropped rather than waited for.
+// messages or controlQueueBytes pile up is not keeping up, and is dropped
+// rather than waited for, with one log line. A closing connection takes
+// nothing more: what is queued is all it will be sent.
 func (c *conn) sendControl(b []byte) {
-	select {
-	case c.control <- b:
-	default:
-		c.log.Warn("client too slow for control messages; dropping it")
-		c.close(websocket.ClosePolicyViolation, "client too slow")
+	if c.isClosing() {
+		return
+	}
+	if c.controlBytes.Load()+int64(len(b)) <= controlQueueBytes {
+		select {
+		case c.control <- b:
+			c.controlBytes.Add(int64(len(b)))
+			return
+		default:
+		}
+	}
+	if c.close(websocket.ClosePolicyViolation, "client too slow") {
+		c.log.Warn("client too slow for control messages; dropping it",
+			"queued", len(c.control), "queuedBytes", c.controlBytes.Load())
+		// The writer is most likely blocked writing to this client. A
+		// shorter deadline, which applies to a write in progress too,
+		// frees it (and what it holds) within closeGrace rather than
+		// WriteTimeout; only the writer still writes.
+		_ = c.ws.NetConn().SetWriteDeadline(time.Now().Add(closeGrace))
 	}
 }
 
 // sendInformational queues a message the client can do without, such as a
-// file event, unless the queue is already three-quarters full: a burst of
-// them (a checkout of thousands of files) must not get a client dropped.
+// file event, unless the queue is already three-quarters full, by count or
+// by bytes: a burst of them (a checkout of thousands of files) must not get
+// a client dropped.
 func (c *conn) sendInformational(b []byte) {
-	if len(c.control) >= controlQueue*3/4 {
+	if len(c.control) >= controlQueue*3/4 || c.controlBytes.Load()+int64(len(b)) > controlQueueBytes*3/4 {
 		return
 	}
 	c.sendControl(b)
+}
+
+// takeControl is the writer's receive from control: it gives the
+// message's bytes back to the queue's budget.
+func (c *conn) takeControl(b []byte) []byte {
+	c.controlBytes.Add(-int64(len(b)))
+	return b
 }
 
 func (c *conn) sendJSON(msg any) {
@@ -160,10 +195,22 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
+		if c.isClosing() {
+			// Whatever closes the connection (a client too slow, the
+			// server going down) ends its requests too.
+			return
+		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(wait))
 		if mt != websocket.TextMessage {
 			c.sendError(invalid("", "binary frames are not supported; send JSON text frames"))
 			continue
+		}
+		if !utf8.Valid(b) {
+			// RFC 6455 5.6: text is UTF-8, and an endpoint that gets
+			// anything else fails the connection with 1007.
+			c.log.Debug("client sent a text frame that is not UTF-8; closing")
+			c.close(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
+			return
 		}
 		c.handle(b)
 	}
@@ -248,7 +295,7 @@ func (c *conn) writeLoop() {
 		// queue behind a flood of output.
 		select {
 		case b := <-c.control:
-			c.write(websocket.TextMessage, b)
+			c.write(websocket.TextMessage, c.takeControl(b))
 			continue
 		default:
 		}
@@ -257,7 +304,7 @@ func (c *conn) writeLoop() {
 			c.finish()
 			return
 		case b := <-c.control:
-			c.write(websocket.TextMessage, b)
+			c.write(websocket.TextMessage, c.takeControl(b))
 		case b := <-c.output:
 			c.write(websocket.TextMessage, b)
 			putFrame(b)
@@ -293,7 +340,7 @@ func (c *conn) drainControl() {
 	for !c.writeFailed {
 		select {
 		case b := <-c.control:
-			c.write(websocket.TextMessage, b)
+			c.write(websocket.TextMessage, c.takeControl(b))
 		default:
 			return
 		}

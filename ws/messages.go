@@ -127,6 +127,10 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	if m.SessionID != nil {
 		sid = *m.SessionID
 	}
+	if len(sid) > MaxSessionIDLen {
+		// Never echoed: a reply must not grow with what the client sent.
+		return nil, invalid("", "sessionId is %d bytes long; session ids are UUIDs of %d", len(sid), MaxSessionIDLen)
+	}
 	switch m.Type {
 	case "":
 		return nil, invalid(sid, "field \"type\" is required")
@@ -135,7 +139,7 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	case TypeTerminalInput, TypeTerminalInterrupt, TypeTerminalResize,
 		TypeSessionAttach, TypeSessionDetach, TypeSessionResume:
 	default:
-		return nil, invalid(sid, "unknown message type %q", m.Type)
+		return nil, invalid(sid, "unknown message type %q", clip(m.Type))
 	}
 	if sid == "" {
 		return nil, invalid("", "%s needs a sessionId", m.Type)
@@ -169,13 +173,37 @@ func fieldKind(field string) string {
 }
 
 // sessionIDHint recovers the sessionId of a frame that failed to decode
-// for another field's sake, so the error can name the session.
+// for another field's sake, so the error can name the session; one too
+// long to be an id is not echoed.
 func sessionIDHint(b []byte) string {
 	var probe struct {
 		SessionID string `json:"sessionId"`
 	}
 	_ = json.Unmarshal(b, &probe) // best effort: a bad id just leaves it empty
+	if len(probe.SessionID) > MaxSessionIDLen {
+		return ""
+	}
 	return probe.SessionID
+}
+
+// MaxSessionIDLen is the length of a session id, a UUID in its usual
+// form; a longer one names no session and is refused before any reply
+// echoes it.
+const MaxSessionIDLen = 36
+
+// clip bounds client text quoted in an error, so replies stay small
+// whatever the client sent.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	// Cut at a character boundary: the reply is JSON text.
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Session is a session as the API and the protocol show it.
