@@ -278,6 +278,13 @@ func (m *Manager) restore() error {
 	}
 	for _, sv := range list {
 		r := sv.record
+		// A run that had failed on its own stays failed, with its exit
+		// code; every other session (running when the server went, or
+		// stopped) comes back idle, waiting for a resume.
+		status, reason := StatusIdle, "restored after a restart; resume to start the agent again"
+		if r.Status == StatusError {
+			status, reason = StatusError, r.Reason
+		}
 		s := &Session{
 			id:        r.ID,
 			name:      r.Name,
@@ -292,8 +299,8 @@ func (m *Manager) restore() error {
 			hooks:     m.opts.Hooks,
 			worktree:  r.Worktree,
 			phase:     phaseExited,
-			status:    StatusIdle,
-			reason:    "restored after a restart; resume to start the agent again",
+			status:    status,
+			reason:    reason,
 			argv:      r.Command,
 			cols:      cmp.Or(r.Cols, 80),
 			rows:      cmp.Or(r.Rows, 24),

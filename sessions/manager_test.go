@@ -641,16 +641,20 @@ func TestResume(t *testing.T) {
 		t.Fatalf("Resume = %p, %v; want %p, nil", got, err, s)
 	}
 	second := out.untilEnd(t)
-	if got, want := out.buf.String(), "first\r\nsecond\r\n"; got != want {
-		t.Errorf("output of both runs = %q, want %q", got, want)
+	// The second run begins with the reset that leaves whatever the first
+	// left on; the first left nothing on, so only the base is needed.
+	both := "first\r\n" + sessions.RunResetBase + "second\r\n"
+	if got := out.buf.String(); got != both {
+		t.Errorf("output of both runs = %q, want %q", got, both)
 	}
-	if second.Start != 0 || second.End != 15 || second.Epoch <= first.Epoch || second.Exit != (sessions.ExitStatus{}) {
-		t.Errorf("after the second run: %+v; want [0, 15), epoch past %d, exit 0", second, first.Epoch)
+	runStart := uint64(len("first\r\n" + sessions.RunResetBase))
+	if second.Start != 0 || second.End != uint64(len(both)) || second.RunStart != runStart || second.Epoch <= first.Epoch || second.Exit != (sessions.ExitStatus{}) {
+		t.Errorf("after the second run: %+v; want [0, %d), run start %d, epoch past %d, exit 0", second, len(both), runStart, first.Epoch)
 	}
 	// A new reader from 0 sees both runs as one stream.
 	fresh := follow(s)
 	fresh.untilEnd(t)
-	if got, want := fresh.buf.String(), "first\r\nsecond\r\n"; got != want {
+	if got, want := fresh.buf.String(), both; got != want {
 		t.Errorf("a new reader from 0 got %q, want %q", got, want)
 	}
 
@@ -687,7 +691,7 @@ func TestResumeKeepsSize(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "20 90\r\n30 100\r\n"; got != want {
+	if got, want := out.buf.String(), "20 90\r\n" + sessions.RunResetBase + "30 100\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }
@@ -756,7 +760,7 @@ func TestResumeSpawnFailure(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "run\r\nrun\r\n"; got != want {
+	if got, want := out.buf.String(), "run\r\n" + sessions.RunResetBase + "run\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }

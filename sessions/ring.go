@@ -174,6 +174,25 @@ type StreamState struct {
 	// Inputs counts writes to the terminal. Output that follows an input
 	// is likely its echo, which a reader should send without waiting.
 	Inputs uint64
+	// RunStart is the offset where the latest run's output begins: what
+	// comes before it came from an earlier run or an earlier server, and
+	// no terminal query in it can be answered. For a session restored
+	// after a restart, and not resumed yet, it is the end of its screen.
+	RunStart uint64
+	// Delivered is the furthest offset any reader has handed to a client:
+	// output beyond it has reached nobody yet.
+	Delivered uint64
+}
+
+// Live returns the offset from which output is new to every client:
+// terminal queries before it were answered by whoever saw them, or cannot
+// be answered (an earlier run's, or a run that ended). A client answers
+// only the queries at or after it.
+func (st StreamState) Live() uint64 {
+	if st.RunEnded || st.Closed {
+		return st.End
+	}
+	return max(st.RunStart, min(st.Delivered, st.End))
 }
 
 // wait returns a channel that is closed once the stream's end reaches
@@ -212,6 +231,46 @@ func (r *ring) update(change func(*StreamState)) {
 	}
 	clear(r.waiters)
 	r.waiters = r.waiters[:0]
+}
+
+// startRun marks where a new run's output begins. Unless it is the
+// session's first, whose terminal is fresh, it first writes the sequences
+// that take a terminal left by the last run back to the defaults (see
+// vtState.runReset), so every client, live or replaying, starts the new
+// run on a clean terminal. The caller holds the session's mu, so no run
+// writes meanwhile.
+func (r *ring) startRun(first bool) {
+	r.mu.Lock()
+	var reset []byte
+	if !first {
+		st := r.tail // a copy: the modes where the ring begins
+		size := uint64(len(r.buf))
+		var last byte
+		if r.end > r.start() {
+			last = r.buf[(r.end-1)%size]
+		}
+		for off := r.start(); off < r.end; {
+			i := off % size
+			j := min(size, i+(r.end-off))
+			st.feed(r.buf[i:j])
+			off += j - i
+		}
+		reset = st.runReset(last)
+	}
+	r.mu.Unlock()
+	r.write(reset)
+	r.update(func(st *StreamState) {
+		st.RunEnded = false
+		st.RunStart = r.end
+	})
+}
+
+// noteDelivered records that a reader handed output up to off to a
+// client.
+func (r *ring) noteDelivered(off uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.Delivered = max(r.st.Delivered, off)
 }
 
 // noteInput records that input was written to the terminal.
@@ -300,4 +359,7 @@ func (r *ring) restore(sc screen) {
 	r.tail.feed(sc.prefix)
 	r.mu.Unlock()
 	r.write(sc.data)
+	r.mu.Lock()
+	r.st.RunStart = r.end // no run yet: nothing in the screen is live
+	r.mu.Unlock()
 }

@@ -432,3 +432,36 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 		}
 	}
 }
+
+// TestLive: output is live (its terminal queries still wait for an answer)
+// from where the current run began or the furthest any client was sent,
+// whichever is later; nothing is live once the run ended, or in a screen
+// restored after a restart.
+func TestLive(t *testing.T) {
+	r := newRing(64)
+	r.startRun(true)
+	r.write([]byte("\x1b[c hello"))
+	if st := r.state(); st.RunStart != 0 || st.Live() != 0 {
+		t.Fatalf("first run: %+v, live %d, want run start 0 and everything live", st, st.Live())
+	}
+	r.noteDelivered(4)
+	r.noteDelivered(2) // an older attachment catching up changes nothing
+	if st := r.state(); st.Live() != 4 {
+		t.Errorf("after delivering 4: live %d", st.Live())
+	}
+	r.update(func(st *StreamState) { st.RunEnded = true })
+	if st := r.state(); st.Live() != st.End {
+		t.Errorf("run ended: live %d, want the end %d", st.Live(), st.End)
+	}
+	r.startRun(false)
+	st := r.state()
+	if want := uint64(len("\x1b[c hello") + len(RunResetBase) + len("\r\n")); st.RunStart != want || st.Live() != want {
+		t.Errorf("second run: run start %d, live %d, want both %d (after the reset)", st.RunStart, st.Live(), want)
+	}
+
+	restored := newRing(64)
+	restored.restore(screen{start: 100, data: []byte("\x1b[6n old screen")})
+	if st := restored.state(); st.RunStart != 115 || st.Live() != 115 {
+		t.Errorf("restored: run start %d, live %d, want both 115", st.RunStart, st.Live())
+	}
+}

@@ -239,6 +239,7 @@ func (s *Session) transition(next phase) error {
 // that announces it and then calls pump, so a run that ends at once is never
 // announced before it began. mu must be held.
 func (s *Session) startLocked(argv []string) (*pty.Process, error) {
+	first := s.phase == 0
 	if err := s.transition(phaseRunning); err != nil {
 		return nil, err
 	}
@@ -280,7 +281,7 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
-	s.ring.update(func(st *StreamState) { st.RunEnded = false })
+	s.ring.startRun(first)
 	return proc, nil
 }
 
@@ -506,6 +507,11 @@ func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.
 func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 	return s.ring.wait(target, epoch)
 }
+
+// NoteDelivered records that output up to off was handed to a client, so
+// a client attaching later knows the terminal queries before it were seen
+// (StreamState.Live).
+func (s *Session) NoteDelivered(off uint64) { s.ring.noteDelivered(off) }
 
 // ReplayStart returns where a full replay of the ring begins and the
 // escape sequences that restore the terminal modes in force there; send

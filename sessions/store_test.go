@@ -516,3 +516,67 @@ func TestRestartKeepsWorktree(t *testing.T) {
 		t.Errorf("worktree still there after removal: %v", err)
 	}
 }
+
+// TestRestartKeepsFailuresAndResetsResumedTerminals: a session whose agent
+// failed on its own is still an error after a restart, with its exit code;
+// one that exited cleanly comes back idle. A resumed session whose last
+// run left the alternate screen, a hidden cursor and mouse reporting on
+// starts its new run after the reset that turns them off.
+func TestRestartKeepsFailuresAndResetsResumedTerminals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	workspace := t.TempDir()
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, workspace, 4096)
+	failed, err := m.Create(CreateOptions{Name: "failed", Command: []string{"sh", "-c", "echo oops; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := m.Create(CreateOptions{Name: "clean", Command: []string{"sh", "-c", "echo fine"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vim, err := m.Create(CreateOptions{Name: "vim", Command: []string{"sh", "-c",
+		`printf '\033[?1049h\033[?25l\033[?1000h\033[?1006hediting'; exec sleep 60`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "both runs over and the editor drawn", func() bool {
+		return !failed.Info().Running && !clean.Info().Running && strings.Contains(outputOf(t, vim), "editing")
+	})
+	m = restartManager(t, m, st, path, workspace, 4096)
+	byName := map[string]*Session{}
+	for _, s := range m.List() {
+		byName[s.Info().Name] = s
+	}
+	if info := byName["failed"].Info(); info.Status != StatusError || info.Exit == nil || info.Exit.Code != 3 || !strings.Contains(info.Reason, "code 3") {
+		t.Errorf("failed session after a restart: %s (%s), exit %+v; want error, exited with code 3", info.Status, info.Reason, info.Exit)
+	}
+	if info := byName["clean"].Info(); info.Status != StatusIdle {
+		t.Errorf("cleanly exited session after a restart: %s, want idle", info.Status)
+	}
+
+	rv := byName["vim"]
+	before := rv.StreamState()
+	if before.Live() != before.End {
+		t.Errorf("restored screen: live from %d, want its end %d (nothing in it may be answered)", before.Live(), before.End)
+	}
+	// The resume command of a custom session is its command again: the
+	// editor's screen comes back, after the reset.
+	if _, err := m.Resume(rv.ID()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "the resumed run's output", func() bool {
+		return strings.Count(outputOf(t, rv), "editing") == 2
+	})
+	out := outputOf(t, rv)
+	after := rv.StreamState()
+	reset := out[before.End-after.Start : after.RunStart-after.Start]
+	for _, want := range []string{RunResetBase, "\x1b[?1049l", "\x1b[?25h", "\x1b[?1000l", "\x1b[?1006l"} {
+		if !strings.Contains(reset, want) {
+			t.Errorf("the reset between runs %q lacks %q", reset, want)
+		}
+	}
+	if !strings.HasPrefix(out[after.RunStart-after.Start:], "\x1b[?1049h") {
+		t.Errorf("the new run's output does not start right after the reset: %q", out[after.RunStart-after.Start:])
+	}
+}

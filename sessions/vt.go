@@ -16,13 +16,14 @@ import (
 // can scan ahead without moving the original.
 type vtState struct {
 	state vtParse
-	// private reports whether the CSI being parsed began with '?'.
-	private bool
 	// params holds the CSI's numeric parameters and nparams counts them;
 	// parameters beyond the array are ignored.
 	params  [16]int
 	nparams int
-	modes   vtModes
+	// prefix is the CSI's private marker ('?', '>', '=' or '<'), or 0.
+	prefix byte
+	modes  vtModes
+	run    vtRunModes
 }
 
 type vtParse uint8
@@ -49,6 +50,17 @@ type vtModes struct {
 	mouseTracking  int  // 0, or one of 9, 1000, 1002, 1003: the last one set wins
 	mouseEncoding  int  // 0, or one of 1005, 1006, 1015, 1016
 	noAutowrap     bool // DECAWM reset, mode 7
+}
+
+// vtRunModes are modes a replay need not re-enter (the replayed bytes set
+// them again where they matter) but a new run must not inherit.
+type vtRunModes struct {
+	originMode      bool // DECOM, mode 6
+	scrollRegion    bool // DECSTBM with margins
+	insertMode      bool // IRM, CSI 4 h
+	syncOutput      bool // mode 2026
+	kittyKeyboard   bool // CSI > flags u, CSI = flags u
+	modifyOtherKeys bool // CSI > 4 ; n m
 }
 
 // isGround reports whether the parser is outside every escape sequence.
@@ -124,7 +136,7 @@ func (v *vtState) step(c byte) {
 func (v *vtState) escape(c byte) {
 	switch {
 	case c == '[':
-		v.state, v.private, v.nparams, v.params[0] = vtCSI, false, 0, 0
+		v.state, v.prefix, v.nparams, v.params[0] = vtCSI, 0, 0, 0
 	case c == ']':
 		v.state = vtOSC
 	case c == 'P' || c == 'X' || c == '^' || c == '_':
@@ -132,7 +144,7 @@ func (v *vtState) escape(c byte) {
 	case c >= 0x20 && c <= 0x2f:
 		v.state = vtEscapeIntermediate
 	case c == 'c': // RIS: full reset
-		v.modes = vtModes{}
+		v.modes, v.run = vtModes{}, vtRunModes{}
 		v.state = vtGround
 	case c == '=':
 		v.modes.appKeypad = true
@@ -162,22 +174,52 @@ func (v *vtState) csi(c byte) {
 			v.params[v.nparams] = 0
 		}
 		v.nparams++
-	case c == '?' && v.nparams == 0 && !v.private:
-		v.private = true
-	case c >= 0x3c && c <= 0x3f: // other private markers: not ours
+	case c >= 0x3c && c <= 0x3f && v.nparams == 0 && v.prefix == 0:
+		v.prefix = c // one of < = > ?
+	case c >= 0x3c && c <= 0x3f: // a marker after parameters: malformed
 		v.state = vtCSIIgnore
 	case c >= 0x20 && c <= 0x2f: // intermediates: no mode we track has one
 		v.state = vtCSIIgnore
 	case c >= 0x40 && c <= 0x7e:
-		if v.private && (c == 'h' || c == 'l') {
-			for i := range min(v.nparams, len(v.params)) {
-				v.modes.set(v.params[i], c == 'h')
-			}
-		}
+		v.final(c)
 		v.state = vtGround
 	default:
 		// C0 controls inside CSI are executed by a terminal and do not
 		// end the sequence.
+	}
+}
+
+// final acts on a complete CSI sequence ending in c.
+func (v *vtState) final(c byte) {
+	n := min(v.nparams, len(v.params))
+	switch {
+	case v.prefix == '?' && (c == 'h' || c == 'l'):
+		for _, mode := range v.params[:n] {
+			v.modes.set(mode, c == 'h')
+			switch mode {
+			case 6:
+				v.run.originMode = c == 'h'
+			case 2026:
+				v.run.syncOutput = c == 'h'
+			}
+		}
+	case v.prefix == 0 && (c == 'h' || c == 'l'):
+		for _, mode := range v.params[:n] {
+			if mode == 4 {
+				v.run.insertMode = c == 'h'
+			}
+		}
+	case v.prefix == 0 && c == 'r':
+		// DECSTBM: none, or a top of 1 alone, is the whole screen. A
+		// bottom margin cannot be told from the screen's height here,
+		// so any explicit one counts as a region.
+		v.run.scrollRegion = n > 1 && v.params[1] != 0 || n == 1 && v.params[0] > 1
+	case (v.prefix == '>' || v.prefix == '=') && c == 'u':
+		// Pushing or setting flags; popping may leave some, so only a
+		// reset would tell for sure: any use counts.
+		v.run.kittyKeyboard = true
+	case v.prefix == '>' && c == 'm' && n >= 1 && v.params[0] == 4:
+		v.run.modifyOtherKeys = n >= 2 && v.params[1] != 0
 	}
 }
 
@@ -210,6 +252,78 @@ func (m *vtModes) set(mode int, on bool) {
 	case 2004:
 		m.bracketedPaste = on
 	}
+}
+
+// RunResetBase begins every run after a session's first in its output
+// stream: CAN ends any escape sequence or string the last run left open,
+// then attributes, the G0 character set and shift-in go back to their
+// defaults (they are not tracked, and cheap to reset). What follows it
+// turns off the modes the last run left on.
+const RunResetBase = "\x18\x1b[0m\x1b(B\x0f"
+
+// runReset returns what puts a terminal left by a dead run in any state
+// back to the defaults a new run expects, keeping what the old run left on
+// the main screen: it aborts an unfinished sequence, leaves the alternate
+// screen (restoring the cursor, as the program would have on exit),
+// resets attributes and character sets, turns off every tracked input,
+// mouse and display mode the run left on, and starts a new line unless
+// the last run ended at one (lastByte is its last byte, 0 for none).
+func (v *vtState) runReset(lastByte byte) []byte {
+	m, r := v.modes, v.run
+	b := []byte(RunResetBase)
+	if m.altScreen {
+		b = append(b, "\x1b[?1049l"...)
+	}
+	if r.originMode {
+		b = append(b, "\x1b[?6l"...) // homes the cursor: unavoidable
+	}
+	if r.scrollRegion {
+		b = append(b, "\x1b7\x1b[r\x1b8"...) // DECSTBM homes the cursor; keep it
+	}
+	if r.insertMode {
+		b = append(b, "\x1b[4l"...)
+	}
+	if r.syncOutput {
+		b = append(b, "\x1b[?2026l"...)
+	}
+	if r.kittyKeyboard {
+		b = append(b, "\x1b[=0;1u"...)
+	}
+	if r.modifyOtherKeys {
+		b = append(b, "\x1b[>4;0m"...)
+	}
+	// The modes a replay re-enters, turned off: what modePrefix would
+	// turn on, in reverse.
+	if m.cursorHidden {
+		b = append(b, "\x1b[?25h"...)
+	}
+	if m.noAutowrap {
+		b = append(b, "\x1b[?7h"...)
+	}
+	if m.appCursorKeys {
+		b = append(b, "\x1b[?1l"...)
+	}
+	if m.appKeypad {
+		b = append(b, "\x1b>"...)
+	}
+	// Only the last mouse mode set is tracked, but a program may have set
+	// several (xterm keeps each): all of them off.
+	if m.mouseTracking != 0 {
+		b = append(b, "\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l"...)
+	}
+	if m.mouseEncoding != 0 {
+		b = append(b, "\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l"...)
+	}
+	if m.focusEvents {
+		b = append(b, "\x1b[?1004l"...)
+	}
+	if m.bracketedPaste {
+		b = append(b, "\x1b[?2004l"...)
+	}
+	if !m.altScreen && lastByte != 0 && lastByte != '\n' {
+		b = append(b, "\r\n"...)
+	}
+	return b
 }
 
 // modePrefix returns the sequences that take a freshly reset terminal into

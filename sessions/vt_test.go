@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -175,10 +176,59 @@ func FuzzVTFeed(f *testing.F) {
 			t.Fatalf("%q split at %d: whole %+v, halves %+v, byte by byte %+v", data, k, whole, halves, bytewise)
 		}
 
+		// A new run after this one starts on a clean terminal.
+		var last byte
+		if len(data) > 0 {
+			last = data[len(data)-1]
+		}
+		after := whole
+		after.feed(whole.runReset(last))
+		if !after.isGround() || after.modes != (vtModes{}) || after.run != (vtRunModes{}) {
+			t.Fatalf("%q then its run reset %q: modes %+v %+v (ground %v), want all reset", data, whole.runReset(last), after.modes, after.run, after.isGround())
+		}
+
 		var replay vtState
 		replay.feed(whole.modePrefix())
 		if !replay.isGround() || replay.modes != whole.modes {
 			t.Fatalf("%q: prefix %q gives modes %+v (ground %v), want %+v", data, whole.modePrefix(), replay.modes, replay.isGround(), whole.modes)
 		}
 	})
+}
+
+// TestRunReset: the reset a new run starts with turns off what the last
+// run left on, and only that, keeps the main screen, and starts a new line
+// when the last run stopped mid-line.
+func TestRunReset(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      []string // in the reset, in this order
+		not       []string
+	}{
+		{"nothing on, ended at a line", "$ ls\r\nfile\r\n", []string{RunResetBase}, []string{"\x1b[?", "\r\n"}},
+		{"nothing on, ended mid-line", "$ ", []string{RunResetBase, "\r\n"}, []string{"\x1b[?"}},
+		{"vim killed", "\x1b[?1049h\x1b[?1h\x1b=\x1b[?25l\x1b[?1000h\x1b[?1006h\x1b[?1004h\x1b[?2004h\x1b[1;23r\x1b[38;5;1mtext",
+			[]string{RunResetBase, "\x1b[?1049l", "\x1b7\x1b[r\x1b8", "\x1b[?25h", "\x1b[?1l", "\x1b>", "\x1b[?1000l", "\x1b[?1006l", "\x1b[?1004l", "\x1b[?2004l"},
+			[]string{"\r\n", "\x1b[?6l"}},
+		{"kitty keys, sync, insert, origin", "\x1b[>1u\x1b[?2026h\x1b[4h\x1b[?6h\x1b[>4;2m", []string{"\x1b[?6l", "\x1b[4l", "\x1b[?2026l", "\x1b[=0;1u", "\x1b[>4;0m"}, nil},
+		{"killed inside a sequence", "\x1b]0;tit", []string{"\x18"}, nil},
+		{"modes turned off again", "\x1b[?1049h\x1b[?1000h\x1b[?1049l\x1b[?1000l\n", []string{RunResetBase}, []string{"\x1b[?"}},
+	} {
+		var v vtState
+		v.feed([]byte(tc.out))
+		got := string(v.runReset(tc.out[len(tc.out)-1]))
+		at := 0
+		for _, w := range tc.want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Errorf("%s: reset %q lacks %q (in order)", tc.name, got, w)
+				break
+			}
+			at += i + len(w)
+		}
+		for _, n := range tc.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: reset %q has %q", tc.name, got, n)
+			}
+		}
+	}
 }

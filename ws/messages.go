@@ -268,6 +268,11 @@ type (
 		Rows      int    `json:"rows"`
 		Status    string `json:"status"`
 		Reset     bool   `json:"reset"`
+		// Live is where output new to every client begins: a client
+		// answers the terminal queries at or after it, and none before
+		// (they were answered, or nobody can answer them). No frame
+		// spans it.
+		Live uint64 `json:"live"`
 	}
 	exitMessage struct {
 		Type      string `json:"type"`

@@ -97,16 +97,20 @@ func (st *stream) loop() error {
 		// inputsSeen is the session's input count when the last frame
 		// left; more input since means the output is probably its echo.
 		inputsSeen uint64
+		// live is where this client starts answering terminal queries;
+		// a frame ends there rather than span it.
+		live uint64
 	)
 	state := s.StreamState()
+	live = state.Live()
 	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
 		off = *st.since
-		if err := st.sendAttached(off, false); err != nil {
+		if err := st.sendAttached(off, false, live); err != nil {
 			return err
 		}
 	} else {
 		off, prefix = s.ReplayStart()
-		if err := st.sendAttached(off, true); err != nil {
+		if err := st.sendAttached(off, true, live); err != nil {
 			return err
 		}
 	}
@@ -119,8 +123,11 @@ func (st *stream) loop() error {
 		if off < state.Start {
 			// Fell more than the ring behind: start over from the ring.
 			st.c.log.Debug("client fell behind the scrollback; resyncing", "session", s.ID(), "behind", state.End-off)
+			// What it skipped, it never saw: answering the queries in it
+			// now would type stale replies into the program.
 			off, prefix = s.ReplayStart()
-			if err := st.sendAttached(off, true); err != nil {
+			live = state.End
+			if err := st.sendAttached(off, true, live); err != nil {
 				return err
 			}
 			continue
@@ -150,7 +157,7 @@ func (st *stream) loop() error {
 			}
 		}
 
-		sent, err := st.sendOutput(off, prefix, state)
+		sent, err := st.sendOutput(off, prefix, state, live)
 		if errors.Is(err, sessions.ErrOverrun) {
 			continue // the next pass resyncs
 		}
@@ -171,26 +178,36 @@ func (st *stream) loop() error {
 	}
 }
 
-// sendOutput pulls up to maxFrameBytes from off and hands them over as one
-// frame, holding back an unfinished UTF-8 character unless the run has
-// ended and it is the last thing the program wrote. It returns how many
-// stream bytes the frame carried.
-func (st *stream) sendOutput(off uint64, prefix []byte, state sessions.StreamState) (int, error) {
+// sendOutput pulls up to maxFrameBytes from off, but not past live when
+// it starts before it, and hands them over as one frame, holding back an
+// unfinished UTF-8 character unless the run has ended and it is the last
+// thing the program wrote. It returns how many stream bytes the frame
+// carried.
+func (st *stream) sendOutput(off uint64, prefix []byte, state sessions.StreamState, live uint64) (int, error) {
 	rb := readBufs.Get().(*[]byte)
 	defer readBufs.Put(rb)
-	n, err := st.s.ReadOutput(*rb, off)
+	buf := *rb
+	if off < live && live-off < uint64(len(buf)) {
+		buf = buf[:live-off]
+	}
+	n, err := st.s.ReadOutput(buf, off)
 	if err != nil {
 		return 0, err
 	}
-	chunk := (*rb)[:n]
+	chunk := buf[:n]
 	if !state.RunEnded || off+uint64(n) < state.End {
 		chunk = chunk[:completeUTF8(chunk)]
 	}
 	if len(chunk) == 0 {
 		return 0, nil
 	}
-	b := appendOutput(getFrame(), st.s.ID(), prefix, chunk, off+uint64(len(chunk)))
-	return len(chunk), st.send(b)
+	end := off + uint64(len(chunk))
+	b := appendOutput(getFrame(), st.s.ID(), prefix, chunk, end)
+	if err := st.send(b); err != nil {
+		return 0, err
+	}
+	st.s.NoteDelivered(end)
+	return len(chunk), nil
 }
 
 // wait blocks until the stream reaches target, the epoch moves on, timeout
@@ -227,7 +244,7 @@ func (st *stream) sendJSON(msg any) error {
 	return st.send(b)
 }
 
-func (st *stream) sendAttached(seq uint64, reset bool) error {
+func (st *stream) sendAttached(seq uint64, reset bool, live uint64) error {
 	info := st.s.Info()
 	return st.sendJSON(attachedMessage{
 		Type:      TypeSessionAttached,
@@ -237,6 +254,7 @@ func (st *stream) sendAttached(seq uint64, reset bool) error {
 		Rows:      info.Rows,
 		Status:    string(info.Status),
 		Reset:     reset,
+		Live:      max(live, seq),
 	})
 }
 

@@ -111,6 +111,10 @@ export class TerminalView {
   private webgl: WebglAddon | null = null;
   /** The seq just after the last output taken into the terminal. */
   private seq: number | null = null;
+  /** Output up to this seq is a replay: its terminal queries go unanswered. */
+  private liveFrom = 0;
+  /** True while xterm parses replayed output (set and cleared in order with the writes). */
+  private replaying = false;
   private stream: StreamState = 'detached';
   /** Characters handed to term.write whose callback has not fired yet. */
   private pending = 0;
@@ -146,11 +150,44 @@ export class TerminalView {
     this.term.unicode.activeVersion = '11';
     this.term.loadAddon(new WebLinksAddon((_ev, uri) => openLink(uri)));
     this.term.attachCustomKeyEventHandler((ev) => this.deps.keyFilter(ev));
+    this.guardReplays();
     this.term.onData((data) => this.deps.onInput(this.sessionId, data));
     this.term.open(this.host);
     this.loadWebgl();
     this.observer = new ResizeObserver(() => this.scheduleFit());
     this.observer.observe(this.host);
+  }
+
+  /**
+   * xterm.js answers terminal queries (device attributes, cursor position,
+   * mode and setting reports, colour queries) by "typing" the answer. In
+   * replayed output the program that asked is long past the question (or
+   * gone), so the answer would land on its command line or run as keys:
+   * while replayed bytes are parsed, these handlers take the queries and
+   * answer nothing. Live output is answered as before.
+   */
+  private guardReplays(): void {
+    const p = this.term.parser;
+    const swallow = (): boolean => this.replaying;
+    for (const id of [
+      { final: 'c' }, // DA1
+      { prefix: '>', final: 'c' }, // DA2
+      { prefix: '=', final: 'c' }, // DA3
+      { final: 'n' }, // DSR, cursor position
+      { prefix: '?', final: 'n' }, // DEC DSR
+      { intermediates: '$', final: 'p' }, // DECRQM (ANSI)
+      { prefix: '?', intermediates: '$', final: 'p' }, // DECRQM (DEC)
+      { final: 't' }, // window reports
+      { prefix: '>', final: 'q' }, // XTVERSION
+      { prefix: '?', final: 'u' }, // kitty keyboard flags
+    ]) {
+      p.registerCsiHandler(id, swallow);
+    }
+    p.registerDcsHandler({ intermediates: '$', final: 'q' }, swallow); // DECRQSS
+    p.registerDcsHandler({ intermediates: '+', final: 'q' }, swallow); // XTGETTCAP
+    for (const osc of [4, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]) {
+      p.registerOscHandler(osc, (data) => this.replaying && data.includes('?'));
+    }
   }
 
   /** Which renderer draws the terminal. */
@@ -223,6 +260,7 @@ export class TerminalView {
     if (this.stream === 'paused' || this.stream === 'detached') return;
     if (m.reset) this.resetScreen();
     this.seq = m.seq;
+    this.liveFrom = m.live ?? 0;
     this.stream = 'attached';
   }
 
@@ -231,16 +269,22 @@ export class TerminalView {
     // covers it, so nothing is lost and nothing shown twice.
     if (this.stream !== 'attached') return;
     this.seq = m.seq;
-    this.write(m.data);
+    // The server ends a frame at the live boundary, so a frame is wholly
+    // replayed or wholly live.
+    this.write(m.data, m.seq <= this.liveFrom);
   }
 
-  private write(data: string): void {
+  private write(data: string, replayed: boolean): void {
     const n = data.length;
     this.pending += n;
+    // Empty writes run their callbacks in order with the data around
+    // them: the flag is set exactly while xterm parses this frame.
+    if (replayed) this.term.write('', () => (this.replaying = true));
     this.term.write(data, () => {
       this.pending -= n;
       if (this.pending === 0 && this.stream === 'paused' && !this.disposed) this.attach();
     });
+    if (replayed) this.term.write('', () => (this.replaying = false));
     if (this.pending > FLOOD_LIMIT && this.stream === 'attached') {
       this.deps.send({ type: 'session.detach', sessionId: this.sessionId });
       this.stream = 'paused';

@@ -71,6 +71,12 @@ export interface SessionAttachedMessage {
   rows: number;
   status: SessionStatus;
   reset: boolean;
+  /**
+   * Where output new to every client begins: terminal queries before it
+   * were answered, or can no longer be, so their answers must not be sent.
+   * No frame spans it. Absent from older servers: everything is live.
+   */
+  live?: number;
 }
 
 export interface TerminalOutputMessage {
