@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,11 @@ type Options struct {
 	Env []string
 	// Cols and Rows are the initial size; zero means 80x24.
 	Cols, Rows uint16
+	// Tag, when not empty, is an entry of Env (KEY=VALUE) that marks this
+	// child and everything it starts, which inherit it: SignalSession also
+	// signals the processes that carry it, even those that left the
+	// terminal's session (a daemon that called setsid).
+	Tag string
 }
 
 // ExitStatus tells how a process ended.
@@ -59,6 +65,7 @@ type ExitStatus struct {
 type Process struct {
 	master *os.File
 	cmd    *exec.Cmd
+	tag    string
 
 	// done is closed by the one goroutine that waits on the child, after
 	// status and waitErr are set; they are read-only from then on.
@@ -87,6 +94,7 @@ func Start(opts Options) (*Process, error) {
 	if rows == 0 {
 		rows = 24
 	}
+	defaultSignals.Do(restoreIgnoredSignals)
 	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
 	cmd.Dir = opts.Dir
 	cmd.Env = opts.Env
@@ -102,7 +110,7 @@ func Start(opts Options) (*Process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
 	}
-	p := &Process{master: master, cmd: cmd, done: make(chan struct{})}
+	p := &Process{master: master, cmd: cmd, tag: opts.Tag, done: make(chan struct{})}
 	go p.wait()
 	return p, nil
 }
@@ -223,41 +231,104 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // SignalSession sends sig to the child's process group and to every other
 // process still in the child's session: background jobs of a job-control
 // shell run in groups of their own but stay in the session the terminal
-// belongs to. Only a process that started a new session of its own
-// escapes. Missing processes are not an error.
+// belongs to. With a Tag, processes that left the session but carry the
+// tag get it too. Missing processes are not an error.
 func (p *Process) SignalSession(sig syscall.Signal) error {
 	err := p.Signal(sig)
-	members, walkErr := sessionMembers(p.Pid())
-	for _, pid := range members {
+	sid := p.Pid()
+	members, walkErr := processes(func(pid int, stat []byte) bool {
+		if s, ok := statSession(stat); ok && s == sid {
+			return true
+		}
+		return p.tag != "" && hasEnv(pid, p.tag)
+	})
+	return cmp.Or(err, signalAll(members, sig), walkErr)
+}
+
+// SignalTagged sends sig to every process whose environment holds tag
+// (KEY=VALUE), but this one: what is left of a child started with that
+// Tag by an earlier run of this program, say. Missing processes are not
+// an error.
+func SignalTagged(tag string, sig syscall.Signal) error {
+	pids, err := processes(func(pid int, _ []byte) bool { return hasEnv(pid, tag) })
+	return cmp.Or(signalAll(pids, sig), err)
+}
+
+func signalAll(pids []int, sig syscall.Signal) error {
+	var err error
+	for _, pid := range pids {
 		if e := syscall.Kill(pid, sig); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = cmp.Or(err, fmt.Errorf("signal process %d: %w", pid, e))
 		}
 	}
-	return cmp.Or(err, walkErr)
+	return err
 }
 
-// sessionMembers lists the processes whose session id is sid, by reading
-// /proc/<pid>/stat (gopsutil's process tree shells out to pgrep).
-func sessionMembers(sid int) ([]int, error) {
+// processes lists the processes, other than this one, that match reports
+// true for, given their pid and /proc/<pid>/stat line (gopsutil's process
+// tree shells out to pgrep).
+func processes(match func(pid int, stat []byte) bool) ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
+	self := os.Getpid()
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == self {
 			continue
 		}
 		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if s, ok := statSession(stat); ok && s == sid {
+		if match(pid, stat) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids, nil
+}
+
+// hasEnv reports whether process pid's environment holds entry. Another
+// user's processes cannot be read, and are not ours to signal anyway.
+func hasEnv(pid int, entry string) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for kv := range bytes.SplitSeq(env, []byte{0}) {
+		if string(kv) == entry {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultSignals restores, once, the default action of the signals this
+// program inherited ignored.
+var defaultSignals sync.Once
+
+// restoreIgnoredSignals makes children start with every signal at its
+// default action, whatever this program inherited. A signal ignored at
+// start-up (under nohup, SIGHUP; in a background job of a script, SIGINT
+// and SIGQUIT) stays ignored across exec, so an agent started under a
+// nohup'd server would survive its terminal's hangup, and shutdown would
+// wait out the grace period for nothing. Go resets a signal to the
+// default in a child only when it handles the signal itself: asking for
+// it, on a channel never read (deliveries to a full channel are dropped),
+// makes it handled here, still without effect on this process.
+func restoreIgnoredSignals() {
+	var ignored []os.Signal
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
+		syscall.SIGPIPE, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
+		if signal.Ignored(sig) {
+			ignored = append(ignored, sig)
+		}
+	}
+	if len(ignored) > 0 {
+		signal.Notify(make(chan os.Signal, 1), ignored...)
+	}
 }
 
 // statSession reads the session id from a /proc/<pid>/stat line. The

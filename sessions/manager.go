@@ -13,12 +13,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/agentmux/agentmux/pty"
 	"github.com/agentmux/agentmux/worktree"
 )
 
@@ -308,6 +310,12 @@ func (m *Manager) restore() error {
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.restore(sv.screen)
+		// A server killed outright could not stop the session's processes;
+		// those that did not die with its terminal (detached helpers) die
+		// now, before anything can resume the session.
+		if err := pty.SignalTagged(sessionTag(r.ID), syscall.SIGKILL); err != nil {
+			s.log.Warn("kill what the session's last run left running", "err", err)
+		}
 		m.sessions[r.ID] = s
 		m.savedEnd[r.ID] = s.ring.state().End
 		m.created++
@@ -675,6 +683,16 @@ func checkName(name string) error {
 	return nil
 }
 
+// EnvSessionID names the environment variable that carries a session's id
+// to its agent and everything the agent starts; it also marks them as the
+// session's (see sessionTag).
+const EnvSessionID = "AGENTMUX_SESSION_ID"
+
+// sessionTag is the environment entry that marks a session's processes:
+// stopping the session stops every process that carries it, wherever it
+// went.
+func sessionTag(id string) string { return EnvSessionID + "=" + id }
+
 // sessionEnv returns the agent's environment: the base one, less the
 // server's secret, with a terminal type xterm.js answers to and the
 // session's id for scripts and hooks.
@@ -683,12 +701,12 @@ func sessionEnv(base []string, id string) []string {
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
 		switch key {
-		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", "AGENTMUX_SESSION_ID":
+		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID:
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", "AGENTMUX_SESSION_ID="+id)
+	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", sessionTag(id))
 }
 
 // liveLocked counts sessions with a running process. mu must be held.

@@ -263,6 +263,7 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 		Env:  env,
 		Cols: uint16(s.cols),
 		Rows: uint16(s.rows),
+		Tag:  sessionTag(s.id),
 	})
 	if err != nil {
 		return nil, s.failStartLocked(err)
@@ -346,6 +347,12 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	in.close()
 	<-watcherDone // no silence verdict may follow the run's end
 	st, _ := proc.Wait(context.Background())
+	// What the run started and left running, detached helpers included
+	// (a daemon that called setsid but still carries the session's tag),
+	// ends with it.
+	if err := proc.SignalSession(syscall.SIGKILL); err != nil {
+		s.log.Warn("kill what the run left running", "err", err)
+	}
 	// finishRun forgets proc first, so no Write or Resize can reach the
 	// terminal while it closes.
 	s.finishRun(ExitStatus{Code: st.Code, Signal: int(st.Signal)})

@@ -78,12 +78,24 @@ type helperProc struct {
 // SIGKILLed when the test ends if still running.
 func startHelper(t *testing.T, args ...string) *helperProc {
 	t.Helper()
+	return startHelperCmd(t, exec.Command(os.Args[0], "-test.run=^TestHelperServer$"), args)
+}
+
+// startHelperIgnoringHangup starts the helper as nohup would: with
+// SIGHUP ignored, which it inherits.
+func startHelperIgnoringHangup(t *testing.T, args ...string) *helperProc {
+	t.Helper()
+	return startHelperCmd(t, exec.Command("sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestHelperServer$'`, os.Args[0]), args)
+}
+
+func startHelperCmd(t *testing.T, cmd *exec.Cmd, args []string) *helperProc {
+	t.Helper()
 	b, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &helperProc{t: t, stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
-	h.cmd = exec.Command(os.Args[0], "-test.run=^TestHelperServer$")
+	h.cmd = cmd
 	// Under -race the helper would sleep a second at exit
 	// (atexit_sleep_ms), which would count as shutdown time.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
@@ -1183,4 +1195,77 @@ watching:
 		t.Errorf("the server did not log that it stopped")
 	}
 	testutil.Eventually(t, waitTimeout, "the namespace to be empty", func() bool { return len(inPIDNamespace(ns)) == 0 })
+}
+
+// TestServerUnderNohup: a server started with SIGHUP ignored (nohup, some
+// process managers) still ends its agents by hanging up their terminals.
+// Killed with -9, its agents die with their terminals and the next server
+// kills what they left detached; stopped with SIGTERM, the agents end of
+// SIGHUP at once rather than SIGKILL at the end of the grace period.
+func TestServerUnderNohup(t *testing.T) {
+	workspace, dataDir := t.TempDir(), t.TempDir()
+	args := serverArgs(workspace, dataDir, "--shutdown-grace", "3s")
+	hc := newHTTPClient(t)
+	h := startHelperIgnoringHangup(t, args...)
+	h.waitServing()
+	agentPid, daemonPid := filepath.Join(workspace, "agent.pid"), filepath.Join(workspace, "daemon.pid")
+	s := createAt(t, hc, h.url(""), map[string]any{"command": []string{"sh", "-c",
+		`setsid sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" </dev/null >/dev/null 2>&1 & echo $$ > "$0"; exec sleep 600`, agentPid, daemonPid}})
+	agent, daemon := readPID(t, agentPid), readPID(t, daemonPid)
+	t.Cleanup(func() { killSessionProcs(t, s.ID) })
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(waitTimeout)
+	waitGone(t, agent) // its terminal hung up, and it heard
+	if processGone(daemon) {
+		t.Fatal("the detached daemon died with the server: the test shows nothing")
+	}
+
+	h = startHelperIgnoringHangup(t, args...)
+	h.waitServing()
+	waitGone(t, daemon) // the restored session's leftovers
+	resp, err := hc.Post(h.url("/api/sessions/"+s.ID+"/resume"), "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantStatus(t, "resume", resp, b, http.StatusOK)
+	agent = readPIDChanged(t, agentPid, agent)
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.wait(waitTimeout); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
+	waitGone(t, agent)
+
+	// How the agent ended is on record: SIGHUP (129), not SIGKILL (137).
+	h = startHelper(t, args...)
+	h.waitServing()
+	resp, err = hc.Get(h.url("/api/sessions/" + s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := decodeSession(t, b); got.ExitCode == nil || *got.ExitCode != 129 {
+		t.Errorf("the agent stopped at shutdown ended with %v, want 129 (SIGHUP)", got.ExitCode)
+	}
+}
+
+// readPIDChanged waits until path holds a pid other than old.
+func readPIDChanged(t *testing.T, path string, old int) int {
+	t.Helper()
+	var pid int
+	testutil.Eventually(t, waitTimeout, "a new pid in "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid != old
+	})
+	return pid
 }
