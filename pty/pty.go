@@ -235,14 +235,41 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // tag get it too. Missing processes are not an error.
 func (p *Process) SignalSession(sig syscall.Signal) error {
 	err := p.Signal(sig)
+	members, walkErr := p.members()
+	return cmp.Or(err, signalAll(members, sig), walkErr)
+}
+
+// OpenFiles returns the paths that the child, the rest of its terminal
+// session and, with a Tag, the processes carrying it have open and match
+// accepts. It reads /proc; a process that ends meanwhile is skipped.
+func (p *Process) OpenFiles(match func(path string) bool) ([]string, error) {
+	pids, err := p.members()
+	var paths []string
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		fds, ferr := os.ReadDir(dir)
+		if ferr != nil {
+			continue // gone, or not ours
+		}
+		for _, fd := range fds {
+			if target, lerr := os.Readlink(dir + "/" + fd.Name()); lerr == nil && match(target) {
+				paths = append(paths, target)
+			}
+		}
+	}
+	return paths, err
+}
+
+// members lists the child's processes: its terminal session's, and with a
+// Tag those carrying it.
+func (p *Process) members() ([]int, error) {
 	sid := p.Pid()
-	members, walkErr := processes(func(pid int, stat []byte) bool {
+	return processes(func(pid int, stat []byte) bool {
 		if s, ok := statSession(stat); ok && s == sid {
 			return true
 		}
 		return p.tag != "" && hasEnv(pid, p.tag)
 	})
-	return cmp.Or(err, signalAll(members, sig), walkErr)
 }
 
 // SignalTagged sends sig to every process whose environment holds tag

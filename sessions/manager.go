@@ -61,6 +61,9 @@ const (
 	// EventWarning says a running session has been silent long enough to
 	// be stuck.
 	EventWarning EventKind = "warning"
+	// EventUpdated says something clients do not show changed (the
+	// agent's conversation id): saved, not announced.
+	EventUpdated EventKind = "updated"
 )
 
 // Event tells observers about a session's change, with its state just after
@@ -265,6 +268,7 @@ func recordOf(info Info) record {
 		Rows:           info.Rows,
 		Exit:           info.Exit,
 		Worktree:       info.Worktree,
+		Conversation:   info.Conversation,
 	}
 }
 
@@ -307,6 +311,8 @@ func (m *Manager) restore() error {
 			cols:      cmp.Or(r.Cols, 80),
 			rows:      cmp.Or(r.Rows, 24),
 			exit:      r.Exit,
+			// conversation survives restarts, so a resume continues it.
+			conversation: r.Conversation,
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.restore(sv.screen)
@@ -481,7 +487,7 @@ func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
 		argv = profile.StartArgv(id)
 	}
 	s.mu.Lock()
-	proc, err := s.startLocked(argv)
+	proc, err := s.startLocked(argv, "")
 	info := s.infoLocked()
 	done := s.runDone
 	s.mu.Unlock()
@@ -770,7 +776,7 @@ func (m *Manager) Resume(id string) (*Session, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	proc, err := s.startLocked(s.profile.ResumeArgv(s.id))
+	proc, err := s.startLocked(s.resumePlanLocked())
 	if err == nil {
 		s.reason = "resumed"
 	}

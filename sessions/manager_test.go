@@ -691,7 +691,7 @@ func TestResumeKeepsSize(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "20 90\r\n" + sessions.RunResetBase + "30 100\r\n"; got != want {
+	if got, want := out.buf.String(), "20 90\r\n"+sessions.RunResetBase+"30 100\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }
@@ -760,7 +760,7 @@ func TestResumeSpawnFailure(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "run\r\n" + sessions.RunResetBase + "run\r\n"; got != want {
+	if got, want := out.buf.String(), "run\r\n"+sessions.RunResetBase+"run\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }
@@ -974,7 +974,7 @@ func TestFullRingNeverBlocksTheProgram(t *testing.T) {
 		t.Errorf("ReadOutput(start) = %q, %v; want %q", p[:n], err, want[st.Start:])
 	}
 	// The replay starts after the first whole line in the ring.
-	start, prefix := s.ReplayStart()
+	start, prefix := s.ReplayStart(0)
 	wantStart := st.Start + uint64(strings.IndexByte(want[st.Start:], '\n')) + 1
 	if start != wantStart || len(prefix) != 0 {
 		t.Errorf("ReplayStart() = %d, %q; want %d, no prefix", start, prefix, wantStart)

@@ -11,7 +11,8 @@ import (
 // Profile says how to start an agent CLI and how to resume its
 // conversation. In Start and Resume, the word "{id}" stands for the
 // session's id, which is a UUID and so is accepted where the CLI wants its
-// own conversation id.
+// own conversation id; "{conversation}" in Resume stands for the id of the
+// conversation the agent recorded (see Conversation).
 type Profile struct {
 	// Name is the profile's name, as given to --agent.
 	Name string
@@ -23,6 +24,10 @@ type Profile struct {
 	// Hooks reports whether the agent takes a Claude Code settings file
 	// (--settings) whose hooks say when it waits for its user.
 	Hooks bool `json:",omitempty"`
+	// Conversation says how the agent's own conversation is found, so
+	// a resume continues it or says why it cannot: ConversationClaude or
+	// ConversationCodex; empty runs Resume as it is.
+	Conversation string `json:",omitempty"`
 }
 
 // Profile names with a fixed meaning.
@@ -40,15 +45,20 @@ func BuiltinProfiles() map[string]Profile {
 	shell := LoginShell()
 	return map[string]Profile{
 		ProfileClaude: {
-			Name:   ProfileClaude,
-			Start:  []string{"claude", "--session-id", "{id}"},
-			Resume: []string{"claude", "--resume", "{id}"},
-			Hooks:  true,
+			Name:         ProfileClaude,
+			Start:        []string{"claude", "--session-id", "{id}"},
+			Resume:       []string{"claude", "--resume", "{id}"},
+			Hooks:        true,
+			Conversation: ConversationClaude,
 		},
 		ProfileCodex: {
-			Name:   ProfileCodex,
-			Start:  []string{"codex"},
-			Resume: []string{"codex", "resume", "--last"},
+			// Without its shared background server, the TUI records the
+			// conversation itself (so its id can be learned) and leaves
+			// nothing running when it ends.
+			Name:         ProfileCodex,
+			Start:        []string{"codex", "--no-daemon"},
+			Resume:       []string{"codex", "resume", "{conversation}", "--no-daemon"},
+			Conversation: ConversationCodex,
 		},
 		ProfileAider: {
 			Name:   ProfileAider,
@@ -96,6 +106,15 @@ func expand(argv []string, id string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = strings.ReplaceAll(a, "{id}", id)
+	}
+	return out
+}
+
+// expandConversation returns argv with "{conversation}" as conv.
+func expandConversation(argv []string, conv string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, "{conversation}", conv)
 	}
 	return out
 }

@@ -145,6 +145,17 @@ func (r *ring) readAtLocked(p []byte, off uint64) (int, error) {
 	return n, nil
 }
 
+// since returns a copy of the output from off (or the oldest byte held),
+// at most its last n bytes.
+func (r *ring) since(off uint64, n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	off = max(off, r.start(), r.end-min(r.end, uint64(n)))
+	p := make([]byte, r.end-min(r.end, off))
+	m, _ := r.readAtLocked(p, off)
+	return p[:m]
+}
+
 // last returns a copy of the last n bytes of output, or fewer when the
 // ring holds fewer.
 func (r *ring) last(n int) []byte {
@@ -239,7 +250,7 @@ func (r *ring) update(change func(*StreamState)) {
 // vtState.runReset), so every client, live or replaying, starts the new
 // run on a clean terminal. The caller holds the session's mu, so no run
 // writes meanwhile.
-func (r *ring) startRun(first bool) {
+func (r *ring) startRun(first bool, note string) {
 	r.mu.Lock()
 	var reset []byte
 	if !first {
@@ -258,6 +269,9 @@ func (r *ring) startRun(first bool) {
 		reset = st.runReset(last)
 	}
 	r.mu.Unlock()
+	if note != "" {
+		reset = append(reset, noteLine(note)...)
+	}
 	r.write(reset)
 	r.update(func(st *StreamState) {
 		st.RunEnded = false
@@ -290,23 +304,58 @@ func (r *ring) state() StreamState {
 	return st
 }
 
-// replayStart returns where a replay of the whole ring should begin and the
+// replayStart returns where a replay of the ring should begin and the
 // escape sequences that restore the terminal modes in force there. The start
 // is the first line boundary outside any escape sequence, so a replay never
 // opens mid-character or mid-sequence; when the ring has never evicted a
 // byte, it is simply the stream's start.
-func (r *ring) replayStart() (uint64, []byte) {
+//
+// lines, when above 0, is how many lines the client keeps (its scrollback
+// and screen): a replay then starts no earlier than the line boundary that
+// leaves that many complete lines, since a terminal that keeps only the
+// last lines would parse the older ones just to drop them. A ring of short
+// lines (a build log, seq) would otherwise cost a reload a second of
+// parsing for nothing.
+func (r *ring) replayStart(lines int) (uint64, []byte) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.replayStartLocked()
+	start, st := r.replayStartLocked()
+	if lines <= 0 || r.end-start <= uint64(lines) {
+		r.mu.Unlock()
+		return start, st.modePrefix()
+	}
+	data := make([]byte, r.end-start)
+	n, _ := r.readAtLocked(data, start) // start is held
+	r.mu.Unlock()
+	data = data[:n]
+
+	// The offsets just after the last lines+1 newlines outside escape
+	// sequences, in a circular buffer; then the state at the one that
+	// leaves lines complete lines after it.
+	after := make([]int, lines+1)
+	count := 0
+	scan := st
+	for i, c := range data {
+		ground := scan.isGround()
+		scan.feed(data[i : i+1])
+		if c == '\n' && ground {
+			after[count%len(after)] = i + 1
+			count++
+		}
+	}
+	if count <= lines {
+		return start, st.modePrefix()
+	}
+	cut := after[(count-lines-1)%len(after)]
+	st.feed(data[:cut])
+	return start + uint64(cut), st.modePrefix()
 }
 
-func (r *ring) replayStartLocked() (uint64, []byte) {
+func (r *ring) replayStartLocked() (uint64, vtState) {
 	start := r.start()
 	if start == r.base || r.tailAtLineStart {
 		// Nothing evicted, or eviction ended a line: the oldest byte held
 		// starts one, in the tail's modes.
-		return start, r.tail.modePrefix()
+		return start, r.tail
 	}
 	st := r.tail // a copy: scanning ahead must not move the real tail
 	size := uint64(len(r.buf))
@@ -325,13 +374,13 @@ func (r *ring) replayStartLocked() (uint64, []byte) {
 		}
 		st.feed([]byte{c})
 		if c == '\n' && ground {
-			return off + 1, st.modePrefix()
+			return off + 1, st
 		}
 	}
 	if haveFallback {
-		return fallback, fallbackSt.modePrefix()
+		return fallback, fallbackSt
 	}
-	return r.end, st.modePrefix()
+	return r.end, st
 }
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
@@ -341,7 +390,8 @@ func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 func (r *ring) snapshot() screen {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	start, prefix := r.replayStartLocked()
+	start, st := r.replayStartLocked()
+	prefix := st.modePrefix()
 	data := make([]byte, r.end-start)
 	if _, err := r.readAtLocked(data, start); err != nil {
 		// replayStartLocked returns a held offset: this cannot happen.

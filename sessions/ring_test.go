@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 )
@@ -239,7 +240,7 @@ func TestRingReplayStartWithNothingEvicted(t *testing.T) {
 	for _, data := range []string{"", "ab\ncd", "\x1b[?1049h", "0123456789abcdef"} {
 		r := newRing(16)
 		r.write([]byte(data))
-		start, prefix := r.replayStart()
+		start, prefix := r.replayStart(0)
 		if start != 0 || prefix != nil {
 			t.Errorf("after writing %q to a 16-byte ring: replayStart = %d, %q; want 0, nil", data, start, prefix)
 		}
@@ -352,7 +353,7 @@ func TestRingReplayStart(t *testing.T) {
 					r.write([]byte(data[i:min(len(data), i+chunk)]))
 				}
 				for range 2 { // replayStart must not move the tail
-					start, prefix := r.replayStart()
+					start, prefix := r.replayStart(0)
 					wantStart := uint64(len(data) - len(tc.replay))
 					p := make([]byte, len(data))
 					n, err := r.readAt(p, start)
@@ -392,7 +393,7 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 			i += n
 		}
 
-		start, prefix := r.replayStart()
+		start, prefix := r.replayStart(0)
 		ringStart := max(0, len(data)-size)
 		if ringStart == 0 {
 			if start != 0 || prefix != nil {
@@ -439,7 +440,7 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 // restored after a restart.
 func TestLive(t *testing.T) {
 	r := newRing(64)
-	r.startRun(true)
+	r.startRun(true, "")
 	r.write([]byte("\x1b[c hello"))
 	if st := r.state(); st.RunStart != 0 || st.Live() != 0 {
 		t.Fatalf("first run: %+v, live %d, want run start 0 and everything live", st, st.Live())
@@ -453,7 +454,7 @@ func TestLive(t *testing.T) {
 	if st := r.state(); st.Live() != st.End {
 		t.Errorf("run ended: live %d, want the end %d", st.Live(), st.End)
 	}
-	r.startRun(false)
+	r.startRun(false, "")
 	st := r.state()
 	if want := uint64(len("\x1b[c hello") + len(RunResetBase) + len("\r\n")); st.RunStart != want || st.Live() != want {
 		t.Errorf("second run: run start %d, live %d, want both %d (after the reset)", st.RunStart, st.Live(), want)
@@ -463,5 +464,39 @@ func TestLive(t *testing.T) {
 	restored.restore(screen{start: 100, data: []byte("\x1b[6n old screen")})
 	if st := restored.state(); st.RunStart != 115 || st.Live() != 115 {
 		t.Errorf("restored: run start %d, live %d, want both 115", st.RunStart, st.Live())
+	}
+}
+
+// TestReplayStartKeepsOnlyTheLinesAClientKeeps: a client that keeps n
+// lines gets a replay of the last n complete lines, from a line boundary
+// outside any escape sequence, with the modes in force there; the same
+// screen a whole replay would leave it.
+func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
+	r := newRing(1 << 16)
+	r.write([]byte("\x1b[?2004h"))
+	for i := range 100 {
+		r.write([]byte(strconv.Itoa(i) + "\n"))
+	}
+	// A newline inside a string is not a line.
+	r.write([]byte("\x1b]0;two\nlines\x07last\n"))
+	start, prefix := r.replayStart(3)
+	data := make([]byte, r.end-start)
+	n, err := r.readAt(data, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data[:n]); got != "98\n99\n\x1b]0;two\nlines\x07last\n" {
+		t.Errorf("replay of 3 lines = %q", got)
+	}
+	if string(prefix) != "\x1b[?2004h" {
+		t.Errorf("prefix %q, want bracketed paste re-entered", prefix)
+	}
+	for _, lines := range []int{0, 101, 102, 1000} {
+		if s, _ := r.replayStart(lines); s != 0 {
+			t.Errorf("replayStart(%d) = %d, want the whole stream (0)", lines, s)
+		}
+	}
+	if s, _ := r.replayStart(100); s != uint64(len("\x1b[?2004h0\n")) {
+		t.Errorf("replayStart(100) = %d, want just after the first line", s)
 	}
 }

@@ -99,6 +99,9 @@ type Info struct {
 	Running bool
 	// Worktree is the git worktree the session runs in, if it has one.
 	Worktree *Worktree
+	// Conversation is the id of the conversation the agent recorded, when
+	// its profile learns one (Codex); a resume continues it.
+	Conversation string
 }
 
 // Worktree is a git worktree made for a session.
@@ -148,6 +151,12 @@ type Session struct {
 	// stopping reports whether the current run is being stopped on
 	// purpose, so its end is "stopped", not "error".
 	stopping bool
+	// resumed reports whether the current (or last) run was a resume.
+	resumed bool
+	// conversation is the agent's own conversation id, once learned;
+	// noConversation reports that the agent said it has none to resume.
+	conversation   string
+	noConversation bool
 
 	// What the current run's status is made of: waiting for the user
 	// (until input), idle (silent past IdleAfter), how far the stuck
@@ -198,6 +207,7 @@ func (s *Session) infoLocked() Info {
 		Cols:           s.cols,
 		Rows:           s.rows,
 		Running:        s.phase == phaseRunning,
+		Conversation:   s.conversation,
 	}
 	if s.worktree != nil {
 		w := *s.worktree
@@ -238,7 +248,10 @@ func (s *Session) transition(next phase) error {
 // start runs argv as a new run of the session. The caller emits the event
 // that announces it and then calls pump, so a run that ends at once is never
 // announced before it began. mu must be held.
-func (s *Session) startLocked(argv []string) (*pty.Process, error) {
+//
+// note, when not empty, is a line for the terminal, written before the
+// run's first byte: why the run is not what the user might expect.
+func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) {
 	first := s.phase == 0
 	if err := s.transition(phaseRunning); err != nil {
 		return nil, err
@@ -282,7 +295,8 @@ func (s *Session) startLocked(argv []string) (*pty.Process, error) {
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
-	s.ring.startRun(first)
+	s.resumed = !first
+	s.ring.startRun(first, note)
 	return proc, nil
 }
 
@@ -322,6 +336,15 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		s.watchQuiet(s.timing, started, readerDone, wake)
 	}()
 
+	var conversationDone chan struct{}
+	if s.profile.Conversation == ConversationCodex {
+		conversationDone = make(chan struct{})
+		go func() {
+			defer close(conversationDone)
+			s.followConversation(proc, readerDone)
+		}()
+	}
+
 	var alerts alertScanner
 	buf := make([]byte, 32<<10)
 	for {
@@ -346,6 +369,9 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	close(readerDone)
 	in.close()
 	<-watcherDone // no silence verdict may follow the run's end
+	if conversationDone != nil {
+		<-conversationDone
+	}
 	st, _ := proc.Wait(context.Background())
 	// What the run started and left running, detached helpers included
 	// (a daemon that called setsid but still carries the session's tag),
@@ -414,6 +440,7 @@ func (s *Session) finishRun(st ExitStatus) {
 		return
 	}
 	s.exit = &st
+	s.noteRunEndLocked(st)
 	s.proc = nil
 	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
@@ -520,10 +547,12 @@ func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 // (StreamState.Live).
 func (s *Session) NoteDelivered(off uint64) { s.ring.noteDelivered(off) }
 
-// ReplayStart returns where a full replay of the ring begins and the
-// escape sequences that restore the terminal modes in force there; send
-// them, then the output from that offset, to a cleared terminal.
-func (s *Session) ReplayStart() (uint64, []byte) { return s.ring.replayStart() }
+// ReplayStart returns where a replay of the ring begins and the escape
+// sequences that restore the terminal modes in force there; send them,
+// then the output from that offset, to a cleared terminal. lines, when
+// above 0, is how many lines the client keeps: the replay then leaves out
+// older complete lines, which it would only drop.
+func (s *Session) ReplayStart(lines int) (uint64, []byte) { return s.ring.replayStart(lines) }
 
 // stop ends the current run: SIGHUP to the process group, as a terminal
 // does when it closes, then SIGKILL when grace runs out or ctx ends. It

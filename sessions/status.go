@@ -93,8 +93,10 @@ const HookHeader = "X-Agentmux-Hook-Secret"
 // ClaudeHookSettings returns a Claude Code settings file that runs command
 // (a shell command line) on the hooks that tell whether Claude waits for
 // its user: a notification (a permission prompt, or idle at the prompt),
-// the end of a turn, a question asked with the AskUserQuestion tool, and a
-// prompt submitted.
+// the end of a turn, a question asked with the AskUserQuestion tool, a
+// prompt submitted, and the start of a session (Claude at its prompt, once
+// past its dialogs). The names are those of Claude Code's settings schema
+// (2.1).
 func ClaudeHookSettings(command string) []byte {
 	type hook struct {
 		Type    string `json:"type"`
@@ -110,6 +112,7 @@ func ClaudeHookSettings(command string) []byte {
 		"Notification":     {{Hooks: h}},
 		"Stop":             {{Hooks: h}},
 		"UserPromptSubmit": {{Hooks: h}},
+		"SessionStart":     {{Hooks: h}},
 		"PreToolUse":       {{Matcher: "AskUserQuestion", Hooks: h}},
 	}}
 	b, err := json.MarshalIndent(settings, "", "  ")
@@ -129,6 +132,7 @@ func newSecret() string {
 // hookPayload is the part of Claude Code's hook input the server reads.
 type hookPayload struct {
 	Event     string `json:"hook_event_name"`
+	Source    string `json:"source"`
 	Message   string `json:"message"`
 	ToolName  string `json:"tool_name"`
 	ToolInput struct {
@@ -178,6 +182,15 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	case "UserPromptSubmit":
 		s.hookedLocked()
 		s.endWaitingLocked("prompt submitted")
+	case "SessionStart":
+		// Claude is at its prompt, past its dialogs: started, resumed,
+		// cleared or compacted, it waits for the user.
+		s.hookedLocked()
+		why := "Claude is ready for your first prompt"
+		if p.Source == "resume" {
+			why = "Claude resumed the conversation and waits for your prompt"
+		}
+		s.startWaitingLocked(why)
 	default:
 		return fmt.Errorf("%w: unknown hook event %q", ErrInvalid, p.Event)
 	}

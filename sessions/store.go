@@ -103,6 +103,7 @@ type record struct {
 	Rows           int         `json:"rows"`
 	Exit           *ExitStatus `json:"exit,omitempty"`
 	Worktree       *Worktree   `json:"worktree,omitempty"`
+	Conversation   string      `json:"conversation,omitempty"`
 }
 
 // screen is a session's last screen as stored: the output from a replay

@@ -125,7 +125,7 @@ func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
 		return strings.Contains(outputOf(t, big), "line 799") && strings.Contains(outputOf(t, small), "start ")
 	})
 	bigState, bigScreen := big.StreamState(), outputOf(t, big)
-	bigStart, bigPrefix := big.ReplayStart()
+	bigStart, bigPrefix := big.ReplayStart(0)
 	m = restartManager(t, m, st, path, workspace, 4096)
 	list := m.List()
 	if len(list) != 2 || list[0].ID() != big.ID() || list[1].ID() != small.ID() {
@@ -147,7 +147,7 @@ func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
 	if st := rb.StreamState(); st.End != bigState.End {
 		t.Fatalf("restored stream ends at %d, want %d", st.End, bigState.End)
 	}
-	start, prefix := rb.ReplayStart()
+	start, prefix := rb.ReplayStart(0)
 	if start != bigStart || !bytes.Equal(prefix, bigPrefix) || !bytes.Contains(prefix, []byte("\x1b[?1049h")) {
 		t.Fatalf("restored replay starts at %d with %q, want %d with %q", start, prefix, bigStart, bigPrefix)
 	}
@@ -578,5 +578,27 @@ func TestRestartKeepsFailuresAndResetsResumedTerminals(t *testing.T) {
 	}
 	if !strings.HasPrefix(out[after.RunStart-after.Start:], "\x1b[?1049h") {
 		t.Errorf("the new run's output does not start right after the reset: %q", out[after.RunStart-after.Start:])
+	}
+}
+
+// TestRestartKeepsConversation: the conversation an agent recorded is
+// saved, so a resume after a restart continues it.
+func TestRestartKeepsConversation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	workspace := t.TempDir()
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, workspace, 4096)
+	s, err := m.Create(CreateOptions{Command: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.learnedConversation("0191e0a2-7c4e-7000-8000-00000000abcd")
+	m = restartManager(t, m, st, path, workspace, 4096)
+	got, err := m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Info().Conversation; c != "0191e0a2-7c4e-7000-8000-00000000abcd" {
+		t.Errorf("conversation after a restart %q", c)
 	}
 }

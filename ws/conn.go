@@ -262,7 +262,11 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		c.sizes[id] = [2]int{*m.Cols, *m.Rows}
 		return s.Resize(*m.Cols, *m.Rows)
 	case TypeSessionAttach:
-		c.attach(s, m.Since)
+		lines := 0
+		if m.Lines != nil {
+			lines = *m.Lines
+		}
+		c.attach(s, m.Since, lines)
 	case TypeSessionDetach:
 		if st, ok := c.streams[id]; ok {
 			st.stop()
@@ -274,14 +278,14 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 
 // attach starts streaming a session to this client, replacing any earlier
 // attachment to it: a re-attach asks for a fresh replay from since.
-func (c *conn) attach(s *sessions.Session, since *uint64) {
+func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	for id, st := range c.streams {
 		if id == s.ID() || st.isDone() {
 			st.stop()
 			delete(c.streams, id)
 		}
 	}
-	st := newStream(c, s, since)
+	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	go st.run()
 }

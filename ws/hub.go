@@ -198,6 +198,9 @@ func (h *Hub) unregister(c *conn) {
 // OnEvent tells every connection about a session event. It never blocks: a
 // connection too slow to take it is dropped.
 func (h *Hub) OnEvent(ev sessions.Event) {
+	if ev.Kind == sessions.EventUpdated {
+		return // nothing clients show
+	}
 	h.broadcast(eventMessage(ev))
 }
 

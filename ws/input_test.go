@@ -185,7 +185,7 @@ func TestOriginCheck(t *testing.T) {
 		{"https://evil.example", false},
 		{"null", false},
 		{"http://" + host + ".evil.example", false},
-		{"https://" + host, false}, // the scheme counts
+		{"https://" + host, false},        // the scheme counts
 		{"http://allowed.example", false}, // not the trusted scheme
 		{"https://ALLOWED.example", true},
 		{"HTTPS://allowed.example:443", true},

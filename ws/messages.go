@@ -96,6 +96,7 @@ type clientMessage struct {
 	Cols      *int     `json:"cols"`
 	Rows      *int     `json:"rows"`
 	Since     *uint64  `json:"since"`
+	Lines     *int     `json:"lines"`
 	Timestamp *float64 `json:"timestamp"`
 }
 
@@ -149,6 +150,10 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 		if m.Data == nil {
 			return nil, invalid(sid, "terminal.input needs data")
 		}
+	case TypeSessionAttach:
+		if m.Lines != nil && (*m.Lines < 1 || *m.Lines > MaxReplayLines) {
+			return nil, invalid(sid, "lines %d is outside 1..%d", *m.Lines, MaxReplayLines)
+		}
 	case TypeTerminalResize:
 		if m.Cols == nil || m.Rows == nil {
 			return nil, invalid(sid, "terminal.resize needs cols and rows")
@@ -162,7 +167,7 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 
 func fieldKind(field string) string {
 	switch field {
-	case "cols", "rows":
+	case "cols", "rows", "lines":
 		return "an integer"
 	case "since":
 		return "a non-negative integer"
@@ -185,6 +190,10 @@ func sessionIDHint(b []byte) string {
 	}
 	return probe.SessionID
 }
+
+// MaxReplayLines bounds session.attach's lines: more than any terminal's
+// scrollback, and the replay's search for them stays small.
+const MaxReplayLines = 100_000
 
 // MaxSessionIDLen is the length of a session id, a UUID in its usual
 // form; a longer one names no session and is refused before any reply

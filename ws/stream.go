@@ -18,15 +18,18 @@ type stream struct {
 	c     *conn
 	s     *sessions.Session
 	since *uint64
+	// lines is how many lines the client keeps, for its replays; 0 means
+	// replay the whole ring.
+	lines int
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func newStream(c *conn, s *sessions.Session, since *uint64) *stream {
+func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
 	ctx, cancel := context.WithCancel(c.ctx)
-	return &stream{c: c, s: s, since: since, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &stream{c: c, s: s, since: since, lines: lines, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 // stop ends the stream and waits for its goroutine.
@@ -109,7 +112,7 @@ func (st *stream) loop() error {
 			return err
 		}
 	} else {
-		off, prefix = s.ReplayStart()
+		off, prefix = s.ReplayStart(st.lines)
 		if err := st.sendAttached(off, true, live); err != nil {
 			return err
 		}
@@ -125,7 +128,7 @@ func (st *stream) loop() error {
 			st.c.log.Debug("client fell behind the scrollback; resyncing", "session", s.ID(), "behind", state.End-off)
 			// What it skipped, it never saw: answering the queries in it
 			// now would type stale replies into the program.
-			off, prefix = s.ReplayStart()
+			off, prefix = s.ReplayStart(st.lines)
 			live = state.End
 			if err := st.sendAttached(off, true, live); err != nil {
 				return err

@@ -63,7 +63,7 @@ func TestClaudeHookSettings(t *testing.T) {
 	if err := json.Unmarshal(sessions.ClaudeHookSettings("'/opt/agent mux' hook"), &settings); err != nil {
 		t.Fatal(err)
 	}
-	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse"} {
+	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse", "SessionStart"} {
 		m := settings.Hooks[event]
 		if len(m) != 1 || len(m[0].Hooks) != 1 || m[0].Hooks[0].Type != "command" || m[0].Hooks[0].Command != "'/opt/agent mux' hook" {
 			t.Errorf("%s: %+v, want one command hook running the given command", event, m)
@@ -72,8 +72,8 @@ func TestClaudeHookSettings(t *testing.T) {
 	if m := settings.Hooks["PreToolUse"]; len(m) == 1 && m[0].Matcher != "AskUserQuestion" {
 		t.Errorf("PreToolUse matcher %q, want AskUserQuestion only", m[0].Matcher)
 	}
-	if len(settings.Hooks) != 4 {
-		t.Errorf("%d hook events, want 4", len(settings.Hooks))
+	if len(settings.Hooks) != 5 {
+		t.Errorf("%d hook events, want 5", len(settings.Hooks))
 	}
 }
 

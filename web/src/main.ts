@@ -177,8 +177,12 @@ async function onConnected(): Promise<void> {
   memoryCritical = false;
   banners.resource('ok', 0);
   refreshActions();
+  // Re-attach every terminal from its last seq, and re-send its size, at
+  // once: a session destroyed meanwhile answers SESSION_NOT_FOUND, which
+  // refreshes the list, and terminals made by the refresh attach
+  // themselves. Waiting for the refresh would hold every screen back.
+  pane.onConnected();
   await Promise.all([loadConfig(), refreshSessions(), loadWorkflow()]);
-  // Re-attach every terminal from its last seq, and re-send its size.
   if (ws.state === 'connected') pane.onConnected();
 }
 

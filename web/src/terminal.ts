@@ -23,6 +23,8 @@ import type { ClientMessage, SessionAttachedMessage, TerminalOutputMessage } fro
  */
 export const FLOOD_LIMIT = 4 * 1024 * 1024;
 
+/** Lines of scrollback each terminal keeps. */
+const SCROLLBACK_LINES = 10_000;
 const MIN_SIZE = 1;
 const MAX_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 50;
@@ -140,7 +142,7 @@ export class TerminalView {
       fontFamily: '"JetBrains Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
       fontSize: 13,
       lineHeight: 1.15,
-      scrollback: 10_000,
+      scrollback: SCROLLBACK_LINES,
       theme: terminalTheme,
       linkHandler: { activate: (_ev, text) => openLink(text), allowNonHttpProtocols: false },
     });
@@ -227,10 +229,13 @@ export class TerminalView {
       this.stream = 'paused'; // the drain callback attaches
       return;
     }
+    // A replay need not carry more lines than the terminal keeps: parsing
+    // lines only to drop them from the scrollback made a reload slow.
+    const lines = SCROLLBACK_LINES + this.term.rows;
     const msg: ClientMessage =
       this.seq === null
-        ? { type: 'session.attach', sessionId: this.sessionId }
-        : { type: 'session.attach', sessionId: this.sessionId, since: this.seq };
+        ? { type: 'session.attach', sessionId: this.sessionId, lines }
+        : { type: 'session.attach', sessionId: this.sessionId, since: this.seq, lines };
     if (!this.deps.send(msg)) {
       this.stream = 'detached';
       return;

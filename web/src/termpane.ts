@@ -151,6 +151,7 @@ export class TerminalPane {
     if (!running) {
       this.resumeBar.dataset.status = s.status;
       this.resumeText.textContent = describeEnded(s.status, entry.reason, s.exitCode);
+      this.resumeText.title = this.resumeText.textContent;
       this.resumeBtn.disabled = !canAct || entry.closing;
       this.resumeBtn.textContent = 'Resume';
     }

@@ -57,7 +57,7 @@ export type ClientMessage =
   | { type: 'terminal.input'; sessionId: string; data: string }
   | { type: 'terminal.interrupt'; sessionId: string }
   | { type: 'terminal.resize'; sessionId: string; cols: number; rows: number }
-  | { type: 'session.attach'; sessionId: string; since?: number }
+  | { type: 'session.attach'; sessionId: string; since?: number; lines?: number }
   | { type: 'session.detach'; sessionId: string }
   | { type: 'session.resume'; sessionId: string }
   | { type: 'heartbeat'; timestamp: number };

@@ -1,0 +1,148 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentmux/agentmux/pty"
+)
+
+// How an agent's own conversation is found, to resume it (Profile's
+// Conversation).
+const (
+	// ConversationClaude: Claude Code is started with the session's id as
+	// its conversation id, and saves the conversation, at its first
+	// prompt, as <config>/projects/<encoded cwd>/<id>.jsonl. Until then
+	// there is nothing to resume, and --resume fails.
+	ConversationClaude = "claude"
+	// ConversationCodex: Codex names each conversation itself and records
+	// it as <CODEX_HOME>/sessions/<y>/<m>/<d>/rollout-<time>-<id>.jsonl,
+	// which its TUI holds open while it runs (with --no-daemon); the id is
+	// learned from there.
+	ConversationCodex = "codex"
+)
+
+// claudeNoConversation is what Claude Code prints, and exits 1 with, when
+// asked to resume a conversation it has not saved.
+const claudeNoConversation = "No conversation found with session ID"
+
+// resumePlanLocked returns the command line that resumes s's agent and,
+// when it cannot continue the conversation the profile would, a line for
+// the terminal saying what it does instead. mu must be held.
+func (s *Session) resumePlanLocked() (argv []string, note string) {
+	p := s.profile
+	switch p.Conversation {
+	case ConversationClaude:
+		if !s.noConversation && claudeConversationSaved(s.env, s.id) {
+			return p.ResumeArgv(s.id), ""
+		}
+		return p.StartArgv(s.id), "Claude has no saved conversation for this session (it never got a first prompt): starting a new one with the same id."
+	case ConversationCodex:
+		if s.conversation != "" {
+			return expandConversation(p.ResumeArgv(s.id), s.conversation), ""
+		}
+		return expandConversation(p.ResumeArgv(s.id), "--last"),
+			"this session's Codex conversation was never identified (no prompt reached it while agentmux watched): resuming the newest Codex conversation in this directory."
+	}
+	return p.ResumeArgv(s.id), ""
+}
+
+// claudeConversationSaved reports whether Claude Code has saved a
+// conversation with this id, under the configuration directory the agent's
+// environment gives it ($CLAUDE_CONFIG_DIR, else ~/.claude). Any project
+// directory counts: the name Claude derives from the working directory is
+// its own business.
+func claudeConversationSaved(env []string, id string) bool {
+	dir := envValue(env, "CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		home := envValue(env, "HOME")
+		if home == "" {
+			return false
+		}
+		dir = filepath.Join(home, ".claude")
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", id+".jsonl"))
+	return len(found) > 0
+}
+
+// envValue returns the value of key in env, or "".
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// noteRunEnd looks at how a run ended for what the next resume must know:
+// a Claude resume that found no saved conversation means the next one
+// starts afresh. mu must be held.
+func (s *Session) noteRunEndLocked(st ExitStatus) {
+	if s.profile.Conversation != ConversationClaude || !s.resumed || st.Code != 1 {
+		return
+	}
+	if strings.Contains(string(s.ring.since(s.ring.state().RunStart, 4096)), claudeNoConversation) {
+		s.noConversation = true
+		s.ring.write([]byte(noteLine("Claude found no saved conversation for this session: Resume starts a new one with the same id.")))
+	}
+}
+
+// noteLine is a line agentmux writes into a session's terminal, dimmed, so
+// it reads as the server's, not the agent's.
+func noteLine(text string) string {
+	return "\x1b[2m[agentmux] " + text + "\x1b[22m\r\n"
+}
+
+// codexRollout matches the file Codex records a conversation in, and
+// captures the conversation's id.
+var codexRollout = regexp.MustCompile(`/sessions/\d{4}/\d{2}/\d{2}/rollout-[^/]*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$`)
+
+// conversationPoll is how often a Codex run's open files are looked at for
+// its conversation. Codex creates the file at the first prompt, which a
+// person types: two seconds late is soon enough.
+const conversationPoll = 2 * time.Second
+
+// followConversation learns which conversation a Codex run records, from
+// the rollout file its processes hold open, until stop closes; a run that
+// switches conversations (/new) is followed to the newest. The run's
+// reader starts it and waits for it.
+func (s *Session) followConversation(proc *pty.Process, stop <-chan struct{}) {
+	t := time.NewTicker(conversationPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		files, err := proc.OpenFiles(codexRollout.MatchString)
+		if err != nil || len(files) == 0 {
+			continue
+		}
+		newest, newestTime := "", time.Time{}
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(newestTime) {
+				newest, newestTime = f, fi.ModTime()
+			}
+		}
+		if m := codexRollout.FindStringSubmatch(newest); m != nil {
+			s.learnedConversation(m[1])
+		}
+	}
+}
+
+// learnedConversation records the agent's conversation id, and saves it.
+func (s *Session) learnedConversation(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conversation == id {
+		return
+	}
+	s.conversation = id
+	s.log.Info("learned the agent's conversation", "conversation", id)
+	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+}
