@@ -974,7 +974,7 @@ func TestFullRingNeverBlocksTheProgram(t *testing.T) {
 		t.Errorf("ReadOutput(start) = %q, %v; want %q", p[:n], err, want[st.Start:])
 	}
 	// The replay starts after the first whole line in the ring.
-	start, prefix := s.ReplayStart(0)
+	start, prefix, _ := s.ReplayStart(0)
 	wantStart := st.Start + uint64(strings.IndexByte(want[st.Start:], '\n')) + 1
 	if start != wantStart || len(prefix) != 0 {
 		t.Errorf("ReplayStart() = %d, %q; want %d, no prefix", start, prefix, wantStart)

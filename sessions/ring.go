@@ -316,12 +316,14 @@ func (r *ring) state() StreamState {
 // last lines would parse the older ones just to drop them. A ring of short
 // lines (a build log, seq) would otherwise cost a reload a second of
 // parsing for nothing.
-func (r *ring) replayStart(lines int) (uint64, []byte) {
+//
+// cut reports whether lines left output out that a whole replay has.
+func (r *ring) replayStart(lines int) (off uint64, prefix []byte, cut bool) {
 	r.mu.Lock()
 	start, st := r.replayStartLocked()
 	if lines <= 0 || r.end-start <= uint64(lines) {
 		r.mu.Unlock()
-		return start, st.modePrefix()
+		return start, st.modePrefix(), false
 	}
 	data := make([]byte, r.end-start)
 	n, _ := r.readAtLocked(data, start) // start is held
@@ -343,11 +345,11 @@ func (r *ring) replayStart(lines int) (uint64, []byte) {
 		}
 	}
 	if count <= lines {
-		return start, st.modePrefix()
+		return start, st.modePrefix(), false
 	}
-	cut := after[(count-lines-1)%len(after)]
-	st.feed(data[:cut])
-	return start + uint64(cut), st.modePrefix()
+	at := after[(count-lines-1)%len(after)]
+	st.feed(data[:at])
+	return start + uint64(at), st.modePrefix(), true
 }
 
 func (r *ring) replayStartLocked() (uint64, vtState) {

@@ -240,7 +240,7 @@ func TestRingReplayStartWithNothingEvicted(t *testing.T) {
 	for _, data := range []string{"", "ab\ncd", "\x1b[?1049h", "0123456789abcdef"} {
 		r := newRing(16)
 		r.write([]byte(data))
-		start, prefix := r.replayStart(0)
+		start, prefix, _ := r.replayStart(0)
 		if start != 0 || prefix != nil {
 			t.Errorf("after writing %q to a 16-byte ring: replayStart = %d, %q; want 0, nil", data, start, prefix)
 		}
@@ -353,7 +353,7 @@ func TestRingReplayStart(t *testing.T) {
 					r.write([]byte(data[i:min(len(data), i+chunk)]))
 				}
 				for range 2 { // replayStart must not move the tail
-					start, prefix := r.replayStart(0)
+					start, prefix, _ := r.replayStart(0)
 					wantStart := uint64(len(data) - len(tc.replay))
 					p := make([]byte, len(data))
 					n, err := r.readAt(p, start)
@@ -393,7 +393,7 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 			i += n
 		}
 
-		start, prefix := r.replayStart(0)
+		start, prefix, _ := r.replayStart(0)
 		ringStart := max(0, len(data)-size)
 		if ringStart == 0 {
 			if start != 0 || prefix != nil {
@@ -479,7 +479,10 @@ func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
 	}
 	// A newline inside a string is not a line.
 	r.write([]byte("\x1b]0;two\nlines\x07last\n"))
-	start, prefix := r.replayStart(3)
+	start, prefix, cut := r.replayStart(3)
+	if !cut {
+		t.Error("a replay of 3 of 101 lines does not say it left lines out")
+	}
 	data := make([]byte, r.end-start)
 	n, err := r.readAt(data, start)
 	if err != nil {
@@ -492,11 +495,11 @@ func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
 		t.Errorf("prefix %q, want bracketed paste re-entered", prefix)
 	}
 	for _, lines := range []int{0, 101, 102, 1000} {
-		if s, _ := r.replayStart(lines); s != 0 {
+		if s, _, cut := r.replayStart(lines); s != 0 || cut {
 			t.Errorf("replayStart(%d) = %d, want the whole stream (0)", lines, s)
 		}
 	}
-	if s, _ := r.replayStart(100); s != uint64(len("\x1b[?2004h0\n")) {
+	if s, _, cut := r.replayStart(100); !cut || s != uint64(len("\x1b[?2004h0\n")) {
 		t.Errorf("replayStart(100) = %d, want just after the first line", s)
 	}
 }

@@ -551,8 +551,11 @@ func (s *Session) NoteDelivered(off uint64) { s.ring.noteDelivered(off) }
 // sequences that restore the terminal modes in force there; send them,
 // then the output from that offset, to a cleared terminal. lines, when
 // above 0, is how many lines the client keeps: the replay then leaves out
-// older complete lines, which it would only drop.
-func (s *Session) ReplayStart(lines int) (uint64, []byte) { return s.ring.replayStart(lines) }
+// older complete lines, which it would only drop, and cut says whether it
+// did.
+func (s *Session) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
+	return s.ring.replayStart(lines)
+}
 
 // stop ends the current run: SIGHUP to the process group, as a terminal
 // does when it closes, then SIGKILL when grace runs out or ctx ends. It

@@ -125,7 +125,7 @@ func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
 		return strings.Contains(outputOf(t, big), "line 799") && strings.Contains(outputOf(t, small), "start ")
 	})
 	bigState, bigScreen := big.StreamState(), outputOf(t, big)
-	bigStart, bigPrefix := big.ReplayStart(0)
+	bigStart, bigPrefix, _ := big.ReplayStart(0)
 	m = restartManager(t, m, st, path, workspace, 4096)
 	list := m.List()
 	if len(list) != 2 || list[0].ID() != big.ID() || list[1].ID() != small.ID() {
@@ -147,7 +147,7 @@ func TestRestartListsIdleSessionsWithTheirScreens(t *testing.T) {
 	if st := rb.StreamState(); st.End != bigState.End {
 		t.Fatalf("restored stream ends at %d, want %d", st.End, bigState.End)
 	}
-	start, prefix := rb.ReplayStart(0)
+	start, prefix, _ := rb.ReplayStart(0)
 	if start != bigStart || !bytes.Equal(prefix, bigPrefix) || !bytes.Contains(prefix, []byte("\x1b[?1049h")) {
 		t.Fatalf("restored replay starts at %d with %q, want %d with %q", start, prefix, bigStart, bigPrefix)
 	}

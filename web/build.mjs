@@ -29,7 +29,11 @@ const options = {
   },
   outdir: dist,
   bundle: true,
-  format: 'iife',
+  // Modules, split: what the first screen does not need (the WebGL
+  // renderer, the markdown renderer) loads in chunks of its own.
+  format: 'esm',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
   minify: true,
   sourcemap: true,

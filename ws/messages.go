@@ -282,6 +282,10 @@ type (
 		// (they were answered, or nobody can answer them). No frame
 		// spans it.
 		Live uint64 `json:"live"`
+		// Partial reports that a replay left out older lines than the
+		// attach's lines asked for: a client that showed a screen first
+		// can attach again for its scrollback.
+		Partial bool `json:"partial,omitempty"`
 	}
 	exitMessage struct {
 		Type      string `json:"type"`

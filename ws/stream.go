@@ -108,12 +108,13 @@ func (st *stream) loop() error {
 	live = state.Live()
 	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
 		off = *st.since
-		if err := st.sendAttached(off, false, live); err != nil {
+		if err := st.sendAttached(off, false, live, false); err != nil {
 			return err
 		}
 	} else {
-		off, prefix = s.ReplayStart(st.lines)
-		if err := st.sendAttached(off, true, live); err != nil {
+		var cut bool
+		off, prefix, cut = s.ReplayStart(st.lines)
+		if err := st.sendAttached(off, true, live, cut); err != nil {
 			return err
 		}
 	}
@@ -128,9 +129,10 @@ func (st *stream) loop() error {
 			st.c.log.Debug("client fell behind the scrollback; resyncing", "session", s.ID(), "behind", state.End-off)
 			// What it skipped, it never saw: answering the queries in it
 			// now would type stale replies into the program.
-			off, prefix = s.ReplayStart(st.lines)
+			var cut bool
+			off, prefix, cut = s.ReplayStart(st.lines)
 			live = state.End
-			if err := st.sendAttached(off, true, live); err != nil {
+			if err := st.sendAttached(off, true, live, cut); err != nil {
 				return err
 			}
 			continue
@@ -247,7 +249,7 @@ func (st *stream) sendJSON(msg any) error {
 	return st.send(b)
 }
 
-func (st *stream) sendAttached(seq uint64, reset bool, live uint64) error {
+func (st *stream) sendAttached(seq uint64, reset bool, live uint64, partial bool) error {
 	info := st.s.Info()
 	return st.sendJSON(attachedMessage{
 		Type:      TypeSessionAttached,
@@ -258,6 +260,7 @@ func (st *stream) sendAttached(seq uint64, reset bool, live uint64) error {
 		Status:    string(info.Status),
 		Reset:     reset,
 		Live:      max(live, seq),
+		Partial:   partial,
 	})
 }
 

@@ -4,7 +4,7 @@
 
 import { api, ApiError, fileURL } from './api';
 import { byId, h } from './dom';
-import { isExternal, renderMarkdown, resolveWorkspacePath } from './markdown';
+import { isExternal, resolveWorkspacePath } from './links';
 
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp|svg|avif|bmp|ico)$/i;
 const MARKDOWN_EXT = /\.(md|markdown|mdx)$/i;
@@ -98,6 +98,9 @@ export class ArtifactPane {
       if (id !== this.loadId) return;
       this.showNote(null);
       if (MARKDOWN_EXT.test(path) || contentType.startsWith('text/markdown')) {
+        // The renderer (marked, DOMPurify) loads with the first document.
+        const { renderMarkdown } = await import('./markdown');
+        if (id !== this.loadId) return;
         const article = h('div', { class: 'markdown' });
         article.append(renderMarkdown(text, path));
         this.content.replaceChildren(article);

@@ -182,9 +182,15 @@ async function onConnected(): Promise<void> {
   // refreshes the list, and terminals made by the refresh attach
   // themselves. Waiting for the refresh would hold every screen back.
   pane.onConnected();
-  await Promise.all([loadConfig(), refreshSessions(), loadWorkflow()]);
+  // On the first connection the page has just asked for all this; the
+  // sessions only may have changed in between, without a socket to say so.
+  await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow()] : [refreshSessions()]);
+  connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
+
+/** Whether the socket was connected before: a reconnection re-reads everything. */
+let connectedBefore = false;
 
 async function loadConfig(): Promise<void> {
   try {

@@ -6,6 +6,7 @@
 import createDOMPurify from 'dompurify';
 import { Marked } from 'marked';
 import { fileURL } from './api';
+import { isExternal, resolveWorkspacePath } from './links';
 
 const marked = new Marked({
   gfm: true,
@@ -27,18 +28,6 @@ const FORBID_ATTR = ['style', 'srcset', 'action', 'formaction', 'ping', 'backgro
 
 /** The document being sanitized, for the hook that resolves relative images. */
 let currentDoc = '';
-
-/** True for a URL with a scheme (https:, mailto:...) or a protocol-relative one. */
-export function isExternal(href: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//');
-}
-
-/** Resolves href against the workspace-relative document path `from`. */
-export function resolveWorkspacePath(from: string, href: string): string {
-  const clean = href.split('#')[0]!.split('?')[0]!;
-  const url = new URL(clean, `http://workspace/${from}`);
-  return decodeURIComponent(url.pathname.replace(/^\/+/, ''));
-}
 
 purify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.hasAttribute('href')) {

@@ -1,13 +1,15 @@
 // One xterm.js terminal per session: its addons, its place in the stream
 // (seq) and the attach/detach dance of docs/protocol.md section 4, its size,
-// and back-pressure when output comes faster than xterm can draw it.
+// back-pressure when output comes faster than xterm can draw it, terminal
+// queries in replays left unanswered, and the screen shown before the
+// scrollback on a reload.
 
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
-import { WebglAddon } from '@xterm/addon-webgl';
+import type { WebglAddon } from '@xterm/addon-webgl';
 import { h } from './dom';
 import type { ClientMessage, SessionAttachedMessage, TerminalOutputMessage } from './types';
 
@@ -25,6 +27,13 @@ export const FLOOD_LIMIT = 4 * 1024 * 1024;
 
 /** Lines of scrollback each terminal keeps. */
 const SCROLLBACK_LINES = 10_000;
+/**
+ * A fresh view first asks for this many screens of lines: enough to draw
+ * the screen at once. Parsing the whole scrollback first (10,000 lines of
+ * a build log take xterm.js a few hundred milliseconds) held a reload's
+ * screen back; the scrollback follows (see TerminalView.fill).
+ */
+const FIRST_SCREENS = 2;
 const MIN_SIZE = 1;
 const MAX_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 50;
@@ -67,10 +76,18 @@ const searchDecorations = {
 };
 
 let webglSupport: boolean | undefined;
+/**
+ * Reports whether WebGL2 runs on a GPU. A software rasterizer (SwiftShader,
+ * llvmpipe: headless browsers, VMs, remote desktops) draws a terminal more
+ * slowly than xterm's DOM renderer does.
+ */
 function webglAvailable(): boolean {
   if (webglSupport === undefined) {
     try {
-      webglSupport = !!document.createElement('canvas').getContext('webgl2');
+      const gl = document.createElement('canvas').getContext('webgl2');
+      const info = gl?.getExtension('WEBGL_debug_renderer_info');
+      const renderer = gl ? String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER)) : '';
+      webglSupport = !!gl && !/swiftshader|llvmpipe|softpipe|software/i.test(renderer);
     } catch {
       webglSupport = false;
     }
@@ -100,76 +117,51 @@ export interface TerminalViewDeps {
   keyFilter(ev: KeyboardEvent): boolean;
   /** Flood control paused or resumed the stream. */
   onFlowChange(sessionId: string, paused: boolean): void;
+  /** The view's xterm.js Terminal was created or replaced. */
+  onTerminal(sessionId: string, term: Terminal): void;
+  /** Scrollback search results changed. */
+  onSearchResults(sessionId: string, index: number, count: number): void;
 }
 
 type StreamState = 'detached' | 'attaching' | 'attached' | 'paused';
 
-export class TerminalView {
-  readonly term: Terminal;
-  readonly host: HTMLDivElement;
-  readonly search = new SearchAddon({ highlightLimit: 2000 });
-  private readonly fit = new FitAddon();
-  private readonly observer: ResizeObserver;
-  private webgl: WebglAddon | null = null;
-  /** The seq just after the last output taken into the terminal. */
-  private seq: number | null = null;
-  /** Output up to this seq is a replay: its terminal queries go unanswered. */
-  private liveFrom = 0;
+/** A new Terminal, not opened: it parses output as well without a page. */
+function newTerminal(size: { cols: number; rows: number }): Terminal {
+  const term = new Terminal({
+    cols: clampSize(size.cols || 80),
+    rows: clampSize(size.rows || 24),
+    allowProposedApi: true, // unicode versions and search decorations
+    cursorBlink: true,
+    cursorInactiveStyle: 'outline',
+    fontFamily: '"JetBrains Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
+    fontSize: 13,
+    lineHeight: 1.15,
+    scrollback: SCROLLBACK_LINES,
+    theme: terminalTheme,
+    linkHandler: { activate: (_ev, text) => openLink(text), allowNonHttpProtocols: false },
+  });
+  // Widths must be right from the first byte parsed.
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
+  return term;
+}
+
+/**
+ * A Terminal and the output being written to it. xterm.js answers terminal
+ * queries (device attributes, cursor position, mode and setting reports,
+ * colour queries) by "typing" the answer. In replayed output the program
+ * that asked is long past the question, or gone, so the answer would land
+ * on its command line or run as keys: while replayed bytes are parsed, the
+ * queries are taken and answer nothing. Live output is answered as before.
+ */
+class Feed {
+  /** Characters handed to write whose callback has not fired yet. */
+  pending = 0;
   /** True while xterm parses replayed output (set and cleared in order with the writes). */
   private replaying = false;
-  private stream: StreamState = 'detached';
-  /** Characters handed to term.write whose callback has not fired yet. */
-  private pending = 0;
-  /** The size last sent to the server on this connection. */
-  private sentSize: { cols: number; rows: number } | null = null;
-  private resizeTimer: number | undefined;
-  private disposed = false;
 
-  constructor(
-    readonly sessionId: string,
-    parent: HTMLElement,
-    size: { cols: number; rows: number },
-    private readonly deps: TerminalViewDeps,
-  ) {
-    this.host = h('div', { class: 'term-host', 'data-session-id': sessionId });
-    parent.append(this.host);
-    this.term = new Terminal({
-      cols: clampSize(size.cols || 80),
-      rows: clampSize(size.rows || 24),
-      allowProposedApi: true, // unicode versions and search decorations
-      cursorBlink: true,
-      cursorInactiveStyle: 'outline',
-      fontFamily: '"JetBrains Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
-      fontSize: 13,
-      lineHeight: 1.15,
-      scrollback: SCROLLBACK_LINES,
-      theme: terminalTheme,
-      linkHandler: { activate: (_ev, text) => openLink(text), allowNonHttpProtocols: false },
-    });
-    this.term.loadAddon(this.fit);
-    this.term.loadAddon(this.search);
-    this.term.loadAddon(new Unicode11Addon());
-    this.term.unicode.activeVersion = '11';
-    this.term.loadAddon(new WebLinksAddon((_ev, uri) => openLink(uri)));
-    this.term.attachCustomKeyEventHandler((ev) => this.deps.keyFilter(ev));
-    this.guardReplays();
-    this.term.onData((data) => this.deps.onInput(this.sessionId, data));
-    this.term.open(this.host);
-    this.loadWebgl();
-    this.observer = new ResizeObserver(() => this.scheduleFit());
-    this.observer.observe(this.host);
-  }
-
-  /**
-   * xterm.js answers terminal queries (device attributes, cursor position,
-   * mode and setting reports, colour queries) by "typing" the answer. In
-   * replayed output the program that asked is long past the question (or
-   * gone), so the answer would land on its command line or run as keys:
-   * while replayed bytes are parsed, these handlers take the queries and
-   * answer nothing. Live output is answered as before.
-   */
-  private guardReplays(): void {
-    const p = this.term.parser;
+  constructor(readonly term: Terminal) {
+    const p = term.parser;
     const swallow = (): boolean => this.replaying;
     for (const id of [
       { final: 'c' }, // DA1
@@ -192,6 +184,101 @@ export class TerminalView {
     }
   }
 
+  /** Writes data; parsed calls back once xterm has parsed it. */
+  write(data: string, replayed: boolean, parsed: () => void): void {
+    const n = data.length;
+    this.pending += n;
+    // Empty writes run their callbacks in order with the data around
+    // them: the flag is set exactly while xterm parses this frame.
+    if (replayed) this.term.write('', () => (this.replaying = true));
+    this.term.write(data, () => {
+      this.pending -= n;
+      parsed();
+    });
+    if (replayed) this.term.write('', () => (this.replaying = false));
+  }
+
+  /** term.reset(), in order with the writes still queued in xterm. */
+  reset(): void {
+    if (this.pending === 0) this.term.reset();
+    else this.term.write('', () => this.term.reset());
+  }
+}
+
+/**
+ * The scrollback being filled behind a screen shown first: an unopened
+ * Terminal that takes a whole replay while the view's own stays frozen,
+ * and replaces it once it has caught up.
+ */
+interface Fill {
+  feed: Feed;
+  /** Its seq, once its session.attached came. */
+  seq: number | null;
+  liveFrom: number;
+  /** The view's seq when the fill began: caught up once past it. */
+  target: number;
+}
+
+export class TerminalView {
+  readonly host: HTMLDivElement;
+  private feed: Feed;
+  private fit!: FitAddon;
+  private searchAddon!: SearchAddon;
+  private readonly observer: ResizeObserver;
+  private webgl: WebglAddon | null = null;
+  /** The seq just after the last output taken into the terminal. */
+  private seq: number | null = null;
+  /** Output up to this seq is a replay: its terminal queries go unanswered. */
+  private liveFrom = 0;
+  private stream: StreamState = 'detached';
+  /** Whether the next attach asks for a screen first (see FIRST_SCREENS). */
+  private screenFirst = true;
+  /** Whether a replay left lines out: once what came is parsed, fill. */
+  private fillPending = false;
+  private fill: Fill | null = null;
+  /** The size last sent to the server on this connection. */
+  private sentSize: { cols: number; rows: number } | null = null;
+  private resizeTimer: number | undefined;
+  private disposed = false;
+
+  constructor(
+    readonly sessionId: string,
+    parent: HTMLElement,
+    size: { cols: number; rows: number },
+    private readonly deps: TerminalViewDeps,
+  ) {
+    this.host = h('div', { class: 'term-host', 'data-session-id': sessionId });
+    parent.append(this.host);
+    this.feed = new Feed(newTerminal(size));
+    this.open();
+    this.observer = new ResizeObserver(() => this.scheduleFit());
+    this.observer.observe(this.host);
+  }
+
+  /** The terminal shown. */
+  get term(): Terminal {
+    return this.feed.term;
+  }
+
+  /** Opens the current terminal in the host, with what a shown terminal needs. */
+  private open(): void {
+    const term = this.feed.term;
+    this.fit = new FitAddon();
+    this.searchAddon = new SearchAddon({ highlightLimit: 2000 });
+    term.loadAddon(this.fit);
+    term.loadAddon(this.searchAddon);
+    term.loadAddon(new WebLinksAddon((_ev, uri) => openLink(uri)));
+    term.attachCustomKeyEventHandler((ev) => this.deps.keyFilter(ev));
+    term.onData((data) => this.deps.onInput(this.sessionId, data));
+    this.searchAddon.onDidChangeResults(({ resultIndex, resultCount }) =>
+      this.deps.onSearchResults(this.sessionId, resultIndex, resultCount),
+    );
+    term.open(this.host);
+    this.webgl = null;
+    this.loadWebgl();
+    this.deps.onTerminal(this.sessionId, term);
+  }
+
   /** Which renderer draws the terminal. */
   get renderer(): 'webgl' | 'dom' {
     return this.webgl ? 'webgl' : 'dom';
@@ -201,49 +288,68 @@ export class TerminalView {
     return this.stream === 'paused';
   }
 
-  /** WebGL when the browser has it; xterm's DOM renderer otherwise, and after a lost context. */
+  /**
+   * WebGL when the browser has it on a GPU; xterm's DOM renderer otherwise,
+   * until it loads, and after a lost context. The addon is a chunk of its
+   * own: the first screen does not wait for it.
+   */
   private loadWebgl(): void {
-    if (!webglAvailable()) return;
-    try {
+    const term = this.feed.term;
+    // After the first paint: probing WebGL creates a context, which is
+    // not free either.
+    void import('@xterm/addon-webgl').then(({ WebglAddon }) => {
+      if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
       const addon = new WebglAddon();
-      addon.onContextLoss(() => {
-        addon.dispose();
-        if (this.webgl === addon) this.webgl = null;
-      });
-      this.term.loadAddon(addon);
-      this.webgl = addon;
-    } catch {
-      this.webgl = null;
-    }
+      try {
+        addon.onContextLoss(() => {
+          addon.dispose();
+          if (this.webgl === addon) this.webgl = null;
+        });
+        term.loadAddon(addon);
+        this.webgl = addon;
+      } catch {
+        this.webgl = null;
+      }
+    });
   }
 
   /**
    * Starts or restarts streaming on the current connection: attach with
-   * since = the last seq taken (none the first time, for a full replay),
-   * then report the size, which the server remembers per connection.
+   * since = the last seq taken (none the first time, for a replay), then
+   * report the size, which the server remembers per connection.
    */
   attach(): void {
     if (this.disposed) return;
     this.sentSize = null;
-    if (this.pending > FLOOD_LIMIT) {
+    this.dropFill();
+    if (this.feed.pending > FLOOD_LIMIT) {
       this.stream = 'paused'; // the drain callback attaches
       return;
     }
     // A replay need not carry more lines than the terminal keeps: parsing
-    // lines only to drop them from the scrollback made a reload slow.
-    const lines = SCROLLBACK_LINES + this.term.rows;
-    const msg: ClientMessage =
+    // lines only to drop them from the scrollback made a reload slow. The
+    // first one carries a screen or two, and the rest follows.
+    const rows = this.feed.term.rows;
+    const lines = this.seq === null && this.screenFirst ? FIRST_SCREENS * rows : SCROLLBACK_LINES + rows;
+    this.screenFirst = false;
+    this.send(
       this.seq === null
         ? { type: 'session.attach', sessionId: this.sessionId, lines }
-        : { type: 'session.attach', sessionId: this.sessionId, since: this.seq, lines };
+        : { type: 'session.attach', sessionId: this.sessionId, since: this.seq, lines },
+    );
+  }
+
+  /** Sends an attach; false when the connection is gone. */
+  private send(msg: ClientMessage): boolean {
     if (!this.deps.send(msg)) {
       this.stream = 'detached';
-      return;
+      return false;
     }
     const wasPaused = this.stream === 'paused';
     this.stream = 'attaching';
     if (wasPaused) this.deps.onFlowChange(this.sessionId, false);
     this.fitAndReport();
+    return true;
   }
 
   /**
@@ -251,59 +357,101 @@ export class TerminalView {
    * after the socket opened attached itself) or waiting for xterm to drain.
    */
   attachIfDetached(): void {
-    if (this.stream === 'detached' || (this.stream === 'paused' && this.pending === 0)) this.attach();
+    if (this.stream === 'detached' || (this.stream === 'paused' && this.feed.pending === 0)) this.attach();
   }
 
   /** The connection is gone, and the server's attachment with it. */
   connectionLost(): void {
     this.sentSize = null;
+    this.dropFill();
     if (this.stream !== 'paused') this.stream = 'detached';
   }
 
   onAttached(m: SessionAttachedMessage): void {
     // A resync that crossed our detach: the next attach starts over anyway.
     if (this.stream === 'paused' || this.stream === 'detached') return;
-    if (m.reset) this.resetScreen();
+    const fill = this.fill;
+    if (fill) {
+      // The whole replay, for the terminal that will replace this one.
+      if (m.reset) fill.feed.reset();
+      fill.seq = m.seq;
+      fill.liveFrom = m.live ?? 0;
+      this.stream = 'attached';
+      return;
+    }
+    if (m.reset) this.feed.reset();
     this.seq = m.seq;
     this.liveFrom = m.live ?? 0;
     this.stream = 'attached';
+    this.fillPending = !!m.partial;
   }
 
   onOutput(m: TerminalOutputMessage): void {
     // Output from before (re)attaching is skipped: the attach's since
     // covers it, so nothing is lost and nothing shown twice.
     if (this.stream !== 'attached') return;
-    this.seq = m.seq;
     // The server ends a frame at the live boundary, so a frame is wholly
     // replayed or wholly live.
-    this.write(m.data, m.seq <= this.liveFrom);
-  }
-
-  private write(data: string, replayed: boolean): void {
-    const n = data.length;
-    this.pending += n;
-    // Empty writes run their callbacks in order with the data around
-    // them: the flag is set exactly while xterm parses this frame.
-    if (replayed) this.term.write('', () => (this.replaying = true));
-    this.term.write(data, () => {
-      this.pending -= n;
-      if (this.pending === 0 && this.stream === 'paused' && !this.disposed) this.attach();
-    });
-    if (replayed) this.term.write('', () => (this.replaying = false));
-    if (this.pending > FLOOD_LIMIT && this.stream === 'attached') {
+    const fill = this.fill;
+    if (fill) {
+      fill.seq = m.seq;
+      fill.feed.write(m.data, m.seq <= fill.liveFrom, () => this.fillParsed(fill, m.seq));
+      if (fill.feed.pending > FLOOD_LIMIT) this.attach(); // give up the scrollback: the screen goes on
+      return;
+    }
+    this.seq = m.seq;
+    const seq = m.seq;
+    this.feed.write(m.data, seq <= this.liveFrom, () => this.parsed(seq));
+    if (this.feed.pending > FLOOD_LIMIT && this.stream === 'attached') {
       this.deps.send({ type: 'session.detach', sessionId: this.sessionId });
       this.stream = 'paused';
       this.deps.onFlowChange(this.sessionId, true);
     }
   }
 
-  /** term.reset(), in order with the writes still queued in xterm. */
-  private resetScreen(): void {
-    if (this.pending === 0) {
-      this.term.reset();
-      return;
+  /** xterm parsed this view's output up to seq. */
+  private parsed(seq: number): void {
+    if (this.disposed) return;
+    if (this.feed.pending === 0 && this.stream === 'paused') this.attach();
+    if (this.fillPending && this.feed.pending === 0 && seq === this.seq) this.startFill();
+  }
+
+  /**
+   * The screen is shown; now the scrollback the first replay left out: a
+   * new terminal takes a whole replay, while this one stays as it is, and
+   * replaces it once it has caught up (a few hundred milliseconds).
+   */
+  private startFill(): void {
+    this.fillPending = false;
+    if (this.disposed || this.stream !== 'attached' || this.seq === null) return;
+    const fill: Fill = { feed: new Feed(newTerminal(this.feed.term)), seq: null, liveFrom: 0, target: this.seq };
+    this.fill = fill;
+    if (!this.send({ type: 'session.attach', sessionId: this.sessionId, lines: SCROLLBACK_LINES + this.feed.term.rows })) {
+      this.dropFill();
     }
-    this.term.write('', () => this.term.reset());
+  }
+
+  /** The fill's terminal parsed up to seq. */
+  private fillParsed(fill: Fill, seq: number): void {
+    if (this.fill !== fill || this.disposed) return;
+    if (seq < fill.target || fill.feed.pending > 0 || fill.seq === null) return;
+    // Caught up: it shows what this one shows, and its scrollback.
+    this.fill = null;
+    const old = this.feed.term;
+    const focused = !!old.element?.contains(document.activeElement);
+    this.feed = fill.feed;
+    this.seq = fill.seq;
+    this.liveFrom = fill.liveFrom;
+    old.dispose();
+    this.open();
+    this.fitAndReport();
+    if (focused) this.feed.term.focus();
+  }
+
+  private dropFill(): void {
+    this.fillPending = false;
+    this.fill?.feed.term.dispose();
+    this.fill = null;
   }
 
   /** Fits the terminal to its pane and tells the server a new size. */
@@ -316,10 +464,14 @@ export class TerminalView {
         // not rendered yet
       }
     }
+    const term = this.feed.term;
+    if (this.fill && (this.fill.feed.term.cols !== term.cols || this.fill.feed.term.rows !== term.rows)) {
+      this.fill.feed.term.resize(term.cols, term.rows);
+    }
     if (this.stream === 'detached' || this.stream === 'paused') return;
     if (this.host.clientWidth === 0) return; // hidden: keep the session's size
-    const cols = clampSize(this.term.cols);
-    const rows = clampSize(this.term.rows);
+    const cols = clampSize(term.cols);
+    const rows = clampSize(term.rows);
     if (this.sentSize?.cols === cols && this.sentSize.rows === rows) return;
     if (this.deps.send({ type: 'terminal.resize', sessionId: this.sessionId, cols, rows })) {
       this.sentSize = { cols, rows };
@@ -332,26 +484,27 @@ export class TerminalView {
   }
 
   findNext(text: string, incremental = false): boolean {
-    return this.search.findNext(text, { incremental, decorations: searchDecorations });
+    return this.searchAddon.findNext(text, { incremental, decorations: searchDecorations });
   }
 
   findPrevious(text: string): boolean {
-    return this.search.findPrevious(text, { decorations: searchDecorations });
+    return this.searchAddon.findPrevious(text, { decorations: searchDecorations });
   }
 
   clearSearch(): void {
-    this.search.clearDecorations();
+    this.searchAddon.clearDecorations();
   }
 
   focus(): void {
-    this.term.focus();
+    this.feed.term.focus();
   }
 
   dispose(): void {
     this.disposed = true;
     window.clearTimeout(this.resizeTimer);
     this.observer.disconnect();
-    this.term.dispose();
+    this.dropFill();
+    this.feed.term.dispose();
     this.host.remove();
   }
 }

@@ -107,12 +107,13 @@ export class TerminalPane {
         onFlowChange: (sid, paused) => {
           if (sid === this.deps.store.activeId) show(this.flowNote, paused);
         },
-      });
-      view.search.onDidChangeResults(({ resultIndex, resultCount }) => {
-        if (view === this.activeView) this.showCount(resultIndex, resultCount);
+        // A view replaces its terminal once a reload's scrollback is in.
+        onTerminal: (sid, term) => this.terminals.set(sid, term),
+        onSearchResults: (sid, index, count) => {
+          if (sid === this.deps.store.activeId) this.showCount(index, count);
+        },
       });
       this.views.set(entry.session.id, view);
-      this.terminals.set(entry.session.id, view.term);
       if (this.deps.ws.isOpen) view.attach();
     }
     for (const [vid, v] of this.views) v.host.hidden = vid !== id;

@@ -77,6 +77,8 @@ export interface SessionAttachedMessage {
    * No frame spans it. Absent from older servers: everything is live.
    */
   live?: number;
+  /** The replay left out older lines than the attach's lines asked for. */
+  partial?: boolean;
 }
 
 export interface TerminalOutputMessage {
