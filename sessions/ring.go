@@ -40,6 +40,10 @@ type ring struct {
 	// the next write, likely its echo, wakes every reader whatever its
 	// target: an echo must not wait for a batch to fill.
 	echoPending bool
+	// pacers are the clients that pace the writer (see pace.go); paced
+	// (cap 1) wakes a writer waiting for room when one moves or leaves.
+	pacers map[*Pacer]struct{}
+	paced  chan struct{}
 }
 
 type waiter struct {
@@ -48,7 +52,7 @@ type waiter struct {
 }
 
 func newRing(size int) *ring {
-	return &ring{buf: make([]byte, size)}
+	return &ring{buf: make([]byte, size), paced: make(chan struct{}, 1)}
 }
 
 // start returns the offset of the oldest byte held. mu must be held.

@@ -151,6 +151,9 @@ type Session struct {
 	// stopping reports whether the current run is being stopped on
 	// purpose, so its end is "stopped", not "error".
 	stopping bool
+	// unpaced is closed when the current run is being stopped: its reader
+	// then reads to the end, paced or not.
+	unpaced chan struct{}
 	// resumed reports whether the current (or last) run was a resume.
 	resumed bool
 	// conversation is the agent's own conversation id, once learned;
@@ -292,6 +295,7 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.secret = secret
 	s.wake = make(chan struct{}, 1)
 	s.runDone = make(chan struct{})
+	s.unpaced = make(chan struct{})
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
@@ -320,7 +324,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	readerDone := make(chan struct{})
 	go s.reapStragglers(proc, readerDone)
 	s.mu.Lock()
-	wake, in := s.wake, s.in
+	wake, in, unpaced := s.wake, s.in, s.unpaced
 	s.mu.Unlock()
 	feederDone := make(chan struct{})
 	go func() {
@@ -348,6 +352,9 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	var alerts alertScanner
 	buf := make([]byte, 32<<10)
 	for {
+		// Clients that keep up pace the program: no read while the
+		// fastest of them would lose output (see pace.go).
+		s.ring.waitRoom(len(buf), unpaced)
 		n, err := proc.Read(buf)
 		if n > 0 {
 			s.ring.write(buf[:n])
@@ -564,8 +571,9 @@ func (s *Session) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
 func (s *Session) stop(ctx context.Context, grace time.Duration) error {
 	s.mu.Lock()
 	proc, done := s.proc, s.runDone
-	if proc != nil {
+	if proc != nil && !s.stopping {
 		s.stopping = true
+		close(s.unpaced) // a paced reader must read on, to the end
 	}
 	s.mu.Unlock()
 	if proc == nil {

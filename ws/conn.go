@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -267,6 +268,12 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 			lines = *m.Lines
 		}
 		c.attach(s, m.Since, lines)
+	case TypeTerminalAck:
+		st, ok := c.streams[id]
+		if !ok {
+			return fmt.Errorf("%w: this connection is not attached to session %s; attach before acknowledging output", sessions.ErrInvalid, id)
+		}
+		st.ack(*m.Seq, m.Pace == nil || *m.Pace)
 	case TypeSessionDetach:
 		if st, ok := c.streams[id]; ok {
 			st.stop()

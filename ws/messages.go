@@ -21,6 +21,7 @@ const (
 	TypeSessionAttach     = "session.attach"
 	TypeSessionDetach     = "session.detach"
 	TypeSessionResume     = "session.resume"
+	TypeTerminalAck       = "terminal.ack"
 	TypeHeartbeat         = "heartbeat"
 
 	TypeTerminalOutput    = "terminal.output"
@@ -97,6 +98,8 @@ type clientMessage struct {
 	Rows      *int     `json:"rows"`
 	Since     *uint64  `json:"since"`
 	Lines     *int     `json:"lines"`
+	Seq       *uint64  `json:"seq"`
+	Pace      *bool    `json:"pace"`
 	Timestamp *float64 `json:"timestamp"`
 }
 
@@ -138,7 +141,7 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	case TypeHeartbeat:
 		return &m, nil
 	case TypeTerminalInput, TypeTerminalInterrupt, TypeTerminalResize,
-		TypeSessionAttach, TypeSessionDetach, TypeSessionResume:
+		TypeSessionAttach, TypeSessionDetach, TypeSessionResume, TypeTerminalAck:
 	default:
 		return nil, invalid(sid, "unknown message type %q", clip(m.Type))
 	}
@@ -149,6 +152,10 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	case TypeTerminalInput:
 		if m.Data == nil {
 			return nil, invalid(sid, "terminal.input needs data")
+		}
+	case TypeTerminalAck:
+		if m.Seq == nil {
+			return nil, invalid(sid, "terminal.ack needs seq")
 		}
 	case TypeSessionAttach:
 		if m.Lines != nil && (*m.Lines < 1 || *m.Lines > MaxReplayLines) {
@@ -169,8 +176,10 @@ func fieldKind(field string) string {
 	switch field {
 	case "cols", "rows", "lines":
 		return "an integer"
-	case "since":
+	case "since", "seq":
 		return "a non-negative integer"
+	case "pace":
+		return "a boolean"
 	case "timestamp":
 		return "a number"
 	}

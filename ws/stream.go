@@ -25,6 +25,13 @@ type stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// pacer is the client's hold on the program while it asks to pace it
+	// (terminal.ack); stalled reports that it stopped making progress
+	// once, after which this attachment never paces again. Owned by the
+	// connection's reader goroutine, like the stream itself.
+	pacer   *sessions.Pacer
+	stalled bool
 }
 
 func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
@@ -36,6 +43,32 @@ func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
 func (st *stream) stop() {
 	st.cancel()
 	<-st.done
+	st.unpace()
+}
+
+// ack records that the client consumed the output up to seq; pace says
+// whether it asks to pace the program (a visible terminal that keeps up),
+// or stops doing so (a hidden one).
+func (st *stream) ack(seq uint64, pace bool) {
+	if st.pacer != nil && st.pacer.Stalled() {
+		st.stalled = true
+		st.unpace()
+	}
+	if !pace || st.stalled {
+		st.unpace()
+		return
+	}
+	if st.pacer == nil {
+		st.pacer = st.s.Pace(seq)
+	}
+	st.pacer.Ack(seq)
+}
+
+func (st *stream) unpace() {
+	if st.pacer != nil {
+		st.pacer.Close()
+		st.pacer = nil
+	}
 }
 
 // isDone reports whether the stream has ended by itself (its session

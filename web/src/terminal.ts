@@ -34,6 +34,13 @@ const SCROLLBACK_LINES = 10_000;
  * screen back; the scrollback follows (see TerminalView.fill).
  */
 const FIRST_SCREENS = 2;
+/**
+ * A pacing terminal acknowledges what it parsed at least every ACK_BYTES,
+ * and what is left within ACK_TRAIL_MS, so the server never counts it as
+ * stalled (2 s behind without progress) while it keeps up.
+ */
+const ACK_BYTES = 128 * 1024;
+const ACK_TRAIL_MS = 200;
 const MIN_SIZE = 1;
 const MAX_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 50;
@@ -240,6 +247,16 @@ export class TerminalView {
   private sentSize: { cols: number; rows: number } | null = null;
   private resizeTimer: number | undefined;
   private disposed = false;
+  /**
+   * Whether this terminal paces its program (it is shown and its page is
+   * visible): it then acknowledges what it parsed, and the server holds
+   * the program rather than skip output it has not taken.
+   */
+  private pacing = false;
+  /** The seq parsed last, and the last one acknowledged on this stream. */
+  private parsedSeq: number | null = null;
+  private ackedSeq: number | null = null;
+  private ackTimer: number | undefined;
 
   constructor(
     readonly sessionId: string,
@@ -341,6 +358,7 @@ export class TerminalView {
 
   /** Sends an attach; false when the connection is gone. */
   private send(msg: ClientMessage): boolean {
+    this.ackedSeq = null; // a new attachment paces nothing until it acknowledges
     if (!this.deps.send(msg)) {
       this.stream = 'detached';
       return false;
@@ -360,6 +378,37 @@ export class TerminalView {
     if (this.stream === 'detached' || (this.stream === 'paused' && this.feed.pending === 0)) this.attach();
   }
 
+  /**
+   * Starts or stops pacing the program: a terminal shown in a visible page
+   * paces it; a hidden one (another tab, a background page, a sleeping
+   * laptop) must never hold it up, and resumes from its seq when shown.
+   */
+  setPacing(on: boolean): void {
+    if (on === this.pacing) return;
+    this.pacing = on;
+    if (this.stream === 'attached' && this.parsedSeq !== null) this.ack(this.parsedSeq, on);
+  }
+
+  private ack(seq: number, pace = true): void {
+    window.clearTimeout(this.ackTimer);
+    this.ackTimer = undefined;
+    if (this.deps.send({ type: 'terminal.ack', sessionId: this.sessionId, seq, pace })) this.ackedSeq = seq;
+  }
+
+  /** Output up to seq is parsed: acknowledge it while pacing (see ACK_BYTES). */
+  private consumed(seq: number): void {
+    this.parsedSeq = seq;
+    if (!this.pacing || this.stream !== 'attached') return;
+    if (this.ackedSeq === null || seq - this.ackedSeq >= ACK_BYTES) {
+      this.ack(seq);
+    } else if (seq > this.ackedSeq && this.ackTimer === undefined) {
+      this.ackTimer = window.setTimeout(() => {
+        this.ackTimer = undefined;
+        if (this.pacing && this.stream === 'attached' && this.parsedSeq !== null) this.ack(this.parsedSeq);
+      }, ACK_TRAIL_MS);
+    }
+  }
+
   /** The connection is gone, and the server's attachment with it. */
   connectionLost(): void {
     this.sentSize = null;
@@ -377,6 +426,7 @@ export class TerminalView {
       fill.seq = m.seq;
       fill.liveFrom = m.live ?? 0;
       this.stream = 'attached';
+      this.consumed(m.seq);
       return;
     }
     if (m.reset) this.feed.reset();
@@ -384,6 +434,7 @@ export class TerminalView {
     this.liveFrom = m.live ?? 0;
     this.stream = 'attached';
     this.fillPending = !!m.partial;
+    this.consumed(m.seq);
   }
 
   onOutput(m: TerminalOutputMessage): void {
@@ -412,6 +463,7 @@ export class TerminalView {
   /** xterm parsed this view's output up to seq. */
   private parsed(seq: number): void {
     if (this.disposed) return;
+    if (!this.fill) this.consumed(seq);
     if (this.feed.pending === 0 && this.stream === 'paused') this.attach();
     if (this.fillPending && this.feed.pending === 0 && seq === this.seq) this.startFill();
   }
@@ -434,6 +486,7 @@ export class TerminalView {
   /** The fill's terminal parsed up to seq. */
   private fillParsed(fill: Fill, seq: number): void {
     if (this.fill !== fill || this.disposed) return;
+    this.consumed(seq);
     if (seq < fill.target || fill.feed.pending > 0 || fill.seq === null) return;
     // Caught up: it shows what this one shows, and its scrollback.
     this.fill = null;
@@ -502,6 +555,7 @@ export class TerminalView {
   dispose(): void {
     this.disposed = true;
     window.clearTimeout(this.resizeTimer);
+    window.clearTimeout(this.ackTimer);
     this.observer.disconnect();
     this.dropFill();
     this.feed.term.dispose();

@@ -72,6 +72,7 @@ export class TerminalPane {
     byId('search-prev').addEventListener('click', () => this.find('previous'));
     byId('search-close').addEventListener('click', () => this.closeSearch());
     deps.store.subscribe(() => this.render());
+    document.addEventListener('visibilitychange', () => this.render());
   }
 
   get activeView(): TerminalView | undefined {
@@ -116,7 +117,12 @@ export class TerminalPane {
       this.views.set(entry.session.id, view);
       if (this.deps.ws.isOpen) view.attach();
     }
-    for (const [vid, v] of this.views) v.host.hidden = vid !== id;
+    const visible = document.visibilityState === 'visible';
+    for (const [vid, v] of this.views) {
+      v.host.hidden = vid !== id;
+      // Only what the user watches may hold the program back.
+      v.setPacing(vid === id && visible);
+    }
     if (id !== this.shownId) {
       this.shownId = id;
       if (view) {

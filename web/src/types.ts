@@ -59,6 +59,7 @@ export type ClientMessage =
   | { type: 'terminal.resize'; sessionId: string; cols: number; rows: number }
   | { type: 'session.attach'; sessionId: string; since?: number; lines?: number }
   | { type: 'session.detach'; sessionId: string }
+  | { type: 'terminal.ack'; sessionId: string; seq: number; pace?: boolean }
   | { type: 'session.resume'; sessionId: string }
   | { type: 'heartbeat'; timestamp: number };
 

@@ -1,0 +1,141 @@
+package sessions
+
+import (
+	"time"
+)
+
+// Flow control. A reader that takes output no faster than it can use it
+// (a browser parsing into xterm.js) falls a ring behind a fast program and
+// is resynced, losing the middle. A client that acknowledges what it has
+// consumed can ask instead to pace the program: while any such client is
+// keeping up, the run's reader stops reading the terminal (so the program
+// blocks on its writes, as under a slow real terminal) rather than
+// overwrite output the fastest of them has not consumed. Only the fastest
+// counts, so a slower pacer still falls behind and is resynced; and one
+// that stops making progress for stallAfter while behind paces no more,
+// for good, so a stuck client can never hold the program.
+
+// stallAfter is how long a pacer may go without consuming anything while
+// output waits for it before it stops pacing.
+const stallAfter = 2 * time.Second
+
+// Pacer is one client's hold on a session's program; see Session.Pace.
+// Its methods are safe for concurrent use.
+type Pacer struct {
+	r *ring
+	// Guarded by r.mu.
+	ack      uint64    // the furthest offset it consumed
+	progress time.Time // when ack last moved on, or when it was caught up
+	stalled  bool      // it stopped making progress: it paces no more
+	closed   bool
+}
+
+// Pace makes the caller, a client reading the session's output from offset
+// at, pace the program until Close or until it stalls.
+func (s *Session) Pace(at uint64) *Pacer { return s.ring.pace(at) }
+
+func (r *ring) pace(at uint64) *Pacer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := &Pacer{r: r, ack: min(max(at, r.start()), r.end), progress: time.Now()}
+	if r.pacers == nil {
+		r.pacers = make(map[*Pacer]struct{})
+	}
+	r.pacers[p] = struct{}{}
+	return p
+}
+
+// Ack records that the client consumed the output up to seq.
+func (p *Pacer) Ack(seq uint64) {
+	r := p.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq = min(seq, r.end)
+	if p.closed || p.stalled || seq <= p.ack {
+		return
+	}
+	p.ack, p.progress = seq, time.Now()
+	r.wakeWriterLocked()
+}
+
+// Stalled reports whether the pacer stopped making progress and so paces
+// no more.
+func (p *Pacer) Stalled() bool {
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	return p.stalled
+}
+
+// Close ends the pacer's hold.
+func (p *Pacer) Close() {
+	r := p.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	delete(r.pacers, p)
+	r.wakeWriterLocked()
+}
+
+func (r *ring) wakeWriterLocked() {
+	select {
+	case r.paced <- struct{}{}:
+	default:
+	}
+}
+
+// roomLocked returns how far the writer may write, whether any pacer
+// holds it at all, and when the next pacer would stall if nothing moves.
+// Pacers that have stalled are dropped on the way. mu must be held.
+func (r *ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Time) {
+	for p := range r.pacers {
+		if p.ack >= r.end {
+			p.progress = now // caught up: nothing waits for it
+		}
+		if now.Sub(p.progress) >= stallAfter {
+			p.stalled = true
+			delete(r.pacers, p)
+			continue
+		}
+		limit, held = max(limit, p.ack+uint64(len(r.buf))), true
+		if deadline := p.progress.Add(stallAfter); check.IsZero() || deadline.Before(check) {
+			check = deadline
+		}
+	}
+	return limit, held, check
+}
+
+// waitRoom waits until n more bytes can be written without overwriting
+// output the fastest pacer has not consumed, or until no pacer holds the
+// writer, or release is closed. Only the writer calls it.
+func (r *ring) waitRoom(n int, release <-chan struct{}) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		r.mu.Lock()
+		limit, held, check := r.roomLocked(time.Now())
+		end := r.end
+		r.mu.Unlock()
+		if !held || end+uint64(n) <= limit {
+			return
+		}
+		wait := time.Until(check)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-r.paced:
+		case <-timer.C:
+		case <-release:
+			return
+		}
+	}
+}
