@@ -194,6 +194,32 @@ func (p *Process) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// TryWrite writes as much of b as the terminal takes now, without
+// waiting: it returns how much that was (0, nil when its input queue is
+// full). A keystroke then reaches the program without a hand-off to a
+// goroutine that may block.
+func (p *Process) TryWrite(b []byte) (int, error) {
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("write pty: %w", err)
+	}
+	var (
+		n    int
+		werr error
+	)
+	err = rc.Write(func(fd uintptr) bool {
+		n, werr = unix.Write(int(fd), b)
+		return true // one attempt, whatever it gave: never park
+	})
+	if errors.Is(werr, unix.EAGAIN) {
+		return 0, nil
+	}
+	if err = cmp.Or(err, werr); err != nil {
+		return 0, fmt.Errorf("write pty: %w", err)
+	}
+	return max(n, 0), nil
+}
+
 // Resize sets the terminal size; the kernel sends SIGWINCH to the
 // foreground process group.
 func (p *Process) Resize(cols, rows uint16) error {

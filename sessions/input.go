@@ -27,6 +27,12 @@ type inputQueue struct {
 	pending []byte
 	closed  bool
 	ready   chan struct{} // cap 1: pending has bytes, or closed
+	// direct, when set, writes to the terminal without waiting, returning
+	// how much it took; writing reports whether the feeder holds input it
+	// has not written yet. While nothing waits (the usual keystroke), push
+	// writes through direct itself, saving the feeder's wake-up.
+	direct  func([]byte) int
+	writing bool
 }
 
 func newInputQueue() *inputQueue { return &inputQueue{ready: make(chan struct{}, 1)} }
@@ -41,6 +47,14 @@ func (q *inputQueue) push(p []byte) error {
 	}
 	if len(q.pending)+len(p) > maxQueuedInput {
 		return fmt.Errorf("%w: %d bytes are waiting for it", ErrInputFull, len(q.pending))
+	}
+	if q.direct != nil && len(q.pending) == 0 && !q.writing {
+		// Nothing ahead of p: it may go straight in, in order. What the
+		// terminal does not take now goes to the feeder.
+		p = p[q.direct(p):]
+		if len(p) == 0 {
+			return nil
+		}
 	}
 	q.pending = append(q.pending, p...)
 	q.signal()
@@ -90,9 +104,11 @@ func (q *inputQueue) take(spare []byte) ([]byte, bool) {
 		if len(q.pending) > 0 {
 			p := q.pending
 			q.pending = spare[:0]
+			q.writing = true
 			q.mu.Unlock()
 			return p, true
 		}
+		q.writing = false
 		q.mu.Unlock()
 		<-q.ready
 	}

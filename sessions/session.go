@@ -287,6 +287,13 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.argv = argv
 	s.proc = proc
 	s.in = newInputQueue()
+	s.in.direct = func(b []byte) int {
+		n, err := proc.TryWrite(b)
+		if err != nil {
+			return 0 // the feeder meets the error too, and ends
+		}
+		return n
+	}
 	s.exit = nil
 	s.stopping = false
 	s.status, s.reason = StatusActive, "started"
