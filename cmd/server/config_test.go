@@ -478,3 +478,20 @@ func TestClaudeMissingFallsBackToShell(t *testing.T) {
 		t.Errorf("--agent codex without codex: %+v, %v, logs %q", p, err, logs)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	cfg, err := parseConfig(nil, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit, ok := memoryLimit(cfg, noEnv); !ok || limit != 24<<20 {
+		t.Errorf("default limit %d (%v), want 24 MiB: three times four 1 MiB rings, plus 12 MiB", limit, ok)
+	}
+	cfg.Scrollback, cfg.MaxSessions = 16<<20, 8
+	if limit, _ := memoryLimit(cfg, noEnv); limit != 3*8*16<<20+12<<20 {
+		t.Errorf("limit %d does not grow with the rings", limit)
+	}
+	if _, ok := memoryLimit(cfg, envOf(map[string]string{"GOMEMLIMIT": "1GiB"})); ok {
+		t.Error("GOMEMLIMIT set, and the server set its own limit anyway")
+	}
+}

