@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,7 +56,9 @@ func (s *Session) resumePlanLocked() (argv []string, note string) {
 // conversation with this id, under the configuration directory the agent's
 // environment gives it ($CLAUDE_CONFIG_DIR, else ~/.claude). Any project
 // directory counts: the name Claude derives from the working directory is
-// its own business.
+// its own business. A file without a message is no conversation: Claude
+// writes one with only its mode lines when it is left (/exit) before a
+// first prompt, and then refuses to resume it.
 func claudeConversationSaved(env []string, id string) bool {
 	dir := envValue(env, "CLAUDE_CONFIG_DIR")
 	if dir == "" {
@@ -65,7 +69,33 @@ func claudeConversationSaved(env []string, id string) bool {
 		dir = filepath.Join(home, ".claude")
 	}
 	found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", id+".jsonl"))
-	return len(found) > 0
+	for _, f := range found {
+		if hasMessage(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMessage reports whether a Claude Code conversation file holds a user
+// or assistant message: a JSON line whose type is one of them.
+func hasMessage(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20) // a line holds a whole message
+	for sc.Scan() {
+		var line struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && (line.Type == "user" || line.Type == "assistant") {
+			return true
+		}
+	}
+	return false
 }
 
 // envValue returns the value of key in env, or "".

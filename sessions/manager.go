@@ -497,7 +497,7 @@ func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
 	m.created++
 	m.sessions[id] = s
 	m.runs.Add(1)
-	s.log.Info("session created", "name", name, "agent", profile.Name, "command", argv, "cwd", cwd)
+	s.log.Info("session created", "name", name, "agent", profile.Name, "command", info.Command, "cwd", cwd)
 	m.emit(Event{Kind: EventCreated, Session: info})
 	go func() {
 		defer m.runs.Done()

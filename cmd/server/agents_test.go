@@ -16,8 +16,9 @@ import (
 
 // claudeLike stands in for Claude Code 2.1 as it was seen to behave: it
 // saves the conversation as <config>/projects/<cwd, every character but
-// letters and digits as '-'>/<id>.jsonl only at the first prompt; --resume
-// of an id it has not saved prints "No conversation found with session ID:
+// letters and digits as '-'>/<id>.jsonl at the first prompt (left with
+// /exit before one, it writes only a mode line there); --resume of an id
+// with no message saved prints "No conversation found with session ID:
 // <id>" and exits 1; --session-id of a saved one says it is in use; and
 // it calls its hooks: SessionStart at its prompt (source startup or
 // resume), UserPromptSubmit and Stop around a turn.
@@ -36,11 +37,12 @@ proj="$cfg/projects/$(pwd -P | sed 's/[^a-zA-Z0-9]/-/g')"
 conv="$proj/$id.jsonl"
 hook=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$settings" | head -n 1)
 call() { printf '%s' "$1" | sh -c "$hook"; }
-if [ "$mode" = resume ] && [ ! -f "$conv" ]; then
+saved() { grep -q '"type":"user"' "$conv" 2>/dev/null; }
+if [ "$mode" = resume ] && ! saved; then
 	echo "No conversation found with session ID: $id" >&2
 	exit 1
 fi
-if [ "$mode" = new ] && [ -f "$conv" ]; then
+if [ "$mode" = new ] && saved; then
 	echo "Error: Session ID $id is already in use." >&2
 	exit 1
 fi
@@ -48,9 +50,13 @@ source=startup
 [ "$mode" = resume ] && source=resume
 echo "claude $mode $id"
 call "{\"hook_event_name\":\"SessionStart\",\"source\":\"$source\",\"session_id\":\"$id\"}"
+mkdir -p "$proj"
 while IFS= read -r line; do
-	[ "$line" = /exit ] && exit 0
-	mkdir -p "$proj"
+	if [ "$line" = /exit ]; then
+		# Left before a first prompt, it still writes its mode lines.
+		[ -f "$conv" ] || echo '{"type":"mode","mode":"normal"}' > "$conv"
+		exit 0
+	fi
 	echo "{\"type\":\"user\",\"message\":\"$line\"}" >> "$conv"
 	call '{"hook_event_name":"UserPromptSubmit"}'
 	echo "reply to $line"

@@ -196,8 +196,8 @@ const LISTEN_RE = /msg="agentmux listening" url=(http:\/\/\S+?\/)(\s|$)/;
  * with the same workspace, data dir and flags.
  */
 class Server {
-  constructor({ bin, workspace, dataDir, home, flags, addr }) {
-    Object.assign(this, { bin, workspace, dataDir, home, flags, addr });
+  constructor({ bin, workspace, dataDir, home, flags, addr, env }) {
+    Object.assign(this, { bin, workspace, dataDir, home, flags, addr, env });
     this.log = '';
     this.url = null;
     this.exitCode = undefined;
@@ -222,6 +222,7 @@ class Server {
       LANG: process.env.LANG || 'C.UTF-8',
     };
     if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+    Object.assign(env, this.env);
     this.log = '';
     this.exitCode = undefined;
     const proc = spawn(this.bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -347,8 +348,11 @@ class Server {
  *   flags            extra server flags, e.g. ['--idle-after', '500ms']
  *   setupWorkspace   async (dir) => {}, run on the empty workspace before
  *                    the server starts (to make it a git repository, say)
+ *   env              extra environment for the server, and so for its
+ *                    sessions: merged over PATH, HOME, PS1, LANG (and
+ *                    TMPDIR); kept across restart()
  */
-export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace } = {}) {
+export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace, env = {} } = {}) {
   const bin = await serverBinary();
   const root = await tempDir('srv');
   const workspace = path.join(root, 'ws');
@@ -356,7 +360,7 @@ export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorks
   const home = path.join(root, 'home');
   await Promise.all([workspace, dataDir, home].map((d) => fs.mkdir(d, { recursive: true })));
   if (setupWorkspace) await setupWorkspace(workspace);
-  const s = new Server({ bin, workspace, dataDir, home, flags, addr });
+  const s = new Server({ bin, workspace, dataDir, home, flags, addr, env: { ...env } });
   await s.start();
   return s;
 }
@@ -430,8 +434,8 @@ export const SERVER_DOWN_CONSOLE = [
  * Defines a UI test. `body` gets a fixture:
  *   { t, server, page, context, errors, frames, screenshot(name),
  *     allowConsole(re), onCleanup(fn), startServer(opts), open(server) }
- * The server starts with `opts.flags` and `opts.setupWorkspace` (see
- * startServer; skip it with opts.server === false), the page opens the
+ * The server starts with `opts.flags`, `opts.setupWorkspace` and `opts.env`
+ * (see startServer; skip it with opts.server === false), the page opens the
  * server's URL in a fresh context with a 1280x800 viewport (opts.viewport)
  * and waits for window.__agentmux.
  * `frames` records the JSON messages the page's WebSockets receive (all
@@ -462,7 +466,7 @@ export function uiTest(name, opts, body) {
     fx.open = (server) => openApp(fx.page, server.url);
     try {
       if (opts.server !== false) {
-        fx.server = await startServer({ flags: opts.flags ?? [], setupWorkspace: opts.setupWorkspace });
+        fx.server = await startServer({ flags: opts.flags ?? [], setupWorkspace: opts.setupWorkspace, env: opts.env });
         cleanups.push(() => fx.server.stop());
       }
       const b = await browser();
