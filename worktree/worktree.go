@@ -18,18 +18,18 @@
 package worktree
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
 // The kinds of error callers map to HTTP 400 and 409 answers. Every error
@@ -38,7 +38,7 @@ import (
 var (
 	// ErrNoGit means git is not on PATH, so no worktree can be managed;
 	// every function reports it rather than the failure it prevented.
-	ErrNoGit = errors.New("git is not installed")
+	ErrNoGit = gitexec.ErrNoGit
 	// ErrNotRepo means the directory given is not inside a git work tree
 	// (or does not exist), so there is no repository to work on.
 	ErrNotRepo = errors.New("not inside a git work tree")
@@ -69,10 +69,6 @@ const (
 	// rollbackTimeout bounds the git commands that undo a failed Add,
 	// which run even when the caller's context is what ended Add.
 	rollbackTimeout = 30 * time.Second
-	// waitDelay is how long a git killed by its context may keep its
-	// output pipes open, through a child that left its process group,
-	// before Wait stops waiting for them.
-	waitDelay = 5 * time.Second
 	// maxDirtyPaths is how many changed paths an ErrDirty message lists.
 	maxDirtyPaths = 10
 	// maxDirName is DirName's limit in bytes.
@@ -224,12 +220,12 @@ func Add(ctx context.Context, repoDir, dir, branch string) (wt Worktree, err err
 	// Set before git runs: a git killed half way leaves a registration.
 	undo = append(undo, func(ctx context.Context) error { return unregister(ctx, top, abs) })
 	if _, err := run(ctx, top, "worktree", "add", "--", abs, branch); err != nil {
-		var ge *gitError
+		var ge *gitexec.Error
 		if errors.As(err, &ge) {
 			switch {
-			case ge.says("already checked out at", "already used by worktree at"):
+			case ge.Says("already checked out at", "already used by worktree at"):
 				return Worktree{}, newError(ErrCheckedOut, err, "branch %q is already checked out in another worktree", branch)
-			case ge.says("already exists", "already registered worktree"):
+			case ge.Says("already exists", "already registered worktree"):
 				return Worktree{}, newError(ErrExists, err, "the worktree directory %s already exists", abs)
 			}
 		}
@@ -323,8 +319,8 @@ func Remove(ctx context.Context, dir string, force bool) error {
 		from = probe
 	}
 	if _, err := run(ctx, from, append(args, "--", abs)...); err != nil {
-		var ge *gitError
-		if errors.As(err, &ge) && ge.says("contains modified or untracked files") {
+		var ge *gitexec.Error
+		if errors.As(err, &ge) && ge.Says("contains modified or untracked files") {
 			// Changed since Status looked.
 			return newError(ErrDirty, err, "the worktree at %s has uncommitted changes", abs)
 		}
@@ -411,8 +407,8 @@ func DeleteBranch(ctx context.Context, repoDir, branch string) error {
 		return err
 	}
 	if _, err := run(ctx, top, "branch", "-D", "--", branch); err != nil {
-		var ge *gitError
-		if errors.As(err, &ge) && ge.says("checked out at", "used by worktree at") {
+		var ge *gitexec.Error
+		if errors.As(err, &ge) && ge.Says("checked out at", "used by worktree at") {
 			return newError(ErrCheckedOut, err, "branch %q is checked out in a worktree and cannot be deleted", branch)
 		}
 		return wrapGit(err, nil, "delete branch %q", branch)
@@ -459,8 +455,8 @@ func toplevel(ctx context.Context, dir string) (string, error) {
 // branchExists reports whether the local branch exists.
 func branchExists(ctx context.Context, top, branch string) (bool, error) {
 	_, err := run(ctx, top, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
-	var ge *gitError
-	if errors.As(err, &ge) && ge.code == 1 {
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && ge.Code == 1 {
 		return false, nil
 	}
 	if err != nil {
@@ -472,8 +468,8 @@ func branchExists(ctx context.Context, top, branch string) (bool, error) {
 // headCommit returns the commit HEAD names, to create branch from.
 func headCommit(ctx context.Context, top, branch string) (string, error) {
 	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	var ge *gitError
-	if errors.As(err, &ge) && ge.code == 1 {
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && ge.Code == 1 {
 		return "", newError(ErrNoCommits, nil, "the repository at %s has no commits yet, so there is no HEAD to create branch %q from", top, branch)
 	}
 	if err != nil {
@@ -693,7 +689,7 @@ func (e *kindError) Unwrap() []error {
 // passed on with the step named, since they say nothing about the
 // repository or the branch. A nil err gives nil.
 func wrapGit(err error, kind error, format string, args ...any) error {
-	var ge *gitError
+	var ge *gitexec.Error
 	switch {
 	case err == nil:
 		return nil
@@ -705,119 +701,7 @@ func wrapGit(err error, kind error, format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
 }
 
-// gitError is a git that ran and exited non-zero.
-type gitError struct {
-	// name is what ran, for messages: "git worktree add".
-	name string
-	code int
-	// stderr is what git said, trimmed.
-	stderr string
-	err    *exec.ExitError
-}
-
-func (e *gitError) Error() string {
-	if r := reason(e.stderr); r != "" {
-		return e.name + ": " + r
-	}
-	return e.name + ": " + e.err.Error()
-}
-
-func (e *gitError) Unwrap() error { return e.err }
-
-// says reports whether git's message contains one of the phrases; it is
-// how a refusal is told from another, as git has no error codes.
-func (e *gitError) says(phrases ...string) bool {
-	return slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(e.stderr, p) })
-}
-
-// reason picks git's reason out of its standard error: the "fatal:" and
-// "error:" lines without that prefix, else the last lines (git reports
-// progress first and failure last, as when a hook fails), at most two,
-// never hints or "Preparing worktree".
-func reason(stderr string) string {
-	var lines, errs []string
-	for l := range strings.Lines(stderr) {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "hint:") || strings.HasPrefix(l, "Preparing worktree") {
-			continue
-		}
-		lines = append(lines, l)
-		if r, ok := strings.CutPrefix(l, "fatal: "); ok {
-			errs = append(errs, r)
-		} else if r, ok := strings.CutPrefix(l, "error: "); ok {
-			errs = append(errs, r)
-		}
-	}
-	if len(errs) > 0 {
-		return strings.Join(errs[:min(len(errs), 2)], "; ")
-	}
-	return strings.Join(lines[max(len(lines)-2, 0):], "; ")
-}
-
-// run runs git -C dir args and returns its standard output. A git that
-// ran and failed gives a *gitError; git missing, ErrNoGit; the context
-// ending, the context's cause.
+// run runs git in dir; see gitexec.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
-	name := "git " + args[0]
-	if args[0] == "worktree" && len(args) > 1 {
-		name += " " + args[1]
-	}
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = gitEnv()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A group of its own, killed whole: git runs hooks and other gits as
-	// children, which killing git alone would leave running.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			if errors.Is(err, syscall.ESRCH) {
-				return os.ErrProcessDone
-			}
-			return err
-		}
-		return nil
-	}
-	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return stdout.String(), nil
-	case errors.Is(err, exec.ErrNotFound):
-		return "", newError(ErrNoGit, err, "git is not installed (not found on PATH)")
-	case ctx.Err() != nil:
-		return "", fmt.Errorf("%s: %w", name, context.Cause(ctx))
-	case errors.As(err, &exitErr):
-		return stdout.String(), &gitError{name: name, code: exitErr.ExitCode(), stderr: strings.TrimSpace(stderr.String()), err: exitErr}
-	}
-	return "", fmt.Errorf("%s: %w", name, err)
-}
-
-// strippedEnv are the variables that would point git at another
-// repository, index or object store than the one -C names: the server may
-// itself have been started by git (from a hook, say) with them set.
-var strippedEnv = []string{
-	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_IMPLICIT_WORK_TREE",
-	"GIT_PREFIX", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE",
-	// Set below.
-	"GIT_TERMINAL_PROMPT", "LC_ALL", "GIT_OPTIONAL_LOCKS",
-}
-
-// gitEnv is the server's environment as git should see it.
-func gitEnv() []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(strippedEnv, k)
-	})
-	return append(env,
-		// Nobody could answer a prompt.
-		"GIT_TERMINAL_PROMPT=0",
-		// Git's messages in English, which says() and reason() rely on.
-		"LC_ALL=C",
-		// Status would otherwise take the index lock to refresh it, and
-		// make the git of an agent working in that worktree fail.
-		"GIT_OPTIONAL_LOCKS=0",
-	)
+	return gitexec.Run(ctx, dir, args...)
 }
