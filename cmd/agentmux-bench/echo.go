@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -11,8 +12,19 @@ import (
 // first round trips pay for cold caches and lazily started goroutines.
 const echoWarmup = 20
 
-// echoResult is the round trip of single keystrokes.
-type echoResult struct {
+// Typed keys come after a pause drawn uniformly from this range, as a
+// person types: long enough for the server, the program and this client
+// to go idle between keys, so each key pays for waking them up.
+const (
+	typedPauseMin = 10 * time.Millisecond
+	typedPauseMax = 50 * time.Millisecond
+)
+
+// typedSeed seeds the typed pauses, so every run types to the same rhythm.
+const typedSeed = 20261123
+
+// echoStats is the round trip of single keystrokes.
+type echoStats struct {
 	Keys       int     `json:"keys"`
 	P50Micros  float64 `json:"p50Micros"`
 	P99Micros  float64 `json:"p99Micros"`
@@ -20,10 +32,25 @@ type echoResult struct {
 	MaxMicros  float64 `json:"maxMicros"`
 }
 
+// echoResult is the round trip of keys typed back to back (Tight: the
+// next key leaves as soon as the echo of the last arrives) and of keys
+// typed with pauses between them (Typed).
+type echoResult struct {
+	Tight echoStats `json:"tight"`
+	Typed echoStats `json:"typed"`
+	// TypedPauseMinMs and TypedPauseMaxMs bound the uniform pause before
+	// each typed key.
+	TypedPauseMinMs float64 `json:"typedPauseMinMs"`
+	TypedPauseMaxMs float64 `json:"typedPauseMaxMs"`
+}
+
 // measureEcho types keys one at a time into cat on a raw terminal and
 // times each from sending terminal.input to reading its echo in
 // terminal.output: the round trip through the server, the PTY and back.
-func measureEcho(ctx context.Context, e *benchEnv, keys int) (*echoResult, error) {
+// First keys back to back, after a warm-up, then typedKeys keys with a
+// person's pauses between them, on the same session, so the tight loop
+// is the typed keys' warm-up.
+func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
 	r, err := e.newReadySession(ctx, "bench echo", echoCommand)
@@ -31,40 +58,67 @@ func measureEcho(ctx context.Context, e *benchEnv, keys int) (*echoResult, error
 		return nil, err
 	}
 	defer r.close()
-	s, c := r.session, r.c
-	c.keepData = true
+	r.c.keepData = true
 
-	rtts := make([]time.Duration, 0, keys)
+	tight, err := typeKeys(ctx, r.c, r.ID, echoWarmup+keys, nil)
+	if err != nil {
+		return nil, fmt.Errorf("keys back to back: %w", err)
+	}
+	res := &echoResult{
+		Tight:           echoSummary(tight[echoWarmup:]),
+		TypedPauseMinMs: ms(typedPauseMin), TypedPauseMaxMs: ms(typedPauseMax),
+	}
+	e.logf("echo, %d keys back to back: p50 %s, p99 %s; now %d typed keys", keys, micros(res.Tight.P50Micros), micros(res.Tight.P99Micros), typedKeys)
+	rng := rand.New(rand.NewPCG(typedSeed, typedSeed))
+	pause := func() time.Duration {
+		return typedPauseMin + time.Duration(rng.Int64N(int64(typedPauseMax-typedPauseMin)+1))
+	}
+	typed, err := typeKeys(ctx, r.c, r.ID, typedKeys, pause)
+	if err != nil {
+		return nil, fmt.Errorf("typed keys: %w", err)
+	}
+	res.Typed = echoSummary(typed)
+	return res, nil
+}
+
+// typeKeys types n keys into the echo session, each once the echo of the
+// one before has come and, when pause is set, after a pause it returns,
+// and returns each key's round trip.
+func typeKeys(ctx context.Context, c *wsConn, sessionID string, n int, pause func() time.Duration) ([]time.Duration, error) {
+	rtts := make([]time.Duration, 0, n)
 	letters := []string{"a", "b"}
 	var f frame
-	for i := range echoWarmup + keys {
+	for i := range n {
+		if pause != nil {
+			if err := sleepCtx(ctx, pause()); err != nil {
+				return nil, err
+			}
+		}
 		key := letters[i%2]
 		start := time.Now()
-		if err := c.input(s.ID, key); err != nil {
+		if err := c.input(sessionID, key); err != nil {
 			return nil, err
 		}
 		for {
 			if err := c.next(&f, frameTimeout); err != nil {
 				return nil, fmt.Errorf("wait for the echo of key %d: %w", i+1, err)
 			}
-			if f.Type == typeTerminalOutput && f.SessionID == s.ID && string(f.Data) == key {
+			if f.Type == typeTerminalOutput && f.SessionID == sessionID && string(f.Data) == key {
 				break
 			}
-			if f.Type == typeTerminalExit && f.SessionID == s.ID {
+			if f.Type == typeTerminalExit && f.SessionID == sessionID {
 				return nil, fmt.Errorf("the echo program ended after %d keys", i)
 			}
 		}
-		if i >= echoWarmup {
-			rtts = append(rtts, time.Since(start))
-		}
+		rtts = append(rtts, time.Since(start))
 	}
-	return echoStats(rtts), nil
+	return rtts, nil
 }
 
-// echoStats summarizes round trips; rtts is sorted in place.
-func echoStats(rtts []time.Duration) *echoResult {
+// echoSummary summarizes round trips; rtts is sorted in place.
+func echoSummary(rtts []time.Duration) echoStats {
 	if len(rtts) == 0 {
-		return &echoResult{}
+		return echoStats{}
 	}
 	slices.Sort(rtts)
 	var sum time.Duration
@@ -72,7 +126,7 @@ func echoStats(rtts []time.Duration) *echoResult {
 		sum += d
 	}
 	micros := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	return &echoResult{
+	return echoStats{
 		Keys:       len(rtts),
 		P50Micros:  micros(percentile(rtts, 0.50)),
 		P99Micros:  micros(percentile(rtts, 0.99)),

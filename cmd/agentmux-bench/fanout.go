@@ -21,6 +21,9 @@ type fanoutOptions struct {
 // fanoutRun is one run of the fan-out, as the reading clients saw it.
 type fanoutRun struct {
 	Clients int `json:"clients"`
+	// Acking reports whether the readers acknowledged every frame, and
+	// so paced the writer.
+	Acking bool `json:"acking"`
 	// DurationSeconds runs from the start of the flood to the last
 	// client's terminal.exit.
 	DurationSeconds float64 `json:"durationSeconds"`
@@ -40,6 +43,13 @@ type fanoutRun struct {
 	ReceivedBytes int64   `json:"receivedBytes"`
 	Resyncs       int     `json:"resyncs"`
 	LostBytes     uint64  `json:"lostBytes"`
+	// LostBytesPerClient is what each reader lost to resyncs, in the
+	// order they attached (a dropped one: up to its drop); Min, Median
+	// and Max sum it up.
+	LostBytesPerClient []uint64 `json:"lostBytesPerClient"`
+	LostBytesMin       uint64   `json:"lostBytesMin"`
+	LostBytesMedian    float64  `json:"lostBytesMedian"`
+	LostBytesMax       uint64   `json:"lostBytesMax"`
 	// CompleteClients received every byte, with no resync.
 	CompleteClients int `json:"completeClients"`
 	// DroppedClients lost their connection before terminal.exit;
@@ -54,6 +64,9 @@ type fanoutRun struct {
 // stalledOutcome is what a client that stopped reading got once it
 // read again, after the others had finished.
 type stalledOutcome struct {
+	// Acked reports whether it acknowledged its position once before it
+	// stopped, so that it paced the writer until it counted as stalled.
+	Acked bool `json:"acked"`
 	// Outcome is "resynced", "dropped", or "complete": the flood fit in
 	// the ring and the socket buffers, so nothing was lost.
 	Outcome       string `json:"outcome"`
@@ -63,41 +76,59 @@ type stalledOutcome struct {
 	Error         string `json:"error,omitempty"`
 }
 
-// fanoutResult is the fan-out without and with a stalled client.
-type fanoutResult struct {
-	Clients    int       `json:"clients"`
-	FloodBytes int64     `json:"floodBytes"`
-	RateMBps   float64   `json:"rateMBps"` // 0: unpaced
-	Normal     fanoutRun `json:"normal"`
-	WithStall  fanoutRun `json:"withStall"`
+// fanoutPair is the fan-out without and with a stalled client, the
+// readers acknowledging or not.
+type fanoutPair struct {
+	Normal    fanoutRun `json:"normal"`
+	WithStall fanoutRun `json:"withStall"`
 	// MedianRatio and MinRatio compare the reading clients' throughput
 	// with the stalled client to without: 1 means it cost them nothing.
 	MedianRatio float64 `json:"medianRatio"`
 	MinRatio    float64 `json:"minRatio"`
 }
 
+// fanoutResult is the fan-out without and with a stalled client, first
+// with readers that never acknowledge (the server skips them ahead when
+// they fall a ring behind), then with readers that acknowledge every
+// frame and so pace the writer, and a stalled client that acknowledged
+// once.
+type fanoutResult struct {
+	Clients    int        `json:"clients"`
+	FloodBytes int64      `json:"floodBytes"`
+	RateMBps   float64    `json:"rateMBps"` // 0: unpaced
+	NotAcking  fanoutPair `json:"notAcking"`
+	Acking     fanoutPair `json:"acking"`
+}
+
 // measureFanout runs the fan-out, then again with one more client that
-// attaches and stops reading.
+// attaches and stops reading; first with readers that do not acknowledge,
+// then with readers that do.
 func measureFanout(ctx context.Context, e *benchEnv, o fanoutOptions) (*fanoutResult, error) {
 	r := &fanoutResult{Clients: o.Clients, FloodBytes: o.Bytes, RateMBps: float64(o.Rate) / 1e6}
-	for _, stall := range []bool{false, true} {
-		run, err := fanoutOnce(ctx, e, o, stall)
-		if err != nil {
-			return nil, fmt.Errorf("fan-out to %d clients (stalled client: %v): %w", o.Clients, stall, err)
+	for _, ack := range []bool{false, true} {
+		p := &r.NotAcking
+		if ack {
+			p = &r.Acking
 		}
-		e.logf("fan-out to %d clients, stalled client %v: per client min %.1f / median %.1f MB/s, %d complete, %d resyncs",
-			o.Clients, stall, run.PerClientMBpsMin, run.PerClientMBpsMedian, run.CompleteClients, run.Resyncs)
-		if stall {
-			r.WithStall = *run
-		} else {
-			r.Normal = *run
+		for _, stall := range []bool{false, true} {
+			run, err := fanoutOnce(ctx, e, o, stall, ack)
+			if err != nil {
+				return nil, fmt.Errorf("fan-out to %d clients (acknowledging: %v, stalled client: %v): %w", o.Clients, ack, stall, err)
+			}
+			e.logf("fan-out to %d clients, acknowledging %v, stalled client %v: per client min %.1f / median %.1f MB/s, %d complete, %d resyncs",
+				o.Clients, ack, stall, run.PerClientMBpsMin, run.PerClientMBpsMedian, run.CompleteClients, run.Resyncs)
+			if stall {
+				p.WithStall = *run
+			} else {
+				p.Normal = *run
+			}
 		}
-	}
-	if r.Normal.PerClientMBpsMedian > 0 {
-		r.MedianRatio = r.WithStall.PerClientMBpsMedian / r.Normal.PerClientMBpsMedian
-	}
-	if r.Normal.PerClientMBpsMin > 0 {
-		r.MinRatio = r.WithStall.PerClientMBpsMin / r.Normal.PerClientMBpsMin
+		if p.Normal.PerClientMBpsMedian > 0 {
+			p.MedianRatio = p.WithStall.PerClientMBpsMedian / p.Normal.PerClientMBpsMedian
+		}
+		if p.Normal.PerClientMBpsMin > 0 {
+			p.MinRatio = p.WithStall.PerClientMBpsMin / p.Normal.PerClientMBpsMin
+		}
 	}
 	return r, nil
 }
@@ -110,7 +141,11 @@ type clientCount struct {
 	ended bool // reached terminal.exit
 }
 
-func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (*fanoutRun, error) {
+// fanoutOnce runs the flood once to o.Clients readers, plus the stalled
+// client when stall is set. With ack the readers acknowledge their
+// position before the flood and every frame they read, and the stalled
+// client acknowledges once before it stops reading.
+func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall, ack bool) (*fanoutRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
 	s, cleanup, err := e.newSession(ctx, "bench fan-out", writerCommand(e.self, o.Rate, o.Bytes))
@@ -139,6 +174,11 @@ func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (
 		if counts[i].st, err = c.attachReady(s.ID); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i+1, err)
 		}
+		if ack {
+			if err := c.startPacing(s.ID, counts[i].st); err != nil {
+				return nil, fmt.Errorf("client %d: %w", i+1, err)
+			}
+		}
 	}
 	var stalled *wsConn
 	var stalledSt *streamCount
@@ -147,16 +187,23 @@ func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (
 			return nil, fmt.Errorf("stalled client: %w", err)
 		}
 		defer stalled.close()
-		// It reads its attachment and the ready line, then nothing more
-		// until the others are done.
+		// It reads its attachment and the ready line, acknowledges them
+		// when the readers acknowledge, then reads nothing more until the
+		// others are done; its reads then acknowledge nothing.
 		if stalledSt, err = stalled.attachReady(s.ID); err != nil {
 			return nil, fmt.Errorf("stalled client: %w", err)
 		}
+		if ack {
+			if err := stalled.ack(s.ID, stalledSt.seq); err != nil {
+				return nil, fmt.Errorf("stalled client: %w", err)
+			}
+		}
 	}
 
-	// Each reader goroutine owns its connection's reads; this function
-	// owns them all and waits for them. The newline that starts the flood
-	// is written on the first connection, whose reader never writes.
+	// Each reader goroutine owns its connection's reads, and its writes
+	// (acknowledgements); this function owns them all and waits for
+	// them. The newline that starts the flood is written on the first
+	// connection before its reader starts.
 	start := time.Now()
 	if err := conns[0].input(s.ID, "\n"); err != nil {
 		return nil, err
@@ -175,8 +222,8 @@ func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (
 		return nil, context.Cause(ctx)
 	}
 
-	run := &fanoutRun{Clients: o.Clients}
-	var per, lags []float64
+	run := &fanoutRun{Clients: o.Clients, Acking: ack}
+	var per, lags, lost []float64
 	var nominal time.Duration
 	if o.Rate > 0 {
 		nominal = time.Duration(float64(o.Bytes) / float64(o.Rate) * float64(time.Second))
@@ -186,6 +233,8 @@ func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (
 		run.ReceivedBytes += cc.st.dataBytes
 		run.Resyncs += cc.st.resyncs
 		run.LostBytes += cc.st.lostBytes
+		run.LostBytesPerClient = append(run.LostBytesPerClient, cc.st.lostBytes)
+		lost = append(lost, float64(cc.st.lostBytes))
 		if !cc.ended {
 			run.DroppedClients++
 			if run.DropError == "" {
@@ -211,11 +260,14 @@ func fanoutOnce(ctx context.Context, e *benchEnv, o fanoutOptions, stall bool) (
 	if o.Rate > 0 {
 		run.LagMsMedian, run.LagMsMax = median(lags), slices.Max(lags)
 	}
+	run.LostBytesMin, run.LostBytesMax = slices.Min(run.LostBytesPerClient), slices.Max(run.LostBytesPerClient)
+	run.LostBytesMedian = median(lost)
 	run.DurationSeconds = last.Seconds()
 	run.TotalMBps = mbps(run.ReceivedBytes, last)
 
 	if stall {
 		run.Stalled = drainStalled(stalled, s.ID, stalledSt, o.Bytes)
+		run.Stalled.Acked = ack
 	}
 	return run, nil
 }

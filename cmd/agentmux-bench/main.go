@@ -3,12 +3,15 @@
 // it:
 //
 //  1. throughput: cat of a generated ASCII file through the server to one
-//     client, against the same program read straight from a PTY here;
-//  2. keystroke echo: the round trip of single keys typed into cat;
+//     client, which acknowledges what it reads (terminal.ack) or not,
+//     against the same program read straight from a PTY here;
+//  2. keystroke echo: the round trip of single keys typed into cat, back
+//     to back and with a person's pauses between them;
 //  3. floods: frames per second and frame size of endless output;
 //  4. fan-out: one flood to many clients, then with one more client that
-//     stops reading;
-//  5. the server's resident memory with four full sessions and clients;
+//     stops reading, the clients acknowledging or not;
+//  5. the server's resident memory with four full sessions and
+//     acknowledging clients, before and after the sessions flood them;
 //  6. shutdown with busy sessions and restart until they are listed
 //     (only with a server it started itself).
 //
@@ -76,12 +79,15 @@ type options struct {
 	FileBytes     int64
 	Runs          int
 	Keys          int
+	TypedKeys     int
 	FloodDuration time.Duration
 	FloodRate     int64
 	Clients       int
 	FanoutBytes   int64
 	FanoutRate    int64
 	RSSClients    int
+	RSSFloodBytes int64
+	RSSSettle     time.Duration
 	Scrollback    int64
 }
 
@@ -93,13 +99,13 @@ type options struct {
 func defaults(quick bool) options {
 	if quick {
 		return options{
-			Timeout: 3 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, FloodDuration: time.Second,
-			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 10, Scrollback: 1 << 20,
+			Timeout: 3 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, TypedKeys: 100, FloodDuration: time.Second,
+			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 4 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 		}
 	}
 	return options{
-		Timeout: 20 * time.Minute, FileBytes: 64 << 20, Runs: 5, Keys: 2000, FloodDuration: 3 * time.Second,
-		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 10, Scrollback: 1 << 20,
+		Timeout: 20 * time.Minute, FileBytes: 64 << 20, Runs: 5, Keys: 2000, TypedKeys: 600, FloodDuration: 3 * time.Second,
+		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 8 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 	}
 }
 
@@ -115,18 +121,21 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Token, "token", "", "the server's --token, sent as Authorization: Bearer (also given to a server started with --server-bin)")
 	fs.IntVar(&o.PID, "pid", 0, "the server's process id, for its memory (default: the process listening on --addr's port)")
 	fs.StringVar(&o.JSONPath, "json", "", "also write the raw figures to this file as JSON")
-	fs.BoolVar(&o.Quick, "quick", false, "small sizes and counts: about 15 s on two cores instead of about a minute")
+	fs.BoolVar(&o.Quick, "quick", false, "small sizes and counts: about 50 s on two cores instead of about two minutes")
 	only := fs.String("only", "", "comma-separated measurements to run: "+strings.Join(allMeasurements, ", ")+" (default all)")
 	fs.DurationVar(&o.Timeout, "timeout", full.Timeout, "give up after this long")
 	sizeVar(fs, &o.FileBytes, "file-size", full.FileBytes, "size of the file cat sends in the throughput measurement")
-	fs.IntVar(&o.Runs, "runs", full.Runs, "throughput runs, each bare then through the server")
-	fs.IntVar(&o.Keys, "keys", full.Keys, "keys typed in the echo measurement")
+	fs.IntVar(&o.Runs, "runs", full.Runs, "throughput runs, each bare, then through the server to a client that acknowledges, then to one that does not")
+	fs.IntVar(&o.Keys, "keys", full.Keys, "keys typed back to back in the echo measurement")
+	fs.IntVar(&o.TypedKeys, "typed-keys", full.TypedKeys, fmt.Sprintf("keys typed in the echo measurement with a pause of %v to %v between them, as a person types", typedPauseMin, typedPauseMax))
 	fs.DurationVar(&o.FloodDuration, "flood-duration", full.FloodDuration, "how long each flood is watched")
 	rateVar(fs, &o.FloodRate, "flood-rate", full.FloodRate, "rate of the paced flood, MB/s")
 	fs.IntVar(&o.Clients, "clients", full.Clients, "clients in the fan-out")
 	sizeVar(fs, &o.FanoutBytes, "fanout-size", full.FanoutBytes, "what the fan-out's session writes")
 	rateVar(fs, &o.FanoutRate, "fanout-rate", full.FanoutRate, "rate of the fan-out's session, MB/s; 0 writes as fast as the terminal takes it")
-	fs.IntVar(&o.RSSClients, "rss-clients", full.RSSClients, "clients attached, spread over the four full sessions, in the memory measurement")
+	fs.IntVar(&o.RSSClients, "rss-clients", full.RSSClients, "acknowledging clients attached, spread over the four full sessions, in the memory measurement")
+	sizeVar(fs, &o.RSSFloodBytes, "rss-flood-size", full.RSSFloodBytes, "what each of the memory measurement's sessions prints while the clients are attached")
+	fs.DurationVar(&o.RSSSettle, "rss-settle", full.RSSSettle, "how long the server's RSS must hold still before the memory measurement reads it; keep it above the server's --save-interval, so a screen save counts")
 	sizeVar(fs, &o.Scrollback, "scrollback", full.Scrollback, "the server's --scrollback (passed to a server started with --server-bin)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "agentmux-bench measures a running agentmux over HTTP and its WebSocket.\n\n")
@@ -148,12 +157,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"file-size":      func() { o.FileBytes = q.FileBytes },
 			"runs":           func() { o.Runs = q.Runs },
 			"keys":           func() { o.Keys = q.Keys },
+			"typed-keys":     func() { o.TypedKeys = q.TypedKeys },
 			"flood-duration": func() { o.FloodDuration = q.FloodDuration },
 			"flood-rate":     func() { o.FloodRate = q.FloodRate },
 			"clients":        func() { o.Clients = q.Clients },
 			"fanout-size":    func() { o.FanoutBytes = q.FanoutBytes },
 			"fanout-rate":    func() { o.FanoutRate = q.FanoutRate },
 			"rss-clients":    func() { o.RSSClients = q.RSSClients },
+			"rss-flood-size": func() { o.RSSFloodBytes = q.RSSFloodBytes },
 		} {
 			if !given[name] {
 				apply()
@@ -174,12 +185,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.Addr != "" && o.ServerBin != "":
 		return options{}, errors.New("give --addr for a running server or --server-bin to start one, not both")
-	case o.Runs < 1 || o.Keys < 1 || o.Clients < 1 || o.RSSClients < 1:
-		return options{}, errors.New("--runs, --keys, --clients and --rss-clients must be at least 1")
-	case o.FileBytes < 1<<10 || o.FanoutBytes < 1<<10:
-		return options{}, errors.New("--file-size and --fanout-size must be at least 1KiB")
-	case o.FloodDuration <= 0 || o.Timeout <= 0:
-		return options{}, errors.New("--flood-duration and --timeout must be above 0")
+	case o.Runs < 1 || o.Keys < 1 || o.TypedKeys < 1 || o.Clients < 1 || o.RSSClients < 1:
+		return options{}, errors.New("--runs, --keys, --typed-keys, --clients and --rss-clients must be at least 1")
+	case o.FileBytes < 1<<10 || o.FanoutBytes < 1<<10 || o.RSSFloodBytes < 1<<10:
+		return options{}, errors.New("--file-size, --fanout-size and --rss-flood-size must be at least 1KiB")
+	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0:
+		return options{}, errors.New("--flood-duration, --timeout and --rss-settle must be above 0")
 	case o.FloodRate <= 0 || o.FanoutRate < 0:
 		return options{}, errors.New("--flood-rate must be above 0 and --fanout-rate not below 0")
 	case o.Scrollback < 1<<10:
@@ -304,7 +315,7 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 				rep.Throughput = r
 				return err
 			case mEcho:
-				r, err := measureEcho(ctx, e, o.Keys)
+				r, err := measureEcho(ctx, e, o.Keys, o.TypedKeys)
 				rep.Echo = r
 				return err
 			case mFlood:
@@ -326,7 +337,7 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 					rep.skip(m, "the server's process is unknown: "+pidNote)
 					return nil
 				}
-				r, err := measureRSS(ctx, e, o.RSSClients)
+				r, err := measureRSS(ctx, e, rssOptions{Clients: o.RSSClients, FloodBytes: o.RSSFloodBytes, Settle: o.RSSSettle})
 				rep.RSS = r
 				return err
 			case mRestart:

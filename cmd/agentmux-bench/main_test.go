@@ -88,17 +88,25 @@ func runTool(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // against a server the tool starts, and checks the figures make sense and
 // the JSON has them. The sizes keep every stream within the server's
 // 1 MiB ring where the test says nothing may be lost: a client that keeps
-// its connection can then lose nothing, whatever the machine's load.
+// its connection can then lose nothing, whatever the machine's load (and
+// one that acknowledges loses nothing whatever the size). The memory
+// measurement's settle window is short: the test checks the figures'
+// shape, not the server's.
 func TestQuickRun(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, stderr := runTool(t, "--server-bin", serverBin(t), "--quick", "--json", jsonPath,
-		"--file-size", "512KiB", "--keys", "100", "--flood-duration", "300ms", "--flood-rate", "2",
-		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2")
+		"--file-size", "512KiB", "--keys", "100", "--typed-keys", "20", "--flood-duration", "300ms", "--flood-rate", "2",
+		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms")
 	if code != 0 {
 		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	t.Logf("table:\n%s", stdout)
-	for _, want := range []string{"| what", "bare PTY read loop", "keystroke echo", "fan-out", "server RSS", "restart to 4 sessions listed"} {
+	for _, want := range []string{
+		"| what", "bare PTY read loop", "one client acknowledging every frame", "client not acknowledging",
+		"keystroke echo round trip, 100 keys back to back", "20 keys typed 10-50 ms apart",
+		"to 20 clients not acknowledging", "to 20 clients acknowledging every frame", "acknowledges once and stops reading",
+		"server RSS", "+ 11 acknowledging clients", "after each session printed 512 KiB more", "restart to 4 sessions listed",
+	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
@@ -132,15 +140,42 @@ func TestQuickRun(t *testing.T) {
 
 	if tp := r.Throughput; tp == nil {
 		t.Error("no throughput")
-	} else if tp.Ratio <= 0 || tp.BareMBpsMedian <= 0 || tp.ServerMBpsMedian <= 0 || tp.LostBytes != 0 || len(tp.Runs) != 1 ||
-		tp.Runs[0].ReceivedBytes != tp.FileBytes {
+	} else if len(tp.Runs) != 1 || tp.BareMBpsMedian <= 0 {
 		t.Errorf("throughput %+v", tp)
+	} else {
+		for _, v := range []struct {
+			name string
+			s    serverSummary
+			run  serverRun
+			acks int
+		}{
+			// The acknowledging client acknowledges its position once
+			// before cat starts, then every frame.
+			{"acknowledging", tp.Acking, tp.Runs[0].Acking, tp.Runs[0].Acking.Frames + 1},
+			{"not acknowledging", tp.NotAcking, tp.Runs[0].NotAcking, 0},
+		} {
+			if v.s.Ratio <= 0 || v.s.MBpsMedian <= 0 || v.s.LostBytes != 0 || !slices.Equal(v.s.LostBytesPerRun, []uint64{0}) ||
+				v.run.ReceivedBytes != tp.FileBytes || v.run.Frames == 0 || v.run.Acks != v.acks {
+				t.Errorf("throughput, client %s: %+v, run %+v; want %d acks", v.name, v.s, v.run, v.acks)
+			}
+		}
 	}
 
 	if e := r.Echo; e == nil {
 		t.Error("no echo")
-	} else if e.Keys != 100 || e.P50Micros <= 0 || e.P99Micros < e.P50Micros || e.MaxMicros < e.P99Micros {
-		t.Errorf("echo %+v", e)
+	} else {
+		for _, v := range []struct {
+			name string
+			s    echoStats
+			keys int
+		}{{"back to back", e.Tight, 100}, {"typed", e.Typed, 20}} {
+			if v.s.Keys != v.keys || v.s.P50Micros <= 0 || v.s.P99Micros < v.s.P50Micros || v.s.MaxMicros < v.s.P99Micros {
+				t.Errorf("echo %s %+v, want %d keys", v.name, v.s, v.keys)
+			}
+		}
+		if e.TypedPauseMinMs != 10 || e.TypedPauseMaxMs != 50 {
+			t.Errorf("typed pauses %v-%v ms, want 10-50", e.TypedPauseMinMs, e.TypedPauseMaxMs)
+		}
 	}
 
 	var names []string
@@ -160,26 +195,41 @@ func TestQuickRun(t *testing.T) {
 	if f := r.Fanout; f == nil {
 		t.Error("no fan-out")
 	} else {
-		for _, run := range []fanoutRun{f.Normal, f.WithStall} {
-			if run.Clients != 20 || run.CompleteClients != 20 || run.LostBytes != 0 || run.DroppedClients != 0 ||
-				run.ReceivedBytes != 20*f.FloodBytes || run.PerClientMBpsMin <= 0 || run.TotalMBps <= 0 {
-				t.Errorf("fan-out run %+v", run)
+		for _, p := range []struct {
+			ack bool
+			fanoutPair
+		}{{false, f.NotAcking}, {true, f.Acking}} {
+			for _, run := range []fanoutRun{p.Normal, p.WithStall} {
+				if run.Clients != 20 || run.Acking != p.ack || run.CompleteClients != 20 || run.LostBytes != 0 || run.DroppedClients != 0 ||
+					run.ReceivedBytes != 20*f.FloodBytes || run.PerClientMBpsMin <= 0 || run.TotalMBps <= 0 ||
+					len(run.LostBytesPerClient) != 20 || run.LostBytesMax != 0 || run.LostBytesMedian != 0 {
+					t.Errorf("fan-out run, acknowledging %v: %+v", p.ack, run)
+				}
 			}
-		}
-		if f.Normal.Stalled != nil || f.WithStall.Stalled == nil {
-			t.Errorf("stalled outcomes %+v and %+v, want none and one", f.Normal.Stalled, f.WithStall.Stalled)
-		} else if o := f.WithStall.Stalled.Outcome; o != "complete" && o != "resynced" && o != "dropped" {
-			t.Errorf("stalled client: %+v", f.WithStall.Stalled)
-		}
-		if f.MedianRatio <= 0 {
-			t.Errorf("fan-out ratio %v", f.MedianRatio)
+			if p.Normal.Stalled != nil || p.WithStall.Stalled == nil {
+				t.Errorf("acknowledging %v: stalled outcomes %+v and %+v, want none and one", p.ack, p.Normal.Stalled, p.WithStall.Stalled)
+			} else if s := p.WithStall.Stalled; s.Acked != p.ack || (s.Outcome != "complete" && s.Outcome != "resynced" && s.Outcome != "dropped") {
+				t.Errorf("acknowledging %v: stalled client %+v", p.ack, s)
+			}
+			if p.MedianRatio <= 0 || p.MinRatio <= 0 {
+				t.Errorf("acknowledging %v: fan-out ratios %v, %v", p.ack, p.MedianRatio, p.MinRatio)
+			}
 		}
 	}
 
 	if m := r.RSS; m == nil {
 		t.Error("no RSS")
-	} else if m.IdleMiB <= 0 || m.FullSessionsMiB <= 0 || m.WithClientsMiB <= 0 || m.PeakMiB < m.WithClientsMiB || m.Sessions != 4 || m.Clients != 10 {
-		t.Errorf("RSS %+v", m)
+	} else {
+		if m.IdleMiB <= 0 || m.FullSessionsMiB <= 0 || m.WithClientsMiB <= 0 || m.AfterFloodsMiB <= 0 ||
+			m.PeakMiB < max(m.FullSessionsMiB, m.WithClientsMiB, m.AfterFloodsMiB) || m.Sessions != 4 || m.Clients != 11 ||
+			m.FloodBytes != 512<<10 || m.FloodSeconds <= 0 || m.FloodLostBytes != 0 || m.TargetMiB != 32 || m.SettleWindowSeconds != 0.3 {
+			t.Errorf("RSS %+v", m)
+		}
+		for _, step := range []string{"full", "withClients", "afterFloods"} {
+			if st, ok := m.Steps[step]; !ok || st.MiB <= 0 || st.AnonMiB <= 0 || st.FileMiB <= 0 || st.SettleSeconds < 0.3 {
+				t.Errorf("RSS step %s: %+v", step, st)
+			}
+		}
 	}
 
 	if s := r.Restart; s == nil {
@@ -229,8 +279,9 @@ func TestToken(t *testing.T) {
 			t.Errorf("token %q: exit code %d, stderr %q; want 1 and %q", tc.token, code, stderr, tc.want)
 		}
 	}
-	code, stdout, stderr := runTool(t, "--addr", srv.url, "--token", "s3cret", "--pid", pid, "--only", "echo,restart", "--keys", "20")
-	if code != 0 || !strings.Contains(stdout, "keystroke echo round trip, 20 keys") || !strings.Contains(stdout, "skipped: needs --server-bin") {
+	code, stdout, stderr := runTool(t, "--addr", srv.url, "--token", "s3cret", "--pid", pid, "--only", "echo,restart", "--keys", "20", "--typed-keys", "3")
+	if code != 0 || !strings.Contains(stdout, "keystroke echo round trip, 20 keys back to back") || !strings.Contains(stdout, "the same, 3 keys typed") ||
+		!strings.Contains(stdout, "skipped: needs --server-bin") {
 		t.Errorf("right token: exit code %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
@@ -238,20 +289,29 @@ func TestToken(t *testing.T) {
 // TestParseFlags gives --quick its defaults, except for flags given, and
 // reads sizes and rates.
 func TestParseFlags(t *testing.T) {
-	o, err := parseFlags([]string{"--quick", "--keys", "7", "--fanout-rate", "1.5", "--file-size", "3MiB"}, &bytes.Buffer{})
+	o, err := parseFlags([]string{"--quick", "--keys", "7", "--fanout-rate", "1.5", "--file-size", "3MiB", "--rss-flood-size", "2MiB", "--rss-settle", "2s"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := defaults(true)
-	if o.Keys != 7 || o.FanoutRate != 1.5e6 || o.FileBytes != 3<<20 || o.Runs != q.Runs || o.FloodRate != q.FloodRate ||
+	if o.Keys != 7 || o.FanoutRate != 1.5e6 || o.FileBytes != 3<<20 || o.RSSFloodBytes != 2<<20 || o.RSSSettle != 2*time.Second ||
+		o.Runs != q.Runs || o.FloodRate != q.FloodRate || o.TypedKeys != 100 || o.RSSClients != 11 ||
 		o.FanoutBytes != q.FanoutBytes || o.Addr != "127.0.0.1:8080" || !slices.Equal(o.Only, allMeasurements) {
 		t.Errorf("options %+v", o)
+	}
+	o, err = parseFlags([]string{"--quick", "--typed-keys", "9"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.TypedKeys != 9 || o.Keys != q.Keys || o.RSSFloodBytes != q.RSSFloodBytes {
+		t.Errorf("--quick --typed-keys 9: %+v", o)
 	}
 	o, err = parseFlags(nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if full := defaults(false); o.Keys != full.Keys || o.FileBytes != full.FileBytes || o.FloodRate != 64e6 {
+	if full := defaults(false); o.Keys != full.Keys || o.TypedKeys != 600 || o.Keys != 2000 || o.FileBytes != full.FileBytes || o.FloodRate != 64e6 ||
+		o.RSSClients != 11 || o.RSSFloodBytes != 8<<20 || o.RSSSettle != defaultSettle {
 		t.Errorf("defaults %+v", o)
 	}
 	for _, bad := range [][]string{
@@ -259,6 +319,9 @@ func TestParseFlags(t *testing.T) {
 		{"--only", "echo,nope"},
 		{"--file-size", "12 parsecs"},
 		{"--keys", "0"},
+		{"--typed-keys", "0"},
+		{"--rss-settle", "0s"},
+		{"--rss-flood-size", "12"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,17 +108,32 @@ func (r *report) rows() [][2]string {
 		rows = append(rows, [2]string{what, fmt.Sprintf(result, args...)})
 	}
 	if t := r.Throughput; t != nil {
-		var bare, server []float64
+		var bare, acking, notAcking []float64
 		for _, run := range t.Runs {
-			bare, server = append(bare, run.BareMBps), append(server, run.ServerMBps)
+			bare = append(bare, run.BareMBps)
+			acking, notAcking = append(acking, run.Acking.MBps), append(notAcking, run.NotAcking.MBps)
 		}
 		add(fmt.Sprintf("cat of %s ASCII: bare PTY read loop", formatBytes(t.FileBytes)), "%.0f MB/s%s", t.BareMBpsMedian, spread(bare))
-		add("the same through the server to one client", "%.0f MB/s%s; ratio %.2f; %s lost (%.2f %%, %d resyncs)",
-			t.ServerMBpsMedian, spread(server), t.Ratio, formatBytes(int64(t.LostBytes)), t.LostPercent, t.Resyncs)
+		for _, v := range []struct {
+			what   string
+			s      serverSummary
+			speeds []float64
+			ack    bool
+		}{
+			{"the same through the server to one client acknowledging every frame", t.Acking, acking, true},
+			{"the same, client not acknowledging", t.NotAcking, notAcking, false},
+		} {
+			wrong := ""
+			if v.ack && (v.s.LostBytes > 0 || v.s.Resyncs > 0) {
+				wrong = "; WRONG: a client that acknowledges must get every byte"
+			}
+			add(v.what, "%.0f MB/s%s; ratio %.2f; %s (%.2f %%, %d resyncs)%s",
+				v.s.MBpsMedian, spread(v.speeds), v.s.Ratio, lostPerRun(v.s.LostBytesPerRun), v.s.LostPercent, v.s.Resyncs, wrong)
+		}
 	}
 	if e := r.Echo; e != nil {
-		add(fmt.Sprintf("keystroke echo round trip, %d keys", e.Keys), "p50 %s, p99 %s (mean %s, max %s)",
-			micros(e.P50Micros), micros(e.P99Micros), micros(e.MeanMicros), micros(e.MaxMicros))
+		add(fmt.Sprintf("keystroke echo round trip, %d keys back to back", e.Tight.Keys), "%s", echoLine(e.Tight))
+		add(fmt.Sprintf("the same, %d keys typed %g-%g ms apart", e.Typed.Keys, e.TypedPauseMinMs, e.TypedPauseMaxMs), "%s", echoLine(e.Typed))
 	}
 	for _, f := range r.Flood {
 		add(fmt.Sprintf("flood %s (%s), %.3g s", f.Name, f.What, f.DurationSeconds), "%.0f frames/s of %s avg, %.1f MB/s delivered, %d resyncs, %s lost",
@@ -126,30 +142,48 @@ func (r *report) rows() [][2]string {
 	if f := r.Fanout; f != nil {
 		rate := "unpaced"
 		if f.RateMBps > 0 {
-			rate = fmt.Sprintf("%g MB/s", f.RateMBps)
+			rate = fmt.Sprintf("at %g MB/s", f.RateMBps)
 		}
-		n := f.Normal
-		add(fmt.Sprintf("fan-out: %s at %s to %d clients", formatBytes(f.FloodBytes), rate, f.Clients),
-			"per client min %.1f / median %.1f MB/s%s; total %.0f MB/s; %d/%d got everything; %s lost (%d resyncs)%s",
-			n.PerClientMBpsMin, n.PerClientMBpsMedian, lag(n), n.TotalMBps, n.CompleteClients, n.Clients, formatBytes(int64(n.LostBytes)), n.Resyncs, dropped(n))
-		w := f.WithStall
-		stalled := "no stalled client"
-		if s := w.Stalled; s != nil {
-			stalled = fmt.Sprintf("stalled client %s", s.Outcome)
-			switch {
-			case s.Resyncs > 0 || s.LostBytes > 0:
-				stalled += fmt.Sprintf(" (%d resyncs, %s lost)", s.Resyncs, formatBytes(int64(s.LostBytes)))
-			case s.Outcome == "complete":
-				stalled += " (the flood fit in the ring and socket buffers: make it bigger)"
-			}
+		for _, v := range []struct {
+			readers, stalled string
+			p                fanoutPair
+		}{
+			{"clients not acknowledging", "one client that stops reading", f.NotAcking},
+			{"clients acknowledging every frame", "one client that acknowledges once and stops reading", f.Acking},
+		} {
+			n := v.p.Normal
+			add(fmt.Sprintf("fan-out: %s %s to %d %s", formatBytes(f.FloodBytes), rate, f.Clients, v.readers),
+				"per client min %.1f / median %.1f MB/s%s; total %.0f MB/s; %d/%d got everything; %s (%d resyncs)%s",
+				n.PerClientMBpsMin, n.PerClientMBpsMedian, lag(n), n.TotalMBps, n.CompleteClients, n.Clients, lostPerClient(n), n.Resyncs, dropped(n))
+			w := v.p.WithStall
+			add("the same plus "+v.stalled,
+				"per client min %.1f / median %.1f MB/s%s (ratio to without: min %.2f, median %.2f%s); %d/%d got everything; %s (%d resyncs)%s; %s",
+				w.PerClientMBpsMin, w.PerClientMBpsMedian, lag(w), v.p.MinRatio, v.p.MedianRatio, ratioGoal(v.p),
+				w.CompleteClients, w.Clients, lostPerClient(w), w.Resyncs, dropped(w), stalledLine(w.Stalled))
 		}
-		add("the same plus one client that stops reading",
-			"per client min %.1f / median %.1f MB/s%s (ratio to without: min %.2f, median %.2f); %d/%d got everything; %s lost%s; %s",
-			w.PerClientMBpsMin, w.PerClientMBpsMedian, lag(w), f.MinRatio, f.MedianRatio, w.CompleteClients, w.Clients, formatBytes(int64(w.LostBytes)), dropped(w), stalled)
 	}
 	if m := r.RSS; m != nil {
-		add(fmt.Sprintf("server RSS: idle / %d full sessions (%s each) / + %d clients", m.Sessions, formatBytes(m.FillBytes), m.Clients),
-			"%.1f / %.1f / %.1f MiB (peak %.1f MiB); the agents: %.1f MiB", m.IdleMiB, m.FullSessionsMiB, m.WithClientsMiB, m.PeakMiB, m.AgentsMiB)
+		add(fmt.Sprintf("server RSS: idle / %d full sessions (%s each) / + %d acknowledging clients", m.Sessions, formatBytes(m.FillBytes), m.Clients),
+			"%.1f / %.1f / %.1f MiB; the agents: %.1f MiB", m.IdleMiB, m.FullSessionsMiB, m.WithClientsMiB, m.AgentsMiB)
+		target := "met"
+		if m.AfterFloodsMiB >= m.TargetMiB {
+			target = "MISSED"
+		}
+		var unsettled []string
+		for _, step := range []string{"full", "withClients", "afterFloods"} {
+			if st, ok := m.Steps[step]; ok && !st.Settled {
+				unsettled = append(unsettled, fmt.Sprintf("%s still moved after %.0f s", step, st.SettleSeconds))
+			}
+		}
+		moving := ""
+		if len(unsettled) > 0 {
+			moving = ", but " + strings.Join(unsettled, ", ")
+		}
+		after := m.Steps["afterFloods"]
+		add(fmt.Sprintf("the same after each session printed %s more to them", formatBytes(m.FloodBytes)),
+			"%.1f MiB (anonymous %.1f, files %.1f; target under %g MiB: %s); peak %.1f MiB; floods took %.1f s, clients lost %s (%d resyncs); read once still for %g s, after %.1f / %.1f / %.1f s%s",
+			m.AfterFloodsMiB, after.AnonMiB, after.FileMiB, m.TargetMiB, target, m.PeakMiB, m.FloodSeconds, formatBytes(int64(m.FloodLostBytes)), m.FloodResyncs,
+			m.SettleWindowSeconds, m.Steps["full"].SettleSeconds, m.Steps["withClients"].SettleSeconds, after.SettleSeconds, moving)
 	}
 	if s := r.Restart; s != nil {
 		told := "client not told"
@@ -210,6 +244,68 @@ func lag(r fanoutRun) string {
 	return fmt.Sprintf(", lag median %s / max %s", millis(r.LagMsMedian), millis(r.LagMsMax))
 }
 
+// lostPerRun says what each throughput run lost: one figure when every
+// run lost the same.
+func lostPerRun(lost []uint64) string {
+	if len(lost) == 0 {
+		return "nothing lost"
+	}
+	if slices.Min(lost) == slices.Max(lost) {
+		if len(lost) == 1 {
+			return fmt.Sprintf("%s lost", formatBytes(int64(lost[0])))
+		}
+		return fmt.Sprintf("%s lost in each of %d runs", formatBytes(int64(lost[0])), len(lost))
+	}
+	var runs []string
+	for _, n := range lost {
+		runs = append(runs, formatBytes(int64(n)))
+	}
+	return "lost per run " + strings.Join(runs, ", ")
+}
+
+// lostPerClient says what the readers of a fan-out lost: min, median and
+// max over the clients, or one figure when they all lost the same.
+func lostPerClient(r fanoutRun) string {
+	if r.LostBytesMin == r.LostBytesMax {
+		return fmt.Sprintf("each lost %s", formatBytes(int64(r.LostBytesMin)))
+	}
+	return fmt.Sprintf("lost per client min %s / median %s / max %s",
+		formatBytes(int64(r.LostBytesMin)), formatBytes(int64(r.LostBytesMedian)), formatBytes(int64(r.LostBytesMax)))
+}
+
+// ratioGoal says, for acknowledging readers, whether the stalled client
+// cost them less than 10 % of their throughput, the project's goal.
+func ratioGoal(p fanoutPair) string {
+	if !p.Normal.Acking {
+		return ""
+	}
+	if p.MinRatio >= 0.9 && p.MedianRatio >= 0.9 && p.MinRatio <= 1.1 && p.MedianRatio <= 1.1 {
+		return "; within 10 %: met"
+	}
+	return "; within 10 %: MISSED"
+}
+
+// stalledLine says what became of a fan-out's stalled client.
+func stalledLine(s *stalledOutcome) string {
+	if s == nil {
+		return "no stalled client"
+	}
+	line := fmt.Sprintf("stalled client %s", s.Outcome)
+	switch {
+	case s.Resyncs > 0 || s.LostBytes > 0:
+		line += fmt.Sprintf(" (%d resyncs, %s lost)", s.Resyncs, formatBytes(int64(s.LostBytes)))
+	case s.Outcome == "complete":
+		line += " (the flood fit in the ring and socket buffers: make it bigger)"
+	}
+	return line
+}
+
+// echoLine writes one echo measurement's percentiles.
+func echoLine(e echoStats) string {
+	return fmt.Sprintf("p50 %s, p99 %s (mean %s, max %s)", micros(e.P50Micros), micros(e.P99Micros), micros(e.MeanMicros), micros(e.MaxMicros))
+}
+
+// dropped says how many fan-out readers lost their connection, if any.
 func dropped(r fanoutRun) string {
 	if r.DroppedClients == 0 {
 		return ""

@@ -15,47 +15,129 @@ import (
 // server's default --max-sessions.
 const rssSessions = 4
 
-// settleTime is how long the memory measurement lets the server finish
-// what it is doing (reading the last output from the terminals, writing
-// the last replay frames) before reading its RSS.
-const settleTime = 300 * time.Millisecond
+// rssTargetMiB is the project's goal for the server's RSS with four full
+// sessions and eleven clients after floods.
+const rssTargetMiB = 32
+
+// How the memory measurement decides that the server has finished what
+// it was doing (reading the last output, writing the last frames, saving
+// the changed screens, giving memory back) before it reads the RSS:
+// sampled every settleSample, the RSS has moved by no more than
+// settleTolerance over the last settle window (rssOptions.Settle). After
+// settleMax, or three windows when that is longer, it takes the last
+// sample and says it had not settled.
+const (
+	settleSample    = 50 * time.Millisecond
+	settleTolerance = 256 << 10
+	settleMax       = 30 * time.Second
+)
+
+// defaultSettle is the default settle window: longer than the server's
+// default --save-interval (5 s), so that a window without change spans a
+// save, and a screen save, which snapshots every changed ring into the
+// database, counts: it is part of what the server holds after output.
+const defaultSettle = 6 * time.Second
+
+// rssOptions describe the memory measurement: Clients acknowledging
+// clients over the four sessions, which print FloodBytes each while they
+// are attached; each figure is read once the RSS held still for Settle.
+type rssOptions struct {
+	Clients    int
+	FloodBytes int64
+	Settle     time.Duration
+}
+
+// rssStep is the server's memory at one step of the measurement, once it
+// settled, in MiB: all of it, the anonymous part (heap, stacks) and the
+// part that maps files (the binary, the session database).
+type rssStep struct {
+	MiB     float64 `json:"MiB"`
+	AnonMiB float64 `json:"anonMiB"`
+	FileMiB float64 `json:"fileMiB"`
+	// SettleSeconds is how long it took to hold still; Settled is false
+	// when it still moved when the wait gave up, and the figures are
+	// then the last sample's.
+	SettleSeconds float64 `json:"settleSeconds"`
+	Settled       bool    `json:"settled"`
+}
 
 // rssResult is the server's resident memory, in MiB (2^20 bytes), as its
-// sessions fill and clients attach.
+// sessions fill, clients attach, and the sessions flood those clients.
 type rssResult struct {
 	ServerPID int `json:"serverPid"`
 	Sessions  int `json:"sessions"`
-	Clients   int `json:"clients"`
-	// FillBytes is what each session printed: twice the scrollback, so
-	// every ring is full.
-	FillBytes int64 `json:"fillBytes"`
+	// Clients acknowledge every frame, as browsers showing the sessions
+	// do, spread over the sessions.
+	Clients int `json:"clients"`
+	// FillBytes is what each session printed before the clients came:
+	// twice the scrollback, so every ring is full. FloodBytes is what
+	// each printed more once they were attached.
+	FillBytes  int64 `json:"fillBytes"`
+	FloodBytes int64 `json:"floodBytes"`
 	// IdleMiB before the sessions; FullSessionsMiB once their rings are
-	// full; WithClientsMiB once every client has its replay; PeakMiB the
-	// most seen while sampling every 10 ms from the first session on.
+	// full; WithClientsMiB once every client has its replay;
+	// AfterFloodsMiB once every client has the floods, the clients still
+	// attached; PeakMiB the most seen while sampling every 10 ms from the
+	// first session on. All but the peak are read once the RSS settled.
 	IdleMiB         float64 `json:"idleMiB"`
 	FullSessionsMiB float64 `json:"fullSessionsMiB"`
 	WithClientsMiB  float64 `json:"withClientsMiB"`
+	AfterFloodsMiB  float64 `json:"afterFloodsMiB"`
 	PeakMiB         float64 `json:"peakMiB"`
+	TargetMiB       float64 `json:"targetMiB"`
+	// SettleWindowSeconds is how long the RSS had to hold still; Steps
+	// has each settled step by name (full, withClients, afterFloods)
+	// with its breakdown and how long it took.
+	SettleWindowSeconds float64            `json:"settleWindowSeconds"`
+	Steps               map[string]rssStep `json:"steps"`
+	// FloodSeconds runs from the input that starts the floods until every
+	// client has them; FloodResyncs and FloodLostBytes are what the
+	// clients were skipped during them (0 for clients that keep up).
+	FloodSeconds   float64 `json:"floodSeconds"`
+	FloodResyncs   int     `json:"floodResyncs"`
+	FloodLostBytes uint64  `json:"floodLostBytes"`
 	// AgentsMiB is the agents' process trees, from GET /api/resources.
 	AgentsMiB float64 `json:"agentsMiB"`
 }
 
+// mib returns b bytes in MiB.
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
-// measureRSS fills four sessions' rings, attaches clients spread over
-// them, and reads the server's RSS at each step.
-func measureRSS(ctx context.Context, e *benchEnv, clients int) (_ *rssResult, err error) {
+// measureRSS fills four sessions' rings, attaches acknowledging clients
+// spread over them, has every session flood them, and reads the server's
+// RSS once it settles at each step.
+func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, err error) {
 	if e.serverPID == 0 {
 		return nil, errors.New("the server's process is unknown")
 	}
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	// Each of the three settled readings may wait three windows.
+	ctx, cancel := context.WithTimeout(ctx, runTimeout+3*max(settleMax, 3*o.Settle))
 	defer cancel()
-	r := &rssResult{ServerPID: e.serverPID, Sessions: rssSessions, Clients: clients, FillBytes: 2 * e.scrollback}
+	clients := o.Clients
+	r := &rssResult{
+		ServerPID: e.serverPID, Sessions: rssSessions, Clients: clients, FillBytes: 2 * e.scrollback, FloodBytes: o.FloodBytes,
+		TargetMiB: rssTargetMiB, SettleWindowSeconds: o.Settle.Seconds(), Steps: map[string]rssStep{},
+	}
 	idle, err := processRSS(e.serverPID)
 	if err != nil {
 		return nil, err
 	}
 	r.IdleMiB = mib(idle)
+	// settle reads the RSS once it stops changing, and notes how long
+	// that took.
+	settle := func(step string) (float64, error) {
+		m, took, settled, err := settleRSS(ctx, e.serverPID, o.Settle)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", step, err)
+		}
+		r.Steps[step] = rssStep{MiB: mib(m.RSS), AnonMiB: mib(m.Anon), FileMiB: mib(m.File), SettleSeconds: took.Seconds(), Settled: settled}
+		state := "held still"
+		if !settled {
+			state = "still moving"
+		}
+		e.logf("rss %s: %.1f MiB (anonymous %.1f, files %.1f), %s after %v", step, mib(m.RSS), mib(m.Anon), mib(m.File), state, took.Round(time.Millisecond))
+		return mib(m.RSS), nil
+	}
 
 	// The peak sampler belongs to this function, which stops it and
 	// waits for it before returning.
@@ -91,63 +173,112 @@ func measureRSS(ctx context.Context, e *benchEnv, clients int) (_ *rssResult, er
 		return nil, fmt.Errorf("make marker directory: %w", err)
 	}
 	ids := make([]string, rssSessions)
-	markers := make([]string, rssSessions)
+	filled := make([]string, rssSessions)
+	flooded := make([]string, rssSessions)
 	for i := range ids {
-		markers[i] = filepath.Join(dir, fmt.Sprintf("filled-%d", i))
-		s, cleanup, err := e.newSession(ctx, fmt.Sprintf("bench rss %d", i+1), fillCommand(r.FillBytes, markers[i]))
+		filled[i] = filepath.Join(dir, fmt.Sprintf("filled-%d", i))
+		flooded[i] = filepath.Join(dir, fmt.Sprintf("flooded-%d", i))
+		s, cleanup, err := e.newSession(ctx, fmt.Sprintf("bench rss %d", i+1), fillCommand(r.FillBytes, o.FloodBytes, filled[i], flooded[i]))
 		if err != nil {
 			return nil, err
 		}
 		defer cleanup()
 		ids[i] = s.ID
 	}
-	if err := waitFiles(ctx, markers); err != nil {
+	if err := waitFiles(ctx, filled); err != nil {
 		return nil, fmt.Errorf("wait for the sessions to fill their rings: %w", err)
 	}
-	if err := sleepCtx(ctx, settleTime); err != nil {
+	if r.FullSessionsMiB, err = settle("full"); err != nil {
 		return nil, err
 	}
-	full, err := processRSS(e.serverPID)
-	if err != nil {
-		return nil, err
-	}
-	r.FullSessionsMiB = mib(full)
 
+	// Each client is read by a goroutine of its own from its attachment
+	// until this function closes it, as a browser reads, so it answers
+	// the server's pings while the RSS settles; it reports on its channel
+	// as it passes each marker. This function owns the goroutines: it
+	// closes the connections and waits for them before returning.
 	conns := make([]*wsConn, clients)
+	passed := make([]chan markerPassed, clients)
+	var readers sync.WaitGroup
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
 				c.close()
 			}
 		}
+		readers.Wait()
 	}()
 	for i := range conns {
 		if conns[i], err = e.dial(ctx); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i+1, err)
 		}
-		if err := conns[i].attach(ids[i%rssSessions]); err != nil {
+		// Every client acknowledges from its attachment on, so the
+		// floods are paced by the fastest client of each session.
+		c := conns[i]
+		c.keepData, c.acking, c.idle = true, true, true
+		if err := c.attach(ids[i%rssSessions]); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i+1, err)
 		}
+		passed[i] = make(chan markerPassed, 2)
+		readers.Go(func() { followMarkers(c, ids[i%rssSessions], []string{fillMarker, floodMarker}, passed[i]) })
 	}
-	// The clients read their replays at once, each in its own goroutine,
-	// as browsers would; this function waits for them all.
-	errs := make([]error, clients)
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() { errs[i] = readReplay(c, ids[i%rssSessions]) })
+	// waitAll waits for every client to pass its next marker, and returns
+	// their counts then.
+	waitAll := func(what string) ([]streamCount, error) {
+		counts := make([]streamCount, clients)
+		for i, ch := range passed {
+			select {
+			case p := <-ch:
+				if p.err != nil {
+					return nil, fmt.Errorf("read the %s: client %d: %w", what, i+1, p.err)
+				}
+				counts[i] = p.st
+			case <-ctx.Done():
+				return nil, fmt.Errorf("read the %s: %w", what, context.Cause(ctx))
+			}
+		}
+		return counts, nil
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("read the replays: %w", err)
-	}
-	if err := sleepCtx(ctx, settleTime); err != nil {
-		return nil, err
-	}
-	with, err := processRSS(e.serverPID)
+	replayed, err := waitAll("replays")
 	if err != nil {
 		return nil, err
 	}
-	r.WithClientsMiB = mib(with)
+	if r.WithClientsMiB, err = settle("withClients"); err != nil {
+		return nil, err
+	}
+
+	// The floods start with a line typed on a connection of their own,
+	// since the clients' goroutines write their connections; input needs
+	// no attachment.
+	in, err := e.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start the floods: %w", err)
+	}
+	floodStart := time.Now()
+	for i, id := range ids {
+		if err := in.input(id, "\n"); err != nil {
+			in.close()
+			return nil, fmt.Errorf("start the flood of session %d: %w", i+1, err)
+		}
+	}
+	in.close()
+	flood, err := waitAll("floods")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFiles(ctx, flooded); err != nil {
+		return nil, fmt.Errorf("wait for the sessions to end their floods: %w", err)
+	}
+	r.FloodSeconds = time.Since(floodStart).Seconds()
+	// The resyncs of the replays, if any, are not the floods'.
+	for i := range flood {
+		r.FloodResyncs += flood[i].resyncs - replayed[i].resyncs
+		r.FloodLostBytes += flood[i].lostBytes - replayed[i].lostBytes
+	}
+	if r.AfterFloodsMiB, err = settle("afterFloods"); err != nil {
+		return nil, err
+	}
+
 	agents, err := e.api.agentsRSS(ctx)
 	if err != nil {
 		return nil, err
@@ -156,24 +287,89 @@ func measureRSS(ctx context.Context, e *benchEnv, clients int) (_ *rssResult, er
 	stopSampling()
 	sampler.Wait()
 	peakMu.Lock()
-	r.PeakMiB = mib(max(peak, with))
+	r.PeakMiB = max(mib(peak), r.FullSessionsMiB, r.WithClientsMiB, r.AfterFloodsMiB)
 	peakMu.Unlock()
 	return r, nil
 }
 
-// readReplay reads a session's replay until fillMarker has come.
-func readReplay(c *wsConn, sessionID string) error {
-	c.keepData = true
-	var tail []byte
+// settleRSS waits until the RSS of process pid has held still for window
+// (see settleSample) and returns its memory then, how long that took, and
+// whether it settled or the wait (settleMax, or three windows) ran out
+// first.
+func settleRSS(ctx context.Context, pid int, window time.Duration) (m memInfo, took time.Duration, settled bool, err error) {
+	start := time.Now()
+	keep := int(window/settleSample) + 1
+	var samples []uint64
+	tick := time.NewTicker(settleSample)
+	defer tick.Stop()
+	for {
+		if m, err = processMem(pid); err != nil {
+			return memInfo{}, 0, false, err
+		}
+		samples = append(samples, m.RSS)
+		if len(samples) > keep {
+			samples = samples[1:]
+		}
+		if len(samples) == keep && spreadOf(samples) <= settleTolerance {
+			return m, time.Since(start), true, nil
+		}
+		if time.Since(start) >= max(settleMax, 3*window) {
+			return m, time.Since(start), false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return memInfo{}, 0, false, context.Cause(ctx)
+		case <-tick.C:
+		}
+	}
+}
+
+// spreadOf returns the difference between the largest and the smallest
+// of vs.
+func spreadOf(vs []uint64) uint64 {
+	lo, hi := vs[0], vs[0]
+	for _, v := range vs {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return hi - lo
+}
+
+// markerPassed is what a client's reader reports as it passes a marker:
+// its count then, or the error that stopped it.
+type markerPassed struct {
+	st  streamCount
+	err error
+}
+
+// followMarkers reads the session's stream on c until each of markers in
+// turn has come, reporting on passed (which must hold len(markers)
+// reports) as it passes each, then reads on until the connection closes.
+func followMarkers(c *wsConn, sessionID string, markers []string, passed chan<- markerPassed) {
 	st := &streamCount{}
+	for _, m := range markers {
+		err := readToMarker(c, sessionID, st, m)
+		passed <- markerPassed{st: *st, err: err}
+		if err != nil {
+			return
+		}
+	}
+	// Nothing more is expected: this only answers pings, until the
+	// connection is closed.
+	_ = c.readUntil(sessionID, st, func(*streamCount, *frame) bool { return false })
+}
+
+// readToMarker reads a session's output until marker has come, which
+// needs c.keepData.
+func readToMarker(c *wsConn, sessionID string, st *streamCount, marker string) error {
+	var tail []byte
 	return c.readUntil(sessionID, st, func(_ *streamCount, f *frame) bool {
 		if f.Type != typeTerminalOutput || f.SessionID != sessionID {
 			return false
 		}
 		// The marker may straddle two frames.
 		tail = append(tail, f.Data...)
-		found := bytes.Contains(tail, []byte(fillMarker))
-		tail = tail[max(0, len(tail)-len(fillMarker)):]
+		found := bytes.Contains(tail, []byte(marker))
+		tail = tail[max(0, len(tail)-len(marker)):]
 		return found
 	})
 }

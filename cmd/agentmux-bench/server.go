@@ -210,25 +210,48 @@ func (w *logWatch) tail() string {
 // processRSS returns a process's resident set size, VmRSS of
 // /proc/<pid>/status.
 func processRSS(pid int) (uint64, error) {
+	m, err := processMem(pid)
+	return m.RSS, err
+}
+
+// memInfo is a process's resident memory in bytes: all of it, and the
+// part that is anonymous (the heap, stacks) and the part that maps files
+// (the binary, the session database's mmap).
+type memInfo struct {
+	RSS, Anon, File uint64
+}
+
+// processMem reads VmRSS, RssAnon and RssFile of /proc/<pid>/status.
+func processMem(pid int) (memInfo, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read RSS of process %d: %w", pid, err)
+		return memInfo{}, fmt.Errorf("read RSS of process %d: %w", pid, err)
 	}
 	defer f.Close()
+	var m memInfo
+	fields := map[string]*uint64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read RSS of process %d: bad VmRSS %q", pid, v)
-			}
-			return kb << 10, nil
+		name, v, _ := strings.Cut(sc.Text(), "\t")
+		p, ok := fields[name]
+		if !ok {
+			continue
 		}
+		kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return memInfo{}, fmt.Errorf("read RSS of process %d: bad %s %q", pid, name, v)
+		}
+		*p = kb << 10
+		found++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read RSS of process %d: %w", pid, err)
+		return memInfo{}, fmt.Errorf("read RSS of process %d: %w", pid, err)
 	}
-	return 0, fmt.Errorf("read RSS of process %d: no VmRSS (a zombie?)", pid)
+	if found < len(fields) {
+		return memInfo{}, fmt.Errorf("read RSS of process %d: no VmRSS, RssAnon and RssFile (a zombie?)", pid)
+	}
+	return m, nil
 }
 
 // listenerPID returns the process listening on the TCP port of the

@@ -91,11 +91,15 @@ func (r *readySession) close() {
 	r.cleanup()
 }
 
-// throughputRun is one bare run and one server run of the same workload.
-type throughputRun struct {
-	BareMBps     float64 `json:"bareMBps"`
-	ServerMBps   float64 `json:"serverMBps"`
-	ServerFrames int     `json:"serverFrames"`
+// serverRun is one run of the workload through the server, as its one
+// client saw it.
+type serverRun struct {
+	MBps   float64 `json:"serverMBps"`
+	Frames int     `json:"frames"`
+	// Acks counts the terminal.ack messages the client sent: one before
+	// the program starts, then one a frame; 0 for a client that does not
+	// acknowledge.
+	Acks int `json:"acks"`
 	// ReceivedBytes counts the decoded data of every terminal.output
 	// frame; with LostBytes it makes up the file.
 	ReceivedBytes int64  `json:"receivedBytes"`
@@ -103,49 +107,101 @@ type throughputRun struct {
 	LostBytes     uint64 `json:"lostBytes"`
 }
 
+// throughputRun is one bare run and two server runs of the same workload:
+// one whose client acknowledges every frame, so it paces the program and
+// must get every byte, and one whose client does not, which the server
+// skips ahead when it falls a ring behind.
+type throughputRun struct {
+	BareMBps  float64   `json:"bareMBps"`
+	Acking    serverRun `json:"acking"`
+	NotAcking serverRun `json:"notAcking"`
+}
+
+// serverSummary is the server runs of one kind over all runs.
+type serverSummary struct {
+	// MBpsMedian is the median over the runs; Ratio is it over the bare
+	// median.
+	MBpsMedian float64 `json:"serverMBpsMedian"`
+	Ratio      float64 `json:"ratio"`
+	// Totals over the runs, and what each run lost.
+	Resyncs         int      `json:"resyncs"`
+	LostBytes       uint64   `json:"lostBytes"`
+	LostPercent     float64  `json:"lostPercent"`
+	LostBytesPerRun []uint64 `json:"lostBytesPerRun"`
+}
+
 // throughputResult compares cat of a file read straight from a PTY with
-// the same program streamed through the server to one client.
+// the same program streamed through the server to one client, which
+// acknowledges what it reads or not.
 type throughputResult struct {
-	FileBytes int64           `json:"fileBytes"`
-	Runs      []throughputRun `json:"runs"`
-	// Medians over the runs, and their ratio (server / bare).
-	BareMBpsMedian   float64 `json:"bareMBpsMedian"`
-	ServerMBpsMedian float64 `json:"serverMBpsMedian"`
-	Ratio            float64 `json:"ratio"`
-	// Totals over the runs.
-	Resyncs     int     `json:"resyncs"`
-	LostBytes   uint64  `json:"lostBytes"`
-	LostPercent float64 `json:"lostPercent"`
+	FileBytes      int64           `json:"fileBytes"`
+	Runs           []throughputRun `json:"runs"`
+	BareMBpsMedian float64         `json:"bareMBpsMedian"`
+	Acking         serverSummary   `json:"acking"`
+	NotAcking      serverSummary   `json:"notAcking"`
 }
 
 // measureThroughput runs cat of an ASCII file of about size bytes runs
-// times, alternating the bare loop and the server.
+// times, each time bare, then through the server to a client that
+// acknowledges and to one that does not.
 func measureThroughput(ctx context.Context, e *benchEnv, size int64, runs int) (*throughputResult, error) {
 	path, size, err := makeTextFile(e.tmp, size)
 	if err != nil {
 		return nil, err
 	}
 	r := &throughputResult{FileBytes: size}
-	var bare, server []float64
+	var bare []float64
 	for i := range runs {
 		d, err := bareCat(ctx, path, size)
 		if err != nil {
 			return nil, fmt.Errorf("bare run %d: %w", i+1, err)
 		}
 		run := throughputRun{BareMBps: mbps(size, d)}
-		if err := serverCat(ctx, e, path, size, &run); err != nil {
-			return nil, fmt.Errorf("server run %d: %w", i+1, err)
+		// The two server runs swap places every run, so neither always
+		// runs on a machine the other has just warmed or tired.
+		for _, ack := range [][]bool{{true, false}, {false, true}}[i%2] {
+			sr, err := serverCat(ctx, e, path, size, ack)
+			if err != nil {
+				return nil, fmt.Errorf("server run %d, client acknowledging %v: %w", i+1, ack, err)
+			}
+			if ack {
+				run.Acking = sr
+			} else {
+				run.NotAcking = sr
+			}
 		}
-		e.logf("throughput run %d/%d: bare %.0f MB/s, server %.0f MB/s, %d resyncs", i+1, runs, run.BareMBps, run.ServerMBps, run.Resyncs)
+		e.logf("throughput run %d/%d: bare %.0f MB/s; server, acknowledging %.0f MB/s, %s lost in %d resyncs; not acknowledging %.0f MB/s, %s lost in %d resyncs",
+			i+1, runs, run.BareMBps, run.Acking.MBps, formatBytes(int64(run.Acking.LostBytes)), run.Acking.Resyncs,
+			run.NotAcking.MBps, formatBytes(int64(run.NotAcking.LostBytes)), run.NotAcking.Resyncs)
 		r.Runs = append(r.Runs, run)
-		bare, server = append(bare, run.BareMBps), append(server, run.ServerMBps)
-		r.Resyncs += run.Resyncs
-		r.LostBytes += run.LostBytes
+		bare = append(bare, run.BareMBps)
 	}
-	r.BareMBpsMedian, r.ServerMBpsMedian = median(bare), median(server)
-	r.Ratio = r.ServerMBpsMedian / r.BareMBpsMedian
-	r.LostPercent = 100 * float64(r.LostBytes) / float64(size*int64(runs))
+	r.BareMBpsMedian = median(bare)
+	r.Acking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.Acking })
+	r.NotAcking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.NotAcking })
 	return r, nil
+}
+
+// summarize sums up the server runs of one kind, which of picks out of
+// each run.
+func summarize(runs []throughputRun, size int64, bareMedian float64, of func(*throughputRun) serverRun) serverSummary {
+	var s serverSummary
+	var speeds []float64
+	for i := range runs {
+		sr := of(&runs[i])
+		speeds = append(speeds, sr.MBps)
+		s.Resyncs += sr.Resyncs
+		s.LostBytes += sr.LostBytes
+		s.LostBytesPerRun = append(s.LostBytesPerRun, sr.LostBytes)
+	}
+	s.MBpsMedian = median(speeds)
+	if bareMedian > 0 {
+		s.Ratio = s.MBpsMedian / bareMedian
+	}
+	if len(runs) > 0 {
+		s.LostPercent = 100 * float64(s.LostBytes) / float64(size*int64(len(runs)))
+	}
+	return s
 }
 
 // bareCat runs the workload in a PTY of its own and reads it in a plain
@@ -214,32 +270,38 @@ func ptyErr(ctx context.Context, err error) error {
 }
 
 // serverCat runs the workload as a session and reads it over the
-// WebSocket until terminal.exit, filling in run's server figures.
-func serverCat(ctx context.Context, e *benchEnv, path string, size int64, run *throughputRun) error {
+// WebSocket until terminal.exit. With ack the client acknowledges the
+// ready line before it starts cat, and every frame as soon as it has read
+// it, as a browser that keeps up does.
+func serverCat(ctx context.Context, e *benchEnv, path string, size int64, ack bool) (serverRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
 	r, err := e.newReadySession(ctx, "bench throughput", catCommand(path))
 	if err != nil {
-		return err
+		return serverRun{}, err
 	}
 	defer r.close()
 	s, c, st := r.session, r.c, r.st
+	if ack {
+		if err := c.startPacing(s.ID, st); err != nil {
+			return serverRun{}, err
+		}
+	}
 	start := time.Now()
 	if err := c.input(s.ID, "\n"); err != nil {
-		return err
+		return serverRun{}, err
 	}
 	if err := c.readUntil(s.ID, st, exited); err != nil {
-		return fmt.Errorf("read the stream: %w", err)
+		return serverRun{}, fmt.Errorf("read the stream: %w", err)
 	}
 	d := time.Since(start)
 	if want := uint64(len(readyLine)) + uint64(size); st.seq != want || st.exitCode != 0 {
-		return fmt.Errorf("the stream ended at byte %d with exit code %d, want byte %d and 0: the server must run on this machine, to read %s", st.seq, st.exitCode, want, path)
+		return serverRun{}, fmt.Errorf("the stream ended at byte %d with exit code %d, want byte %d and 0: the server must run on this machine, to read %s", st.seq, st.exitCode, want, path)
 	}
-	run.ServerMBps = mbps(size, d)
-	run.ServerFrames = st.frames
-	run.ReceivedBytes = st.dataBytes
-	run.Resyncs, run.LostBytes = st.resyncs, st.lostBytes
-	return nil
+	return serverRun{
+		MBps: mbps(size, d), Frames: st.frames, Acks: st.acks,
+		ReceivedBytes: st.dataBytes, Resyncs: st.resyncs, LostBytes: st.lostBytes,
+	}, nil
 }
 
 // exited is a readUntil condition: the program's end has arrived.

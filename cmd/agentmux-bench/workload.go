@@ -126,15 +126,22 @@ func writeFlood(w *os.File, rate, total int64) error {
 	return nil
 }
 
-// fillCommand prints n bytes of base64 (random, so nothing in the server
-// compresses it), then fillMarker, creates the file $0 and sleeps: a
-// session whose ring is full and which then stays quiet.
-func fillCommand(n int64, marker string) []string {
-	return []string{"sh", "-c", fmt.Sprintf(`head -c %d /dev/urandom | base64; echo %s; : > "$0"; exec sleep 3600`, n*3/4, fillMarker), marker}
+// fillCommand prints fill bytes of base64 (random, so nothing in the
+// server compresses it), then fillMarker, and creates the file $0: a
+// session whose ring is full. Then it waits for a line of input, prints
+// flood bytes more the same way, then floodMarker, creates the file $1
+// and sleeps, quiet.
+func fillCommand(fill, flood int64, filled, flooded string) []string {
+	script := fmt.Sprintf(`head -c %d /dev/urandom | base64; echo %s; : > "$0"; read go; head -c %d /dev/urandom | base64; echo %s; : > "$1"; exec sleep 3600`,
+		fill*3/4, fillMarker, flood*3/4, floodMarker)
+	return []string{"sh", "-c", script, filled, flooded}
 }
 
-// fillMarker ends fillCommand's output.
-const fillMarker = "agentmux-bench-filled"
+// fillMarker ends fillCommand's first output, floodMarker its second.
+const (
+	fillMarker  = "agentmux-bench-filled"
+	floodMarker = "agentmux-bench-flooded"
+)
 
 // busyCommand floods without end and without the ready handshake: the
 // sessions the shutdown measurement stops.

@@ -20,6 +20,7 @@ import (
 const (
 	typeTerminalInput   = "terminal.input"
 	typeSessionAttach   = "session.attach"
+	typeTerminalAck     = "terminal.ack"
 	typeTerminalOutput  = "terminal.output"
 	typeTerminalExit    = "terminal.exit"
 	typeSessionAttached = "session.attached"
@@ -30,6 +31,10 @@ const (
 // frameTimeout bounds the wait for any one frame: a server that sends
 // nothing for this long while a measurement expects output is stuck.
 const frameTimeout = 20 * time.Second
+
+// idleFrameTimeout bounds the wait for a frame on a connection that
+// expects no output for a while: the server sends a heartbeat every 30 s.
+const idleFrameTimeout = 90 * time.Second
 
 // writeTimeout bounds every write to the socket.
 const writeTimeout = 10 * time.Second
@@ -78,6 +83,17 @@ type wsConn struct {
 
 	// keepData asks next to fill in frame.Data.
 	keepData bool
+	// acking makes readUntil acknowledge (terminal.ack) every
+	// terminal.output and session.attached of the session it follows,
+	// right after reading it: the client then paces the program, which
+	// the server holds rather than overwrite output it has not consumed.
+	// It is set by the goroutine that reads, which is then also the one
+	// that writes.
+	acking bool
+	// idle makes readUntil wait up to idleFrameTimeout for each frame
+	// rather than frameTimeout: the connection stays read while nothing
+	// is expected, as a browser's does.
+	idle bool
 
 	// Owned by the reader.
 	raw  bytes.Buffer
@@ -137,6 +153,20 @@ func (c *wsConn) attach(sessionID string) error {
 // input sends terminal.input.
 func (c *wsConn) input(sessionID, data string) error {
 	return c.send(map[string]any{"type": typeTerminalInput, "sessionId": sessionID, "data": data})
+}
+
+// ackMessage is terminal.ack: the client has consumed the session's
+// output up to Seq. Without pace (true by default) it asks to pace the
+// program.
+type ackMessage struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
+}
+
+// ack sends terminal.ack for the session's output up to seq.
+func (c *wsConn) ack(sessionID string, seq uint64) error {
+	return c.send(ackMessage{Type: typeTerminalAck, SessionID: sessionID, Seq: seq})
 }
 
 // failed wraps an error of the connection, preferring the context's cause
@@ -326,6 +356,8 @@ type streamCount struct {
 	lostBytes uint64
 	exited    bool
 	exitCode  int
+	// acks counts the terminal.ack messages sent for the session.
+	acks int
 }
 
 // apply folds one message about the session into the count; messages
@@ -355,18 +387,42 @@ func (s *streamCount) apply(f *frame, sessionID string) {
 }
 
 // readUntil reads messages, folding those about the session into st,
-// until done reports true.
+// until done reports true. With c.acking it acknowledges the session's
+// output as it goes.
 func (c *wsConn) readUntil(sessionID string, st *streamCount, done func(*streamCount, *frame) bool) error {
+	wait := frameTimeout
+	if c.idle {
+		wait = idleFrameTimeout
+	}
 	var f frame
 	for {
-		if err := c.next(&f, frameTimeout); err != nil {
+		if err := c.next(&f, wait); err != nil {
 			return err
 		}
 		st.apply(&f, sessionID)
+		if c.acking && f.SessionID == sessionID && (f.Type == typeTerminalOutput || f.Type == typeSessionAttached) {
+			// A resync's session.attached is acknowledged too, as the
+			// browser does: the client has what precedes its seq.
+			if err := c.ack(sessionID, f.Seq); err != nil {
+				return fmt.Errorf("acknowledge output up to %d: %w", f.Seq, err)
+			}
+			st.acks++
+		}
 		if done(st, &f) {
 			return nil
 		}
 	}
+}
+
+// startPacing acknowledges the stream's position, so the client paces the
+// program from the start, and makes readUntil acknowledge what follows.
+func (c *wsConn) startPacing(sessionID string, st *streamCount) error {
+	if err := c.ack(sessionID, st.seq); err != nil {
+		return fmt.Errorf("acknowledge output up to %d: %w", st.seq, err)
+	}
+	st.acks++
+	c.acking = true
+	return nil
 }
 
 // attachReady attaches to a session that prints readyLine and then waits

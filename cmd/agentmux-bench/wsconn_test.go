@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
 )
 
 // outputFrame encodes a terminal.output message in the server's layout,
@@ -151,5 +158,102 @@ func TestWriteFlood(t *testing.T) {
 	want := strings.Repeat(writerLine, total/len(writerLine)+1)[:total]
 	if got.String() != want {
 		t.Errorf("wrote %d bytes, not the %d expected lines", got.Len(), total)
+	}
+}
+
+// TestReadUntilAcks follows a stream as an acknowledging client, against
+// a server that records what it is sent: the client acknowledges its
+// position once before the program starts, then every output frame and
+// resync of its session, with the frame's seq, and nothing of other
+// sessions.
+func TestReadUntilAcks(t *testing.T) {
+	frames := []string{
+		`{"type":"terminal.output","sessionId":"s","data":"` + strings.Repeat("x", 94) + `","seq":100}`,
+		`{"type":"terminal.output","sessionId":"other","data":"y","seq":7}`,
+		`{"type":"terminal.output","sessionId":"s","data":"` + strings.Repeat("x", 150) + `","seq":250}`,
+		`{"type":"session.attached","sessionId":"s","seq":1000,"reset":true}`,
+		`{"type":"terminal.output","sessionId":"s","data":"` + strings.Repeat("x", 400) + `","seq":1400}`,
+		`{"type":"terminal.exit","sessionId":"s","exitCode":0}`,
+	}
+	got := make(chan []string, 1)
+	upgrader := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		conn, err := upgrader.Upgrade(w, req, nil)
+		if err != nil {
+			got <- []string{err.Error()}
+			return
+		}
+		defer conn.Close()
+		var seen []string
+		defer func() { got <- seen }()
+		// The client's position ack comes first; then the stream.
+		_, b, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		seen = append(seen, string(b))
+		for _, f := range frames {
+			if err := conn.WriteMessage(websocket.TextMessage, []byte(f)); err != nil {
+				return
+			}
+		}
+		for {
+			_, b, err := conn.ReadMessage()
+			if err != nil {
+				return // the client closed
+			}
+			seen = append(seen, string(b))
+		}
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	c, err := dialWS(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &streamCount{seq: 6, attached: true}
+	if err := c.startPacing("s", st); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.readUntil("s", st, exited); err != nil {
+		t.Fatal(err)
+	}
+	c.close()
+	ack := func(seq int) string { return fmt.Sprintf(`{"type":"terminal.ack","sessionId":"s","seq":%d}`, seq) }
+	want := []string{ack(6), ack(100), ack(250), ack(1000), ack(1400)}
+	if seen := <-got; !slices.Equal(seen, want) {
+		t.Errorf("the server got\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+	if st.acks != len(want) || st.frames != 3 || st.resyncs != 1 {
+		t.Errorf("count %+v, want %d acks, 3 frames, 1 resync", *st, len(want))
+	}
+}
+
+// TestProcessMem reads this process's memory: the parts add up to the
+// whole.
+func TestProcessMem(t *testing.T) {
+	m, err := processMem(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RSS == 0 || m.Anon == 0 || m.File == 0 || m.Anon+m.File > m.RSS+(1<<20) {
+		t.Errorf("memory %+v", m)
+	}
+	if _, err := processMem(-1); err == nil {
+		t.Error("process -1 read")
+	}
+}
+
+// TestSettleRSS waits for this process's memory to hold still, briefly,
+// and reports how long it waited.
+func TestSettleRSS(t *testing.T) {
+	m, took, settled, err := settleRSS(t.Context(), os.Getpid(), 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !settled || m.RSS == 0 || took < 200*time.Millisecond {
+		t.Errorf("settled %v after %v at %+v; want settled after at least the window", settled, took, m)
 	}
 }
