@@ -445,11 +445,14 @@ func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
 		if name == "" {
 			name = opts.WorktreeBranch // the branch names the session well
 		}
-		var made worktree.Worktree
-		if made, err = m.addWorktree(name, opts.WorktreeBranch); err != nil {
+		var (
+			made   worktree.Worktree
+			origin string
+		)
+		if made, origin, err = m.addWorktree(name, opts.WorktreeBranch); err != nil {
 			return nil, err
 		}
-		wt, cwd = &Worktree{Path: made.Path, Branch: made.Branch}, made.Path
+		wt, cwd = &Worktree{Path: made.Path, Branch: made.Branch, Base: origin}, made.Path
 		defer func() {
 			if err != nil { // nothing half-made stays
 				m.rollbackWorktree(made)
@@ -524,23 +527,29 @@ func (m *Manager) admitLocked() error {
 }
 
 // addWorktree makes the worktree of a new session called name.
-func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, error) {
+func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
 	if err := m.checkWorktreeDir(dir); err != nil {
-		return worktree.Worktree{}, err
+		return worktree.Worktree{}, "", err
+	}
+	// Read before the branch is made: what the workspace has checked out.
+	origin, err := worktree.Origin(ctx, m.opts.Workspace)
+	if err != nil {
+		m.log.Warn("cannot tell what the worktree branches off; its changes count from its own HEAD", "err", err)
+		origin = ""
 	}
 	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
 	if err != nil {
-		return worktree.Worktree{}, worktreeError(err)
+		return worktree.Worktree{}, "", worktreeError(err)
 	}
 	// Keep the worktrees out of the main tree's git status.
 	if err := worktree.Exclude(ctx, m.opts.Workspace, "/"+WorktreesDir+"/"); err != nil {
 		m.log.Warn("could not add .worktrees to .git/info/exclude", "err", err)
 	}
-	m.log.Info("worktree added", "path", wt.Path, "branch", wt.Branch, "new branch", wt.Created)
-	return wt, nil
+	m.log.Info("worktree added", "path", wt.Path, "branch", wt.Branch, "new branch", wt.Created, "base", origin)
+	return wt, origin, nil
 }
 
 // checkWorktreeDir refuses a worktree directory that is not, with every

@@ -110,6 +110,10 @@ type Worktree struct {
 	Path string `json:"path"`
 	// Branch is the branch checked out in it.
 	Branch string `json:"branch"`
+	// Base is the branch (or commit) of the workspace the worktree was
+	// made from: its changes are counted from where its branch left it.
+	// Empty for worktrees made before it was recorded.
+	Base string `json:"base,omitempty"`
 }
 
 // Session is one agent process, its output and its status.

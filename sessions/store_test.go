@@ -487,7 +487,8 @@ func TestRestartKeepsWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Worktree{Path: filepath.Join(workspace, WorktreesDir, "feat"), Branch: "feat"}
+	// Base is what the workspace had checked out when the worktree was made.
+	want := Worktree{Path: filepath.Join(workspace, WorktreesDir, "feat"), Branch: "feat", Base: "main"}
 	if got := s.Info().Worktree; got == nil || *got != want || s.Info().Cwd != want.Path {
 		t.Fatalf("worktree %+v cwd %s, want %+v", got, s.Info().Cwd, want)
 	}

@@ -465,6 +465,21 @@ func branchExists(ctx context.Context, top, branch string) (bool, error) {
 	return true, nil
 }
 
+// Origin returns what the worktrees of the repository that holds dir
+// branch off: the branch checked out there, or the commit when HEAD is
+// detached. A session's changes are counted from where its branch left it.
+func Origin(ctx context.Context, dir string) (string, error) {
+	out, err := run(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err == nil {
+		return strings.TrimSpace(out), nil
+	}
+	out, err = run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return "", wrapGit(err, nil, "resolve HEAD of %s", dir)
+	}
+	return strings.TrimSpace(out), nil
+}
+
 // headCommit returns the commit HEAD names, to create branch from.
 func headCommit(ctx context.Context, top, branch string) (string, error) {
 	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
