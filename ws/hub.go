@@ -101,6 +101,8 @@ type Hub struct {
 	memory  watcher.MemoryStatus // the last level announced
 	// shifted is when each document was last suggested (layout.shift).
 	shifted map[string]time.Time
+	// diffs is each session's last session.diff, for new connections.
+	diffs map[string][]byte
 	wg      sync.WaitGroup
 }
 
@@ -124,7 +126,7 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time)}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte)}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,
@@ -185,6 +187,9 @@ func (h *Hub) register(c *conn) bool {
 			c.sendControl(b)
 		}
 	}
+	for _, b := range h.diffs {
+		c.sendInformational(b)
+	}
 	return true
 }
 
@@ -200,6 +205,11 @@ func (h *Hub) unregister(c *conn) {
 func (h *Hub) OnEvent(ev sessions.Event) {
 	if ev.Kind == sessions.EventUpdated {
 		return // nothing clients show
+	}
+	if ev.Kind == sessions.EventDestroyed {
+		h.mu.Lock()
+		h.forgetDiffLocked(ev.Session.ID)
+		h.mu.Unlock()
 	}
 	h.broadcast(eventMessage(ev))
 }

@@ -79,6 +79,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.GET("/sessions", s.listSessions)
 	api.POST("/sessions", s.createSession)
 	api.GET("/sessions/:id", s.getSession, boundSessionID)
+	api.GET("/sessions/:id/diff", s.getDiff, boundSessionID)
 	api.DELETE("/sessions/:id", s.deleteSession, boundSessionID)
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.GET("/files", s.getFile)
@@ -197,7 +198,7 @@ const codeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 
 // checkOrigin is the one same-origin check of every request that changes
 // state: any method but GET, HEAD and OPTIONS, anywhere, and the WebSocket
-// upgrade, which opens terminals. Such a request must come from this
+// upgrade, which opens terminals; and of every read of the API. Such a request must come from this
 // server's own page, an --allowed-origins one or no web page at all, with
 // or without --token: a page on another port of localhost is the same
 // site, so the browser sends it the token's cookie. Bodies must be JSON,
@@ -207,9 +208,13 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		upgrade := req.URL.Path == "/ws"
+		api := strings.HasPrefix(req.URL.Path, "/api/")
 		switch req.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
-			if !upgrade {
+			// Reads of the API are refused to other pages too: they could
+			// not read the answer (no CORS), but would make the server
+			// work (a diff runs git) for nothing.
+			if !upgrade && (!api || req.Method == http.MethodOptions) {
 				return next(c)
 			}
 		}
@@ -217,7 +222,7 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			s.refusals.note(s.log, req, err)
 			return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, err.Error())
 		}
-		if !upgrade {
+		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead {
 			if err := sameorigin.CheckJSONBody(req); err != nil {
 				return errorJSON(c, http.StatusUnsupportedMediaType, codeUnsupportedMediaType, err.Error())
 			}

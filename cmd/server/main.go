@@ -51,6 +51,7 @@ type server struct {
 	hooks     *hookServer
 	worktrees *worktreeWatches
 	origins   *sameorigin.Policy
+	diffs     *sessionDiffs
 	refusals  refusalLog
 	started   time.Time
 
@@ -108,8 +109,9 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	// find sessions; no event can fire before hub is set, since no session
 	// exists until the server serves.
 	var (
-		hub *ws.Hub
-		wtw *worktreeWatches
+		hub   *ws.Hub
+		wtw   *worktreeWatches
+		diffs *sessionDiffs
 	)
 	mgr, err = sessions.NewManager(sessions.Options{
 		MaxSessions:    cfg.MaxSessions,
@@ -119,6 +121,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		OnEvent: func(ev sessions.Event) {
 			hub.OnEvent(ev)
 			wtw.onEvent(ev)
+			diffs.onEvent(ev)
 		},
 		Store:        store,
 		SaveInterval: cfg.SaveInterval,
@@ -139,6 +142,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	diffs = newSessionDiffs(hub, cfg.Workspace, log)
 	mon, err := watcher.NewMemoryMonitor(watcher.MemoryOptions{
 		WarnPercent:     cfg.MemWarn,
 		CriticalPercent: cfg.MemCritical,
@@ -152,7 +156,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:       cfg.Workspace,
 		Ignore:     cfg.WatchIgnore,
-		OnFile:     hub.OnFile,
+		OnFile: func(ev watcher.FileEvent) {
+			hub.OnFile(ev)
+			diffs.onFile(ev.Path)
+		},
 		OnWorkflow: hub.OnWorkflow,
 		Logger:     log,
 	})
@@ -164,14 +171,18 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	s.stopWatchers = cancel
 	wtw = &worktreeWatches{
 		ctx: ctx, wg: &s.watchers, workspace: cfg.Workspace, ignore: cfg.WatchIgnore,
-		hub: hub, log: log, running: make(map[string]runningWatch),
+		hub: hub, diffs: diffs, log: log, running: make(map[string]runningWatch),
 	}
 	s.worktrees = wtw
 	for _, sess := range mgr.List() { // restored sessions
-		if info := sess.Info(); info.Worktree != nil {
+		info := sess.Info()
+		if info.Worktree != nil {
 			wtw.start(info.ID, info.Worktree.Path)
 		}
+		diffs.add(info)
 	}
+	s.diffs = diffs
+	s.watchers.Go(func() { diffs.run(ctx) })
 	s.watchers.Go(func() { mon.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.

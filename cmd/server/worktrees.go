@@ -22,6 +22,7 @@ type worktreeWatches struct {
 	workspace string
 	ignore    []string
 	hub       *ws.Hub
+	diffs     *sessionDiffs
 	log       *slog.Logger
 
 	mu      sync.Mutex
@@ -69,6 +70,7 @@ func (w *worktreeWatches) start(id, root string) {
 			if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
 				w.hub.OnSessionDoc(id, prefix+ev.Rel)
 			}
+			w.diffs.onFile(ev.Path)
 		},
 		OnWorkflow: func(_ string, wf watcher.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
 		Logger:     log,
