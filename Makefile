@@ -1,19 +1,34 @@
 # The two commands README.md gives: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test build bench web test-go test-ui
+.PHONY: run test build bench web test-go test-ui bench-tool
 
 # Run the server with its defaults (http://127.0.0.1:8080), UI included.
-run: web
-	$(GO) run ./cmd/server
+# Flags go in ARGS: make run ARGS='--addr 127.0.0.1:9000 --agent shell'.
+# At a terminal the server runs as a job of an interactive shell, which
+# gives it the terminal: Ctrl+C reaches the server alone, which shuts down
+# cleanly, and make exits with its status (make itself, interrupted,
+# would always fail).
+run: build
+	@if [ -t 0 ]; then \
+		exec bash --norc --noprofile -ic 'bin/agentmux "$$@"; exit $$? 2>/dev/null' agentmux $(ARGS); \
+	else \
+		exec bin/agentmux $(ARGS); \
+	fi
 
 # Build the browser UI into web/dist, which the server embeds.
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 # The whole test suite, as CI runs it: the Go tests, then the UI's in a
-# headless Chromium (Debian's /usr/bin/chromium).
-test: test-go test-ui
+# headless Chromium (Debian's /usr/bin/chromium). Both run whatever the
+# other did; each says how it ended, and the suite fails if either failed.
+test:
+	@go_status=0; ui_status=0; \
+	$(MAKE) --no-print-directory test-go || go_status=$$?; \
+	$(MAKE) --no-print-directory test-ui || ui_status=$$?; \
+	echo "make test: Go tests $$( [ $$go_status = 0 ] && echo passed || echo FAILED ), UI tests $$( [ $$ui_status = 0 ] && echo passed || echo FAILED )"; \
+	[ $$go_status = 0 ] && [ $$ui_status = 0 ]
 
 test-go:
 	$(GO) vet ./...
@@ -31,11 +46,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ws/
 	$(GO) test -run '^$$' -bench . ./sessions/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./watcher/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./changes/
 
 # The protocol-level benchmark (cmd/agentmux-bench, not part of `make
 # test`): a freshly built server, driven over HTTP and its WebSocket from
 # another process; the raw figures go to bin/bench.json.
-.PHONY: bench-tool
 bench-tool:
 	$(GO) build -o bin/agentmux-bench-server ./cmd/server
 	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json
