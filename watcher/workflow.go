@@ -106,10 +106,20 @@ func ParseWorkflow(data []byte) (wf Workflow, err error) {
 // IsWorkflowFile reports whether rel (a workspace-relative path with forward
 // slashes) is a workflow status file: .bmad/bmm/status/*.yaml (or .yml), or any
 // file named bmm-workflow-status.yaml / sprint-status.yaml (also .yml) anywhere.
+//
+// Files in test data and fixture trees (a directory named testdata,
+// fixtures, __fixtures__ or test-fixtures on the way) are samples, not the
+// project's workflow.
 func IsWorkflowFile(rel string) bool {
 	rel = strings.TrimPrefix(rel, "./")
 	if rel == "" || strings.HasSuffix(rel, "/") {
 		return false
+	}
+	for dir := range strings.SplitSeq(path.Dir(rel), "/") {
+		switch strings.ToLower(dir) {
+		case "testdata", "fixtures", "__fixtures__", "test-fixtures":
+			return false
+		}
 	}
 	base := path.Base(rel)
 	for _, name := range []string{

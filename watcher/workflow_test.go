@@ -509,6 +509,12 @@ func TestIsWorkflowFile(t *testing.T) {
 		{".bmad/bmm/a.yaml", false},
 		{"sub/.bmad/bmm/status/a.yaml", false},
 		{".bmad/bmm/workflows/status/a.yaml", false},
+		// Samples, not the project's.
+		{"watcher/testdata/real/sprint-status.yaml", false},
+		{"test/fixtures/bmm-workflow-status.yaml", false},
+		{"src/__fixtures__/sprint-status.yml", false},
+		{"testdata/sprint-status.yaml", false},
+		{"mytestdata/sprint-status.yaml", true},
 	}
 	for _, tt := range tests {
 		if got := IsWorkflowFile(tt.rel); got != tt.want {

@@ -528,6 +528,18 @@ func (w *Workspace) readWorkflow(rel string) {
 	}
 	delete(w.wfBad, rel)
 	w.mu.Lock()
+	cur := w.workflowRel
+	w.mu.Unlock()
+	// Several workflow files: the one nearest the workspace's root is the
+	// project's (a docs/ one beats one in a package deep down), as long as
+	// it is there.
+	if cur != "" && cur != rel && strings.Count(rel, "/") > strings.Count(cur, "/") {
+		if _, err := os.Lstat(filepath.Join(w.opts.Root, filepath.FromSlash(cur))); err == nil {
+			w.log.Debug("workflow file deeper than the current one; keeping the current", "file", rel, "current", cur)
+			return
+		}
+	}
+	w.mu.Lock()
 	w.workflow, w.workflowRel = wf, rel
 	w.mu.Unlock()
 	w.opts.OnWorkflow(rel, wf)

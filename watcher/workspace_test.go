@@ -397,6 +397,36 @@ func TestWorkflowReadAtStart(t *testing.T) {
 	}
 }
 
+// TestNearestWorkflowWins: of several workflow files the one nearest the
+// workspace's root is the project's, whichever is read or written last;
+// test data is left out.
+func TestNearestWorkflowWins(t *testing.T) {
+	e := startWatch(t, func(root string) {
+		write(t, filepath.Join(root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-1: in-progress\n")
+		write(t, filepath.Join(root, "docs", "sprint-status.yaml"), "development_status:\n  top-1: in-progress\n")
+		write(t, filepath.Join(root, "watcher", "testdata", "sprint-status.yaml"), "development_status:\n  sample-1: in-progress\n")
+	}, WorkspaceOptions{})
+	if wf, rel, ok := e.w.Workflow(); !ok || rel != "docs/sprint-status.yaml" || wf.CurrentStep != "top-1" {
+		t.Fatalf("workflow at start = %+v from %q, want docs/sprint-status.yaml", wf, rel)
+	}
+	// A write to the deeper one does not take over.
+	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-2: in-progress\n")
+	write(t, filepath.Join(e.root, "docs", "sprint-status.yaml"), "development_status:\n  top-2: in-progress\n")
+	testutil.Eventually(t, watchTimeout, "the top file's new step", func() bool {
+		wf, rel, _ := e.w.Workflow()
+		return rel == "docs/sprint-status.yaml" && wf.CurrentStep == "top-2"
+	})
+	// Once the top one is gone, the deeper one is the project's.
+	if err := os.Remove(filepath.Join(e.root, "docs", "sprint-status.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-3: in-progress\n")
+	testutil.Eventually(t, watchTimeout, "the deeper file taking over", func() bool {
+		wf, rel, _ := e.w.Workflow()
+		return rel == "packages/ui/docs/sprint-status.yaml" && wf.CurrentStep == "deep-3"
+	})
+}
+
 func TestIsDocFile(t *testing.T) {
 	for rel, want := range map[string]bool{
 		"docs/prd.md": true, "docs/sub/a.MD": true, "docs/x.txt": false, "README.md": false, "mydocs/a.md": false,

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +44,9 @@ type config struct {
 	WatchIgnore    []string
 	Timing         sessions.Timing
 
+	// Version asks only for the version.
+	Version bool
+
 	// agentSet reports whether --agent was given, by flag or environment.
 	agentSet bool
 }
@@ -55,11 +60,35 @@ func envName(flagName string) string {
 }
 
 // parseConfig reads flags from args and, for every flag not given there,
-// its environment variable. Flags win.
+// its environment variable. Flags win. --help writes the usage to usageOut
+// and returns flag.ErrHelp; a bad flag or value gives one line saying which.
 func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) (config, error) {
 	cfg := config{Scrollback: 1 << 20}
+	fs := newFlagSet(&cfg)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, usageOut)
+			return config{}, err
+		}
+		return config{}, flagError(err)
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := applyEnv(fs, getenv, given); err != nil {
+		return config{}, err
+	}
+	cfg.agentSet = given["agent"]
+	return cfg, validate(cfg)
+}
+
+// newFlagSet defines every flag, writing into cfg. It prints nothing:
+// parseConfig says what went wrong in a line of its own.
+func newFlagSet(cfg *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("agentmux", flag.ContinueOnError)
-	fs.SetOutput(usageOut)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&cfg.Workspace, "workspace", "", "the tree the agents work in (default: the current directory)")
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "where the session database lives (default: $XDG_STATE_HOME/agentmux or ~/.local/state/agentmux)")
@@ -124,19 +153,20 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
-	fs.Usage = func() { usage(fs, usageOut) }
+	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
+	return fs
+}
 
-	if err := fs.Parse(args); err != nil {
-		return config{}, err
-	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected arguments %q; see --help", fs.Args())
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+// noEnvFlags take no environment variable: AGENTMUX_VERSION names the
+// version the image was built from, not a wish to print it.
+var noEnvFlags = map[string]bool{"version": true}
+
+// applyEnv sets every flag not given on the command line from its
+// environment variable, when set.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string, given map[string]bool) error {
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
+		if given[f.Name] || noEnvFlags[f.Name] {
 			return
 		}
 		if v := getenv(envName(f.Name)); v != "" {
@@ -147,42 +177,82 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 			given[f.Name] = true
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
-		return config{}, err
-	}
-	cfg.agentSet = given["agent"]
-	if _, ok := sessions.BuiltinProfiles()[cfg.Agent]; !ok && cfg.Agent != sessions.ProfileCustom {
-		return config{}, fmt.Errorf("--agent %q: unknown profile (known: aider, claude, codex, custom, shell)", cfg.Agent)
-	}
+	return errors.Join(errs...)
+}
 
+// flagError rewords the flag package's errors, which name flags with one
+// dash, as the help does: --scrollback "-5": ...
+func flagError(err error) error {
+	msg := err.Error()
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s %q: %s", m[2], m[1], m[3])
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag --%s", strings.TrimPrefix(name, "-"))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("--%s needs a value", strings.TrimPrefix(name, "-"))
+	}
+	return err
+}
+
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -(\S+): (.*)$`)
+
+// validate checks what each flag alone cannot: ranges and relations.
+func validate(cfg config) error {
+	if _, ok := sessions.BuiltinProfiles()[cfg.Agent]; !ok && cfg.Agent != sessions.ProfileCustom {
+		return fmt.Errorf("--agent %q: unknown profile (known: aider, claude, codex, custom, shell)", cfg.Agent)
+	}
+	if err := checkAddr(cfg.Addr); err != nil {
+		return err
+	}
 	switch {
 	case cfg.MaxSessions < 1:
-		return config{}, fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
 	case cfg.Scrollback < 1024:
-		return config{}, fmt.Errorf("--scrollback %d: must be at least 1KiB", cfg.Scrollback)
+		return fmt.Errorf("--scrollback %d: must be at least 1KiB", cfg.Scrollback)
 	case cfg.BatchInterval <= 0 || cfg.BatchInterval > time.Second:
-		return config{}, fmt.Errorf("--batch-interval %s: must be above 0 and at most 1s", cfg.BatchInterval)
+		return fmt.Errorf("--batch-interval %s: must be above 0 and at most 1s", cfg.BatchInterval)
 	case cfg.ShutdownGrace < 0:
-		return config{}, fmt.Errorf("--shutdown-grace %s: must not be negative", cfg.ShutdownGrace)
+		return fmt.Errorf("--shutdown-grace %s: must not be negative", cfg.ShutdownGrace)
 	case cfg.MemWarn <= 0 || cfg.MemCritical > 100:
-		return config{}, fmt.Errorf("--mem-warn %g and --mem-critical %g: must lie between 0 and 100", cfg.MemWarn, cfg.MemCritical)
+		return fmt.Errorf("--mem-warn %g and --mem-critical %g: must lie between 0 and 100", cfg.MemWarn, cfg.MemCritical)
 	case cfg.MemWarn >= cfg.MemCritical:
-		return config{}, fmt.Errorf("--mem-warn %g must be below --mem-critical %g", cfg.MemWarn, cfg.MemCritical)
+		return fmt.Errorf("--mem-warn %g must be below --mem-critical %g", cfg.MemWarn, cfg.MemCritical)
 	case cfg.MemInterval < 100*time.Millisecond:
-		return config{}, fmt.Errorf("--mem-interval %s: must be at least 100ms", cfg.MemInterval)
+		return fmt.Errorf("--mem-interval %s: must be at least 100ms", cfg.MemInterval)
 	case cfg.SaveInterval < 100*time.Millisecond || cfg.SaveInterval > 10*time.Second:
-		return config{}, fmt.Errorf("--save-interval %s: must be between 100ms and 10s", cfg.SaveInterval)
+		return fmt.Errorf("--save-interval %s: must be between 100ms and 10s", cfg.SaveInterval)
 	case cfg.Timing.QuestionQuiet <= 0 || cfg.Timing.IdleAfter <= 0 || cfg.Timing.WarnAfter <= 0:
-		return config{}, fmt.Errorf("--question-quiet %s, --idle-after %s and --warn-after %s: must be above 0",
+		return fmt.Errorf("--question-quiet %s, --idle-after %s and --warn-after %s: must be above 0",
 			cfg.Timing.QuestionQuiet, cfg.Timing.IdleAfter, cfg.Timing.WarnAfter)
 	case cfg.Timing.WarnAfter <= cfg.Timing.IdleAfter:
 		// A warned session must have gone idle first, so the status
 		// change back to active is what tells clients the warning is over.
-		return config{}, fmt.Errorf("--warn-after %s must be longer than --idle-after %s", cfg.Timing.WarnAfter, cfg.Timing.IdleAfter)
+		return fmt.Errorf("--warn-after %s must be longer than --idle-after %s", cfg.Timing.WarnAfter, cfg.Timing.IdleAfter)
 	case cfg.Timing.ErrorAfter <= cfg.Timing.WarnAfter:
-		return config{}, fmt.Errorf("--warn-error-after %s must be longer than --warn-after %s", cfg.Timing.ErrorAfter, cfg.Timing.WarnAfter)
+		return fmt.Errorf("--warn-error-after %s must be longer than --warn-after %s", cfg.Timing.ErrorAfter, cfg.Timing.WarnAfter)
 	}
-	return cfg, nil
+	return nil
+}
+
+// checkAddr refuses a listen address that is not host:port, before
+// anything is opened.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil || (host != "" && net.ParseIP(strings.Trim(host, "[]")) == nil && !validHostName(host)) {
+		return fmt.Errorf("--addr %q: want host:port, such as 127.0.0.1:8080 or 0.0.0.0:8080", addr)
+	}
+	return nil
+}
+
+func validHostName(h string) bool {
+	return h != "" && strings.IndexFunc(h, func(r rune) bool {
+		return !(r == '.' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0
 }
 
 // defaultDataDir follows the XDG base directory rules for state.
@@ -199,9 +269,17 @@ func defaultDataDir(getenv func(string) string) (string, error) {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "agentmux runs coding agents in terminals and serves them to the browser.\n\n")
-	fmt.Fprintf(w, "Usage: agentmux [flags]\n\nEvery flag can also be set by its environment variable; flags win.\n\n")
+	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n\n")
+	fmt.Fprintf(w, "Every flag can also be set by its environment variable (but --version); flags win.\n\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		def := f.DefValue
+		if f.Name == "log-level" {
+			def = strings.ToLower(def) // slog's level is INFO; the flag takes info
+		}
+		if f.Name == "version" {
+			fmt.Fprintf(w, "  --version\n      %s\n", f.Usage)
+			return
+		}
 		fmt.Fprintf(w, "  --%s (%s)\n      %s", f.Name, envName(f.Name), f.Usage)
 		if def != "" && !strings.Contains(f.Usage, "(default") {
 			fmt.Fprintf(w, " (default %s)", def)

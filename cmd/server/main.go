@@ -31,8 +31,13 @@ import (
 var version = "dev"
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "hook" {
-		os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "hook":
+			os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+		case "health":
+			os.Exit(healthMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+		}
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -218,8 +223,12 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "agentmux:", err)
+		fmt.Fprintf(stderr, "agentmux: %v (see --help)\n", err)
 		return 2
+	}
+	if cfg.Version {
+		fmt.Fprintf(stderr, "agentmux %s\n", version)
+		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cfg.Workspace == "" {
@@ -247,17 +256,17 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		debug.SetMemoryLimit(limit)
 		log.Debug("memory limit for the Go heap", "bytes", limit)
 	}
-	srv, err := newServer(cfg, log)
-	if err != nil {
-		log.Error("cannot start: " + err.Error())
-		return 1
-	}
+	// The port first: a busy one is told before the database is opened
+	// and sessions restored.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		log.Error(fmt.Sprintf("listen on %s: %v", cfg.Addr, err))
-		if err := srv.close(); err != nil {
-			log.Error("close", "err", err)
-		}
+		log.Error(listenError(cfg.Addr, err))
+		return 1
+	}
+	srv, err := newServer(cfg, log)
+	if err != nil {
+		_ = ln.Close()
+		log.Error("cannot start: " + err.Error())
 		return 1
 	}
 	ln = limitListen(ln, maxConnections, "http", log)
@@ -265,7 +274,7 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
-	log.Info("agentmux listening", "url", "http://"+addr+"/", "workspace", cfg.Workspace, "version", version)
+	log.Info("agentmux listening", "url", openURL(addr), "address", addr, "workspace", cfg.Workspace, "version", version)
 	if cfg.Token != "" {
 		// As Jupyter does: one URL that signs the browser in, then drops
 		// the token from the address bar.
@@ -317,17 +326,32 @@ func memoryLimit(cfg config, getenv func(string) string) (int64, bool) {
 	return 3*int64(cfg.MaxSessions)*int64(cfg.Scrollback) + 12<<20, true
 }
 
-// signInURL is the address to open in a browser, with the token: a
-// wildcard listener is shown as localhost.
-func signInURL(addr, token string) string {
+// openURL is the address to open in a browser: a wildcard listener
+// (0.0.0.0, [::]) is shown as localhost.
+func openURL(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "http://" + addr + "/?token=" + url.QueryEscape(token)
+		return "http://" + addr + "/"
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/?token=" + url.QueryEscape(token)
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// signInURL is openURL with the token that signs the browser in.
+func signInURL(addr, token string) string {
+	return openURL(addr) + "?token=" + url.QueryEscape(token)
+}
+
+// listenError says why the server cannot listen, and how to choose
+// another address when the port is taken.
+func listenError(addr string, err error) string {
+	msg := fmt.Sprintf("cannot listen on %s: %v", addr, err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		msg += "; another program (another agentmux?) has that port: choose another with --addr or AGENTMUX_ADDR, for example --addr 127.0.0.1:8081"
+	}
+	return msg
 }
 
 // shutdown stops the server within the grace period plus one second:

@@ -419,3 +419,90 @@ func attachWS(t *testing.T, r *runner, sessionID string) *websocket.Conn {
 	expectWS(t, conn, "session.attached")
 	return conn
 }
+
+// TestFirstRunMessages: --version, a bad value and a busy port each get
+// one line that says what to do, and nothing is opened first.
+func TestFirstRunMessages(t *testing.T) {
+	var out testutil.SyncBuffer
+	if code := run(nil, []string{"--version"}, noEnv, &out, nil); code != 0 || strings.TrimSpace(out.String()) != "agentmux "+version {
+		t.Errorf("--version: exit %d, %q", code, out.String())
+	}
+	// AGENTMUX_VERSION is the image's build argument, not --version.
+	out = testutil.SyncBuffer{}
+	cfg, err := parseConfig(nil, envOf(map[string]string{"AGENTMUX_VERSION": "1.2.3"}), &out)
+	if err != nil || cfg.Version {
+		t.Errorf("AGENTMUX_VERSION set: %+v, %v", cfg.Version, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scrollback", "-5"}, `agentmux: --scrollback "-5": size "-5": not a number of bytes (see --help)`},
+		{[]string{"--nope"}, "agentmux: unknown flag --nope (see --help)"},
+		{[]string{"--addr", "nonsense"}, `agentmux: --addr "nonsense": want host:port`},
+		{[]string{"--max-sessions"}, "agentmux: --max-sessions needs a value"},
+	} {
+		var out testutil.SyncBuffer
+		if code := run(nil, tc.args, noEnv, &out, nil); code != 2 {
+			t.Errorf("%q: exit %d, want 2", tc.args, code)
+		}
+		if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], tc.want) {
+			t.Errorf("%q: %q, want one line starting %q", tc.args, out.String(), tc.want)
+		}
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dataDir := t.TempDir()
+	out = testutil.SyncBuffer{}
+	if code := run(nil, []string{"--addr", busy.Addr().String(), "--data-dir", dataDir, "--workspace", t.TempDir(), "--agent-cmd", "sh"}, noEnv, &out, nil); code != 1 {
+		t.Errorf("busy port: exit %d", code)
+	}
+	if l := linesWith(out.String(), "level=ERROR", "address already in use", "--addr or AGENTMUX_ADDR"); len(l) != 1 || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("busy port: %q, want one line naming the flag", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, dbFile)); err == nil {
+		t.Error("the database was opened before the port was found busy")
+	}
+}
+
+// TestHelpListsSubcommands: --help names the subcommands, and the log
+// level's default as the flag takes it.
+func TestHelpListsSubcommands(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseConfig([]string{"--help"}, noEnv, &out); err == nil {
+		t.Fatal("no ErrHelp")
+	}
+	for _, want := range []string{"agentmux health", "agentmux hook", "--version", "(default info)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestHealthSubcommand: agentmux health finds the server the same
+// configuration describes, a wildcard address included, and fails when
+// none answers.
+func TestHealthSubcommand(t *testing.T) {
+	r := startRun(t, noEnv, "--addr", "0.0.0.0:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
+	_, port, _ := net.SplitHostPort(r.addr)
+	if lines := linesWith(r.log.String(), "agentmux listening", "url=http://localhost:"+port+"/"); len(lines) != 1 {
+		t.Errorf("a wildcard listener logs no URL a person can open:\n%s", r.log)
+	}
+	var out, errOut bytes.Buffer
+	if code := healthMain(nil, envOf(map[string]string{"AGENTMUX_ADDR": "0.0.0.0:" + port}), &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "ok: agentmux") {
+		t.Errorf("health of a running server: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	r.signal(syscall.SIGTERM)
+	r.wait()
+	out.Reset()
+	if code := healthMain([]string{"--addr", "127.0.0.1:" + port}, noEnv, &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "unhealthy:") {
+		t.Errorf("health of a stopped server: exit %d, %q", code, out.String())
+	}
+	if code := healthMain([]string{"--addr", "nonsense"}, noEnv, &out, &errOut); code != 2 {
+		t.Errorf("health with a bad address: exit %d", code)
+	}
+}
