@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -52,10 +52,10 @@ func TestErrorsDoNotEchoLongFields(t *testing.T) {
 
 // bigWorkflow is a workflow whose workflow.updated message is about
 // 100 KiB.
-func bigWorkflow(n int) watcher.Workflow {
-	wf := watcher.Workflow{}
+func bigWorkflow(n int) workflow.Workflow {
+	wf := workflow.Workflow{}
 	for i := range 1000 {
-		wf.Steps = append(wf.Steps, watcher.Step{Name: fmt.Sprintf("story-%d-%d-%s", n, i, strings.Repeat("x", 60)), Status: watcher.StepPending})
+		wf.Steps = append(wf.Steps, workflow.Step{Name: fmt.Sprintf("story-%d-%d-%s", n, i, strings.Repeat("x", 60)), Status: workflow.StepPending})
 	}
 	return wf
 }

@@ -30,7 +30,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/memory"
 )
 
 // Defaults for Options' zero values.
@@ -98,12 +98,12 @@ type Hub struct {
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	closing bool
-	memory  watcher.MemoryStatus // the last level announced
+	memory  memory.Status // the last level announced
 	// shifted is when each document was last suggested (layout.shift).
 	shifted map[string]time.Time
 	// diffs is each session's last session.diff, for new connections.
 	diffs map[string][]byte
-	wg      sync.WaitGroup
+	wg    sync.WaitGroup
 }
 
 // NewHub returns a Hub with no connections.
@@ -182,7 +182,7 @@ func (h *Hub) register(c *conn) bool {
 	}
 	h.conns[c] = struct{}{}
 	h.wg.Add(1)
-	if lvl := h.memory.Level; lvl != "" && lvl != watcher.MemoryOK {
+	if lvl := h.memory.Level; lvl != "" && lvl != memory.OK {
 		if b, err := json.Marshal(resourceMessage(h.memory)); err == nil {
 			c.sendControl(b)
 		}

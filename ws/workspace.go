@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/memory"
+	"github.com/agentmux/agentmux/watcher/workflow"
 )
 
 // Message types of workspace and resource events.
@@ -58,7 +60,7 @@ type StepJSON struct {
 }
 
 // WorkflowView returns the wire form of a workflow.
-func WorkflowView(wf watcher.Workflow) WorkflowJSON {
+func WorkflowView(wf workflow.Workflow) WorkflowJSON {
 	v := WorkflowJSON{CurrentStep: wf.CurrentStep, CompletedSteps: wf.CompletedSteps, Steps: make([]StepJSON, len(wf.Steps))}
 	if v.CompletedSteps == nil {
 		v.CompletedSteps = []string{}
@@ -112,11 +114,11 @@ func (h *Hub) suggestDoc(sessionID, rel string) {
 }
 
 // OnWorkflow tells every connection about a newly read workflow.
-func (h *Hub) OnWorkflow(_ string, wf watcher.Workflow) { h.OnSessionWorkflow("", wf) }
+func (h *Hub) OnWorkflow(_ string, wf workflow.Workflow) { h.OnSessionWorkflow("", wf) }
 
 // OnSessionWorkflow tells every connection about a workflow read in a
 // session's worktree; an empty id means the workspace's own.
-func (h *Hub) OnSessionWorkflow(sessionID string, wf watcher.Workflow) {
+func (h *Hub) OnSessionWorkflow(sessionID string, wf workflow.Workflow) {
 	h.broadcast(workflowMessage{Type: TypeWorkflowUpdated, SessionID: sessionID, Workflow: WorkflowView(wf)})
 }
 
@@ -126,7 +128,7 @@ func (h *Hub) OnSessionDoc(sessionID, rel string) { h.suggestDoc(sessionID, rel)
 
 // OnMemory records a change of memory level and tells every connection;
 // connections that open later are told at once while it is not ok.
-func (h *Hub) OnMemory(st watcher.MemoryStatus) {
+func (h *Hub) OnMemory(st memory.Status) {
 	msg := resourceMessage(st)
 	h.mu.Lock()
 	h.memory = st
@@ -139,23 +141,23 @@ func (h *Hub) OnMemory(st watcher.MemoryStatus) {
 func (h *Hub) MemoryCritical() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.memory.Level == watcher.MemoryCritical
+	return h.memory.Level == memory.Critical
 }
 
-func resourceMessage(st watcher.MemoryStatus) resourceWarningMessage {
+func resourceMessage(st memory.Status) resourceWarningMessage {
 	pct := float64(int(st.Percent*10+0.5)) / 10
 	msg := fmt.Sprintf("Memory back to normal: %.1f%%.", pct)
 	switch st.Level {
-	case watcher.MemoryWarning:
+	case memory.Warning:
 		msg = fmt.Sprintf("High memory usage: %.1f%%. Consider closing idle sessions.", pct)
-	case watcher.MemoryCritical:
+	case memory.Critical:
 		msg = fmt.Sprintf("Memory critical: %.1f%%. New sessions blocked.", pct)
 	}
 	return resourceWarningMessage{
 		Type:                   TypeResourceWarning,
 		Message:                msg,
 		MemoryUsagePercent:     pct,
-		IsAcceptingNewSessions: st.Level != watcher.MemoryCritical,
+		IsAcceptingNewSessions: st.Level != memory.Critical,
 		Level:                  string(st.Level),
 	}
 }

@@ -180,7 +180,7 @@ func TestClaudeResumeWithoutConversation(t *testing.T) {
 	}
 
 	e.typeInto(s.ID, "hello\r")
-	next("session.status", "active") // the prompt
+	next("session.status", "active")  // the prompt
 	next("session.status", "waiting") // the turn's end
 	e.typeInto(s.ID, "/exit\r")
 	next("session.status", "stopped")

@@ -23,6 +23,7 @@ import (
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/ws"
 )
@@ -52,7 +53,7 @@ type server struct {
 	mgr       *sessions.Manager
 	hub       *ws.Hub
 	workspace *watcher.Workspace
-	memory    *watcher.MemoryMonitor
+	memory    *memory.Monitor
 	hooks     *hookServer
 	worktrees *worktreeWatches
 	origins   *sameorigin.Policy
@@ -148,7 +149,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	diffs = newSessionDiffs(hub, cfg.Workspace, log)
-	mon, err := watcher.NewMemoryMonitor(watcher.MemoryOptions{
+	mon, err := memory.NewMonitor(memory.Options{
 		WarnPercent:     cfg.MemWarn,
 		CriticalPercent: cfg.MemCritical,
 		Interval:        cfg.MemInterval,
@@ -159,8 +160,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
-		Root:       cfg.Workspace,
-		Ignore:     cfg.WatchIgnore,
+		Root:   cfg.Workspace,
+		Ignore: cfg.WatchIgnore,
 		OnFile: func(ev watcher.FileEvent) {
 			hub.OnFile(ev)
 			diffs.onFile(ev.Path)

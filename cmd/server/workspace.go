@@ -15,7 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -135,7 +135,7 @@ func (s *server) getResources(c echo.Context) error {
 		if pid == 0 {
 			continue
 		}
-		rss, err := watcher.ProcessTreeRSS("/proc", pid)
+		rss, err := memory.ProcessTreeRSS("/proc", pid)
 		if err != nil {
 			continue // ended while we looked
 		}
@@ -143,7 +143,7 @@ func (s *server) getResources(c echo.Context) error {
 	}
 	level := st.Level
 	if level == "" {
-		level = watcher.MemoryOK
+		level = memory.OK
 	}
 	return c.JSON(http.StatusOK, map[string]any{
 		"usedBytes":            st.UsedBytes,
@@ -151,7 +151,7 @@ func (s *server) getResources(c echo.Context) error {
 		"percent":              st.Percent,
 		"source":               st.Source,
 		"level":                level,
-		"acceptingNewSessions": level != watcher.MemoryCritical,
+		"acceptingNewSessions": level != memory.Critical,
 		"sessions":             list,
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -72,7 +73,7 @@ func (w *worktreeWatches) start(id, root string) {
 			}
 			w.diffs.onFile(ev.Path)
 		},
-		OnWorkflow: func(_ string, wf watcher.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
+		OnWorkflow: func(_ string, wf workflow.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
 		Logger:     log,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package watcher
+package memory
 
 // The memory monitor: it reads the container's memory use from its cgroup
 // (v2, else v1), or from the host when the cgroup sets no limit, grades it
@@ -24,12 +24,12 @@ import (
 	"github.com/shirou/gopsutil/v3/mem"
 )
 
-// The defaults of MemoryOptions.
+// The defaults of Options.
 const (
-	memDefaultWarnPercent     = 87
-	memDefaultCriticalPercent = 93
-	memDefaultInterval        = 5 * time.Second
-	memDefaultHysteresis      = 2
+	defaultWarnPercent     = 87
+	defaultCriticalPercent = 93
+	defaultInterval        = 5 * time.Second
+	defaultHysteresis      = 2
 )
 
 // cgroupV1NoLimit is the smallest memory.limit_in_bytes taken to mean "no
@@ -37,11 +37,11 @@ const (
 // page-aligned int64, 9223372036854771712.
 const cgroupV1NoLimit = uint64(1) << 60
 
-// MemoryOptions configure a MemoryMonitor. Zero values are documented.
-type MemoryOptions struct {
+// Options configure a Monitor. Zero values are documented.
+type Options struct {
 	// WarnPercent and CriticalPercent are the thresholds, in percent of
 	// the limit; 0 means 87 and 93. After defaults, 0 < Warn < Critical ≤
-	// 100 must hold, else NewMemoryMonitor returns an error.
+	// 100 must hold, else NewMonitor returns an error.
 	WarnPercent, CriticalPercent float64
 	// Interval is the sampling interval of Run; 0 means 5s.
 	Interval time.Duration
@@ -49,19 +49,19 @@ type MemoryOptions struct {
 	// must fall before the level drops; 0 means 2.
 	Hysteresis float64
 	// Sampler reads memory use; nil means NewCgroupSampler("/").
-	Sampler MemorySampler
+	Sampler Sampler
 	// OnChange, when set, is called with the new status each time the
 	// level changes, from the goroutine that sampled (Run's, normally). It
 	// must not block. Calls are serialized and in order.
-	OnChange func(MemoryStatus)
+	OnChange func(Status)
 	// Logger receives level changes and sampling errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
 }
 
-// MemorySampler reads memory use once.
-type MemorySampler interface {
-	Sample() (used, limit uint64, src MemorySource, err error)
+// Sampler reads memory use once.
+type Sampler interface {
+	Sample() (used, limit uint64, src Source, err error)
 }
 
 // NewCgroupSampler returns the real sampler, reading files under root
@@ -82,19 +82,19 @@ type MemorySampler interface {
 // cgroup at all) the host is read instead: used is total less available,
 // the limit is the total. Use is clamped at 0 when the inactive file cache
 // exceeds it. Errors name the file they concern.
-func NewCgroupSampler(root string) MemorySampler {
-	return &cgroupSampler{root: root, host: memHostVirtual}
+func NewCgroupSampler(root string) Sampler {
+	return &cgroupSampler{root: root, host: hostVirtual}
 }
 
-// cgroupSampler is the MemorySampler of NewCgroupSampler.
+// cgroupSampler is the Sampler of NewCgroupSampler.
 type cgroupSampler struct {
 	root string
 	// host reads the host's total and available memory.
 	host func() (total, available uint64, err error)
 }
 
-// memHostVirtual reads the host's memory through gopsutil.
-func memHostVirtual() (total, available uint64, err error) {
+// hostVirtual reads the host's memory through gopsutil.
+func hostVirtual() (total, available uint64, err error) {
 	v, err := mem.VirtualMemory()
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading host memory: %w", err)
@@ -102,8 +102,8 @@ func memHostVirtual() (total, available uint64, err error) {
 	return v.Total, v.Available, nil
 }
 
-// Sample implements MemorySampler.
-func (s *cgroupSampler) Sample() (used, limit uint64, src MemorySource, err error) {
+// Sample implements Sampler.
+func (s *cgroupSampler) Sample() (used, limit uint64, src Source, err error) {
 	cgFile := filepath.Join(s.root, "proc", "self", "cgroup")
 	data, err := os.ReadFile(cgFile)
 	if err != nil {
@@ -154,7 +154,7 @@ func (s *cgroupSampler) belowHost(limit uint64) (uint64, bool) {
 }
 
 // sampleHost reads the host's memory.
-func (s *cgroupSampler) sampleHost() (used, limit uint64, src MemorySource, err error) {
+func (s *cgroupSampler) sampleHost() (used, limit uint64, src Source, err error) {
 	total, available, err := s.host()
 	if err != nil {
 		return 0, 0, "", err
@@ -344,12 +344,12 @@ func cgroupParseSelf(data []byte) (v2, v1 string, hasV2, hasV1 bool) {
 	return v2, v1, hasV2, hasV1
 }
 
-// MemoryMonitor samples memory use and grades it against thresholds.
-type MemoryMonitor struct {
+// Monitor samples memory use and grades it against thresholds.
+type Monitor struct {
 	warn, crit, hyst float64
 	interval         time.Duration
-	sampler          MemorySampler
-	onChange         func(MemoryStatus)
+	sampler          Sampler
+	onChange         func(Status)
 	log              *slog.Logger
 
 	// sampleMu serializes Sample, so levels and OnChange calls follow the
@@ -359,13 +359,13 @@ type MemoryMonitor struct {
 	lastErr string
 
 	mu     sync.Mutex
-	status MemoryStatus
+	status Status
 }
 
-// NewMemoryMonitor checks opts, applies their defaults and returns a
+// NewMonitor checks opts, applies their defaults and returns a
 // monitor whose level is ok until its first sample.
-func NewMemoryMonitor(opts MemoryOptions) (*MemoryMonitor, error) {
-	m := &MemoryMonitor{
+func NewMonitor(opts Options) (*Monitor, error) {
+	m := &Monitor{
 		warn:     opts.WarnPercent,
 		crit:     opts.CriticalPercent,
 		hyst:     opts.Hysteresis,
@@ -373,19 +373,19 @@ func NewMemoryMonitor(opts MemoryOptions) (*MemoryMonitor, error) {
 		sampler:  opts.Sampler,
 		onChange: opts.OnChange,
 		log:      opts.Logger,
-		status:   MemoryStatus{Level: MemoryOK},
+		status:   Status{Level: OK},
 	}
 	if m.warn == 0 {
-		m.warn = memDefaultWarnPercent
+		m.warn = defaultWarnPercent
 	}
 	if m.crit == 0 {
-		m.crit = memDefaultCriticalPercent
+		m.crit = defaultCriticalPercent
 	}
 	if m.hyst == 0 {
-		m.hyst = memDefaultHysteresis
+		m.hyst = defaultHysteresis
 	}
 	if m.interval == 0 {
-		m.interval = memDefaultInterval
+		m.interval = defaultInterval
 	}
 	switch {
 	case math.IsNaN(m.warn) || math.IsNaN(m.crit) || m.warn <= 0 || m.crit > 100:
@@ -410,7 +410,7 @@ func NewMemoryMonitor(opts MemoryOptions) (*MemoryMonitor, error) {
 // owner runs it in one goroutine and cancels ctx to stop it; Run returns
 // after its last sample and takes none after ctx ends. Sampling errors are
 // logged once each, until a sample succeeds again.
-func (m *MemoryMonitor) Run(ctx context.Context) {
+func (m *Monitor) Run(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -431,7 +431,7 @@ func (m *MemoryMonitor) Run(ctx context.Context) {
 }
 
 // runSample samples for Run and logs a new error or the recovery from one.
-func (m *MemoryMonitor) runSample() {
+func (m *Monitor) runSample() {
 	_, err := m.Sample()
 	m.sampleMu.Lock()
 	defer m.sampleMu.Unlock()
@@ -447,7 +447,7 @@ func (m *MemoryMonitor) runSample() {
 
 // Status returns the latest reading and level: Level ok with zero values
 // before the first sample.
-func (m *MemoryMonitor) Status() MemoryStatus {
+func (m *Monitor) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.status
@@ -456,7 +456,7 @@ func (m *MemoryMonitor) Status() MemoryStatus {
 // Sample takes one reading now, updates the level, calls OnChange when the
 // level changed and returns the new status. On an error the status and
 // level stay as they were, and that status is returned with the error.
-func (m *MemoryMonitor) Sample() (MemoryStatus, error) {
+func (m *Monitor) Sample() (Status, error) {
 	m.sampleMu.Lock()
 	defer m.sampleMu.Unlock()
 
@@ -474,12 +474,12 @@ func (m *MemoryMonitor) Sample() (MemoryStatus, error) {
 
 	m.mu.Lock()
 	prev := m.status.Level
-	st := MemoryStatus{
+	st := Status{
 		UsedBytes:  used,
 		LimitBytes: limit,
 		Percent:    pct,
 		Source:     src,
-		Level:      memNextLevel(prev, pct, m.warn, m.crit, m.hyst),
+		Level:      nextLevel(prev, pct, m.warn, m.crit, m.hyst),
 		Time:       time.Now(),
 	}
 	m.status = st
@@ -487,7 +487,7 @@ func (m *MemoryMonitor) Sample() (MemoryStatus, error) {
 
 	if st.Level != prev {
 		lvl := slog.LevelWarn
-		if st.Level == MemoryOK {
+		if st.Level == OK {
 			lvl = slog.LevelInfo
 		}
 		m.log.Log(context.Background(), lvl, "memory level changed",
@@ -500,22 +500,22 @@ func (m *MemoryMonitor) Sample() (MemoryStatus, error) {
 	return st, nil
 }
 
-// memNextLevel grades pct given the current level. Rising is immediate:
+// nextLevel grades pct given the current level. Rising is immediate:
 // at or above crit is critical, at or above warn is warning. Falling needs
 // pct below the threshold less hyst: critical stays until pct < crit-hyst,
 // and warning (or critical falling past warn) stays until pct < warn-hyst.
-func memNextLevel(cur MemoryLevel, pct, warn, crit, hyst float64) MemoryLevel {
+func nextLevel(cur Level, pct, warn, crit, hyst float64) Level {
 	switch {
 	case pct >= crit:
-		return MemoryCritical
-	case cur == MemoryCritical && pct >= crit-hyst:
-		return MemoryCritical
+		return Critical
+	case cur == Critical && pct >= crit-hyst:
+		return Critical
 	case pct >= warn:
-		return MemoryWarning
-	case cur != MemoryOK && pct >= warn-hyst:
-		return MemoryWarning
+		return Warning
+	case cur != OK && pct >= warn-hyst:
+		return Warning
 	default:
-		return MemoryOK
+		return OK
 	}
 }
 
@@ -537,7 +537,7 @@ func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
 		if err != nil || n <= 0 {
 			continue
 		}
-		ppid, err := memReadPPID(filepath.Join(procRoot, e.Name(), "stat"))
+		ppid, err := readPPID(filepath.Join(procRoot, e.Name(), "stat"))
 		if err != nil {
 			continue // gone, or not a process
 		}
@@ -550,7 +550,7 @@ func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
 	}
 	if !rootSeen {
 		// Read it directly: this also gives the error naming its file.
-		if _, err := memReadPPID(filepath.Join(procRoot, strconv.Itoa(pid), "stat")); err != nil {
+		if _, err := readPPID(filepath.Join(procRoot, strconv.Itoa(pid), "stat")); err != nil {
 			return 0, fmt.Errorf("process tree of %d: %w", pid, err)
 		}
 	}
@@ -561,7 +561,7 @@ func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		rss, err := memProcessRSS(procRoot, p)
+		rss, err := processRSS(procRoot, p)
 		switch {
 		case err == nil:
 			total += rss
@@ -580,10 +580,10 @@ func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
 	return total, nil
 }
 
-// memReadPPID reads the parent pid from a /proc/<pid>/stat file. The comm
+// readPPID reads the parent pid from a /proc/<pid>/stat file. The comm
 // field, in parentheses, may itself hold spaces and parentheses, so the
 // fields are read after the last ')'.
-func memReadPPID(file string) (int, error) {
+func readPPID(file string) (int, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
@@ -603,10 +603,10 @@ func memReadPPID(file string) (int, error) {
 	return ppid, nil
 }
 
-// memProcessRSS returns one process's resident set size in bytes: VmRSS
+// processRSS returns one process's resident set size in bytes: VmRSS
 // from status, else statm's resident pages times the page size (a zombie
 // or kernel thread has no VmRSS line, and its statm reads 0).
-func memProcessRSS(procRoot string, pid int) (uint64, error) {
+func processRSS(procRoot string, pid int) (uint64, error) {
 	dir := filepath.Join(procRoot, strconv.Itoa(pid))
 	statusFile := filepath.Join(dir, "status")
 	if data, err := os.ReadFile(statusFile); err == nil {
@@ -640,4 +640,36 @@ func memProcessRSS(procRoot string, pid int) (uint64, error) {
 		return 0, fmt.Errorf("%s: bad resident pages %q", statmFile, f[1])
 	}
 	return pages * uint64(os.Getpagesize()), nil
+}
+
+// Level grades memory use against the configured thresholds.
+type Level string
+
+// The levels of resource.warning.
+const (
+	OK       Level = "ok"
+	Warning  Level = "warning"
+	Critical Level = "critical"
+)
+
+// Source says where a memory reading came from.
+type Source string
+
+// The sources of GET /api/resources.
+const (
+	SourceCgroup2 Source = "cgroup2"
+	SourceCgroup1 Source = "cgroup1"
+	SourceHost    Source = "host"
+)
+
+// Status is one memory reading and the level it gives.
+type Status struct {
+	// UsedBytes is the working set: usage less inactive file cache.
+	UsedBytes  uint64
+	LimitBytes uint64
+	// Percent is UsedBytes over LimitBytes, 0 to 100.
+	Percent float64
+	Source  Source
+	Level   Level
+	Time    time.Time
 }

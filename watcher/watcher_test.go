@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/watcher/workflow"
 )
 
 const watchTimeout = 10 * time.Second
@@ -26,7 +27,7 @@ const watchTimeout = 10 * time.Second
 type recorder struct {
 	mu        sync.Mutex
 	files     []FileEvent
-	workflows []Workflow
+	workflows []workflow.Workflow
 }
 
 func (r *recorder) onFile(ev FileEvent) {
@@ -35,7 +36,7 @@ func (r *recorder) onFile(ev FileEvent) {
 	r.files = append(r.files, ev)
 }
 
-func (r *recorder) onWorkflow(_ string, wf Workflow) {
+func (r *recorder) onWorkflow(_ string, wf workflow.Workflow) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.workflows = append(r.workflows, wf)
@@ -137,7 +138,7 @@ func (e *watchEnv) quiet(t *testing.T) {
 	testutil.Eventually(t, watchTimeout, "the marker", func() bool { return len(e.rec.eventsFor(rel)) > 0 })
 	testutil.Eventually(t, watchTimeout, "the windows to close", func() bool {
 		busy := true
-		e.w.inspect(func() { busy = len(e.w.windows)+len(e.w.wfDue) > 0 })
+		e.w.inspect(func() { busy = len(e.w.windows)+len(e.w.workflowDue) > 0 })
 		return !busy
 	})
 }

@@ -1,4 +1,4 @@
-package watcher
+package workflow
 
 import (
 	"os"
@@ -8,20 +8,20 @@ import (
 	"testing"
 )
 
-// wfStep is shorthand for a Step in the tables below.
-func wfStep(name string, st StepStatus, display string) Step {
+// step is shorthand for a Step in the tables below.
+func step(name string, st StepStatus, display string) Step {
 	return Step{Name: name, Status: st, DisplayName: display}
 }
 
 const (
-	wfC = StepCompleted
-	wfI = StepInProgress
-	wfP = StepPending
+	c = StepCompleted
+	i = StepInProgress
+	p = StepPending
 )
 
-func wfReadFixture(t testing.TB, name string) []byte {
+func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "workflow", name))
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +39,17 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// Shape 1: flat map of id to status word or output path.
 			file: "flat-map.yaml",
 			steps: []Step{
-				wfStep("brainstorm-project", wfC, ""),
-				wfStep("research", wfC, ""),
-				wfStep("product-brief", wfC, ""),
-				wfStep("prd", wfC, ""),
-				wfStep("validate-prd", wfP, ""),
-				wfStep("create-design", wfP, ""),
-				wfStep("create-architecture", wfP, ""),
-				wfStep("test-design", wfP, ""),
-				wfStep("validate-architecture", wfP, ""),
-				wfStep("solutioning-gate-check", wfP, ""),
-				wfStep("sprint-planning", wfP, ""),
+				step("brainstorm-project", c, ""),
+				step("research", c, ""),
+				step("product-brief", c, ""),
+				step("prd", c, ""),
+				step("validate-prd", p, ""),
+				step("create-design", p, ""),
+				step("create-architecture", p, ""),
+				step("test-design", p, ""),
+				step("validate-architecture", p, ""),
+				step("solutioning-gate-check", p, ""),
+				step("sprint-planning", p, ""),
 			},
 			current:   "validate-prd",
 			completed: []string{"brainstorm-project", "research", "product-brief", "prd"},
@@ -58,15 +58,15 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// Shape 2: a list of phases, each with its workflows.
 			file: "phase-list.yaml",
 			steps: []Step{
-				wfStep("brainstorm", wfC, "Brainstorming Session"),
-				wfStep("research", wfC, "Research"),
-				wfStep("product-brief", wfC, "Product Brief"),
-				wfStep("prd", wfC, "Product Requirements Document"),
-				wfStep("ux-design", wfI, "UX Design"),
-				wfStep("architecture", wfP, "System Architecture"),
-				wfStep("epics-stories", wfP, "Epics & Stories"),
-				wfStep("implementation-readiness", wfP, "Implementation Readiness Check"),
-				wfStep("sprint-planning", wfP, "Sprint Planning"),
+				step("brainstorm", c, "Brainstorming Session"),
+				step("research", c, "Research"),
+				step("product-brief", c, "Product Brief"),
+				step("prd", c, "Product Requirements Document"),
+				step("ux-design", i, "UX Design"),
+				step("architecture", p, "System Architecture"),
+				step("epics-stories", p, "Epics & Stories"),
+				step("implementation-readiness", p, "Implementation Readiness Check"),
+				step("sprint-planning", p, "Sprint Planning"),
 			},
 			current:   "ux-design",
 			completed: []string{"brainstorm", "research", "product-brief", "prd"},
@@ -75,12 +75,12 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// Shape 3: keyed phases at the top level.
 			file: "keyed-phases.yaml",
 			steps: []Step{
-				wfStep("brainstorm-project", wfC, "Brainstorm Project"),
-				wfStep("product-brief", wfC, "Product Brief"),
-				wfStep("prd", wfC, "PRD"),
-				wfStep("ux-spec", wfI, "UX Specification"),
-				wfStep("architecture", wfP, "Architecture"),
-				wfStep("tech-spec", wfP, "Tech Spec"),
+				step("brainstorm-project", c, "Brainstorm Project"),
+				step("product-brief", c, "Product Brief"),
+				step("prd", c, "PRD"),
+				step("ux-spec", i, "UX Specification"),
+				step("architecture", p, "Architecture"),
+				step("tech-spec", p, "Tech Spec"),
 			},
 			current:   "ux-spec",
 			completed: []string{"brainstorm-project", "product-brief", "prd"},
@@ -90,11 +90,11 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// metadata (current_phase, next_workflow, ...).
 			file: "keyed-phases-flat.yaml",
 			steps: []Step{
-				wfStep("product-brief", wfC, ""),
-				wfStep("research", wfC, ""),
-				wfStep("create-prd", wfC, ""),
-				wfStep("create-architecture", wfI, ""),
-				wfStep("create-ux-design", wfP, ""),
+				step("product-brief", c, ""),
+				step("research", c, ""),
+				step("create-prd", c, ""),
+				step("create-architecture", i, ""),
+				step("create-ux-design", p, ""),
 			},
 			current:   "create-architecture",
 			completed: []string{"product-brief", "research", "create-prd"},
@@ -103,9 +103,9 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// Shape 3 under workflow_status.
 			file: "keyed-phases-nested.yaml",
 			steps: []Step{
-				wfStep("research", wfC, "Market Research"),
-				wfStep("prd", wfC, "PRD"),
-				wfStep("ux", wfP, "UX Design"),
+				step("research", c, "Market Research"),
+				step("prd", c, "PRD"),
+				step("ux", p, "UX Design"),
 			},
 			current:   "ux",
 			completed: []string{"research", "prd"},
@@ -114,20 +114,20 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// Shape 4: sprint-status.yaml.
 			file: "sprint-status.yaml",
 			steps: []Step{
-				wfStep("epic-1", wfC, ""),
-				wfStep("1-1-project-setup", wfC, ""),
-				wfStep("1-2-user-authentication", wfC, ""),
-				wfStep("epic-1-retrospective", wfC, ""),
-				wfStep("epic-2", wfI, ""),
-				wfStep("2-1-lamp-registry", wfC, ""),
-				wfStep("2-2-lamp-scheduling", wfI, ""),
-				wfStep("2-3-night-mode", wfI, ""),
-				wfStep("2-4-notifications", wfI, ""),
-				wfStep("2-5-offline-sync", wfP, ""),
-				wfStep("epic-2-retrospective", wfP, ""),
-				wfStep("epic-3", wfP, ""),
-				wfStep("3-1-usage-reports", wfP, ""),
-				wfStep("epic-3-retrospective", wfP, ""),
+				step("epic-1", c, ""),
+				step("1-1-project-setup", c, ""),
+				step("1-2-user-authentication", c, ""),
+				step("epic-1-retrospective", c, ""),
+				step("epic-2", i, ""),
+				step("2-1-lamp-registry", c, ""),
+				step("2-2-lamp-scheduling", i, ""),
+				step("2-3-night-mode", i, ""),
+				step("2-4-notifications", i, ""),
+				step("2-5-offline-sync", p, ""),
+				step("epic-2-retrospective", p, ""),
+				step("epic-3", p, ""),
+				step("3-1-usage-reports", p, ""),
+				step("epic-3-retrospective", p, ""),
 			},
 			current: "epic-2",
 			completed: []string{
@@ -139,10 +139,10 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// The protocol's own .bmad/bmm/status file.
 			file: "bmad-status.yaml",
 			steps: []Step{
-				wfStep("analysis", wfC, "Analysis"),
-				wfStep("planning", wfC, "Planning"),
-				wfStep("solutioning", wfI, "Solutioning"),
-				wfStep("implementation", wfP, ""),
+				step("analysis", c, "Analysis"),
+				step("planning", c, "Planning"),
+				step("solutioning", i, "Solutioning"),
+				step("implementation", p, ""),
 			},
 			current:   "solutioning",
 			completed: []string{"analysis", "planning"},
@@ -152,12 +152,12 @@ func TestParseWorkflowFixtures(t *testing.T) {
 			// whatever the order in the file.
 			file: "combined.yaml",
 			steps: []Step{
-				wfStep("prd", wfC, ""),
-				wfStep("architecture", wfC, ""),
-				wfStep("sprint-planning", wfC, ""),
-				wfStep("epic-1", wfI, ""),
-				wfStep("1-1-setup", wfC, ""),
-				wfStep("1-2-beacon", wfP, ""),
+				step("prd", c, ""),
+				step("architecture", c, ""),
+				step("sprint-planning", c, ""),
+				step("epic-1", i, ""),
+				step("1-1-setup", c, ""),
+				step("1-2-beacon", p, ""),
 			},
 			current:   "epic-1",
 			completed: []string{"prd", "architecture", "sprint-planning", "1-1-setup"},
@@ -165,16 +165,16 @@ func TestParseWorkflowFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			wf, err := ParseWorkflow(wfReadFixture(t, tt.file))
+			wf, err := Parse(readFixture(t, tt.file))
 			if err != nil {
-				t.Fatalf("ParseWorkflow: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
-			wfCheck(t, wf, tt.steps, tt.current, tt.completed)
+			check(t, wf, tt.steps, tt.current, tt.completed)
 		})
 	}
 }
 
-func wfCheck(t *testing.T, wf Workflow, steps []Step, current string, completed []string) {
+func check(t *testing.T, wf Workflow, steps []Step, current string, completed []string) {
 	t.Helper()
 	if !reflect.DeepEqual(wf.Steps, steps) {
 		t.Errorf("Steps:\n got %+v\nwant %+v", wf.Steps, steps)
@@ -201,41 +201,41 @@ func TestParseWorkflowInline(t *testing.T) {
 		{
 			name:      "all completed gives no current step",
 			yaml:      "workflow_status:\n  prd: docs/prd.md\n  arch: done\n",
-			steps:     []Step{wfStep("prd", wfC, ""), wfStep("arch", wfC, "")},
+			steps:     []Step{step("prd", c, ""), step("arch", c, "")},
 			current:   "",
 			completed: []string{"prd", "arch"},
 		},
 		{
 			name:    "in progress wins over an earlier pending step",
 			yaml:    "workflow_status:\n  a: optional\n  b: done\n  c: review\n",
-			steps:   []Step{wfStep("a", wfP, ""), wfStep("b", wfC, ""), wfStep("c", wfI, "")},
+			steps:   []Step{step("a", p, ""), step("b", c, ""), step("c", i, "")},
 			current: "c", completed: []string{"b"},
 		},
 		{
 			name:    "no completed step gives an empty, non-nil list",
 			yaml:    "development_status:\n  epic-1: backlog\n",
-			steps:   []Step{wfStep("epic-1", wfP, "")},
+			steps:   []Step{step("epic-1", p, "")},
 			current: "epic-1", completed: []string{},
 		},
 		{
 			name:  "empty value, booleans, dates and numbers",
 			yaml:  "workflow_status:\n  prd:\n  ux: true\n  qa: false\n  last_updated: 2025-01-02\n  updated_on: '2025-01-02'\n  level: 3\n  ratio: 0.5\n",
-			steps: []Step{wfStep("prd", wfP, ""), wfStep("ux", wfC, ""), wfStep("qa", wfP, "")},
+			steps: []Step{step("prd", p, ""), step("ux", c, ""), step("qa", p, "")},
 			// "level" and "ratio" are numbers, not statuses.
 			current: "prd", completed: []string{"ux"},
 		},
 		{
 			name:    "metadata keys inside workflow_status are not steps",
 			yaml:    "workflow_status:\n  current_phase: 2\n  next_workflow: prd\n  notes: see docs\n  next-js-setup: done\n  prd: required\n",
-			steps:   []Step{wfStep("next-js-setup", wfC, ""), wfStep("prd", wfP, "")},
+			steps:   []Step{step("next-js-setup", c, ""), step("prd", p, "")},
 			current: "prd", completed: []string{"next-js-setup"},
 		},
 		{
 			name: "completed_workflows map of maps",
 			yaml: "project_name: MU\ncompleted_workflows:\n  product-brief:\n    output_file: docs/brief.md\n    status: complete\n  prd:\n    output_file: docs/prd.md\n",
 			steps: []Step{
-				wfStep("product-brief", wfC, ""),
-				wfStep("prd", wfC, ""),
+				step("product-brief", c, ""),
+				step("prd", c, ""),
 			},
 			current: "", completed: []string{"product-brief", "prd"},
 		},
@@ -243,8 +243,8 @@ func TestParseWorkflowInline(t *testing.T) {
 			name: "map of step maps with status and name",
 			yaml: "workflow_status:\n  prd: {name: PRD, status: done}\n  arch: {title: Architecture, state: in_progress}\n  meta: {owner: bob}\n",
 			steps: []Step{
-				wfStep("prd", wfC, "PRD"),
-				wfStep("arch", wfI, "Architecture"),
+				step("prd", c, "PRD"),
+				step("arch", i, "Architecture"),
 			},
 			current: "arch", completed: []string{"prd"},
 		},
@@ -252,9 +252,9 @@ func TestParseWorkflowInline(t *testing.T) {
 			name: "list of one-entry maps and of items without a status",
 			yaml: "workflow_status:\n  - prd: done\n  - architecture: in-progress\n  - id: epics\n  - just a string\n",
 			steps: []Step{
-				wfStep("prd", wfC, ""),
-				wfStep("architecture", wfI, ""),
-				wfStep("epics", wfP, ""),
+				step("prd", c, ""),
+				step("architecture", i, ""),
+				step("epics", p, ""),
 			},
 			current: "architecture", completed: []string{"prd"},
 		},
@@ -262,29 +262,29 @@ func TestParseWorkflowInline(t *testing.T) {
 			name: "phases list under a phases key, workflows as a map",
 			yaml: "phases:\n  - name: Planning\n    workflows:\n      prd: docs/prd.md\n      ux: optional\n",
 			steps: []Step{
-				wfStep("prd", wfC, ""),
-				wfStep("ux", wfP, ""),
+				step("prd", c, ""),
+				step("ux", p, ""),
 			},
 			current: "ux", completed: []string{"prd"},
 		},
 		{
 			name:    "a duplicate step keeps its first occurrence",
 			yaml:    "phase_1:\n  workflows: [{id: prd, status: done}]\nphase_2:\n  workflows: [{id: prd, status: required}, {id: arch, status: required}]\n",
-			steps:   []Step{wfStep("prd", wfC, ""), wfStep("arch", wfP, "")},
+			steps:   []Step{step("prd", c, ""), step("arch", p, "")},
 			current: "arch", completed: []string{"prd"},
 		},
 		{
 			name:    "a duplicate key keeps its first value",
 			yaml:    "workflow_status:\n  prd: done\n  prd: required\n  ux: optional\n",
-			steps:   []Step{wfStep("prd", wfC, ""), wfStep("ux", wfP, "")},
+			steps:   []Step{step("prd", c, ""), step("ux", p, "")},
 			current: "ux", completed: []string{"prd"},
 		},
 		{
 			name: "anchors, aliases and merge keys",
 			yaml: "base: &b {status: done}\nworkflow_status:\n  prd: {<<: *b, name: PRD}\n  arch: *b\n",
 			steps: []Step{
-				wfStep("prd", wfC, "PRD"),
-				wfStep("arch", wfC, ""),
+				step("prd", c, "PRD"),
+				step("arch", c, ""),
 			},
 			current: "", completed: []string{"prd", "arch"},
 		},
@@ -292,8 +292,8 @@ func TestParseWorkflowInline(t *testing.T) {
 			name: "steps with display_name and windows paths",
 			yaml: "steps:\n  - {name: brief, display_name: Brief, status: 'C:\\docs\\brief'}\n  - {name: prd, status: 'TODO'}\n",
 			steps: []Step{
-				wfStep("brief", wfC, "Brief"),
-				wfStep("prd", wfP, ""),
+				step("brief", c, "Brief"),
+				step("prd", p, ""),
 			},
 			current: "prd", completed: []string{"brief"},
 		},
@@ -301,19 +301,19 @@ func TestParseWorkflowInline(t *testing.T) {
 			name: "several documents",
 			yaml: "---\nworkflow_status: {prd: done}\n---\ndevelopment_status: {epic-1: in-progress}\n",
 			steps: []Step{
-				wfStep("prd", wfC, ""),
-				wfStep("epic-1", wfI, ""),
+				step("prd", c, ""),
+				step("epic-1", i, ""),
 			},
 			current: "epic-1", completed: []string{"prd"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wf, err := ParseWorkflow([]byte(tt.yaml))
+			wf, err := Parse([]byte(tt.yaml))
 			if err != nil {
-				t.Fatalf("ParseWorkflow: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
-			wfCheck(t, wf, tt.steps, tt.current, tt.completed)
+			check(t, wf, tt.steps, tt.current, tt.completed)
 		})
 	}
 }
@@ -324,83 +324,83 @@ func TestParseWorkflowStatusWords(t *testing.T) {
 		want StepStatus
 	}{
 		// File paths mean the step's output exists.
-		{"docs/prd.md", wfC},
-		{"prd.md", wfC},
-		{"docs/sprint-status.yaml", wfC},
-		{"architecture.YML", wfC},
-		{"/home/dev/project/docs/ux.md", wfC},
-		{`C:\work\docs\prd`, wfC},
-		{"{project-root}/docs/brief", wfC},
-		{"review.md", wfC},
+		{"docs/prd.md", c},
+		{"prd.md", c},
+		{"docs/sprint-status.yaml", c},
+		{"architecture.YML", c},
+		{"/home/dev/project/docs/ux.md", c},
+		{`C:\work\docs\prd`, c},
+		{"{project-root}/docs/brief", c},
+		{"review.md", c},
 		// Completed.
-		{"done", wfC},
-		{"Done", wfC},
-		{"  DONE  ", wfC},
-		{"complete", wfC},
-		{"completed", wfC},
-		{"Completed", wfC},
-		{"skipped", wfC},
-		{"contexted", wfC},
-		{"approved", wfC},
-		{"superseded", wfC},
-		{"n/a", wfC},
-		{"done (2025-11-07)", wfC},
-		{"✅ done", wfC},
-		{"done ✅ APPROVED", wfC},
+		{"done", c},
+		{"Done", c},
+		{"  DONE  ", c},
+		{"complete", c},
+		{"completed", c},
+		{"Completed", c},
+		{"skipped", c},
+		{"contexted", c},
+		{"approved", c},
+		{"superseded", c},
+		{"n/a", c},
+		{"done (2025-11-07)", c},
+		{"✅ done", c},
+		{"done ✅ APPROVED", c},
 		// In progress.
-		{"in-progress", wfI},
-		{"in_progress", wfI},
-		{"In Progress", wfI},
-		{"IN-PROGRESS", wfI},
-		{"review", wfI},
-		{"ready-for-dev", wfI},
-		{"ready_for_dev", wfI},
-		{"Ready For Dev", wfI},
-		{"started", wfI},
-		{"active", wfI},
-		{"wip", wfI},
-		{"in-progress/review", wfI},
+		{"in-progress", i},
+		{"in_progress", i},
+		{"In Progress", i},
+		{"IN-PROGRESS", i},
+		{"review", i},
+		{"ready-for-dev", i},
+		{"ready_for_dev", i},
+		{"Ready For Dev", i},
+		{"started", i},
+		{"active", i},
+		{"wip", i},
+		{"in-progress/review", i},
 		// Pending.
-		{"required", wfP},
-		{"Required", wfP},
-		{"optional", wfP},
-		{"recommended", wfP},
-		{"conditional", wfP},
-		{"backlog", wfP},
-		{"pending", wfP},
-		{"not-started", wfP},
-		{"not_started", wfP},
-		{"Not Started", wfP},
-		{"todo", wfP},
-		{"TODO", wfP},
-		{"drafted", wfP},
-		{"blocked", wfP},
-		{"on-hold", wfP},
+		{"required", p},
+		{"Required", p},
+		{"optional", p},
+		{"recommended", p},
+		{"conditional", p},
+		{"backlog", p},
+		{"pending", p},
+		{"not-started", p},
+		{"not_started", p},
+		{"Not Started", p},
+		{"todo", p},
+		{"TODO", p},
+		{"drafted", p},
+		{"blocked", p},
+		{"on-hold", p},
 		// Unknown words are pending.
-		{"frobnicated", wfP},
-		{"42x", wfP},
-		{"{{workflow_items}}", wfP},
+		{"frobnicated", p},
+		{"42x", p},
+		{"{{workflow_items}}", p},
 	}
 	for _, tt := range tests {
 		t.Run(tt.word, func(t *testing.T) {
-			if got := wfStatusWord(tt.word, StepPending); got != tt.want {
-				t.Errorf("wfStatusWord(%q) = %q, want %q", tt.word, got, tt.want)
+			if got := statusWord(tt.word, StepPending); got != tt.want {
+				t.Errorf("statusWord(%q) = %q, want %q", tt.word, got, tt.want)
 			}
 			// And end to end, as a quoted flat-map value.
-			yml := "workflow_status:\n  step: " + strings.ReplaceAll(wfQuote(tt.word), "\n", " ") + "\n"
-			wf, err := ParseWorkflow([]byte(yml))
+			yml := "workflow_status:\n  step: " + strings.ReplaceAll(quote(tt.word), "\n", " ") + "\n"
+			wf, err := Parse([]byte(yml))
 			if err != nil {
-				t.Fatalf("ParseWorkflow(%q): %v", yml, err)
+				t.Fatalf("Parse(%q): %v", yml, err)
 			}
 			if len(wf.Steps) != 1 || wf.Steps[0].Status != tt.want {
-				t.Errorf("ParseWorkflow(%q).Steps = %+v, want status %q", yml, wf.Steps, tt.want)
+				t.Errorf("Parse(%q).Steps = %+v, want status %q", yml, wf.Steps, tt.want)
 			}
 		})
 	}
 }
 
-// wfQuote single-quotes a YAML scalar.
-func wfQuote(s string) string {
+// quote single-quotes a YAML scalar.
+func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
@@ -414,12 +414,12 @@ func TestParseWorkflowErrors(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
-			wf, err := ParseWorkflow(wfReadFixture(t, f))
+			wf, err := Parse(readFixture(t, f))
 			if err == nil {
-				t.Fatalf("ParseWorkflow: no error, got %+v", wf)
+				t.Fatalf("Parse: no error, got %+v", wf)
 			}
 			if !reflect.DeepEqual(wf, Workflow{}) {
-				t.Errorf("ParseWorkflow returned %+v with its error", wf)
+				t.Errorf("Parse returned %+v with its error", wf)
 			}
 		})
 	}
@@ -438,8 +438,8 @@ func TestParseWorkflowErrors(t *testing.T) {
 	}
 	for name, yml := range inline {
 		t.Run(name, func(t *testing.T) {
-			if wf, err := ParseWorkflow([]byte(yml)); err == nil {
-				t.Fatalf("ParseWorkflow(%q): no error, got %+v", yml, wf)
+			if wf, err := Parse([]byte(yml)); err == nil {
+				t.Fatalf("Parse(%q): no error, got %+v", yml, wf)
 			}
 		})
 	}
@@ -461,9 +461,9 @@ func TestParseWorkflowAliasBomb(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	b.WriteString("workflow_status: *a9\n")
-	wf, err := ParseWorkflow([]byte(b.String()))
+	wf, err := Parse([]byte(b.String()))
 	if err != nil {
-		t.Fatalf("ParseWorkflow: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	if len(wf.Steps) != 1 || wf.Steps[0].Name != "x" {
 		t.Errorf("Steps = %+v, want the single step x", wf.Steps)
@@ -517,19 +517,19 @@ func TestIsWorkflowFile(t *testing.T) {
 		{"mytestdata/sprint-status.yaml", true},
 	}
 	for _, tt := range tests {
-		if got := IsWorkflowFile(tt.rel); got != tt.want {
-			t.Errorf("IsWorkflowFile(%q) = %v, want %v", tt.rel, got, tt.want)
+		if got := IsFile(tt.rel); got != tt.want {
+			t.Errorf("IsFile(%q) = %v, want %v", tt.rel, got, tt.want)
 		}
 	}
 }
 
 func FuzzParseWorkflow(f *testing.F) {
-	entries, err := os.ReadDir(filepath.Join("testdata", "workflow"))
+	entries, err := os.ReadDir(filepath.Join("testdata"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	for _, e := range entries {
-		f.Add(wfReadFixture(f, e.Name()))
+		f.Add(readFixture(f, e.Name()))
 	}
 	for _, s := range []string{
 		"workflow_status: {prd: done, ux: review}",
@@ -543,7 +543,7 @@ func FuzzParseWorkflow(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		wf, err := ParseWorkflow(data)
+		wf, err := Parse(data)
 		if err != nil {
 			if !reflect.DeepEqual(wf, Workflow{}) {
 				t.Fatalf("error %v came with a workflow %+v", err, wf)

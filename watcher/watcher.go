@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -48,7 +49,7 @@ type WorkspaceOptions struct {
 	OnFile func(FileEvent)
 	// OnWorkflow receives each newly read workflow and the workspace-
 	// relative path of its file; it must not block.
-	OnWorkflow func(rel string, wf Workflow)
+	OnWorkflow func(rel string, wf workflow.Workflow)
 	// Logger receives the watcher's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -67,19 +68,19 @@ type Workspace struct {
 	inspections chan func()
 
 	// Owned by Run's goroutine.
-	fsw       *fsnotify.Watcher
-	known     map[string]fileState // files, by absolute path
-	watched   map[string]bool      // directories with a watch
-	windows   map[string]*window   // paths in a coalescing window
-	wfDue     map[string]time.Time // workflow files waiting to be read, by rel
-	due       dueHeap              // the deadlines of both, earliest first
-	wfBad     map[string]string    // the last unreadable content seen, by rel
-	limitHit  bool                 // the kernel's watch limit was reached
-	unwatched int                  // directories left without a watch
+	fsw         *fsnotify.Watcher
+	known       map[string]fileState // files, by absolute path
+	watched     map[string]bool      // directories with a watch
+	windows     map[string]*window   // paths in a coalescing window
+	workflowDue map[string]time.Time // workflow files waiting to be read, by rel
+	due         dueHeap              // the deadlines of both, earliest first
+	badWorkflow map[string]string    // the last unreadable content seen, by rel
+	limitHit    bool                 // the kernel's watch limit was reached
+	unwatched   int                  // directories left without a watch
 
 	// mu protects workflow and workflowRel.
 	mu          sync.Mutex
-	workflow    Workflow
+	workflow    workflow.Workflow
 	workflowRel string
 }
 
@@ -115,7 +116,7 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		opts.OnFile = func(FileEvent) {}
 	}
 	if opts.OnWorkflow == nil {
-		opts.OnWorkflow = func(string, Workflow) {}
+		opts.OnWorkflow = func(string, workflow.Workflow) {}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -129,8 +130,8 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		known:       make(map[string]fileState),
 		watched:     make(map[string]bool),
 		windows:     make(map[string]*window),
-		wfDue:       make(map[string]time.Time),
-		wfBad:       make(map[string]string),
+		workflowDue: make(map[string]time.Time),
+		badWorkflow: make(map[string]string),
 	}, nil
 }
 
@@ -138,9 +139,9 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 // directory is watched.
 func (w *Workspace) Ready() <-chan struct{} { return w.ready }
 
-// Workflow returns the last workflow read successfully and the workspace-
+// workflow.Workflow returns the last workflow read successfully and the workspace-
 // relative path of its file, or false when there is none.
-func (w *Workspace) Workflow() (Workflow, string, bool) {
+func (w *Workspace) Workflow() (workflow.Workflow, string, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.workflow, w.workflowRel, w.workflowRel != ""
@@ -249,7 +250,7 @@ func (h *dueHeap) Pop() any {
 // live reports whether it still stands for a pending deadline.
 func (w *Workspace) live(it dueItem) bool {
 	if it.workflow {
-		at, ok := w.wfDue[it.key]
+		at, ok := w.workflowDue[it.key]
 		return ok && at.Equal(it.at)
 	}
 	win, ok := w.windows[it.key]
@@ -264,7 +265,7 @@ func (w *Workspace) openWindow(p string, at time.Time, pending bool) {
 
 // debounceWorkflow (re)starts a workflow file's quiet period.
 func (w *Workspace) debounceWorkflow(rel string, at time.Time) {
-	w.wfDue[rel] = at
+	w.workflowDue[rel] = at
 	heap.Push(&w.due, dueItem{at: at, key: rel, workflow: true})
 }
 
@@ -289,7 +290,7 @@ func (w *Workspace) fireDue(now time.Time) {
 			continue
 		}
 		if it.workflow {
-			delete(w.wfDue, it.key)
+			delete(w.workflowDue, it.key)
 			w.readWorkflow(it.key)
 			continue
 		}
@@ -395,7 +396,7 @@ func (w *Workspace) settle(p string) {
 
 func (w *Workspace) emit(p, rel string, op FileOp) {
 	w.opts.OnFile(FileEvent{Path: p, Rel: rel, Op: op, Time: time.Now()})
-	if op != FileRemoved && IsWorkflowFile(rel) {
+	if op != FileRemoved && workflow.IsFile(rel) {
 		w.debounceWorkflow(rel, time.Now().Add(w.opts.WorkflowDebounce))
 	}
 }
@@ -490,7 +491,7 @@ func (w *Workspace) scan(initial bool) {
 		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		if initial {
 			w.known[p] = now
-			if rel, _ := w.rel(p); IsWorkflowFile(rel) {
+			if rel, _ := w.rel(p); workflow.IsFile(rel) {
 				w.readWorkflow(rel)
 			}
 			return
@@ -518,15 +519,15 @@ func (w *Workspace) readWorkflow(rel string) {
 	if err != nil {
 		return // removed or unreadable meanwhile; a later event reads it
 	}
-	wf, err := ParseWorkflow(data)
+	wf, err := workflow.Parse(data)
 	if err != nil {
-		if w.wfBad[rel] != string(data) {
-			w.wfBad[rel] = string(data)
+		if w.badWorkflow[rel] != string(data) {
+			w.badWorkflow[rel] = string(data)
 			w.log.Warn("workflow status file not understood; keeping the last good workflow", "file", rel, "err", err)
 		}
 		return
 	}
-	delete(w.wfBad, rel)
+	delete(w.badWorkflow, rel)
 	w.mu.Lock()
 	cur := w.workflowRel
 	w.mu.Unlock()

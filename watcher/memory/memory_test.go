@@ -1,4 +1,4 @@
-package watcher
+package memory
 
 import (
 	"bufio"
@@ -27,53 +27,53 @@ import (
 )
 
 const (
-	memKiB = 1024
-	memMiB = 1024 * memKiB
-	memGiB = 1024 * memMiB
+	kiB = 1024
+	miB = 1024 * kiB
+	giB = 1024 * miB
 )
 
-// memFixture returns the path of a fixture tree under testdata/cgroup.
-func memFixture(name string) string {
-	return filepath.Join("testdata", "cgroup", name)
+// fixture returns the path of a fixture tree under testdata/cgroup.
+func fixture(name string) string {
+	return filepath.Join("testdata", name)
 }
 
-// memFakeHost returns a host reader giving fixed figures.
-func memFakeHost(total, available uint64, err error) func() (uint64, uint64, error) {
+// fakeHost returns a host reader giving fixed figures.
+func fakeHost(total, available uint64, err error) func() (uint64, uint64, error) {
 	return func() (uint64, uint64, error) { return total, available, err }
 }
 
 func TestCgroupSamplerFixtures(t *testing.T) {
-	host8G := memFakeHost(8*memGiB, 6*memGiB, nil)
+	host8G := fakeHost(8*giB, 6*giB, nil)
 	tests := []struct {
 		root      string
 		host      func() (uint64, uint64, error)
 		wantUsed  uint64
 		wantLimit uint64
-		wantSrc   MemorySource
+		wantSrc   Source
 	}{
 		// memory.current 104857600 - inactive_file 10485760.
 		{"v2-limit", host8G, 94371840, 268435456, SourceCgroup2},
 		{"v2-nested", host8G, 536870912 - 36870912, 1073741824, SourceCgroup2},
 		{"v2-mountroot", host8G, 1073741824 - 73741824, 2147483648, SourceCgroup2},
-		{"v2-max", host8G, 2 * memGiB, 8 * memGiB, SourceHost},
+		{"v2-max", host8G, 2 * giB, 8 * giB, SourceHost},
 		{"v2-clamp", host8G, 0, 268435456, SourceCgroup2},
 		// usage 300000000 - total_inactive_file 50000000 (not inactive_file 1).
 		{"v1-limit", host8G, 250000000, 536870912, SourceCgroup1},
-		{"v1-nolimit", host8G, 2 * memGiB, 8 * memGiB, SourceHost},
+		{"v1-nolimit", host8G, 2 * giB, 8 * giB, SourceHost},
 		{"v1-rootdir", host8G, 500000000, 1073741824, SourceCgroup1},
 		{"v1-flatstat", host8G, 400000000, 1073741824, SourceCgroup1},
 		// No limit of its own, but a parent's: hierarchical_memory_limit.
 		{"v1-parentlimit", host8G, 300000000, 1073741824, SourceCgroup1},
-		{"none", host8G, 2 * memGiB, 8 * memGiB, SourceHost},
+		{"none", host8G, 2 * giB, 8 * giB, SourceHost},
 		// A limit at or above the host's memory is no limit.
-		{"v1-limit", memFakeHost(536870912, 136870912, nil), 400000000, 536870912, SourceHost},
-		{"v2-limit", memFakeHost(256*memMiB, 0, nil), 256 * memMiB, 256 * memMiB, SourceHost},
+		{"v1-limit", fakeHost(536870912, 136870912, nil), 400000000, 536870912, SourceHost},
+		{"v2-limit", fakeHost(256*miB, 0, nil), 256 * miB, 256 * miB, SourceHost},
 		// A host that cannot be read leaves the cgroup's limit in force.
-		{"v2-limit", memFakeHost(0, 0, errors.New("no meminfo")), 94371840, 268435456, SourceCgroup2},
+		{"v2-limit", fakeHost(0, 0, errors.New("no meminfo")), 94371840, 268435456, SourceCgroup2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {
-			s := &cgroupSampler{root: memFixture(tc.root), host: tc.host}
+			s := &cgroupSampler{root: fixture(tc.root), host: tc.host}
 			used, limit, src, err := s.Sample()
 			if err != nil {
 				t.Fatalf("Sample: %v", err)
@@ -93,7 +93,7 @@ func TestCgroupSamplerRealHostFallback(t *testing.T) {
 		t.Fatalf("mem.VirtualMemory: %v", err)
 	}
 	for _, root := range []string{"v2-max", "v1-nolimit", "none"} {
-		used, limit, src, err := NewCgroupSampler(memFixture(root)).Sample()
+		used, limit, src, err := NewCgroupSampler(fixture(root)).Sample()
 		if err != nil {
 			t.Fatalf("%s: Sample: %v", root, err)
 		}
@@ -104,16 +104,16 @@ func TestCgroupSamplerRealHostFallback(t *testing.T) {
 	}
 	// A fixture limit far above any real host is no limit either.
 	dir := t.TempDir()
-	memWriteFile(t, dir, "proc/self/cgroup", "0::/\n")
-	memWriteFile(t, dir, "sys/fs/cgroup/memory.max", strconv.FormatUint(vm.Total+memGiB, 10)+"\n")
-	memWriteFile(t, dir, "sys/fs/cgroup/memory.current", "1000\n")
-	memWriteFile(t, dir, "sys/fs/cgroup/memory.stat", "inactive_file 0\n")
+	writeFile(t, dir, "proc/self/cgroup", "0::/\n")
+	writeFile(t, dir, "sys/fs/cgroup/memory.max", strconv.FormatUint(vm.Total+giB, 10)+"\n")
+	writeFile(t, dir, "sys/fs/cgroup/memory.current", "1000\n")
+	writeFile(t, dir, "sys/fs/cgroup/memory.stat", "inactive_file 0\n")
 	if _, limit, src, err := NewCgroupSampler(dir).Sample(); err != nil || src != SourceHost || limit != vm.Total {
 		t.Errorf("limit above host: Sample = limit %d, %s, %v; want host, %d", limit, src, err, vm.Total)
 	}
 }
 
-func memWriteFile(t *testing.T, root, rel, content string) {
+func writeFile(t *testing.T, root, rel, content string) {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -126,19 +126,19 @@ func memWriteFile(t *testing.T, root, rel, content string) {
 
 func TestCgroupSamplerErrorsNameTheFile(t *testing.T) {
 	empty := t.TempDir()
-	host8G := memFakeHost(8*memGiB, 6*memGiB, nil)
+	host8G := fakeHost(8*giB, 6*giB, nil)
 	tests := []struct {
 		root string
 		host func() (uint64, uint64, error)
 		want string // the file the error must name
 	}{
-		{memFixture("v2-no-current"), host8G, filepath.Join(memFixture("v2-no-current"), "sys/fs/cgroup/memory.current")},
-		{memFixture("v2-no-stat"), host8G, filepath.Join(memFixture("v2-no-stat"), "sys/fs/cgroup/memory.stat")},
-		{memFixture("v2-bad-max"), host8G, filepath.Join(memFixture("v2-bad-max"), "sys/fs/cgroup/memory.max")},
-		{memFixture("v1-no-usage"), host8G, filepath.Join(memFixture("v1-no-usage"), "sys/fs/cgroup/memory/memory.usage_in_bytes")},
+		{fixture("v2-no-current"), host8G, filepath.Join(fixture("v2-no-current"), "sys/fs/cgroup/memory.current")},
+		{fixture("v2-no-stat"), host8G, filepath.Join(fixture("v2-no-stat"), "sys/fs/cgroup/memory.stat")},
+		{fixture("v2-bad-max"), host8G, filepath.Join(fixture("v2-bad-max"), "sys/fs/cgroup/memory.max")},
+		{fixture("v1-no-usage"), host8G, filepath.Join(fixture("v1-no-usage"), "sys/fs/cgroup/memory/memory.usage_in_bytes")},
 		{empty, host8G, filepath.Join(empty, "proc/self/cgroup")},
 		// No limit, and the host cannot be read: that error comes back.
-		{memFixture("v2-max"), memFakeHost(0, 0, errors.New("reading host memory: boom")), "reading host memory: boom"},
+		{fixture("v2-max"), fakeHost(0, 0, errors.New("reading host memory: boom")), "reading host memory: boom"},
 	}
 	for _, tc := range tests {
 		s := &cgroupSampler{root: tc.root, host: tc.host}
@@ -156,16 +156,16 @@ func TestCgroupSamplerRealMachine(t *testing.T) {
 		t.Fatalf("Sample: %v", err)
 	}
 	t.Logf("this machine: source %s, used %d (%.1f MiB), limit %d (%.1f MiB), %.1f%%",
-		src, used, float64(used)/memMiB, limit, float64(limit)/memMiB, float64(used)*100/float64(limit))
+		src, used, float64(used)/miB, limit, float64(limit)/miB, float64(used)*100/float64(limit))
 	if used == 0 || used > limit {
 		t.Errorf("Sample = used %d, limit %d; want 0 < used <= limit", used, limit)
 	}
-	if !slices.Contains([]MemorySource{SourceCgroup2, SourceCgroup1, SourceHost}, src) {
+	if !slices.Contains([]Source{SourceCgroup2, SourceCgroup1, SourceHost}, src) {
 		t.Errorf("Sample source = %q", src)
 	}
 
 	// The monitor's default sampler is this one.
-	m, err := NewMemoryMonitor(MemoryOptions{Logger: memQuietLogger()})
+	m, err := NewMonitor(Options{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,16 +175,16 @@ func TestCgroupSamplerRealMachine(t *testing.T) {
 	}
 }
 
-// memFakeSampler feeds percents of a 100000-byte limit in order, then
+// fakeSampler feeds percents of a 100000-byte limit in order, then
 // repeats the last; a NaN gives an error.
-type memFakeSampler struct {
+type fakeSampler struct {
 	mu    sync.Mutex
 	pcts  []float64
 	next  int
 	calls int
 }
 
-func (f *memFakeSampler) Sample() (uint64, uint64, MemorySource, error) {
+func (f *fakeSampler) Sample() (uint64, uint64, Source, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -196,45 +196,45 @@ func (f *memFakeSampler) Sample() (uint64, uint64, MemorySource, error) {
 	return uint64(math.Round(p * 1000)), 100000, SourceCgroup2, nil
 }
 
-func (f *memFakeSampler) count() int {
+func (f *fakeSampler) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls
 }
 
-func memQuietLogger() *slog.Logger {
+func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// memChanges records OnChange calls.
-type memChanges struct {
+// changeLog records OnChange calls.
+type changeLog struct {
 	mu     sync.Mutex
-	levels []MemoryLevel
+	levels []Level
 	pcts   []float64
 }
 
-func (c *memChanges) record(st MemoryStatus) {
+func (c *changeLog) record(st Status) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.levels = append(c.levels, st.Level)
 	c.pcts = append(c.pcts, st.Percent)
 }
 
-func (c *memChanges) get() []MemoryLevel {
+func (c *changeLog) get() []Level {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.levels)
 }
 
-// memFeed samples every percent with a fresh monitor and returns the
+// feed samples every percent with a fresh monitor and returns the
 // levels and the OnChange calls.
-func memFeed(t *testing.T, opts MemoryOptions, pcts ...float64) (levels []MemoryLevel, changes *memChanges) {
+func feed(t *testing.T, opts Options, pcts ...float64) (levels []Level, changes *changeLog) {
 	t.Helper()
-	changes = &memChanges{}
-	opts.Sampler = &memFakeSampler{pcts: pcts}
+	changes = &changeLog{}
+	opts.Sampler = &fakeSampler{pcts: pcts}
 	opts.OnChange = changes.record
-	opts.Logger = memQuietLogger()
-	m, err := NewMemoryMonitor(opts)
+	opts.Logger = quietLogger()
+	m, err := NewMonitor(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,19 +255,19 @@ func memFeed(t *testing.T, opts MemoryOptions, pcts ...float64) (levels []Memory
 }
 
 const (
-	memOK   = MemoryOK
-	memWarn = MemoryWarning
-	memCrit = MemoryCritical
+	okLevel   = OK
+	warnLevel = Warning
+	crit      = Critical
 )
 
 func TestMemoryLevelSequence(t *testing.T) {
-	levels, changes := memFeed(t, MemoryOptions{},
+	levels, changes := feed(t, Options{},
 		50, 88, 89, 86, 84, 93, 92, 91.5, 90.9, 86, 84.9, 95, 80)
-	want := []MemoryLevel{memOK, memWarn, memWarn, memWarn, memOK, memCrit, memCrit, memCrit, memWarn, memWarn, memOK, memCrit, memOK}
+	want := []Level{okLevel, warnLevel, warnLevel, warnLevel, okLevel, crit, crit, crit, warnLevel, warnLevel, okLevel, crit, okLevel}
 	if !slices.Equal(levels, want) {
 		t.Errorf("levels = %v\nwant     %v", levels, want)
 	}
-	wantChanges := []MemoryLevel{memWarn, memOK, memCrit, memWarn, memOK, memCrit, memOK}
+	wantChanges := []Level{warnLevel, okLevel, crit, warnLevel, okLevel, crit, okLevel}
 	if got := changes.get(); !slices.Equal(got, wantChanges) {
 		t.Errorf("OnChange levels = %v, want %v", got, wantChanges)
 	}
@@ -279,15 +279,15 @@ func TestMemoryLevelSequence(t *testing.T) {
 func TestMemoryFirstSampleChange(t *testing.T) {
 	for _, tc := range []struct {
 		pct  float64
-		want []MemoryLevel
+		want []Level
 	}{
 		{10, nil},
 		{86.99, nil},
-		{87, []MemoryLevel{memWarn}},
-		{93, []MemoryLevel{memCrit}},
-		{100, []MemoryLevel{memCrit}},
+		{87, []Level{warnLevel}},
+		{93, []Level{crit}},
+		{100, []Level{crit}},
 	} {
-		_, changes := memFeed(t, MemoryOptions{}, tc.pct)
+		_, changes := feed(t, Options{}, tc.pct)
 		if got := changes.get(); !slices.Equal(got, tc.want) {
 			t.Errorf("first sample %v%%: OnChange %v, want %v", tc.pct, got, tc.want)
 		}
@@ -295,24 +295,24 @@ func TestMemoryFirstSampleChange(t *testing.T) {
 }
 
 func TestMemoryHoverDoesNotFlap(t *testing.T) {
-	levels, changes := memFeed(t, MemoryOptions{},
+	levels, changes := feed(t, Options{},
 		86.9, 87.0, 87.1, 86.5, 86.9, 87.0, 86.9, 85.1, 85, 87.2, 86)
-	want := []MemoryLevel{memOK, memWarn, memWarn, memWarn, memWarn, memWarn, memWarn, memWarn, memWarn, memWarn, memWarn}
+	want := []Level{okLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel, warnLevel}
 	if !slices.Equal(levels, want) {
 		t.Errorf("levels = %v\nwant     %v", levels, want)
 	}
-	if got := changes.get(); !slices.Equal(got, []MemoryLevel{memWarn}) {
+	if got := changes.get(); !slices.Equal(got, []Level{warnLevel}) {
 		t.Errorf("OnChange = %v, want one change to warning", got)
 	}
 
 	// The same at the critical threshold.
-	levels, changes = memFeed(t, MemoryOptions{},
+	levels, changes = feed(t, Options{},
 		92.9, 93.0, 93.1, 92.5, 93.0, 92.9, 91.1, 91, 93.4)
-	want = []MemoryLevel{memWarn, memCrit, memCrit, memCrit, memCrit, memCrit, memCrit, memCrit, memCrit}
+	want = []Level{warnLevel, crit, crit, crit, crit, crit, crit, crit, crit}
 	if !slices.Equal(levels, want) {
 		t.Errorf("levels = %v\nwant     %v", levels, want)
 	}
-	if got := changes.get(); !slices.Equal(got, []MemoryLevel{memWarn, memCrit}) {
+	if got := changes.get(); !slices.Equal(got, []Level{warnLevel, crit}) {
 		t.Errorf("OnChange = %v, want warning then critical", got)
 	}
 }
@@ -320,43 +320,43 @@ func TestMemoryHoverDoesNotFlap(t *testing.T) {
 // The critical level is what refuses new sessions: where it starts and
 // where it ends, with default and custom options.
 func TestMemoryCriticalThresholds(t *testing.T) {
-	levels, _ := memFeed(t, MemoryOptions{}, 92.99, 93, 91.01, 91, 90.99, 93, 50)
-	want := []MemoryLevel{memWarn, memCrit, memCrit, memCrit, memWarn, memCrit, memOK}
+	levels, _ := feed(t, Options{}, 92.99, 93, 91.01, 91, 90.99, 93, 50)
+	want := []Level{warnLevel, crit, crit, crit, warnLevel, crit, okLevel}
 	if !slices.Equal(levels, want) {
 		t.Errorf("defaults: levels = %v\nwant     %v", levels, want)
 	}
 
-	custom := MemoryOptions{WarnPercent: 70, CriticalPercent: 80, Hysteresis: 5}
-	levels, changes := memFeed(t, custom, 69.9, 70, 79.9, 80, 75.1, 75, 74.9, 65, 64.9, 80, 74)
-	want = []MemoryLevel{memOK, memWarn, memWarn, memCrit, memCrit, memCrit, memWarn, memWarn, memOK, memCrit, memWarn}
+	custom := Options{WarnPercent: 70, CriticalPercent: 80, Hysteresis: 5}
+	levels, changes := feed(t, custom, 69.9, 70, 79.9, 80, 75.1, 75, 74.9, 65, 64.9, 80, 74)
+	want = []Level{okLevel, warnLevel, warnLevel, crit, crit, crit, warnLevel, warnLevel, okLevel, crit, warnLevel}
 	if !slices.Equal(levels, want) {
 		t.Errorf("custom: levels = %v\nwant     %v", levels, want)
 	}
-	if got, w := changes.get(), []MemoryLevel{memWarn, memCrit, memWarn, memOK, memCrit, memWarn}; !slices.Equal(got, w) {
+	if got, w := changes.get(), []Level{warnLevel, crit, warnLevel, okLevel, crit, warnLevel}; !slices.Equal(got, w) {
 		t.Errorf("custom: OnChange = %v, want %v", got, w)
 	}
 
 	// Use above the limit counts as 100%.
-	m, err := NewMemoryMonitor(MemoryOptions{Sampler: memFixedSampler{used: 2000, limit: 1000}, Logger: memQuietLogger()})
+	m, err := NewMonitor(Options{Sampler: fixedSampler{used: 2000, limit: 1000}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := m.Sample(); err != nil || st.Percent != 100 || st.Level != memCrit || st.UsedBytes != 2000 {
+	if st, err := m.Sample(); err != nil || st.Percent != 100 || st.Level != crit || st.UsedBytes != 2000 {
 		t.Errorf("over the limit: %+v, %v", st, err)
 	}
 }
 
-type memFixedSampler struct {
+type fixedSampler struct {
 	used, limit uint64
 	err         error
 }
 
-func (s memFixedSampler) Sample() (uint64, uint64, MemorySource, error) {
+func (s fixedSampler) Sample() (uint64, uint64, Source, error) {
 	return s.used, s.limit, SourceCgroup1, s.err
 }
 
 func TestNewMemoryMonitorOptions(t *testing.T) {
-	for _, o := range []MemoryOptions{
+	for _, o := range []Options{
 		{WarnPercent: 90, CriticalPercent: 90},
 		{WarnPercent: 95, CriticalPercent: 90},
 		{WarnPercent: 95}, // above the default critical 93
@@ -367,49 +367,49 @@ func TestNewMemoryMonitorOptions(t *testing.T) {
 		{Hysteresis: -1},
 		{Interval: -time.Second},
 	} {
-		if _, err := NewMemoryMonitor(o); err == nil {
-			t.Errorf("NewMemoryMonitor(%+v) accepted", o)
+		if _, err := NewMonitor(o); err == nil {
+			t.Errorf("NewMonitor(%+v) accepted", o)
 		}
 	}
 
-	m, err := NewMemoryMonitor(MemoryOptions{Sampler: memFixedSampler{used: 1, limit: 2}})
+	m, err := NewMonitor(Options{Sampler: fixedSampler{used: 1, limit: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.warn != 87 || m.crit != 93 || m.hyst != 2 || m.interval != 5*time.Second || m.log == nil {
 		t.Errorf("defaults: warn %v crit %v hyst %v interval %v", m.warn, m.crit, m.hyst, m.interval)
 	}
-	if got := m.Status(); got != (MemoryStatus{Level: MemoryOK}) {
+	if got := m.Status(); got != (Status{Level: OK}) {
 		t.Errorf("Status before the first sample = %+v", got)
 	}
-	if _, err := NewMemoryMonitor(MemoryOptions{WarnPercent: 50, CriticalPercent: 100, Hysteresis: 0.5, Interval: time.Minute}); err != nil {
+	if _, err := NewMonitor(Options{WarnPercent: 50, CriticalPercent: 100, Hysteresis: 0.5, Interval: time.Minute}); err != nil {
 		t.Errorf("valid options refused: %v", err)
 	}
 }
 
 func TestMemorySampleError(t *testing.T) {
-	changes := &memChanges{}
-	f := &memFakeSampler{pcts: []float64{90, math.NaN(), 50}}
-	m, err := NewMemoryMonitor(MemoryOptions{Sampler: f, OnChange: changes.record, Logger: memQuietLogger()})
+	changes := &changeLog{}
+	f := &fakeSampler{pcts: []float64{90, math.NaN(), 50}}
+	m, err := NewMonitor(Options{Sampler: f, OnChange: changes.record, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, err := m.Sample()
-	if err != nil || first.Level != memWarn {
+	if err != nil || first.Level != warnLevel {
 		t.Fatalf("first Sample = %+v, %v", first, err)
 	}
 	st, err := m.Sample()
 	if err == nil || st != first || m.Status() != first {
 		t.Errorf("failing Sample = %+v, %v; want the previous status %+v and an error", st, err, first)
 	}
-	if st, err := m.Sample(); err != nil || st.Level != memOK {
+	if st, err := m.Sample(); err != nil || st.Level != okLevel {
 		t.Errorf("Sample after the error = %+v, %v", st, err)
 	}
-	if got := changes.get(); !slices.Equal(got, []MemoryLevel{memWarn, memOK}) {
+	if got := changes.get(); !slices.Equal(got, []Level{warnLevel, okLevel}) {
 		t.Errorf("OnChange = %v", got)
 	}
 
-	m, err = NewMemoryMonitor(MemoryOptions{Sampler: memFixedSampler{used: 1}, Logger: memQuietLogger()})
+	m, err = NewMonitor(Options{Sampler: fixedSampler{used: 1}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,10 +421,10 @@ func TestMemorySampleError(t *testing.T) {
 func TestMemoryRunStopsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	changes := &memChanges{}
-	f := &memFakeSampler{pcts: []float64{50, 90, 95, 95, 86}}
+	changes := &changeLog{}
+	f := &fakeSampler{pcts: []float64{50, 90, 95, 95, 86}}
 	var logs testutil.SyncBuffer
-	m, err := NewMemoryMonitor(MemoryOptions{
+	m, err := NewMonitor(Options{
 		Interval: 10 * time.Millisecond,
 		Sampler:  f,
 		OnChange: changes.record,
@@ -450,15 +450,15 @@ func TestMemoryRunStopsOnCancel(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	n := f.count()
-	if got, want := changes.get(), []MemoryLevel{memWarn, memCrit, memWarn}; !slices.Equal(got, want) {
+	if got, want := changes.get(), []Level{warnLevel, crit, warnLevel}; !slices.Equal(got, want) {
 		t.Errorf("OnChange = %v, want %v", got, want)
 	}
-	if st := m.Status(); st.Level != memWarn || st.Percent != 86 {
+	if st := m.Status(); st.Level != warnLevel || st.Percent != 86 {
 		t.Errorf("Status after Run = %+v", st)
 	}
 	// Run is over: no sample after it returned (goleak also checks that
 	// its goroutine and ticker are gone).
-	m2, _ := NewMemoryMonitor(MemoryOptions{Sampler: f, Logger: memQuietLogger()})
+	m2, _ := NewMonitor(Options{Sampler: f, Logger: quietLogger()})
 	m2.Run(ctx) // already cancelled: returns without sampling
 	if f.count() != n {
 		t.Errorf("samples after Run returned: %d, then %d", n, f.count())
@@ -468,9 +468,9 @@ func TestMemoryRunStopsOnCancel(t *testing.T) {
 func TestMemoryRunSamplesAtOnce(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	f := &memFakeSampler{pcts: []float64{95}}
-	changes := &memChanges{}
-	m, err := NewMemoryMonitor(MemoryOptions{Interval: time.Hour, Sampler: f, OnChange: changes.record, Logger: memQuietLogger()})
+	f := &fakeSampler{pcts: []float64{95}}
+	changes := &changeLog{}
+	m, err := NewMonitor(Options{Interval: time.Hour, Sampler: f, OnChange: changes.record, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,13 +480,13 @@ func TestMemoryRunSamplesAtOnce(t *testing.T) {
 		defer close(done)
 		m.Run(ctx)
 	}()
-	testutil.Eventually(t, 5*time.Second, "the first sample", func() bool { return m.Status().Level == memCrit })
+	testutil.Eventually(t, 5*time.Second, "the first sample", func() bool { return m.Status().Level == crit })
 	cancel()
 	<-done
 	if f.count() != 1 {
 		t.Errorf("samples = %d, want 1", f.count())
 	}
-	if got := changes.get(); !slices.Equal(got, []MemoryLevel{memCrit}) {
+	if got := changes.get(); !slices.Equal(got, []Level{crit}) {
 		t.Errorf("OnChange = %v", got)
 	}
 }
@@ -495,9 +495,9 @@ func TestMemoryRunSamplesAtOnce(t *testing.T) {
 func TestMemoryRunLogsErrorsOnce(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	f := &memFakeSampler{pcts: []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), 40}}
+	f := &fakeSampler{pcts: []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), 40}}
 	w := &testutil.SyncBuffer{}
-	m, err := NewMemoryMonitor(MemoryOptions{Interval: 5 * time.Millisecond, Sampler: f, Logger: slog.New(slog.NewTextHandler(w, nil))})
+	m, err := NewMonitor(Options{Interval: 5 * time.Millisecond, Sampler: f, Logger: slog.New(slog.NewTextHandler(w, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestMemoryRunLogsErrorsOnce(t *testing.T) {
 }
 
 func TestProcessTreeRSSFixture(t *testing.T) {
-	root := filepath.Join(memFixture("proctree"), "proc")
+	root := filepath.Join(fixture("proctree"), "proc")
 	page := uint64(os.Getpagesize())
 	tests := []struct {
 		pid  int
@@ -529,11 +529,11 @@ func TestProcessTreeRSSFixture(t *testing.T) {
 		// 100 "(weird ) name)": 2048 kB; 101: 1024 kB; 102: statm 25 pages;
 		// 103: statm 10 pages; 104 vanished (its child 105: 512 kB);
 		// 106 a zombie: 0. 200 ("x) S 100 (y", parent 1) is not in it.
-		{100, (2048+1024+512)*memKiB + 35*page},
-		{101, 1024*memKiB + 10*page},
-		{102, 25*page + 512*memKiB},
-		{105, 512 * memKiB},
-		{200, 99999 * memKiB},
+		{100, (2048+1024+512)*kiB + 35*page},
+		{101, 1024*kiB + 10*page},
+		{102, 25*page + 512*kiB},
+		{105, 512 * kiB},
+		{200, 99999 * kiB},
 	}
 	for _, tc := range tests {
 		got, err := ProcessTreeRSS(root, tc.pid)
@@ -552,9 +552,9 @@ func TestProcessTreeRSSFixture(t *testing.T) {
 	}
 }
 
-// memTestProc reads what the real-/proc test needs of one process, with
+// testProc reads what the real-/proc test needs of one process, with
 // its own parsing: parent, state, comm and VmRSS in bytes.
-func memTestProc(pid int) (ppid int, state, comm string, rss uint64, err error) {
+func testProc(pid int) (ppid int, state, comm string, rss uint64, err error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, "", "", 0, err
@@ -605,18 +605,18 @@ func TestProcessTreeRSSReal(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			ppid, state, comm, _, err := memTestProc(pid)
+			ppid, state, comm, _, err := testProc(pid)
 			if err == nil && ppid == shell && comm == "sleep" && state == "S" {
 				kids = append(kids, pid)
 			}
 		}
-		_, state, _, _, err := memTestProc(shell)
+		_, state, _, _, err := testProc(shell)
 		return err == nil && state == "S" && len(kids) == 2
 	})
 
 	sum := func() (total, shellRSS uint64) {
 		for _, pid := range append([]int{shell}, kids...) {
-			_, _, _, rss, err := memTestProc(pid)
+			_, _, _, rss, err := testProc(pid)
 			if err != nil {
 				t.Fatalf("reading %d: %v", pid, err)
 			}
@@ -637,14 +637,14 @@ func TestProcessTreeRSSReal(t *testing.T) {
 	if got <= shellRSS {
 		t.Errorf("tree RSS %d not above the shell's own %d", got, shellRSS)
 	}
-	const tolerance = 64 * memKiB
+	const tolerance = 64 * kiB
 	lo, hi := min(before, after), max(before, after)
 	if got+tolerance < lo || got > hi+tolerance {
 		t.Errorf("tree RSS %d, want the three processes' sum %d..%d (±%d)", got, lo, hi, tolerance)
 	}
 
 	// A child's own tree is just itself.
-	_, _, _, kidRSS, _ := memTestProc(kids[0])
+	_, _, _, kidRSS, _ := testProc(kids[0])
 	if got, err := ProcessTreeRSS("/proc", kids[0]); err != nil || got+tolerance < kidRSS || got > kidRSS+tolerance {
 		t.Errorf("ProcessTreeRSS(child) = %d, %v; want about %d", got, err, kidRSS)
 	}

@@ -1,4 +1,4 @@
-package watcher
+package workflow
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 // Workflow status files
 //
-// BMAD's status files are written by an LLM, so ParseWorkflow accepts every
+// BMAD's status files are written by an LLM, so Parse accepts every
 // shape found in real projects and keeps the file's order of steps:
 //
 //  1. A flat map, id to status word or output path:
@@ -55,10 +55,10 @@ import (
 //
 // A boolean counts as completed (true) or pending (false).
 
-// ParseWorkflow reads a workflow status file's content. It returns an error for
+// Parse reads a workflow status file's content. It returns an error for
 // content that is not YAML or holds no recognisable workflow (an empty workflow is
 // never returned without an error).
-func ParseWorkflow(data []byte) (wf Workflow, err error) {
+func Parse(data []byte) (wf Workflow, err error) {
 	defer func() {
 		// The YAML decoder is third-party code fed LLM-written files;
 		// whatever it does, a bad file must not take the server down.
@@ -67,7 +67,7 @@ func ParseWorkflow(data []byte) (wf Workflow, err error) {
 		}
 	}()
 
-	p := &wfParser{budget: wfNodeBudget, seen: map[string]bool{}}
+	p := &parser{budget: nodeBudget, seen: map[string]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	docs, mappings := 0, 0
 	for {
@@ -79,9 +79,9 @@ func ParseWorkflow(data []byte) (wf Workflow, err error) {
 			return Workflow{}, fmt.Errorf("workflow: invalid YAML: %w", err)
 		}
 		docs++
-		root := wfResolve(&doc)
+		root := resolve(&doc)
 		if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-			root = wfResolve(root.Content[0])
+			root = resolve(root.Content[0])
 		}
 		if root == nil || root.Kind != yaml.MappingNode {
 			continue
@@ -100,17 +100,17 @@ func ParseWorkflow(data []byte) (wf Workflow, err error) {
 	if len(steps) == 0 {
 		return Workflow{}, errors.New("workflow: no workflow steps found")
 	}
-	return wfBuild(steps), nil
+	return build(steps), nil
 }
 
-// IsWorkflowFile reports whether rel (a workspace-relative path with forward
+// IsFile reports whether rel (a workspace-relative path with forward
 // slashes) is a workflow status file: .bmad/bmm/status/*.yaml (or .yml), or any
 // file named bmm-workflow-status.yaml / sprint-status.yaml (also .yml) anywhere.
 //
 // Files in test data and fixture trees (a directory named testdata,
 // fixtures, __fixtures__ or test-fixtures on the way) are samples, not the
 // project's workflow.
-func IsWorkflowFile(rel string) bool {
+func IsFile(rel string) bool {
 	rel = strings.TrimPrefix(rel, "./")
 	if rel == "" || strings.HasSuffix(rel, "/") {
 		return false
@@ -137,8 +137,8 @@ func IsWorkflowFile(rel string) bool {
 	return (ext == ".yaml" || ext == ".yml") && len(base) > len(ext)
 }
 
-// wfBuild derives the current and completed steps from the step list.
-func wfBuild(steps []Step) Workflow {
+// build derives the current and completed steps from the step list.
+func build(steps []Step) Workflow {
 	wf := Workflow{Steps: steps, CompletedSteps: []string{}}
 	firstPending := ""
 	for _, s := range steps {
@@ -161,52 +161,52 @@ func wfBuild(steps []Step) Workflow {
 	return wf
 }
 
-// wfNodeBudget bounds the nodes visited, so that aliases nested many times
+// nodeBudget bounds the nodes visited, so that aliases nested many times
 // over (a "billion laughs" file) cost no more than a large honest one.
 const (
-	wfNodeBudget = 200_000
-	wfMaxDepth   = 24
+	nodeBudget = 200_000
+	maxDepth   = 24
 )
 
-// wfParser collects steps from the decoded documents.
-type wfParser struct {
+// parser collects steps from the decoded documents.
+type parser struct {
 	workflow    []Step // from workflow_status, phases, steps, ...
 	development []Step // from development_status, listed last
 	seen        map[string]bool
 	budget      int
 }
 
-// wfList says which of the parser's lists a step goes to.
-type wfList int
+// list says which of the parser's lists a step goes to.
+type list int
 
 const (
-	wfWorkflowList wfList = iota
-	wfDevelopmentList
+	workflowList list = iota
+	developmentList
 )
 
 // root reads a top-level mapping, dispatching on its keys.
-func (p *wfParser) root(n *yaml.Node) {
+func (p *parser) root(n *yaml.Node) {
 	for _, kv := range p.entries(n, 0) {
-		key := wfCompact(kv.key)
+		key := compact(kv.key)
 		switch {
 		case key == "workflowstatus" || key == "workflow" || key == "workflows" ||
 			key == "workflowsteps" || key == "steps" || key == "phases":
-			p.container(kv.value, StepPending, wfWorkflowList, 1)
+			p.container(kv.value, StepPending, workflowList, 1)
 		case key == "completedworkflows":
-			p.container(kv.value, StepCompleted, wfWorkflowList, 1)
-		case wfIsPhaseKey(key):
-			p.phase(kv.value, wfWorkflowList, 1)
+			p.container(kv.value, StepCompleted, workflowList, 1)
+		case isPhaseKey(key):
+			p.phase(kv.value, workflowList, 1)
 		case key == "developmentstatus" || key == "sprintstatus":
-			p.container(kv.value, StepPending, wfDevelopmentList, 1)
+			p.container(kv.value, StepPending, developmentList, 1)
 		}
 	}
 }
 
 // phase reads one phase: a mapping holding a list of workflows, a flat
 // map of id to status, or directly a list of workflows.
-func (p *wfParser) phase(n *yaml.Node, list wfList, depth int) {
-	n = wfResolve(n)
-	if n == nil || depth > wfMaxDepth {
+func (p *parser) phase(n *yaml.Node, list list, depth int) {
+	n = resolve(n)
+	if n == nil || depth > maxDepth {
 		return
 	}
 	if n.Kind == yaml.MappingNode {
@@ -221,9 +221,9 @@ func (p *wfParser) phase(n *yaml.Node, list wfList, depth int) {
 // container reads a node holding steps: a mapping of id to status (or to
 // a mapping with a status, or to a phase) or a sequence of step or phase
 // mappings. def is the status of a step that names no status.
-func (p *wfParser) container(n *yaml.Node, def StepStatus, list wfList, depth int) {
-	n = wfResolve(n)
-	if n == nil || depth > wfMaxDepth || !p.spend() {
+func (p *parser) container(n *yaml.Node, def StepStatus, list list, depth int) {
+	n = resolve(n)
+	if n == nil || depth > maxDepth || !p.spend() {
 		return
 	}
 	switch n.Kind {
@@ -239,23 +239,23 @@ func (p *wfParser) container(n *yaml.Node, def StepStatus, list wfList, depth in
 }
 
 // entry reads one key: value pair of a step map.
-func (p *wfParser) entry(key string, v *yaml.Node, def StepStatus, list wfList, depth int) {
-	v = wfResolve(v)
+func (p *parser) entry(key string, v *yaml.Node, def StepStatus, list list, depth int) {
+	v = resolve(v)
 	name := strings.TrimSpace(key)
-	compact := wfCompact(name)
+	compact := compact(name)
 	if v == nil || name == "" || !p.spend() {
 		return
 	}
-	if wfIsPhaseKey(compact) {
+	if isPhaseKey(compact) {
 		p.phase(v, list, depth+1)
 		return
 	}
-	if wfIsMetaKey(name) {
+	if isMetaKey(name) {
 		return
 	}
 	switch v.Kind {
 	case yaml.ScalarNode:
-		if st, ok := wfScalarStatus(v, def); ok {
+		if st, ok := scalarStatus(v, def); ok {
 			p.add(list, name, "", st)
 		}
 	case yaml.MappingNode:
@@ -266,13 +266,13 @@ func (p *wfParser) entry(key string, v *yaml.Node, def StepStatus, list wfList, 
 		fields := p.fields(v, depth)
 		st := def
 		if sv, ok := fields["status"]; ok {
-			st = wfNodeStatus(sv, def)
+			st = nodeStatus(sv, def)
 		} else if sv, ok := fields["state"]; ok {
-			st = wfNodeStatus(sv, def)
+			st = nodeStatus(sv, def)
 		} else if def != StepCompleted {
 			return // a nested map without a status: not a step
 		}
-		p.add(list, name, wfDisplay(fields, ""), st)
+		p.add(list, name, display(fields, ""), st)
 	case yaml.SequenceNode:
 		// A named list of workflows, e.g. "analysis: [{id, status}]".
 		p.container(v, StepPending, list, depth+1)
@@ -280,8 +280,8 @@ func (p *wfParser) entry(key string, v *yaml.Node, def StepStatus, list wfList, 
 }
 
 // item reads one element of a step or phase list.
-func (p *wfParser) item(n *yaml.Node, def StepStatus, list wfList, depth int) {
-	n = wfResolve(n)
+func (p *parser) item(n *yaml.Node, def StepStatus, list list, depth int) {
+	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode || !p.spend() {
 		return
 	}
@@ -292,7 +292,7 @@ func (p *wfParser) item(n *yaml.Node, def StepStatus, list wfList, depth int) {
 	fields := p.fields(n, depth)
 	nameField := ""
 	for _, f := range []string{"id", "key", "workflow", "step", "story", "task", "slug", "name", "title"} {
-		if s, ok := wfScalarText(fields[f]); ok && s != "" {
+		if s, ok := scalarText(fields[f]); ok && s != "" {
 			nameField = f
 			break
 		}
@@ -300,30 +300,30 @@ func (p *wfParser) item(n *yaml.Node, def StepStatus, list wfList, depth int) {
 	if nameField == "" {
 		// "- prd: done": a one-entry map reads as a step map.
 		if len(n.Content) == 2 {
-			if k := wfResolve(n.Content[0]); k != nil && k.Kind == yaml.ScalarNode {
+			if k := resolve(n.Content[0]); k != nil && k.Kind == yaml.ScalarNode {
 				p.entry(k.Value, n.Content[1], def, list, depth)
 			}
 		}
 		return
 	}
-	name, _ := wfScalarText(fields[nameField])
+	name, _ := scalarText(fields[nameField])
 	st := def
 	if sv, ok := fields["status"]; ok {
-		st = wfNodeStatus(sv, def)
+		st = nodeStatus(sv, def)
 	} else if sv, ok := fields["state"]; ok {
-		st = wfNodeStatus(sv, def)
+		st = nodeStatus(sv, def)
 	}
-	p.add(list, name, wfDisplay(fields, nameField), st)
+	p.add(list, name, display(fields, nameField), st)
 }
 
 // add appends a step unless one of that name is already listed.
-func (p *wfParser) add(list wfList, name, display string, st StepStatus) {
+func (p *parser) add(list list, name, display string, st StepStatus) {
 	if name == "" || p.seen[name] {
 		return
 	}
 	p.seen[name] = true
 	s := Step{Name: name, Status: st, DisplayName: display}
-	if list == wfDevelopmentList {
+	if list == developmentList {
 		p.development = append(p.development, s)
 	} else {
 		p.workflow = append(p.workflow, s)
@@ -331,7 +331,7 @@ func (p *wfParser) add(list wfList, name, display string, st StepStatus) {
 }
 
 // spend takes one node from the budget, reporting whether any was left.
-func (p *wfParser) spend() bool {
+func (p *parser) spend() bool {
 	if p.budget <= 0 {
 		return false
 	}
@@ -339,30 +339,30 @@ func (p *wfParser) spend() bool {
 	return true
 }
 
-// wfKV is one entry of a mapping, its key as text.
-type wfKV struct {
+// kv is one entry of a mapping, its key as text.
+type kv struct {
 	key   string
 	value *yaml.Node
 }
 
 // entries lists a mapping's entries in order, expanding "<<" merge keys.
-func (p *wfParser) entries(n *yaml.Node, depth int) []wfKV {
-	n = wfResolve(n)
-	if n == nil || n.Kind != yaml.MappingNode || depth > wfMaxDepth {
+func (p *parser) entries(n *yaml.Node, depth int) []kv {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode || depth > maxDepth {
 		return nil
 	}
-	var out []wfKV
+	var out []kv
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if !p.spend() {
 			break
 		}
-		k := wfResolve(n.Content[i])
+		k := resolve(n.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode {
 			continue
 		}
 		v := n.Content[i+1]
 		if k.Tag == "!!merge" || (k.Value == "<<" && k.Style == 0) {
-			m := wfResolve(v)
+			m := resolve(v)
 			if m == nil {
 				continue
 			}
@@ -375,17 +375,17 @@ func (p *wfParser) entries(n *yaml.Node, depth int) []wfKV {
 			}
 			continue
 		}
-		out = append(out, wfKV{key: k.Value, value: v})
+		out = append(out, kv{key: k.Value, value: v})
 	}
 	return out
 }
 
 // fields maps a mapping's compacted keys to their values, the first of
 // each key winning.
-func (p *wfParser) fields(n *yaml.Node, depth int) map[string]*yaml.Node {
+func (p *parser) fields(n *yaml.Node, depth int) map[string]*yaml.Node {
 	out := map[string]*yaml.Node{}
 	for _, kv := range p.entries(n, depth) {
-		k := wfCompact(kv.key)
+		k := compact(kv.key)
 		if _, dup := out[k]; !dup {
 			out[k] = kv.value
 		}
@@ -395,18 +395,18 @@ func (p *wfParser) fields(n *yaml.Node, depth int) map[string]*yaml.Node {
 
 // stepsField returns a phase mapping's list of workflows, or nil when it
 // has none.
-func (p *wfParser) stepsField(n *yaml.Node, depth int) *yaml.Node {
+func (p *parser) stepsField(n *yaml.Node, depth int) *yaml.Node {
 	fields := p.fields(n, depth)
 	for _, f := range []string{"workflows", "steps", "stories", "tasks", "items"} {
-		if v := wfResolve(fields[f]); v != nil && (v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode) {
+		if v := resolve(fields[f]); v != nil && (v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode) {
 			return v
 		}
 	}
 	return nil
 }
 
-// wfResolve follows an alias to the node it names.
-func wfResolve(n *yaml.Node) *yaml.Node {
+// resolve follows an alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
 		n = n.Alias
 	}
@@ -416,49 +416,49 @@ func wfResolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// wfDisplay picks a step's human-readable name from its fields, skipping
+// display picks a step's human-readable name from its fields, skipping
 // the field that gave the step its name.
-func wfDisplay(fields map[string]*yaml.Node, nameField string) string {
+func display(fields map[string]*yaml.Node, nameField string) string {
 	for _, f := range []string{"displayname", "name", "title", "label"} {
 		if f == nameField {
 			continue
 		}
-		if s, ok := wfScalarText(fields[f]); ok && s != "" {
+		if s, ok := scalarText(fields[f]); ok && s != "" {
 			return s
 		}
 	}
 	return ""
 }
 
-// wfScalarText is a scalar node's trimmed text.
-func wfScalarText(n *yaml.Node) (string, bool) {
-	n = wfResolve(n)
+// scalarText is a scalar node's trimmed text.
+func scalarText(n *yaml.Node) (string, bool) {
+	n = resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return "", false
 	}
 	return strings.TrimSpace(n.Value), true
 }
 
-// wfScalarStatus reads the status of a "key: scalar" step entry. It
+// scalarStatus reads the status of a "key: scalar" step entry. It
 // reports false for values that are no status at all: numbers, dates.
-func wfScalarStatus(v *yaml.Node, def StepStatus) (StepStatus, bool) {
+func scalarStatus(v *yaml.Node, def StepStatus) (StepStatus, bool) {
 	switch v.Tag {
 	case "!!null":
 		return def, true
 	case "!!bool":
-		return wfBool(v.Value), true
+		return boolValue(v.Value), true
 	case "!!int", "!!float", "!!timestamp":
 		return "", false
 	}
-	if wfIsDate(strings.TrimSpace(v.Value)) {
+	if isDate(strings.TrimSpace(v.Value)) {
 		return "", false
 	}
-	return wfStatusWord(v.Value, def), true
+	return statusWord(v.Value, def), true
 }
 
-// wfNodeStatus reads the value of a status: field.
-func wfNodeStatus(v *yaml.Node, def StepStatus) StepStatus {
-	v = wfResolve(v)
+// nodeStatus reads the value of a status: field.
+func nodeStatus(v *yaml.Node, def StepStatus) StepStatus {
+	v = resolve(v)
 	if v == nil || v.Kind != yaml.ScalarNode {
 		return StepPending
 	}
@@ -466,12 +466,12 @@ func wfNodeStatus(v *yaml.Node, def StepStatus) StepStatus {
 	case "!!null":
 		return def
 	case "!!bool":
-		return wfBool(v.Value)
+		return boolValue(v.Value)
 	}
-	return wfStatusWord(v.Value, def)
+	return statusWord(v.Value, def)
 }
 
-func wfBool(s string) StepStatus {
+func boolValue(s string) StepStatus {
 	switch strings.ToLower(s) {
 	case "true", "yes", "on", "y":
 		return StepCompleted
@@ -479,8 +479,8 @@ func wfBool(s string) StepStatus {
 	return StepPending
 }
 
-// wfStatusWords maps normalised status words to a step status.
-var wfStatusWords = map[string]StepStatus{
+// statusWords maps normalised status words to a step status.
+var statusWords = map[string]StepStatus{
 	"done": StepCompleted, "complete": StepCompleted, "completed": StepCompleted,
 	"finished": StepCompleted, "closed": StepCompleted, "approved": StepCompleted,
 	"merged": StepCompleted, "shipped": StepCompleted, "delivered": StepCompleted,
@@ -506,30 +506,30 @@ var wfStatusWords = map[string]StepStatus{
 	"paused": StepPending, "deferred": StepPending, "waiting": StepPending,
 }
 
-// wfFileExts are the endings that make a status value an output file.
-var wfFileExts = []string{
+// fileExts are the endings that make a status value an output file.
+var fileExts = []string{
 	".md", ".markdown", ".yaml", ".yml", ".json", ".txt", ".html", ".htm",
 	".pdf", ".xml", ".csv", ".adoc", ".rst", ".sql", ".docx", ".svg", ".png",
 }
 
-// wfStatusWord maps a status value to a step status; see the table above.
+// statusWord maps a status value to a step status; see the table above.
 // An empty value gives def, an unknown one pending.
-func wfStatusWord(raw string, def StepStatus) StepStatus {
+func statusWord(raw string, def StepStatus) StepStatus {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return def
 	}
-	norm := wfNormWord(s)
-	if st, ok := wfStatusWords[norm]; ok {
+	norm := normWord(s)
+	if st, ok := statusWords[norm]; ok {
 		return st
 	}
 	lower := strings.ToLower(s)
-	for _, ext := range wfFileExts {
+	for _, ext := range fileExts {
 		if len(lower) > len(ext) && strings.HasSuffix(lower, ext) {
 			return StepCompleted
 		}
 	}
-	if st, ok := wfStatusWords[wfFirstWord(norm)]; ok {
+	if st, ok := statusWords[firstWord(norm)]; ok {
 		return st
 	}
 	if strings.ContainsAny(s, `/\`) {
@@ -538,8 +538,8 @@ func wfStatusWord(raw string, def StepStatus) StepStatus {
 	return StepPending
 }
 
-// wfNormWord lower-cases a status word and makes '_' and ' ' into '-'.
-func wfNormWord(s string) string {
+// normWord lower-cases a status word and makes '_' and ' ' into '-'.
+func normWord(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	return strings.Map(func(r rune) rune {
 		if r == '_' || r == ' ' {
@@ -549,9 +549,9 @@ func wfNormWord(s string) string {
 	}, s)
 }
 
-// wfFirstWord is the first run of letters, digits, hyphens and
+// firstWord is the first run of letters, digits, hyphens and
 // apostrophes in a normalised status value, e.g. "done" in "✅-done-(2025-11-07)".
-func wfFirstWord(norm string) string {
+func firstWord(norm string) string {
 	isWord := func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\''
 	}
@@ -570,9 +570,9 @@ func wfFirstWord(norm string) string {
 	return strings.Trim(norm[start:end], "-")
 }
 
-// wfCompact lower-cases a key and drops '_', '-' and spaces, so that
+// compact lower-cases a key and drops '_', '-' and spaces, so that
 // displayName, display_name and display-name compare equal.
-func wfCompact(s string) string {
+func compact(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	return strings.Map(func(r rune) rune {
 		if r == '_' || r == '-' || r == ' ' {
@@ -582,16 +582,16 @@ func wfCompact(s string) string {
 	}, s)
 }
 
-// wfIsPhaseKey reports whether a compacted key names a phase:
+// isPhaseKey reports whether a compacted key names a phase:
 // phase_1_analysis, phase2, Phase-3-Solutioning.
-func wfIsPhaseKey(compact string) bool {
+func isPhaseKey(compact string) bool {
 	rest, ok := strings.CutPrefix(compact, "phase")
 	return ok && rest != "" && rest[0] >= '0' && rest[0] <= '9'
 }
 
-// wfMetaKeys are keys that, inside a step map or a phase, are metadata
-// rather than steps (compacted: see wfCompact).
-var wfMetaKeys = map[string]bool{
+// metaKeys are keys that, inside a step map or a phase, are metadata
+// rather than steps (compacted: see compact).
+var metaKeys = map[string]bool{
 	"generated": true, "generatedat": true, "generatedon": true,
 	"project": true, "projectname": true, "projecttype": true, "projectlevel": true,
 	"projectkey": true, "projectid": true, "projectmetadata": true,
@@ -608,21 +608,21 @@ var wfMetaKeys = map[string]bool{
 	"condition": true, "selected": true, "progress": true, "percentcomplete": true,
 }
 
-// wfIsMetaKey reports whether a step map's key is metadata: a known
+// isMetaKey reports whether a step map's key is metadata: a known
 // metadata name, or snake_case current_*, next_*, last_* (step ids are
 // kebab-case, so next-js-setup stays a step).
-func wfIsMetaKey(key string) bool {
+func isMetaKey(key string) bool {
 	lower := strings.ToLower(key)
 	for _, prefix := range []string{"current_", "next_", "last_"} {
 		if strings.HasPrefix(lower, prefix) {
 			return true
 		}
 	}
-	return wfMetaKeys[wfCompact(key)]
+	return metaKeys[compact(key)]
 }
 
-// wfIsDate reports whether s starts like an ISO date, 2025-11-09.
-func wfIsDate(s string) bool {
+// isDate reports whether s starts like an ISO date, 2025-11-09.
+func isDate(s string) bool {
 	if len(s) < 10 {
 		return false
 	}
@@ -637,4 +637,32 @@ func wfIsDate(s string) bool {
 		}
 	}
 	return true
+}
+
+// StepStatus is a workflow step's state.
+type StepStatus string
+
+// The step states of the protocol's workflow.updated.
+const (
+	StepCompleted  StepStatus = "completed"
+	StepInProgress StepStatus = "in_progress"
+	StepPending    StepStatus = "pending"
+)
+
+// Step is one step of a workflow.
+type Step struct {
+	// Name identifies the step, e.g. "prd" or "1-2-some-story".
+	Name   string
+	Status StepStatus
+	// DisplayName is a human-readable name, when the file gives one.
+	DisplayName string
+}
+
+// Workflow is a workflow's progress.
+type Workflow struct {
+	// CurrentStep is the first step in progress, else the first pending
+	// one, else empty.
+	CurrentStep    string
+	CompletedSteps []string
+	Steps          []Step
 }
