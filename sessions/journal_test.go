@@ -48,15 +48,15 @@ func TestAStuckStoreHoldsUpNoSession(t *testing.T) {
 		SaveInterval: 20 * time.Millisecond,
 		StopGrace:    time.Second,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnEvent: func(ev Event) {
-			if ev.Kind == EventStatus {
-				statuses <- ev.Session
-			}
-		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Subscribe(func(ev Event) {
+		if ev.Kind == EventStatus {
+			statuses <- ev.Session
+		}
+	})
 	short, err := m.Create(CreateOptions{Name: "short", Command: []string{"sh", "-c", "read x; echo done; exit 3"}})
 	if err != nil {
 		t.Fatal(err)

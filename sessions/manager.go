@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmux/agentmux/internal/observe"
 	"github.com/agentmux/agentmux/pty"
 	"github.com/agentmux/agentmux/worktree"
 )
@@ -100,9 +101,13 @@ type Options struct {
 	// StopGrace is how long a stopped agent gets between SIGHUP and
 	// SIGKILL; 0 means 3 seconds.
 	StopGrace time.Duration
-	// OnEvent is called for every event, in order, and must not block;
-	// nil means no observer.
-	OnEvent func(Event)
+	// Admit, when set, is asked before an agent starts (Create, Resume)
+	// and refuses it by returning an error, which the caller gets as it
+	// is: how a resource the Manager does not own, such as memory, gates
+	// new agents. It is called with the Manager's lock held, so it must be
+	// quick and must not call the Manager. nil admits every agent that
+	// MaxSessions allows.
+	Admit func() error
 	// Store, when set, keeps sessions across restarts: the sessions it
 	// holds are restored (as idle) by NewManager, metadata is written on
 	// every change, and screens every SaveInterval while they change and
@@ -149,6 +154,8 @@ type Manager struct {
 	// in the order they happened. Lock order: a Session's mu, then emitMu,
 	// then a ring's mu.
 	emitMu sync.Mutex
+	// observers are told of every event, under emitMu.
+	observers observe.List[Event]
 	// journal writes the store's changes; nil without a store. Its
 	// goroutine starts in NewManager and ends in Close, after draining.
 	journal *journal
@@ -206,9 +213,6 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 3 * time.Second
 	}
-	if opts.OnEvent == nil {
-		opts.OnEvent = func(Event) {}
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -236,12 +240,21 @@ func NewManager(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// emit tells the observer about a change and records it in the store, in
+// Subscribe has fn called with every event from now on, in order, until
+// cancel is called. fn runs while the Manager holds locks, so it must not
+// block or call the Manager; it may subscribe or cancel. Subscribe before
+// the first Create or Resume to miss nothing: restoring sessions emits no
+// events.
+func (m *Manager) Subscribe(fn func(Event)) (cancel func()) {
+	return m.observers.Subscribe(fn)
+}
+
+// emit tells the observers about a change and records it in the store, in
 // the order changes happen.
 func (m *Manager) emit(ev Event) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
-	m.opts.OnEvent(ev)
+	m.observers.Notify(ev)
 	if m.journal == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
 		return // these change nothing a restart keeps
 	}
@@ -522,6 +535,9 @@ func (m *Manager) admitLocked() error {
 	}
 	if n := m.liveLocked(); n >= m.opts.MaxSessions {
 		return fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, n, m.opts.MaxSessions)
+	}
+	if m.opts.Admit != nil {
+		return m.opts.Admit()
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -58,7 +59,6 @@ func newManager(t *testing.T, opts sessions.Options) (*sessions.Manager, *record
 	if opts.Workspace == "" {
 		opts.Workspace = t.TempDir()
 	}
-	opts.OnEvent = rec.add
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -66,6 +66,7 @@ func newManager(t *testing.T, opts sessions.Options) (*sessions.Manager, *record
 	if err != nil {
 		t.Fatalf("NewManager: %v", err)
 	}
+	m.Subscribe(rec.add)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
@@ -979,4 +980,61 @@ func TestFullRingNeverBlocksTheProgram(t *testing.T) {
 	if start != wantStart || len(prefix) != 0 {
 		t.Errorf("ReplayStart() = %d, %q; want %d, no prefix", start, prefix, wantStart)
 	}
+}
+
+// TestAdmit: an Admit hook that refuses stops Create and Resume with its
+// own error, before anything starts or changes; once it admits again they
+// work. It is not asked about a running session's Resume, which is
+// refused as running, nor about an unknown one.
+func TestAdmit(t *testing.T) {
+	errFull := errors.New("no room for another agent")
+	var refuse atomic.Bool
+	var asked atomic.Int32
+	m, rec := newManager(t, sessions.Options{Admit: func() error {
+		asked.Add(1)
+		if refuse.Load() {
+			return errFull
+		}
+		return nil
+	}})
+	ended := create(t, m, sessions.CreateOptions{Command: shell("exit 0")})
+	waitRunEnded(t, ended)
+	rec.waitFor(t, 2)
+	running := create(t, m, sessions.CreateOptions{Command: []string{"sleep", "60"}})
+
+	refuse.Store(true)
+	asked.Store(0)
+	if s, err := m.Create(sessions.CreateOptions{Command: []string{"sleep", "60"}}); !errors.Is(err, errFull) || s != nil {
+		t.Errorf("Create while refused = %v, %v; want nil and the hook's error", s, err)
+	}
+	if s, err := m.Resume(ended.ID()); !errors.Is(err, errFull) || s != nil {
+		t.Errorf("Resume while refused = %v, %v; want nil and the hook's error", s, err)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("hook asked %d times for one Create and one Resume, want 2", n)
+	}
+	if _, err := m.Resume(running.ID()); !errors.Is(err, sessions.ErrRunning) {
+		t.Errorf("Resume of a running session while refused = %v, want ErrRunning", err)
+	}
+	if _, err := m.Resume("00000000-0000-4000-8000-000000000000"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("Resume of an unknown id while refused = %v, want ErrNotFound", err)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("hook asked %d times, want no more for a running or unknown session", n)
+	}
+	if got, want := ids(m.List()), []string{ended.ID(), running.ID()}; !slices.Equal(got, want) {
+		t.Errorf("List() after refusals = %v, want %v", got, want)
+	}
+	if info := ended.Info(); info.Status != sessions.StatusStopped {
+		t.Errorf("refused Resume changed the session: status %s, want stopped", info.Status)
+	}
+	if got, want := kinds(rec.snapshot()), []string{"created:active", "status:stopped", "created:active"}; !slices.Equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+
+	refuse.Store(false)
+	if _, err := m.Resume(ended.ID()); err != nil {
+		t.Errorf("Resume once admitted: %v", err)
+	}
+	create(t, m, sessions.CreateOptions{Command: []string{"sleep", "60"}})
 }

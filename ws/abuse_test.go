@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/watcher/workflow"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // TestErrorsDoNotEchoLongFields: an error reply quotes what the client
@@ -38,14 +38,14 @@ func TestErrorsDoNotEchoLongFields(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("reply %q: %v", b, err)
 		}
-		if m.Type != ws.TypeError || m.Code != ws.CodeInvalidMessage || len(b) > 512 || len(m.SessionID) > ws.MaxSessionIDLen {
+		if m.Type != wire.TypeError || m.Code != wire.CodeInvalidMessage || len(b) > 512 || len(m.SessionID) > wire.MaxSessionIDLen {
 			t.Errorf("reply to a %d-byte frame: %d bytes, %.300s", len(frame), len(b), b)
 		}
 	}
 	// An id of the right length is still named in the error.
 	id := "00000000-0000-4000-8000-000000000000"
 	c.send(input(id, "x"))
-	if m := c.expect(ws.TypeError, id); m.Code != ws.CodeSessionNotFound {
+	if m := c.expect(wire.TypeError, id); m.Code != wire.CodeSessionNotFound {
 		t.Errorf("unknown id: %+v", m)
 	}
 }

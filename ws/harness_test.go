@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -107,7 +108,6 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Workspace:   t.TempDir(),
 		StopGrace:   time.Second,
 		Timing:      o.timing,
-		OnEvent:     func(ev sessions.Event) { e.hub.OnEvent(ev) },
 		Logger:      log,
 	})
 	if err != nil {
@@ -129,6 +129,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.mgr, e.hub = mgr, hub
+	mgr.Subscribe(hub.OnEvent)
 	e.srv = httptest.NewUnstartedServer(hub)
 	if o.sendBuffer > 0 {
 		e.srv.Listener = smallBufferListener{e.srv.Listener, o.sendBuffer}
@@ -195,7 +196,7 @@ type msg struct {
 	// Timestamp is a number in heartbeats and a string in file.changed.
 	Timestamp     json.RawMessage `json:"timestamp"`
 	Echo          *float64        `json:"echo"`
-	Session       *ws.Session     `json:"session"`
+	Session       *wire.Session   `json:"session"`
 	GracePeriodMs int64           `json:"gracePeriodMs"`
 }
 
@@ -277,7 +278,7 @@ func (c *client) read() msg {
 	if err := json.Unmarshal(b, &m); err != nil {
 		c.t.Fatalf("decode %q: %v", b, err)
 	}
-	if m.Type == ws.TypeTerminalOutput {
+	if m.Type == wire.TypeTerminalOutput {
 		c.frames++
 	}
 	return m
@@ -302,11 +303,11 @@ func (c *client) expect(typ, sid string) msg {
 // after dialing would otherwise race the registration.
 func (c *client) sync() []msg {
 	c.t.Helper()
-	c.send(map[string]any{"type": ws.TypeHeartbeat, "timestamp": 1})
+	c.send(map[string]any{"type": wire.TypeHeartbeat, "timestamp": 1})
 	var before []msg
 	for {
 		m := c.read()
-		if m.Type == ws.TypeHeartbeat && m.Echo != nil {
+		if m.Type == wire.TypeHeartbeat && m.Echo != nil {
 			return before
 		}
 		before = append(before, m)
@@ -329,18 +330,18 @@ func (s *stream) apply(m msg, sid string) bool {
 		return false
 	}
 	switch m.Type {
-	case ws.TypeSessionAttached:
+	case wire.TypeSessionAttached:
 		if m.Reset {
 			s.resets++
 			s.data = s.data[:0]
 		}
 		s.seq = m.Seq
-	case ws.TypeTerminalOutput:
+	case wire.TypeTerminalOutput:
 		s.data = append(s.data, m.Data...)
 		s.seq = m.Seq
-	case ws.TypeTerminalExit:
+	case wire.TypeTerminalExit:
 		s.exit = &m
-	case ws.TypeSessionStatus:
+	case wire.TypeSessionStatus:
 		s.statuses = append(s.statuses, m.Status)
 	default:
 		return false
@@ -365,16 +366,16 @@ func contains(sub string) func(*stream) bool {
 // attach sends session.attach and returns the session.attached reply.
 func (c *client) attach(sid string, since *uint64) msg {
 	c.t.Helper()
-	m := map[string]any{"type": ws.TypeSessionAttach, "sessionId": sid}
+	m := map[string]any{"type": wire.TypeSessionAttach, "sessionId": sid}
 	if since != nil {
 		m["since"] = *since
 	}
 	c.send(m)
-	return c.expect(ws.TypeSessionAttached, sid)
+	return c.expect(wire.TypeSessionAttached, sid)
 }
 
 func input(sid, data string) map[string]any {
-	return map[string]any{"type": ws.TypeTerminalInput, "sessionId": sid, "data": data}
+	return map[string]any{"type": wire.TypeTerminalInput, "sessionId": sid, "data": data}
 }
 
 // writeFile writes content into a new file in a temp dir and returns its

@@ -31,6 +31,7 @@ import (
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // Defaults for Options' zero values.
@@ -183,7 +184,7 @@ func (h *Hub) register(c *conn) bool {
 	h.conns[c] = struct{}{}
 	h.wg.Add(1)
 	if lvl := h.memory.Level; lvl != "" && lvl != memory.OK {
-		if b, err := json.Marshal(resourceMessage(h.memory)); err == nil {
+		if b, err := json.Marshal(wire.ResourceWarningView(h.memory)); err == nil {
 			c.sendControl(b)
 		}
 	}
@@ -211,7 +212,7 @@ func (h *Hub) OnEvent(ev sessions.Event) {
 		h.forgetDiffLocked(ev.Session.ID)
 		h.mu.Unlock()
 	}
-	h.broadcast(eventMessage(ev))
+	h.broadcast(wire.EventMessage(ev))
 }
 
 func (h *Hub) broadcast(msg any) { h.broadcastWith(msg, (*conn).sendControl) }
@@ -241,8 +242,8 @@ func (h *Hub) Announce(grace time.Duration) {
 	if secs == 1 {
 		unit = "second"
 	}
-	b, err := json.Marshal(shutdownMessage{
-		Type:          TypeServerShutdown,
+	b, err := json.Marshal(wire.ShutdownMessage{
+		Type:          wire.TypeServerShutdown,
 		Message:       fmt.Sprintf("Server shutting down in %d %s.", secs, unit),
 		GracePeriodMs: grace.Milliseconds(),
 	})

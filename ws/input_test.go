@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/watcher"
+	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -33,29 +34,29 @@ func TestBadInputGetsAnErrorAndNothingBreaks(t *testing.T) {
 	cases := []struct {
 		name, frame, code, sessionID, mention string
 	}{
-		{"malformed JSON", `{"type":"terminal.input",`, ws.CodeInvalidMessage, "", "malformed JSON"},
-		{"not an object", `[1,2,3]`, ws.CodeInvalidMessage, "", "malformed JSON"},
-		{"no type", `{"sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, `"type"`},
-		{"unknown type", `{"type":"terminal.explode","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "terminal.explode"},
-		{"missing sessionId", `{"type":"terminal.input","data":"x"}`, ws.CodeInvalidMessage, "", "sessionId"},
-		{"missing data", `{"type":"terminal.input","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "data"},
-		{"missing rows", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80}`, ws.CodeInvalidMessage, sid, "rows"},
-		{"sessionId a number", `{"type":"session.attach","sessionId":5}`, ws.CodeInvalidMessage, "", "sessionId"},
-		{"data a number", `{"type":"terminal.input","sessionId":"` + sid + `","data":7}`, ws.CodeInvalidMessage, sid, "data"},
-		{"cols a string", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":"80","rows":24}`, ws.CodeInvalidMessage, sid, "cols"},
-		{"cols a fraction", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80.5,"rows":24}`, ws.CodeInvalidMessage, sid, "cols"},
-		{"since negative", `{"type":"session.attach","sessionId":"` + sid + `","since":-1}`, ws.CodeInvalidMessage, sid, "since"},
-		{"timestamp a string", `{"type":"heartbeat","timestamp":"now"}`, ws.CodeInvalidMessage, "", "timestamp"},
-		{"resize too small", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":0,"rows":24}`, ws.CodeInvalidMessage, sid, "1..1000"},
-		{"resize too large", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80,"rows":1001}`, ws.CodeInvalidMessage, sid, "1..1000"},
-		{"unknown session input", `{"type":"terminal.input","sessionId":"no-such-session","data":"x"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
-		{"unknown session attach", `{"type":"session.attach","sessionId":"no-such-session"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
-		{"unknown session resume", `{"type":"session.resume","sessionId":"no-such-session"}`, ws.CodeSessionNotFound, "no-such-session", "not found"},
-		{"resume a running session", `{"type":"session.resume","sessionId":"` + sid + `"}`, ws.CodeInvalidMessage, sid, "already running"},
+		{"malformed JSON", `{"type":"terminal.input",`, wire.CodeInvalidMessage, "", "malformed JSON"},
+		{"not an object", `[1,2,3]`, wire.CodeInvalidMessage, "", "malformed JSON"},
+		{"no type", `{"sessionId":"` + sid + `"}`, wire.CodeInvalidMessage, sid, `"type"`},
+		{"unknown type", `{"type":"terminal.explode","sessionId":"` + sid + `"}`, wire.CodeInvalidMessage, sid, "terminal.explode"},
+		{"missing sessionId", `{"type":"terminal.input","data":"x"}`, wire.CodeInvalidMessage, "", "sessionId"},
+		{"missing data", `{"type":"terminal.input","sessionId":"` + sid + `"}`, wire.CodeInvalidMessage, sid, "data"},
+		{"missing rows", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80}`, wire.CodeInvalidMessage, sid, "rows"},
+		{"sessionId a number", `{"type":"session.attach","sessionId":5}`, wire.CodeInvalidMessage, "", "sessionId"},
+		{"data a number", `{"type":"terminal.input","sessionId":"` + sid + `","data":7}`, wire.CodeInvalidMessage, sid, "data"},
+		{"cols a string", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":"80","rows":24}`, wire.CodeInvalidMessage, sid, "cols"},
+		{"cols a fraction", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80.5,"rows":24}`, wire.CodeInvalidMessage, sid, "cols"},
+		{"since negative", `{"type":"session.attach","sessionId":"` + sid + `","since":-1}`, wire.CodeInvalidMessage, sid, "since"},
+		{"timestamp a string", `{"type":"heartbeat","timestamp":"now"}`, wire.CodeInvalidMessage, "", "timestamp"},
+		{"resize too small", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":0,"rows":24}`, wire.CodeInvalidMessage, sid, "1..1000"},
+		{"resize too large", `{"type":"terminal.resize","sessionId":"` + sid + `","cols":80,"rows":1001}`, wire.CodeInvalidMessage, sid, "1..1000"},
+		{"unknown session input", `{"type":"terminal.input","sessionId":"no-such-session","data":"x"}`, wire.CodeSessionNotFound, "no-such-session", "not found"},
+		{"unknown session attach", `{"type":"session.attach","sessionId":"no-such-session"}`, wire.CodeSessionNotFound, "no-such-session", "not found"},
+		{"unknown session resume", `{"type":"session.resume","sessionId":"no-such-session"}`, wire.CodeSessionNotFound, "no-such-session", "not found"},
+		{"resume a running session", `{"type":"session.resume","sessionId":"` + sid + `"}`, wire.CodeInvalidMessage, sid, "already running"},
 	}
 	for _, tc := range cases {
 		c.sendRaw(tc.frame)
-		m := c.expect(ws.TypeError, "")
+		m := c.expect(wire.TypeError, "")
 		if m.Code != tc.code || m.SessionID != tc.sessionID || !strings.Contains(m.Message, tc.mention) {
 			t.Errorf("%s: error = {code %s, sessionId %q, message %q}, want code %s, sessionId %q, message mentioning %q",
 				tc.name, m.Code, m.SessionID, m.Message, tc.code, tc.sessionID, tc.mention)
@@ -67,7 +68,7 @@ func TestBadInputGetsAnErrorAndNothingBreaks(t *testing.T) {
 	if err := c.conn.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.expect(ws.TypeError, ""); m.Code != ws.CodeInvalidMessage || !strings.Contains(m.Message, "binary") {
+	if m := c.expect(wire.TypeError, ""); m.Code != wire.CodeInvalidMessage || !strings.Contains(m.Message, "binary") {
 		t.Fatalf("binary frame: %+v", m)
 	}
 
@@ -110,7 +111,7 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	ok := e.dial(nil)
 	frame := `{"type":"heartbeat","timestamp":7,"padding":"` + strings.Repeat("y", ws.ReadLimit-100) + `"}`
 	ok.sendRaw(frame)
-	if m := ok.expect(ws.TypeHeartbeat, ""); m.Echo == nil || *m.Echo != 7 {
+	if m := ok.expect(wire.TypeHeartbeat, ""); m.Echo == nil || *m.Echo != 7 {
 		t.Fatalf("reply to a large frame = %+v", m)
 	}
 }
@@ -120,7 +121,7 @@ func TestHeartbeatReplyEchoesTheClient(t *testing.T) {
 	c := e.dial(nil)
 	before := time.Now().UnixMilli()
 	c.send(map[string]any{"type": "heartbeat", "timestamp": 12345.5})
-	m := c.expect(ws.TypeHeartbeat, "")
+	m := c.expect(wire.TypeHeartbeat, "")
 	if m.Echo == nil || *m.Echo != 12345.5 {
 		t.Fatalf("heartbeat echo = %v, want 12345.5", m.Echo)
 	}
@@ -143,7 +144,7 @@ func TestServerHeartbeatsAndDropsADeadPeer(t *testing.T) {
 			if err := live.conn.ReadJSON(&m); err != nil {
 				return
 			}
-			if m.Type == ws.TypeHeartbeat {
+			if m.Type == wire.TypeHeartbeat {
 				select {
 				case heartbeats <- m:
 				default:
@@ -239,7 +240,7 @@ func TestShutdownAnnouncesAndClosesWithGoingAway(t *testing.T) {
 	c.sync()
 
 	e.hub.Announce(1500 * time.Millisecond)
-	m := c.expect(ws.TypeServerShutdown, "")
+	m := c.expect(wire.TypeServerShutdown, "")
 	if m.GracePeriodMs != 1500 || !strings.Contains(m.Message, "2 seconds") {
 		t.Fatalf("server.shutdown = %+v", m)
 	}
@@ -284,7 +285,7 @@ func TestAFloodOfFileEventsDoesNotDropAClient(t *testing.T) {
 	}
 	// A lifecycle event still gets through, and the client is still there.
 	s := e.session("sh", "-c", "exit 0")
-	if m := c.expect(ws.TypeSessionCreated, ""); m.Session == nil || m.Session.ID != s.ID() {
+	if m := c.expect(wire.TypeSessionCreated, ""); m.Session == nil || m.Session.ID != s.ID() {
 		t.Fatalf("session.created = %+v", m)
 	}
 	if e.hub.Connections() != 1 {

@@ -7,85 +7,11 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
 )
-
-// Message types of the protocol (docs/protocol.md).
-const (
-	TypeTerminalInput     = "terminal.input"
-	TypeTerminalInterrupt = "terminal.interrupt"
-	TypeTerminalResize    = "terminal.resize"
-	TypeSessionAttach     = "session.attach"
-	TypeSessionDetach     = "session.detach"
-	TypeSessionResume     = "session.resume"
-	TypeTerminalAck       = "terminal.ack"
-	TypeHeartbeat         = "heartbeat"
-
-	TypeTerminalOutput    = "terminal.output"
-	TypeTerminalExit      = "terminal.exit"
-	TypeSessionAttached   = "session.attached"
-	TypeSessionCreated    = "session.created"
-	TypeSessionStatus     = "session.status"
-	TypeSessionDestroyed  = "session.destroyed"
-	TypeSessionNeedsInput = "session.needsInput"
-	TypeSessionWarning    = "session.warning"
-	TypeServerShutdown    = "server.shutdown"
-	TypeError             = "error"
-)
-
-// Error codes of the protocol, used in error messages and HTTP error bodies.
-const (
-	CodeSessionNotFound     = "SESSION_NOT_FOUND"
-	CodeSessionLimitReached = "SESSION_LIMIT_REACHED"
-	CodePTYSpawnFailed      = "PTY_SPAWN_FAILED"
-	CodePermissionDenied    = "PERMISSION_DENIED"
-	CodeInvalidMessage      = "INVALID_MESSAGE"
-	CodeMemoryCritical      = "MEMORY_CRITICAL"
-	CodeInternal            = "INTERNAL_ERROR"
-	// CodeWorktreeError: git refused a session's worktree (not a
-	// repository, invalid branch name, branch checked out elsewhere).
-	CodeWorktreeError = "WORKTREE_ERROR"
-	// CodeWorktreeDirty: a worktree to remove has uncommitted changes.
-	CodeWorktreeDirty = "WORKTREE_DIRTY"
-	// CodeInputFull: the agent has not read the input already sent (1 MiB
-	// waits); this input was refused whole and may be sent again.
-	CodeInputFull = "INPUT_FULL"
-)
-
-// ErrMemoryCritical refuses to start an agent while memory is critical;
-// ErrorCode maps it to MEMORY_CRITICAL.
-var ErrMemoryCritical = errors.New("memory is critical: no new agents until some is freed")
-
-// ErrorCode returns the protocol code for an error from the sessions
-// package, so the WebSocket and the HTTP API name failures alike.
-func ErrorCode(err error) string {
-	switch {
-	case errors.Is(err, ErrMemoryCritical):
-		return CodeMemoryCritical
-	case errors.Is(err, sessions.ErrNotFound):
-		return CodeSessionNotFound
-	case errors.Is(err, sessions.ErrLimitReached):
-		return CodeSessionLimitReached
-	case errors.Is(err, sessions.ErrSpawn):
-		return CodePTYSpawnFailed
-	case errors.Is(err, sessions.ErrShuttingDown):
-		return CodePermissionDenied
-	case errors.Is(err, sessions.ErrInputFull):
-		return CodeInputFull
-	case errors.Is(err, sessions.ErrWorktreeDirty):
-		return CodeWorktreeDirty
-	case errors.Is(err, sessions.ErrWorktree):
-		return CodeWorktreeError
-	case errors.Is(err, sessions.ErrInvalid),
-		errors.Is(err, sessions.ErrRunning),
-		errors.Is(err, sessions.ErrNotRunning):
-		return CodeInvalidMessage
-	}
-	return CodeInternal
-}
 
 // clientMessage is every client-to-server message in one shape. Pointer
 // fields tell "absent" from "zero", so validation can name what is missing;
@@ -113,7 +39,7 @@ type protocolError struct {
 func (e *protocolError) Error() string { return e.code + ": " + e.msg }
 
 func invalid(sessionID, format string, args ...any) *protocolError {
-	return &protocolError{code: CodeInvalidMessage, sessionID: sessionID, msg: fmt.Sprintf(format, args...)}
+	return &protocolError{code: wire.CodeInvalidMessage, sessionID: sessionID, msg: fmt.Sprintf(format, args...)}
 }
 
 // decodeClientMessage parses and validates one client frame. It checks
@@ -131,17 +57,17 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	if m.SessionID != nil {
 		sid = *m.SessionID
 	}
-	if len(sid) > MaxSessionIDLen {
+	if len(sid) > wire.MaxSessionIDLen {
 		// Never echoed: a reply must not grow with what the client sent.
-		return nil, invalid("", "sessionId is %d bytes long; session ids are UUIDs of %d", len(sid), MaxSessionIDLen)
+		return nil, invalid("", "sessionId is %d bytes long; session ids are UUIDs of %d", len(sid), wire.MaxSessionIDLen)
 	}
 	switch m.Type {
 	case "":
 		return nil, invalid(sid, "field \"type\" is required")
-	case TypeHeartbeat:
+	case wire.TypeHeartbeat:
 		return &m, nil
-	case TypeTerminalInput, TypeTerminalInterrupt, TypeTerminalResize,
-		TypeSessionAttach, TypeSessionDetach, TypeSessionResume, TypeTerminalAck:
+	case wire.TypeTerminalInput, wire.TypeTerminalInterrupt, wire.TypeTerminalResize,
+		wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume, wire.TypeTerminalAck:
 	default:
 		return nil, invalid(sid, "unknown message type %q", clip(m.Type))
 	}
@@ -149,19 +75,19 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 		return nil, invalid("", "%s needs a sessionId", m.Type)
 	}
 	switch m.Type {
-	case TypeTerminalInput:
+	case wire.TypeTerminalInput:
 		if m.Data == nil {
 			return nil, invalid(sid, "terminal.input needs data")
 		}
-	case TypeTerminalAck:
+	case wire.TypeTerminalAck:
 		if m.Seq == nil {
 			return nil, invalid(sid, "terminal.ack needs seq")
 		}
-	case TypeSessionAttach:
-		if m.Lines != nil && (*m.Lines < 1 || *m.Lines > MaxReplayLines) {
-			return nil, invalid(sid, "lines %d is outside 1..%d", *m.Lines, MaxReplayLines)
+	case wire.TypeSessionAttach:
+		if m.Lines != nil && (*m.Lines < 1 || *m.Lines > wire.MaxReplayLines) {
+			return nil, invalid(sid, "lines %d is outside 1..%d", *m.Lines, wire.MaxReplayLines)
 		}
-	case TypeTerminalResize:
+	case wire.TypeTerminalResize:
 		if m.Cols == nil || m.Rows == nil {
 			return nil, invalid(sid, "terminal.resize needs cols and rows")
 		}
@@ -194,20 +120,11 @@ func sessionIDHint(b []byte) string {
 		SessionID string `json:"sessionId"`
 	}
 	_ = json.Unmarshal(b, &probe) // best effort: a bad id just leaves it empty
-	if len(probe.SessionID) > MaxSessionIDLen {
+	if len(probe.SessionID) > wire.MaxSessionIDLen {
 		return ""
 	}
 	return probe.SessionID
 }
-
-// MaxReplayLines bounds session.attach's lines: more than any terminal's
-// scrollback, and the replay's search for them stays small.
-const MaxReplayLines = 100_000
-
-// MaxSessionIDLen is the length of a session id, a UUID in its usual
-// form; a longer one names no session and is refused before any reply
-// echoes it.
-const MaxSessionIDLen = 36
 
 // clip bounds client text quoted in an error, so replies stay small
 // whatever the client sent.
@@ -222,139 +139,6 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
-}
-
-// Session is a session as the API and the protocol show it.
-type Session struct {
-	ID             string    `json:"id"`
-	Name           string    `json:"name"`
-	Status         string    `json:"status"`
-	Agent          string    `json:"agent"`
-	Command        []string  `json:"command"`
-	Cwd            string    `json:"cwd"`
-	CreatedAt      time.Time `json:"createdAt"`
-	LastActivityAt time.Time `json:"lastActivityAt"`
-	ExitCode       *int      `json:"exitCode,omitempty"`
-	Cols           int       `json:"cols"`
-	Rows           int       `json:"rows"`
-	// Running tells a silent but live idle session from one with no
-	// process, which only a resume brings back.
-	Running  bool               `json:"running"`
-	Worktree *sessions.Worktree `json:"worktree,omitempty"`
-}
-
-// SessionView returns the wire form of a session.
-func SessionView(info sessions.Info) Session {
-	v := Session{
-		ID:             info.ID,
-		Name:           info.Name,
-		Status:         string(info.Status),
-		Agent:          info.Agent,
-		Command:        info.Command,
-		Cwd:            info.Cwd,
-		CreatedAt:      info.CreatedAt,
-		LastActivityAt: info.LastActivityAt,
-		Cols:           info.Cols,
-		Rows:           info.Rows,
-		Running:        info.Running,
-		Worktree:       info.Worktree,
-	}
-	if v.Command == nil {
-		v.Command = []string{}
-	}
-	if info.Exit != nil {
-		code := info.Exit.Code
-		v.ExitCode = &code
-	}
-	return v
-}
-
-// Server-to-client messages other than terminal.output, which is encoded
-// by appendOutput for speed.
-type (
-	errorMessage struct {
-		Type      string `json:"type"`
-		Message   string `json:"message"`
-		Code      string `json:"code,omitempty"`
-		SessionID string `json:"sessionId,omitempty"`
-	}
-	attachedMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		Seq       uint64 `json:"seq"`
-		Cols      int    `json:"cols"`
-		Rows      int    `json:"rows"`
-		Status    string `json:"status"`
-		Reset     bool   `json:"reset"`
-		// Live is where output new to every client begins: a client
-		// answers the terminal queries at or after it, and none before
-		// (they were answered, or nobody can answer them). No frame
-		// spans it.
-		Live uint64 `json:"live"`
-		// Partial reports that a replay left out older lines than the
-		// attach's lines asked for: a client that showed a screen first
-		// can attach again for its scrollback.
-		Partial bool `json:"partial,omitempty"`
-	}
-	exitMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		ExitCode  int    `json:"exitCode"`
-		Signal    int    `json:"signal,omitempty"`
-	}
-	createdMessage struct {
-		Type    string  `json:"type"`
-		Session Session `json:"session"`
-	}
-	statusMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		Status    string `json:"status"`
-		Reason    string `json:"reason,omitempty"`
-		Running   bool   `json:"running"`
-	}
-	needsInputMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		Message   string `json:"message"`
-	}
-	warningMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		Message   string `json:"message"`
-		Severity  string `json:"severity"`
-	}
-	destroyedMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-	}
-	heartbeatMessage struct {
-		Type      string   `json:"type"`
-		Timestamp int64    `json:"timestamp"`
-		Echo      *float64 `json:"echo,omitempty"`
-	}
-	shutdownMessage struct {
-		Type          string `json:"type"`
-		Message       string `json:"message"`
-		GracePeriodMs int64  `json:"gracePeriodMs"`
-	}
-)
-
-// eventMessage returns the message that announces a session event to every
-// connection.
-func eventMessage(ev sessions.Event) any {
-	switch ev.Kind {
-	case sessions.EventCreated:
-		return createdMessage{Type: TypeSessionCreated, Session: SessionView(ev.Session)}
-	case sessions.EventDestroyed:
-		return destroyedMessage{Type: TypeSessionDestroyed, SessionID: ev.Session.ID}
-	case sessions.EventNeedsInput:
-		return needsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message}
-	case sessions.EventWarning:
-		return warningMessage{Type: TypeSessionWarning, SessionID: ev.Session.ID, Message: ev.Message, Severity: string(ev.Severity)}
-	default:
-		return statusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running}
-	}
 }
 
 // appendOutput appends a terminal.output message carrying prefix and then

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // numberedLines returns n bytes of numbered lines, so any byte lost or
@@ -39,19 +39,19 @@ func (r *slowReader) consumeUntil(done func(*stream) bool) {
 	r.c.t.Helper()
 	for !done(&r.st) {
 		m := r.c.read()
-		if !r.st.apply(m, r.sid) || m.Type != ws.TypeTerminalOutput {
+		if !r.st.apply(m, r.sid) || m.Type != wire.TypeTerminalOutput {
 			continue
 		}
 		// The consumer's own work: a workload, not a wait.
 		time.Sleep(time.Duration(float64(len(m.Data)) / r.rate * float64(time.Second)))
 		if r.ack {
-			r.c.send(map[string]any{"type": ws.TypeTerminalAck, "sessionId": r.sid, "seq": m.Seq})
+			r.c.send(map[string]any{"type": wire.TypeTerminalAck, "sessionId": r.sid, "seq": m.Seq})
 		}
 	}
 }
 
 func ackMsg(sid string, seq uint64, pace bool) map[string]any {
-	return map[string]any{"type": ws.TypeTerminalAck, "sessionId": sid, "seq": seq, "pace": pace}
+	return map[string]any{"type": wire.TypeTerminalAck, "sessionId": sid, "seq": seq, "pace": pace}
 }
 
 // TestAckingClientGetsEveryByte: a client that reads slower than the
@@ -118,10 +118,10 @@ func TestStalledPacerReleasesTheProgram(t *testing.T) {
 		}
 		var m msg
 		_ = json.Unmarshal(b, &m)
-		if m.Type == ws.TypeError {
+		if m.Type == wire.TypeError {
 			t.Fatalf("terminal.ack answered with %s", b)
 		}
-		if m.Type == ws.TypeTerminalExit {
+		if m.Type == wire.TypeTerminalExit {
 			return
 		}
 	}
@@ -156,16 +156,16 @@ func TestAckErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.session("cat")
 	c := e.dial(nil)
-	c.send(map[string]any{"type": ws.TypeTerminalAck, "sessionId": s.ID()})
-	if m := c.expect(ws.TypeError, s.ID()); m.Code != ws.CodeInvalidMessage {
+	c.send(map[string]any{"type": wire.TypeTerminalAck, "sessionId": s.ID()})
+	if m := c.expect(wire.TypeError, s.ID()); m.Code != wire.CodeInvalidMessage {
 		t.Errorf("ack without seq: %+v", m)
 	}
 	c.send(ackMsg(s.ID(), 0, true))
-	if m := c.expect(ws.TypeError, s.ID()); m.Code != ws.CodeInvalidMessage {
+	if m := c.expect(wire.TypeError, s.ID()); m.Code != wire.CodeInvalidMessage {
 		t.Errorf("ack before attaching: %+v", m)
 	}
-	c.send(map[string]any{"type": ws.TypeTerminalAck, "sessionId": s.ID(), "seq": 0, "pace": "yes"})
-	if m := c.expect(ws.TypeError, s.ID()); m.Code != ws.CodeInvalidMessage {
+	c.send(map[string]any{"type": wire.TypeTerminalAck, "sessionId": s.ID(), "seq": 0, "pace": "yes"})
+	if m := c.expect(wire.TypeError, s.ID()); m.Code != wire.CodeInvalidMessage {
 		t.Errorf("pace not a boolean: %+v", m)
 	}
 }

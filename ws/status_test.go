@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // TestAttentionReachesEveryConnection: a session that starts waiting, and
@@ -21,27 +21,27 @@ func TestAttentionReachesEveryConnection(t *testing.T) {
 	bystander.sync()
 	s := e.session("sh", "-c", `printf 'ready\a'; read x; echo "got $x"; sleep 60`)
 
-	m := bystander.expect(ws.TypeSessionStatus, s.ID())
+	m := bystander.expect(wire.TypeSessionStatus, s.ID())
 	for m.Status != "waiting" {
-		m = bystander.expect(ws.TypeSessionStatus, s.ID())
+		m = bystander.expect(wire.TypeSessionStatus, s.ID())
 	}
 	if m.Running == nil || !*m.Running || !strings.Contains(m.Reason, "bell") {
 		t.Errorf("waiting status = %+v, want running with the bell as reason", m)
 	}
-	ni := bystander.expect(ws.TypeSessionNeedsInput, s.ID())
+	ni := bystander.expect(wire.TypeSessionNeedsInput, s.ID())
 	if !strings.Contains(ni.Message, "needs input") || !strings.Contains(ni.Message, "'custom 1'") {
 		t.Errorf("needsInput message %q", ni.Message)
 	}
 
 	typist := e.dial(nil)
 	typist.send(input(s.ID(), "hello\n"))
-	if m := bystander.expect(ws.TypeSessionStatus, s.ID()); m.Status != "active" || m.Reason != "input from the user" {
+	if m := bystander.expect(wire.TypeSessionStatus, s.ID()); m.Status != "active" || m.Reason != "input from the user" {
 		t.Errorf("after input: %+v, want active", m)
 	}
-	if m := bystander.expect(ws.TypeSessionStatus, s.ID()); m.Status != "idle" || m.Running == nil || !*m.Running {
+	if m := bystander.expect(wire.TypeSessionStatus, s.ID()); m.Status != "idle" || m.Running == nil || !*m.Running {
 		t.Errorf("after silence: %+v, want idle and running", m)
 	}
-	w := bystander.expect(ws.TypeSessionWarning, s.ID())
+	w := bystander.expect(wire.TypeSessionWarning, s.ID())
 	if w.Severity != "warning" || !strings.Contains(w.Message, "No output for 400ms") {
 		t.Errorf("warning = %+v", w)
 	}
@@ -62,7 +62,7 @@ func TestOneLayoutShiftPerWrite(t *testing.T) {
 	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
 	var shifts []string
 	for _, m := range c.sync() {
-		if m.Type == ws.TypeLayoutShift {
+		if m.Type == wire.TypeLayoutShift {
 			shifts = append(shifts, m.SessionID+":"+m.Path)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // stream sends one session's output to one connection. Its goroutine pulls
@@ -284,8 +285,8 @@ func (st *stream) sendJSON(msg any) error {
 
 func (st *stream) sendAttached(seq uint64, reset bool, live uint64, partial bool) error {
 	info := st.s.Info()
-	return st.sendJSON(attachedMessage{
-		Type:      TypeSessionAttached,
+	return st.sendJSON(wire.AttachedMessage{
+		Type:      wire.TypeSessionAttached,
 		SessionID: info.ID,
 		Seq:       seq,
 		Cols:      info.Cols,
@@ -298,5 +299,5 @@ func (st *stream) sendAttached(seq uint64, reset bool, live uint64, partial bool
 }
 
 func (st *stream) sendExit(e sessions.ExitStatus) error {
-	return st.sendJSON(exitMessage{Type: TypeTerminalExit, SessionID: st.s.ID(), ExitCode: e.Code, Signal: e.Signal})
+	return st.sendJSON(wire.ExitMessage{Type: wire.TypeTerminalExit, SessionID: st.s.ID(), ExitCode: e.Code, Signal: e.Signal})
 }

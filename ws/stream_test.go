@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // multiByteText returns about n bytes of text mixing 1- to 4-byte UTF-8
@@ -74,7 +74,7 @@ func TestCharacterSplitAcrossReadsStaysWhole(t *testing.T) {
 	var frames []string
 	for st.exit == nil {
 		m := c.read()
-		if st.apply(m, s.ID()) && m.Type == ws.TypeTerminalOutput {
+		if st.apply(m, s.ID()) && m.Type == wire.TypeTerminalOutput {
 			frames = append(frames, m.Data)
 		}
 	}
@@ -201,11 +201,11 @@ func TestEventsReachEveryConnection(t *testing.T) {
 	watcher.sync()
 
 	s := e.session("sh", "-c", "exit 3")
-	created := watcher.expect(ws.TypeSessionCreated, "")
+	created := watcher.expect(wire.TypeSessionCreated, "")
 	if created.Session == nil || created.Session.ID != s.ID() || created.Session.Status != "active" {
 		t.Fatalf("session.created = %+v", created)
 	}
-	status := watcher.expect(ws.TypeSessionStatus, s.ID())
+	status := watcher.expect(wire.TypeSessionStatus, s.ID())
 	if status.Status != "error" || !strings.Contains(status.Reason, "code 3") {
 		t.Fatalf("session.status = %+v, want error with the exit code", status)
 	}
@@ -214,7 +214,7 @@ func TestEventsReachEveryConnection(t *testing.T) {
 	if err := e.mgr.Destroy(ctx, s.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if m := watcher.expect(ws.TypeSessionDestroyed, s.ID()); m.SessionID != s.ID() {
+	if m := watcher.expect(wire.TypeSessionDestroyed, s.ID()); m.SessionID != s.ID() {
 		t.Fatalf("session.destroyed = %+v", m)
 	}
 }
@@ -245,7 +245,7 @@ func TestInterruptWritesETX(t *testing.T) {
 		c.attach(s, nil)
 		var st stream
 		c.readUntil(s, &st, contains("ready"))
-		c.send(map[string]any{"type": ws.TypeTerminalInterrupt, "sessionId": s})
+		c.send(map[string]any{"type": wire.TypeTerminalInterrupt, "sessionId": s})
 		c.readUntil(s, &st, exited)
 		if s == raw.ID() && !strings.Contains(string(st.data), "03") {
 			t.Fatalf("raw program read %q, want byte 03", st.data)
@@ -263,9 +263,9 @@ func TestResizeLastClientToTypeWins(t *testing.T) {
 	a.attach(s.ID(), nil)
 	// Connections are independent, so let each resize land before the
 	// next.
-	a.send(map[string]any{"type": ws.TypeTerminalResize, "sessionId": s.ID(), "cols": 100, "rows": 30})
+	a.send(map[string]any{"type": wire.TypeTerminalResize, "sessionId": s.ID(), "cols": 100, "rows": 30})
 	testutil.Eventually(t, waitTimeout, "a's resize", func() bool { return s.Info().Cols == 100 })
-	b.send(map[string]any{"type": ws.TypeTerminalResize, "sessionId": s.ID(), "cols": 120, "rows": 40})
+	b.send(map[string]any{"type": wire.TypeTerminalResize, "sessionId": s.ID(), "cols": 120, "rows": 40})
 	testutil.Eventually(t, waitTimeout, "b's resize", func() bool { return s.Info().Cols == 120 })
 	// a types: its size comes back.
 	a.send(input(s.ID(), "x\r"))
@@ -289,7 +289,7 @@ func TestResumeOverWebSocketContinuesTheStream(t *testing.T) {
 	c.readUntil(s.ID(), &st, exited)
 	first := st.seq
 
-	c.send(map[string]any{"type": ws.TypeSessionResume, "sessionId": s.ID()})
+	c.send(map[string]any{"type": wire.TypeSessionResume, "sessionId": s.ID()})
 	st.exit = nil
 	c.readUntil(s.ID(), &st, func(st *stream) bool { return exited(st) && slices.Contains(st.statuses, "active") })
 	if strings.Count(string(st.data), "run in "+s.Info().Cwd) != 2 || st.seq <= first {
@@ -311,7 +311,7 @@ func TestReplayReentersTerminalModes(t *testing.T) {
 	if !att.Reset {
 		t.Fatalf("attach = %+v, want reset", att)
 	}
-	first := c.expect(ws.TypeTerminalOutput, s.ID())
+	first := c.expect(wire.TypeTerminalOutput, s.ID())
 	wantPrefix := "\x1b[?1049h\x1b[?25l\x1b[?1002h\x1b[?1006h\x1b[?2004h"
 	if !strings.HasPrefix(first.Data, wantPrefix) {
 		t.Fatalf("replay starts %q, want the modes %q first", first.Data[:min(60, len(first.Data))], wantPrefix)
@@ -346,7 +346,7 @@ func TestDetachStopsTheStream(t *testing.T) {
 	// The session is quiet, so nothing is in flight when the detach lands.
 	// The heartbeat's reply shows the detach was handled before the next
 	// line is typed on the other connection.
-	c.send(map[string]any{"type": ws.TypeSessionDetach, "sessionId": s.ID()})
+	c.send(map[string]any{"type": wire.TypeSessionDetach, "sessionId": s.ID()})
 	c.sync()
 	typist.send(input(s.ID(), "two\n"))
 	testutil.Eventually(t, waitTimeout, "the second line", func() bool {
@@ -355,13 +355,13 @@ func TestDetachStopsTheStream(t *testing.T) {
 
 	// Nothing of it reached the detached client: the next message for the
 	// session is the reattach's reply, and the replay holds what it missed.
-	c.send(map[string]any{"type": ws.TypeSessionAttach, "sessionId": s.ID(), "since": seen})
+	c.send(map[string]any{"type": wire.TypeSessionAttach, "sessionId": s.ID(), "since": seen})
 	for {
 		m := c.read()
 		if m.SessionID != s.ID() {
 			continue
 		}
-		if m.Type != ws.TypeSessionAttached {
+		if m.Type != wire.TypeSessionAttached {
 			t.Fatalf("detached client got %+v", m)
 		}
 		if m.Reset || m.Seq != seen {

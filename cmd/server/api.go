@@ -21,7 +21,7 @@ import (
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/web"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // maxBodyBytes bounds API request bodies.
@@ -47,20 +47,20 @@ func errorJSON(c echo.Context, status int, code, msg string) error {
 // sessionError answers a failure from the sessions package with its
 // protocol code and the HTTP status that fits it.
 func sessionError(c echo.Context, err error) error {
-	code := ws.ErrorCode(err)
+	code := wire.ErrorCode(err)
 	status := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, sessions.ErrRunning):
 		status = http.StatusConflict
-	case code == ws.CodeSessionNotFound:
+	case code == wire.CodeSessionNotFound:
 		status = http.StatusNotFound
-	case code == ws.CodeSessionLimitReached:
+	case code == wire.CodeSessionLimitReached:
 		status = http.StatusConflict
-	case code == ws.CodePTYSpawnFailed, code == ws.CodeInvalidMessage, code == ws.CodeWorktreeError:
+	case code == wire.CodePTYSpawnFailed, code == wire.CodeInvalidMessage, code == wire.CodeWorktreeError:
 		status = http.StatusBadRequest
-	case code == ws.CodeWorktreeDirty:
+	case code == wire.CodeWorktreeDirty:
 		status = http.StatusConflict
-	case code == ws.CodePermissionDenied, code == ws.CodeMemoryCritical:
+	case code == wire.CodePermissionDenied, code == wire.CodeMemoryCritical:
 		status = http.StatusServiceUnavailable
 	}
 	return errorJSON(c, status, code, err.Error())
@@ -86,7 +86,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.GET("/workflow", s.getWorkflow)
 	api.GET("/resources", s.getResources)
 	api.Any("/*", func(c echo.Context) error {
-		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
 	})
 	e.GET("/ws", func(c echo.Context) error {
 		s.hub.ServeHTTP(c.Response(), c.Request())
@@ -101,9 +101,9 @@ func (s *server) newRouter() *echo.Echo {
 // what the client sent.
 func boundSessionID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if len(c.Param("id")) > ws.MaxSessionIDLen {
-			return errorJSON(c, http.StatusNotFound, ws.CodeSessionNotFound,
-				fmt.Sprintf("no such session: session ids are UUIDs of %d characters", ws.MaxSessionIDLen))
+		if len(c.Param("id")) > wire.MaxSessionIDLen {
+			return errorJSON(c, http.StatusNotFound, wire.CodeSessionNotFound,
+				fmt.Sprintf("no such session: session ids are UUIDs of %d characters", wire.MaxSessionIDLen))
 		}
 		return next(c)
 	}
@@ -132,7 +132,7 @@ func (s *server) httpError(err error, c echo.Context) {
 	code := "INTERNAL_ERROR"
 	switch status {
 	case http.StatusNotFound:
-		code = "NOT_FOUND"
+		code = wire.CodeNotFound
 	case http.StatusMethodNotAllowed:
 		code = "METHOD_NOT_ALLOWED"
 	}
@@ -159,7 +159,7 @@ func (s *server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 			// health check), never a browser.
 			return next(c)
 		}
-		return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, fmt.Sprintf(
+		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf(
 			"Host %q is not allowed: without --token the server answers only to localhost, IP addresses and --allowed-hosts, "+
 				"so other web pages cannot reach it through DNS rebinding; add the name with --allowed-hosts or set --token", host))
 	}
@@ -220,7 +220,7 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if err := s.origins.Check(req); err != nil {
 			s.refusals.note(s.log, req, err)
-			return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, err.Error())
+			return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, err.Error())
 		}
 		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead {
 			if err := sameorigin.CheckJSONBody(req); err != nil {
@@ -353,9 +353,9 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *server) listSessions(c echo.Context) error {
 	list := s.mgr.List()
-	out := make([]ws.Session, len(list))
+	out := make([]wire.Session, len(list))
 	for i, sess := range list {
-		out[i] = ws.SessionView(sess.Info())
+		out[i] = wire.SessionView(sess.Info())
 	}
 	return c.JSON(http.StatusOK, map[string]any{"sessions": out})
 }
@@ -365,7 +365,7 @@ func (s *server) getSession(c echo.Context) error {
 	if err != nil {
 		return sessionError(c, err)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"session": ws.SessionView(sess.Info())})
+	return c.JSON(http.StatusOK, map[string]any{"session": wire.SessionView(sess.Info())})
 }
 
 // createRequest is the body of POST /api/sessions; every field is optional.
@@ -387,19 +387,16 @@ func (s *server) createSession(c echo.Context) error {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: "+err.Error())
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: "+err.Error())
 	}
 	if dec.More() {
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: more than one JSON value")
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: more than one JSON value")
 	}
 	var branch string
 	if req.Worktree != nil {
 		if branch = req.Worktree.Branch; branch == "" {
-			return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "bad request body: worktree needs a branch")
+			return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: worktree needs a branch")
 		}
-	}
-	if s.hub.MemoryCritical() {
-		return sessionError(c, ws.ErrMemoryCritical)
 	}
 	sess, err := s.mgr.Create(sessions.CreateOptions{
 		Name: req.Name, Cwd: req.Cwd, Agent: req.Agent, Command: req.Command, Cols: req.Cols, Rows: req.Rows,
@@ -408,7 +405,7 @@ func (s *server) createSession(c echo.Context) error {
 	if err != nil {
 		return sessionError(c, err)
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"session": ws.SessionView(sess.Info())})
+	return c.JSON(http.StatusCreated, map[string]any{"session": wire.SessionView(sess.Info())})
 }
 
 func (s *server) deleteSession(c echo.Context) error {
@@ -420,12 +417,12 @@ func (s *server) deleteSession(c echo.Context) error {
 		}
 		b, err := strconv.ParseBool(q)
 		if err != nil {
-			return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, fmt.Sprintf("%s=%q: want true or false", name, q))
+			return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%s=%q: want true or false", name, q))
 		}
 		*v = b
 	}
 	if force && !removeWorktree {
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, "force=true only applies with removeWorktree=true")
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "force=true only applies with removeWorktree=true")
 	}
 	var err error
 	if removeWorktree {
@@ -440,12 +437,9 @@ func (s *server) deleteSession(c echo.Context) error {
 }
 
 func (s *server) resumeSession(c echo.Context) error {
-	if s.hub.MemoryCritical() {
-		return sessionError(c, ws.ErrMemoryCritical)
-	}
 	sess, err := s.mgr.Resume(c.Param("id"))
 	if err != nil {
 		return sessionError(c, err)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"session": ws.SessionView(sess.Info())})
+	return c.JSON(http.StatusOK, map[string]any{"session": wire.SessionView(sess.Info())})
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // apiEnv is a server built as run builds it, its router behind a real HTTP
@@ -162,7 +162,7 @@ var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "c
 
 // decodeSession decodes {"session": Session}, checking the wrapper and the
 // field names.
-func decodeSession(t testing.TB, body []byte) ws.Session {
+func decodeSession(t testing.TB, body []byte) wire.Session {
 	t.Helper()
 	var wrap map[string]json.RawMessage
 	if err := json.Unmarshal(body, &wrap); err != nil {
@@ -175,7 +175,7 @@ func decodeSession(t testing.TB, body []byte) ws.Session {
 	return checkSessionJSON(t, raw)
 }
 
-func checkSessionJSON(t testing.TB, raw json.RawMessage) ws.Session {
+func checkSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
 	t.Helper()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -191,7 +191,7 @@ func checkSessionJSON(t testing.TB, raw json.RawMessage) ws.Session {
 			t.Errorf("session %s has unexpected field %q", raw, k)
 		}
 	}
-	var s ws.Session
+	var s wire.Session
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatalf("decode session %s: %v", raw, err)
 	}
@@ -199,14 +199,14 @@ func checkSessionJSON(t testing.TB, raw json.RawMessage) ws.Session {
 }
 
 // create posts a session and expects 201.
-func (e *apiEnv) create(body string) ws.Session {
+func (e *apiEnv) create(body string) wire.Session {
 	e.t.Helper()
 	resp, b := e.do(http.MethodPost, "/api/sessions", body)
 	wantStatus(e.t, "create "+body, resp, b, http.StatusCreated)
 	return decodeSession(e.t, b)
 }
 
-func (e *apiEnv) createCommand(argv []string) ws.Session {
+func (e *apiEnv) createCommand(argv []string) wire.Session {
 	e.t.Helper()
 	b, err := json.Marshal(map[string]any{"command": argv})
 	if err != nil {
@@ -215,7 +215,7 @@ func (e *apiEnv) createCommand(argv []string) ws.Session {
 	return e.create(string(b))
 }
 
-func (e *apiEnv) list() []ws.Session {
+func (e *apiEnv) list() []wire.Session {
 	e.t.Helper()
 	resp, b := e.do(http.MethodGet, "/api/sessions", "")
 	wantStatus(e.t, "list", resp, b, http.StatusOK)
@@ -225,21 +225,21 @@ func (e *apiEnv) list() []ws.Session {
 	if err := json.Unmarshal(b, &wrap); err != nil || wrap.Sessions == nil {
 		e.t.Fatalf("list body %s: want {\"sessions\":[...]} (err %v)", b, err)
 	}
-	out := make([]ws.Session, len(wrap.Sessions))
+	out := make([]wire.Session, len(wrap.Sessions))
 	for i, raw := range wrap.Sessions {
 		out[i] = checkSessionJSON(e.t, raw)
 	}
 	return out
 }
 
-func (e *apiEnv) get(id string) ws.Session {
+func (e *apiEnv) get(id string) wire.Session {
 	e.t.Helper()
 	resp, b := e.do(http.MethodGet, "/api/sessions/"+id, "")
 	wantStatus(e.t, "get "+id, resp, b, http.StatusOK)
 	return decodeSession(e.t, b)
 }
 
-func ids(list []ws.Session) []string {
+func ids(list []wire.Session) []string {
 	out := make([]string, len(list))
 	for i, s := range list {
 		out[i] = s.ID
@@ -374,7 +374,7 @@ func TestGetUnknownSession(t *testing.T) {
 	e := newAPI(t)
 	for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
 		resp, b := e.do(http.MethodGet, "/api/sessions/"+id, "")
-		wantError(t, "get "+id, resp, b, http.StatusNotFound, ws.CodeSessionNotFound)
+		wantError(t, "get "+id, resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 	}
 }
 
@@ -409,7 +409,7 @@ func TestCreateBadRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := e.at(t)
 			resp, b := e.do(http.MethodPost, "/api/sessions", tc.body)
-			msg := wantError(t, tc.body, resp, b, http.StatusBadRequest, ws.CodeInvalidMessage)
+			msg := wantError(t, tc.body, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 			if !strings.Contains(msg, tc.msg) {
 				t.Errorf("message %q does not mention %q", msg, tc.msg)
 			}
@@ -423,7 +423,7 @@ func TestCreateBadRequests(t *testing.T) {
 func TestCreateSpawnFailure(t *testing.T) {
 	e := newAPI(t)
 	resp, b := e.do(http.MethodPost, "/api/sessions", `{"command":["/nonexistent/x"]}`)
-	msg := wantError(t, "nonexistent command", resp, b, http.StatusBadRequest, ws.CodePTYSpawnFailed)
+	msg := wantError(t, "nonexistent command", resp, b, http.StatusBadRequest, wire.CodePTYSpawnFailed)
 	if !strings.Contains(msg, "/nonexistent/x") {
 		t.Errorf("message %q does not name the command", msg)
 	}
@@ -437,7 +437,7 @@ func TestCreateSpawnFailure(t *testing.T) {
 			t.Skip("claude is installed here")
 		}
 		resp, b := e.do(http.MethodPost, "/api/sessions", `{"agent":"claude"}`)
-		msg := wantError(t, "agent claude", resp, b, http.StatusBadRequest, ws.CodePTYSpawnFailed)
+		msg := wantError(t, "agent claude", resp, b, http.StatusBadRequest, wire.CodePTYSpawnFailed)
 		if !strings.Contains(msg, "not installed") {
 			t.Errorf("message %q does not say claude is not installed", msg)
 		}
@@ -454,7 +454,7 @@ func TestSessionLimit(t *testing.T) {
 		made = append(made, e.create("{}").ID)
 	}
 	resp, b := e.do(http.MethodPost, "/api/sessions", "{}")
-	wantError(t, "fifth session", resp, b, http.StatusConflict, ws.CodeSessionLimitReached)
+	wantError(t, "fifth session", resp, b, http.StatusConflict, wire.CodeSessionLimitReached)
 	if got := ids(e.list()); !slices.Equal(got, made) {
 		t.Fatalf("after the refused create the list is %v, want %v", got, made)
 	}
@@ -482,18 +482,18 @@ func TestDeleteStopsProcess(t *testing.T) {
 	waitGone(t, pid)
 
 	resp, b = e.do(http.MethodGet, "/api/sessions/"+s.ID, "")
-	wantError(t, "get deleted", resp, b, http.StatusNotFound, ws.CodeSessionNotFound)
+	wantError(t, "get deleted", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 	if got := ids(e.list()); !slices.Equal(got, []string{other.ID}) {
 		t.Errorf("list after delete = %v, want only %s", got, other.ID)
 	}
 	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
-	wantError(t, "delete twice", resp, b, http.StatusNotFound, ws.CodeSessionNotFound)
+	wantError(t, "delete twice", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 }
 
 func TestDeleteUnknown(t *testing.T) {
 	e := newAPI(t)
 	resp, b := e.do(http.MethodDelete, "/api/sessions/"+uuid.NewString(), "")
-	wantError(t, "delete unknown", resp, b, http.StatusNotFound, ws.CodeSessionNotFound)
+	wantError(t, "delete unknown", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 }
 
 func TestResume(t *testing.T) {
@@ -504,13 +504,13 @@ func TestResume(t *testing.T) {
 	wantStatus(t, "resume a running session", resp, b, http.StatusConflict)
 
 	resp, b = e.do(http.MethodPost, "/api/sessions/"+uuid.NewString()+"/resume", "")
-	wantError(t, "resume unknown", resp, b, http.StatusNotFound, ws.CodeSessionNotFound)
+	wantError(t, "resume unknown", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 
 	// The first run exits 3 at once; the resumed run finds its marker and
 	// keeps running, so the reply's status cannot race with its end.
 	marker := filepath.Join(t.TempDir(), "marker")
 	s := e.createCommand([]string{"sh", "-c", `if [ -e "$0" ]; then exec sleep 60; fi; : > "$0"; exit 3`, marker})
-	var ended ws.Session
+	var ended wire.Session
 	testutil.Eventually(t, waitTimeout, "the first run to end", func() bool {
 		ended = e.get(s.ID)
 		return ended.ExitCode != nil
@@ -537,7 +537,7 @@ func TestUnknownAPIRoute(t *testing.T) {
 		{http.MethodGet, "/api/"},
 	} {
 		resp, b := e.do(tc.method, tc.path, "")
-		msg := wantError(t, tc.method+" "+tc.path, resp, b, http.StatusNotFound, "NOT_FOUND")
+		msg := wantError(t, tc.method+" "+tc.path, resp, b, http.StatusNotFound, wire.CodeNotFound)
 		if !strings.Contains(msg, tc.path) {
 			t.Errorf("%s %s: message %q does not name the path", tc.method, tc.path, msg)
 		}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // browserRequest is a request as a browser sends it from a page at origin:
@@ -72,14 +72,14 @@ func TestCrossSiteRequestsCannotDriveTheAPI(t *testing.T) {
 	}
 	for _, a := range pages {
 		resp, b := e.browserRequest(http.MethodPost, "/api/sessions", a.origin, a.site, a.ctype, a.body)
-		msg := wantError(t, "create: "+a.name, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+		msg := wantError(t, "create: "+a.name, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 		if !strings.Contains(msg, "refused") {
 			t.Errorf("create: %s: message %q does not say it refused", a.name, msg)
 		}
 		resp, b = e.browserRequest(http.MethodDelete, "/api/sessions/"+victim.ID, a.origin, a.site, "", "")
-		wantError(t, "delete: "+a.name, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+		wantError(t, "delete: "+a.name, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 		resp, b = e.browserRequest(http.MethodPost, "/api/sessions/"+victim.ID+"/resume", a.origin, a.site, a.ctype, "")
-		wantError(t, "resume: "+a.name, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+		wantError(t, "resume: "+a.name, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 	}
 	if got := ids(e.list()); len(got) != 1 || got[0] != victim.ID {
 		t.Fatalf("sessions after the attack: %v, want only %s", got, victim.ID)
@@ -136,10 +136,10 @@ func TestTokenCookieFromAnotherPort(t *testing.T) {
 	cookie := tokenCookie + "=" + token
 	other := "http://127.0.0.1:3000"
 	resp, b := e.browserRequest(http.MethodPost, "/api/sessions", other, "same-site", "text/plain", `{"name":"pwned"}`, "Cookie", cookie)
-	wantError(t, "create from another port", resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+	wantError(t, "create from another port", resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 	// Even a page that somehow sends JSON.
 	resp, b = e.browserRequest(http.MethodPost, "/api/sessions", other, "same-site", "application/json", `{"name":"pwned"}`, "Cookie", cookie)
-	wantError(t, "JSON create from another port", resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+	wantError(t, "JSON create from another port", resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 	url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws"
 	if _, status, err := dialWS(t, url, http.Header{"Origin": {other}, "Sec-Fetch-Site": {"same-site"}, "Cookie": {cookie}}); err == nil || status != http.StatusForbidden {
 		t.Errorf("WebSocket from another port with the cookie: status %d err %v, want 403", status, err)
@@ -171,7 +171,7 @@ func TestWebSocketOriginScheme(t *testing.T) {
 		}
 	}
 	resp, b := e.browserRequest(http.MethodGet, "/ws", "http://evil.test", "cross-site", "", "", "Connection", "Upgrade", "Upgrade", "websocket")
-	if msg := wantError(t, "upgrade from another site", resp, b, http.StatusForbidden, ws.CodePermissionDenied); !strings.Contains(msg, "--allowed-origins") {
+	if msg := wantError(t, "upgrade from another site", resp, b, http.StatusForbidden, wire.CodePermissionDenied); !strings.Contains(msg, "--allowed-origins") {
 		t.Errorf("message %q does not say how to trust a page", msg)
 	}
 }
@@ -273,7 +273,7 @@ func TestNamesRefuseFormatCharacters(t *testing.T) {
 	e := newAPI(t)
 	for _, name := range []string{"build\u202egnp.exe", "bu\u200bild", "\u2066build\u2069", "\ufeffbuild", "x\u00ady", "a\u200db"} {
 		resp, b := e.do(http.MethodPost, "/api/sessions", fmt.Sprintf(`{"name":%q}`, name))
-		msg := wantError(t, fmt.Sprintf("name %+q", name), resp, b, http.StatusBadRequest, ws.CodeInvalidMessage)
+		msg := wantError(t, fmt.Sprintf("name %+q", name), resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 		if !strings.Contains(msg, "U+") {
 			t.Errorf("name %+q: message %q does not name the character", name, msg)
 		}

@@ -13,11 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/ws"
-	"github.com/labstack/echo/v4"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // Timing of the live change summaries.
@@ -303,10 +304,6 @@ func sessionTree(ctx context.Context, info sessions.Info) (top, from string, err
 	return top, from, nil
 }
 
-// codeNotARepository answers a diff of a session whose tree is not in a git
-// repository (409).
-const codeNotARepository = "NOT_A_REPOSITORY"
-
 // getDiff serves what a session changed in its tree, with patches:
 // GET /api/sessions/:id/diff[?path=<file>].
 func (s *server) getDiff(c echo.Context) error {
@@ -318,7 +315,7 @@ func (s *server) getDiff(c echo.Context) error {
 	if p := c.QueryParam("path"); p != "" {
 		clean := path.Clean(p)
 		if strings.ContainsRune(p, 0) || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
-			return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage,
+			return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage,
 				fmt.Sprintf("path %q: want a file of the session's tree, relative to its top, as the diff lists it", clip(p)))
 		}
 		paths = []string{clean}
@@ -328,19 +325,19 @@ func (s *server) getDiff(c echo.Context) error {
 	defer cancel()
 	top, from, err := sessionTree(ctx, info)
 	if errors.Is(err, changes.ErrNotRepository) {
-		return errorJSON(c, http.StatusConflict, codeNotARepository,
+		return errorJSON(c, http.StatusConflict, wire.CodeNotARepository,
 			fmt.Sprintf("the session works in %s, which is not inside a git repository: there is nothing to compare its files with", info.Cwd))
 	}
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, ws.CodeInternal, "find the session's tree: "+err.Error())
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "find the session's tree: "+err.Error())
 	}
 	base, err := changes.Base(ctx, top, from)
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, ws.CodeInternal, "find the session's base: "+err.Error())
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "find the session's base: "+err.Error())
 	}
 	d, err := changes.Patches(ctx, top, base, paths, changes.DefaultLimits)
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, ws.CodeInternal, "diff the session's tree: "+err.Error())
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "diff the session's tree: "+err.Error())
 	}
 	return c.JSON(http.StatusOK, d)
 }

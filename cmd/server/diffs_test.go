@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // diffBody is GET /api/sessions/:id/diff's answer.
@@ -62,7 +62,7 @@ func nextDiff(t *testing.T, conn *websocket.Conn, id string, ok func(sessionDiff
 			t.Fatalf("waiting for session.diff: %v", err)
 		}
 		var m sessionDiffMsg
-		if json.Unmarshal(raw, &m) == nil && m.Type == ws.TypeSessionDiff && m.SessionID == id && ok(m) {
+		if json.Unmarshal(raw, &m) == nil && m.Type == wire.TypeSessionDiff && m.SessionID == id && ok(m) {
 			return m
 		}
 	}
@@ -100,19 +100,19 @@ func TestSessionDiff(t *testing.T) {
 	}
 	for _, bad := range []string{"../etc/passwd", "/etc/passwd", "."} {
 		resp, b := e.do(http.MethodGet, "/api/sessions/"+s.ID+"/diff?path="+bad, "")
-		wantError(t, "path "+bad, resp, b, http.StatusBadRequest, ws.CodeInvalidMessage)
+		wantError(t, "path "+bad, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	}
 
 	plain := newAPI(t)
 	ps := plain.createCommand(sleeper())
 	resp, b := plain.do(http.MethodGet, "/api/sessions/"+ps.ID+"/diff", "")
-	if msg := wantError(t, "not a repository", resp, b, http.StatusConflict, codeNotARepository); !strings.Contains(msg, "not inside a git repository") {
+	if msg := wantError(t, "not a repository", resp, b, http.StatusConflict, wire.CodeNotARepository); !strings.Contains(msg, "not inside a git repository") {
 		t.Errorf("message %q", msg)
 	}
 
 	// Another page cannot make the server diff.
 	resp, b = e.browserRequest(http.MethodGet, "/api/sessions/"+s.ID+"/diff", "http://evil.test", "cross-site", "", "")
-	wantError(t, "a diff asked by another page", resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+	wantError(t, "a diff asked by another page", resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 }
 
 // TestSessionDiffLive: a write in the session's tree reaches every

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // Agents with notification hooks (Claude Code) run `agentmux hook` from
@@ -63,7 +64,7 @@ func (h *hookServer) start(mgr *sessions.Manager) {
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
 	e.Any("/*", func(c echo.Context) error {
-		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", "this listener takes agent hook calls only")
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, "this listener takes agent hook calls only")
 	})
 	h.http = newHTTPServer(e, h.log, defaultLimits)
 	go func() {

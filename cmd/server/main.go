@@ -73,74 +73,60 @@ const storeTimeout = 2 * time.Second
 // dbFile is the database's name inside --data-dir.
 const dbFile = "agentmux.db"
 
+// newServer builds the application in dependency order, each part complete
+// when the next is built, and then connects the parts: the consumers of
+// session and memory events subscribe to them, and the watchers start. On
+// an error nothing is left open.
 func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	profile, err := defaultProfile(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DataDir == "" {
-		return nil, errors.New("no data directory")
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	store, err := sessions.OpenStore(filepath.Join(cfg.DataDir, dbFile), storeTimeout)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		mgr     *sessions.Manager
-		hookSrv *hookServer
-	)
-	defer func() {
-		if err != nil {
-			if mgr != nil {
-				mgr.Close() // stops its saver
-			}
-			if hookSrv != nil {
-				_ = hookSrv.stop(context.Background())
-			}
-			_ = store.Close()
-		}
-	}()
 	origins, err := sameorigin.New(cfg.AllowedOrigins)
 	if err != nil {
 		return nil, err
 	}
-	hookSrv, hooks, err := listenHooks(cfg.DataDir, log)
-	if err != nil {
-		return nil, err
-	}
-	// The manager reports events to the hub, which needs the manager to
-	// find sessions; no event can fire before hub is set, since no session
-	// exists until the server serves.
-	var (
-		hub   *ws.Hub
-		wtw   *worktreeWatches
-		diffs *sessionDiffs
-	)
-	mgr, err = sessions.NewManager(sessions.Options{
-		MaxSessions:    cfg.MaxSessions,
-		Scrollback:     cfg.Scrollback,
-		Workspace:      cfg.Workspace,
-		DefaultProfile: profile,
-		OnEvent: func(ev sessions.Event) {
-			hub.OnEvent(ev)
-			wtw.onEvent(ev)
-			diffs.onEvent(ev)
-		},
-		Store:        store,
-		SaveInterval: cfg.SaveInterval,
-		Timing:       cfg.Timing,
-		Hooks:        hooks,
-		Logger:       log,
+	// Before the manager: it admits new agents only while memory allows.
+	mon, err := memory.NewMonitor(memory.Options{
+		WarnPercent:     cfg.MemWarn,
+		CriticalPercent: cfg.MemCritical,
+		Interval:        cfg.MemInterval,
+		Logger:          log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	hookSrv.start(mgr)
-	hub, err = ws.NewHub(ws.Options{
-		Sessions:      mgr,
+	store, err := openStore(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, log: log, store: store, memory: mon, origins: origins, started: time.Now()}
+	defer func() {
+		if err != nil {
+			s.abandon()
+		}
+	}()
+	var hooks *sessions.HookConfig
+	if s.hooks, hooks, err = listenHooks(cfg.DataDir, log); err != nil {
+		return nil, err
+	}
+	s.mgr, err = sessions.NewManager(sessions.Options{
+		MaxSessions:    cfg.MaxSessions,
+		Scrollback:     cfg.Scrollback,
+		Workspace:      cfg.Workspace,
+		DefaultProfile: profile,
+		Admit:          mon.Admit,
+		Store:          store,
+		SaveInterval:   cfg.SaveInterval,
+		Timing:         cfg.Timing,
+		Hooks:          hooks,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.hub, err = ws.NewHub(ws.Options{
+		Sessions:      s.mgr,
 		BatchInterval: cfg.BatchInterval,
 		Origins:       origins,
 		Logger:        log,
@@ -148,55 +134,79 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	diffs = newSessionDiffs(hub, cfg.Workspace, log)
-	mon, err := memory.NewMonitor(memory.Options{
-		WarnPercent:     cfg.MemWarn,
-		CriticalPercent: cfg.MemCritical,
-		Interval:        cfg.MemInterval,
-		OnChange:        hub.OnMemory,
-		Logger:          log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
+	s.diffs = newSessionDiffs(s.hub, cfg.Workspace, log)
+	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:   cfg.Workspace,
 		Ignore: cfg.WatchIgnore,
 		OnFile: func(ev watcher.FileEvent) {
-			hub.OnFile(ev)
-			diffs.onFile(ev.Path)
+			s.hub.OnFile(ev)
+			s.diffs.onFile(ev.Path)
 		},
-		OnWorkflow: hub.OnWorkflow,
+		OnWorkflow: s.hub.OnWorkflow,
 		Logger:     log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, mgr: mgr, hub: hub, workspace: wsw, memory: mon, hooks: hookSrv, origins: origins, started: time.Now()}
+	s.start()
+	return s, nil
+}
+
+// openStore opens the session database in dataDir, making the directory
+// if need be.
+func openStore(dataDir string) (*sessions.Store, error) {
+	if dataDir == "" {
+		return nil, errors.New("no data directory")
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	return sessions.OpenStore(filepath.Join(dataDir, dbFile), storeTimeout)
+}
+
+// abandon undoes a newServer that failed part way: it closes what was
+// opened, in reverse order. No session has run yet.
+func (s *server) abandon() {
+	if s.mgr != nil {
+		s.mgr.Close() // stops its saver
+	}
+	if s.hooks != nil {
+		_ = s.hooks.stop(context.Background())
+	}
+	_ = s.store.Close()
+}
+
+// start connects the built parts and starts the watchers; the server owns
+// their goroutines, which halt ends. Every subscription is made before
+// agents can run (no session runs until the hooks are served and the
+// server answers requests), so no event goes unseen.
+func (s *server) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatchers = cancel
-	wtw = &worktreeWatches{
-		ctx: ctx, wg: &s.watchers, workspace: cfg.Workspace, ignore: cfg.WatchIgnore,
-		hub: hub, diffs: diffs, log: log, running: make(map[string]runningWatch),
+	s.worktrees = &worktreeWatches{
+		ctx: ctx, wg: &s.watchers, workspace: s.cfg.Workspace, ignore: s.cfg.WatchIgnore,
+		hub: s.hub, diffs: s.diffs, log: s.log, running: make(map[string]runningWatch),
 	}
-	s.worktrees = wtw
-	for _, sess := range mgr.List() { // restored sessions
+	s.mgr.Subscribe(s.hub.OnEvent)
+	s.mgr.Subscribe(s.worktrees.onEvent)
+	s.mgr.Subscribe(s.diffs.onEvent)
+	s.memory.Subscribe(s.hub.OnMemory)
+	s.hooks.start(s.mgr)
+	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()
 		if info.Worktree != nil {
-			wtw.start(info.ID, info.Worktree.Path)
+			s.worktrees.start(info.ID, info.Worktree.Path)
 		}
-		diffs.add(info)
+		s.diffs.add(info)
 	}
-	s.diffs = diffs
-	s.watchers.Go(func() { diffs.run(ctx) })
-	s.watchers.Go(func() { mon.Run(ctx) })
+	s.watchers.Go(func() { s.diffs.run(ctx) })
+	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.
-		if err := wsw.Run(ctx); err != nil {
-			log.Error("workspace watcher stopped", "err", err)
+		if err := s.workspace.Run(ctx); err != nil {
+			s.log.Error("workspace watcher stopped", "err", err)
 		}
 	})
-	return s, nil
 }
 
 // halt stops the watchers.

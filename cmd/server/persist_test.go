@@ -32,7 +32,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // The helper process: run as main runs it, with its arguments as JSON in
@@ -269,10 +269,10 @@ func getJSON(hc *http.Client, url string, v any) error {
 }
 
 // listAt returns GET /api/sessions of the server at base (http://host:port).
-func listAt(t *testing.T, hc *http.Client, base string) []ws.Session {
+func listAt(t *testing.T, hc *http.Client, base string) []wire.Session {
 	t.Helper()
 	var out struct {
-		Sessions []ws.Session `json:"sessions"`
+		Sessions []wire.Session `json:"sessions"`
 	}
 	if err := getJSON(hc, base+"/api/sessions", &out); err != nil {
 		t.Fatalf("list sessions: %v", err)
@@ -281,7 +281,7 @@ func listAt(t *testing.T, hc *http.Client, base string) []ws.Session {
 }
 
 // createAt posts a session with body to the server at base and expects 201.
-func createAt(t *testing.T, hc *http.Client, base string, body map[string]any) ws.Session {
+func createAt(t *testing.T, hc *http.Client, base string, body map[string]any) wire.Session {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -470,7 +470,7 @@ func TestPersistRestart(t *testing.T) {
 	base1 := "http://" + r1.addr
 
 	type before struct {
-		s        ws.Session
+		s        wire.Session
 		line     string
 		conn     *websocket.Conn
 		attached uint64

@@ -16,7 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // runner is run() going in its own goroutine, as main runs it, with a
@@ -103,7 +103,7 @@ func (r *runner) wait() int {
 func (r *runner) url(path string) string { return "http://" + r.addr + path }
 
 // postSession creates a session running argv through the API.
-func postSession(t *testing.T, hc *http.Client, r *runner, argv []string) ws.Session {
+func postSession(t *testing.T, hc *http.Client, r *runner, argv []string) wire.Session {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{"command": argv})
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // hostRequest sends a request as a browser at host would.
@@ -31,7 +31,7 @@ func TestDNSRebinding(t *testing.T) {
 	for _, host := range []string{"evil.test:8080", "evil.test", "localhost.evil.test:8080", "x.app.github.dev.evil.test", "app.github.dev", "127.0.0.1.nip.io:8080"} {
 		for _, path := range []string{"/api/sessions", "/", "/api/files?path=README.md"} {
 			resp, b := hostRequest(t, e, path, host)
-			msg := wantError(t, host+path, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+			msg := wantError(t, host+path, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 			if !strings.Contains(msg, "--allowed-hosts") || !strings.Contains(msg, host) {
 				t.Errorf("%s%s: message %q does not say what to do", host, path, msg)
 			}

@@ -27,7 +27,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // isolatedWriteBound is how soon an isolated write's file.changed must
@@ -128,7 +128,7 @@ func eventLines(evs []watchEvent) string {
 // isFileEvent matches the file.changed of abs with op ("" for any op).
 func isFileEvent(abs, op string) func(watchEvent) bool {
 	return func(ev watchEvent) bool {
-		return ev.Type == ws.TypeFileChanged && ev.Path == abs && (op == "" || ev.Event == op)
+		return ev.Type == wire.TypeFileChanged && ev.Path == abs && (op == "" || ev.Event == op)
 	}
 }
 
@@ -354,7 +354,7 @@ func waitFileEvents(t testing.TB, conn *websocket.Conn, op string, paths ...stri
 		missing[p] = true
 	}
 	collectUntil(t, conn, fmt.Sprintf("file.changed %s for %q", op, paths), func(ev watchEvent) bool {
-		if ev.Type == ws.TypeFileChanged && ev.Event == op {
+		if ev.Type == wire.TypeFileChanged && ev.Event == op {
 			delete(missing, ev.Path)
 		}
 		return len(missing) == 0
@@ -430,7 +430,7 @@ func TestWatchLayoutShift(t *testing.T) {
 	conn := watchWS(t, e)
 
 	prd := writeWS(t, e.dir, "docs/prd.md", "# PRD\n")
-	got := collectUntil(t, conn, "layout.shift for docs/prd.md", func(ev watchEvent) bool { return ev.Type == ws.TypeLayoutShift })
+	got := collectUntil(t, conn, "layout.shift for docs/prd.md", func(ev watchEvent) bool { return ev.Type == wire.TypeLayoutShift })
 	shift := got[len(got)-1]
 	if len(only(got, isFileEvent(prd, "add"))) != 1 {
 		t.Errorf("layout.shift without the file.changed add of docs/prd.md before it:\n%s", eventLines(got))
@@ -453,7 +453,7 @@ func TestWatchLayoutShift(t *testing.T) {
 			t.Errorf("no file.changed add for %s before the marker:\n%s", abs, eventLines(got))
 		}
 	}
-	for _, ev := range only(got, func(ev watchEvent) bool { return ev.Type == ws.TypeLayoutShift }) {
+	for _, ev := range only(got, func(ev watchEvent) bool { return ev.Type == wire.TypeLayoutShift }) {
 		// docs/prd.md may still have a trailing change, and with it a
 		// layout.shift; nothing else may.
 		if ev.Path != "docs/prd.md" {
@@ -578,7 +578,7 @@ func checkWorkflowUpdated(t testing.TB, ev watchEvent, want string) {
 	}
 }
 
-func isWorkflowUpdated(ev watchEvent) bool { return ev.Type == ws.TypeWorkflowUpdated }
+func isWorkflowUpdated(ev watchEvent) bool { return ev.Type == wire.TypeWorkflowUpdated }
 
 // TestWatchWorkflow: BMAD status files are read into workflow.updated and
 // GET /api/workflow; a malformed one is logged once and changes nothing.
@@ -770,7 +770,7 @@ func TestFilesAPI(t *testing.T) {
 		{"symlink to a sibling directory", "path=sibling.md"},
 	} {
 		resp, b := rawGet(t, e, "/api/files?"+tc.query)
-		wantError(t, tc.what, resp, b, http.StatusForbidden, ws.CodePermissionDenied)
+		wantError(t, tc.what, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
 		if strings.Contains(string(b), "root:") || strings.Contains(string(b), "TOP-SECRET") {
 			t.Errorf("%s: body leaks the file: %s", tc.what, b)
 		}
@@ -781,15 +781,15 @@ func TestFilesAPI(t *testing.T) {
 		status      int
 		code        string
 	}{
-		{"missing file", "path=docs/missing.md", http.StatusNotFound, "NOT_FOUND"},
-		{"missing directory", "path=nowhere/x.md", http.StatusNotFound, "NOT_FOUND"},
-		{"directory", "path=docs", http.StatusBadRequest, ws.CodeInvalidMessage},
-		{"symlink to a directory", "path=documents", http.StatusBadRequest, ws.CodeInvalidMessage},
-		{"over 8 MiB", "path=docs/big.md", http.StatusRequestEntityTooLarge, ws.CodeInvalidMessage},
-		{"the workspace itself", "path=.", http.StatusBadRequest, ws.CodeInvalidMessage},
-		{"no path parameter", "", http.StatusBadRequest, ws.CodeInvalidMessage},
-		{"empty path parameter", "path=", http.StatusBadRequest, ws.CodeInvalidMessage},
-		{"NUL in the path", "path=docs%2Fprd.md%00.txt", http.StatusBadRequest, ws.CodeInvalidMessage},
+		{"missing file", "path=docs/missing.md", http.StatusNotFound, wire.CodeNotFound},
+		{"missing directory", "path=nowhere/x.md", http.StatusNotFound, wire.CodeNotFound},
+		{"directory", "path=docs", http.StatusBadRequest, wire.CodeInvalidMessage},
+		{"symlink to a directory", "path=documents", http.StatusBadRequest, wire.CodeInvalidMessage},
+		{"over 8 MiB", "path=docs/big.md", http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage},
+		{"the workspace itself", "path=.", http.StatusBadRequest, wire.CodeInvalidMessage},
+		{"no path parameter", "", http.StatusBadRequest, wire.CodeInvalidMessage},
+		{"empty path parameter", "path=", http.StatusBadRequest, wire.CodeInvalidMessage},
+		{"NUL in the path", "path=docs%2Fprd.md%00.txt", http.StatusBadRequest, wire.CodeInvalidMessage},
 	} {
 		resp, b := rawGet(t, e, "/api/files?"+tc.query)
 		wantError(t, tc.what, resp, b, tc.status, tc.code)
@@ -848,7 +848,7 @@ func TestFilesAPIFifo(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("GET /api/files on a FIFO: %v", r.err)
 	}
-	wantError(t, "a FIFO", r.resp, r.body, http.StatusBadRequest, ws.CodeInvalidMessage)
+	wantError(t, "a FIFO", r.resp, r.body, http.StatusBadRequest, wire.CodeInvalidMessage)
 }
 
 // resources is GET /api/resources.
@@ -1005,7 +1005,7 @@ func TestResources(t *testing.T) {
 // WebSocket alike.
 func TestMemoryCritical(t *testing.T) {
 	dataDir := t.TempDir()
-	var saved ws.Session
+	var saved wire.Session
 	var pct float64
 	// A first server at the default thresholds reads the real use and
 	// leaves a session in the database, idle after the restart below.
@@ -1029,9 +1029,14 @@ func TestMemoryCritical(t *testing.T) {
 	if r.Percent < crit {
 		t.Skipf("memory use fell from %.3f%% to %.3f%%, below the critical threshold %.3f%%", pct, r.Percent, crit)
 	}
-	// The level is critical from the first sample on; wait for the hub to
-	// have it, which it learns just after the monitor.
-	testutil.Eventually(t, waitTimeout, "the hub to know memory is critical", e.srv.hub.MemoryCritical)
+	// The level is critical from the first sample on. The hub learns it
+	// from the monitor within the sample that set it, so once admission is
+	// refused one more sample, which waits for the one before to finish,
+	// makes sure the hub has it too.
+	testutil.Eventually(t, waitTimeout, "admission to be refused", func() bool { return e.srv.memory.Admit() != nil })
+	if _, err := e.srv.memory.Sample(); err != nil {
+		t.Fatal(err)
+	}
 	r = getResources(t, e)
 	if r.Level != "critical" || r.AcceptingNewSessions {
 		t.Errorf("resources %s at %.3f%% over critical %.3f%%: want level critical, acceptingNewSessions false", r.raw, r.Percent, crit)
@@ -1069,27 +1074,27 @@ func TestMemoryCritical(t *testing.T) {
 	// No new agent through the API, and nothing changes.
 	for _, body := range []string{"", "{}", `{"command":["sh","-c","exec sleep 60"]}`} {
 		resp, b := e.do(http.MethodPost, "/api/sessions", body)
-		wantError(t, "create "+body, resp, b, http.StatusServiceUnavailable, ws.CodeMemoryCritical)
+		wantError(t, "create "+body, resp, b, http.StatusServiceUnavailable, wire.CodeMemoryCritical)
 	}
-	// Resume checks memory before looking the session up: the restored
-	// session and an unknown id get the same answer.
+	// The manager admits agents: a session it has is refused for memory,
+	// an unknown id is not found, as ever.
 	resp, b := e.do(http.MethodPost, "/api/sessions/"+saved.ID+"/resume", "")
-	wantError(t, "resume the restored session", resp, b, http.StatusServiceUnavailable, ws.CodeMemoryCritical)
+	wantError(t, "resume the restored session", resp, b, http.StatusServiceUnavailable, wire.CodeMemoryCritical)
 	resp, b = e.do(http.MethodPost, "/api/sessions/"+uuid.NewString()+"/resume", "")
-	wantError(t, "resume an unknown id", resp, b, http.StatusServiceUnavailable, ws.CodeMemoryCritical)
+	wantError(t, "resume an unknown id", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 	list := e.list()
 	if len(list) != 1 || list[0].ID != saved.ID || list[0].Status != "idle" {
 		t.Errorf("sessions after the refusals: %+v, want only %s, idle", list, saved.ID)
 	}
 
 	// Nor through the WebSocket.
-	for _, id := range []string{saved.ID, uuid.NewString()} {
+	for id, code := range map[string]string{saved.ID: wire.CodeMemoryCritical, uuid.NewString(): wire.CodeSessionNotFound} {
 		if err := conn.WriteJSON(map[string]any{"type": "session.resume", "sessionId": id}); err != nil {
 			t.Fatal(err)
 		}
 		got := collectUntil(t, conn, "the error for session.resume", func(ev watchEvent) bool { return ev.Type == "error" })
-		if ev := got[len(got)-1]; ev.Code != ws.CodeMemoryCritical || ev.SessionID != id {
-			t.Errorf("session.resume %s: %s, want error MEMORY_CRITICAL for that session", id, ev.raw)
+		if ev := got[len(got)-1]; ev.Code != code || ev.SessionID != id {
+			t.Errorf("session.resume %s: %s, want error %s for that session", id, ev.raw, code)
 		}
 	}
 	roundTrip(t, conn) // the connection carries on

@@ -16,7 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/watcher/memory"
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // maxFileBytes bounds what GET /api/files serves: documents, not builds.
@@ -65,27 +65,27 @@ func (s *server) getFile(c echo.Context) error {
 	real, err := resolveWorkspaceFile(s.cfg.Workspace, rel)
 	switch {
 	case errors.Is(err, errOutside):
-		return errorJSON(c, http.StatusForbidden, ws.CodePermissionDenied, fmt.Sprintf("%q: %v", rel, err))
+		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf("%q: %v", rel, err))
 	case errors.Is(err, fs.ErrNotExist):
-		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no file %q in the workspace", rel))
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
 	case err != nil:
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, err.Error())
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
 	}
 	// O_NONBLOCK: opening a FIFO (or a device) for reading must not wait
 	// for a writer; the regular-file check below then refuses it.
 	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return errorJSON(c, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no file %q in the workspace", rel))
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
-		return errorJSON(c, http.StatusInternalServerError, ws.CodeInternal, err.Error())
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 	case !fi.Mode().IsRegular():
-		return errorJSON(c, http.StatusBadRequest, ws.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
 	case fi.Size() > maxFileBytes:
-		return errorJSON(c, http.StatusRequestEntityTooLarge, ws.CodeInvalidMessage, fmt.Sprintf("%q is %d bytes; at most %d are served", rel, fi.Size(), maxFileBytes))
+		return errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage, fmt.Sprintf("%q is %d bytes; at most %d are served", rel, fi.Size(), maxFileBytes))
 	}
 	ctype := mime.TypeByExtension(filepath.Ext(real))
 	switch strings.ToLower(filepath.Ext(real)) {
@@ -116,7 +116,7 @@ func (s *server) getWorkflow(c echo.Context) error {
 	if !ok {
 		return c.JSON(http.StatusOK, map[string]any{"workflow": nil, "file": nil})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"workflow": ws.WorkflowView(wf), "file": rel})
+	return c.JSON(http.StatusOK, map[string]any{"workflow": wire.WorkflowView(wf), "file": rel})
 }
 
 // sessionRSS is one session's memory in GET /api/resources.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmux/agentmux/ws"
+	"github.com/agentmux/agentmux/wire"
 )
 
 // git runs git in dir and returns its output, failing the test on error.
@@ -108,12 +108,12 @@ func TestWorktreeRefusals(t *testing.T) {
 		name, body, code string
 		mentions         []string
 	}{
-		{"invalid branch name", `{"worktree":{"branch":"bad..name"}}`, ws.CodeWorktreeError, []string{"bad..name", "not a valid branch name"}},
-		{"branch starting with a dash", `{"name":"dash","worktree":{"branch":"-x"}}`, ws.CodeWorktreeError, []string{"-x"}},
-		{"branch checked out in the main tree", `{"name":"m","worktree":{"branch":"main"}}`, ws.CodeWorktreeError, []string{"main", "already checked out", e.dir}},
-		{"branch checked out in another session", `{"name":"again","worktree":{"branch":"taken"}}`, ws.CodeWorktreeError, []string{"taken", "already checked out", first.Worktree.Path}},
-		{"directory exists", `{"name":"occupied","worktree":{"branch":"fresh"}}`, ws.CodeWorktreeError, []string{"already exists"}},
-		{"agent cannot start", `{"name":"nostart","command":["/no/such/agent"],"worktree":{"branch":"nostart"}}`, ws.CodePTYSpawnFailed, []string{"/no/such/agent"}},
+		{"invalid branch name", `{"worktree":{"branch":"bad..name"}}`, wire.CodeWorktreeError, []string{"bad..name", "not a valid branch name"}},
+		{"branch starting with a dash", `{"name":"dash","worktree":{"branch":"-x"}}`, wire.CodeWorktreeError, []string{"-x"}},
+		{"branch checked out in the main tree", `{"name":"m","worktree":{"branch":"main"}}`, wire.CodeWorktreeError, []string{"main", "already checked out", e.dir}},
+		{"branch checked out in another session", `{"name":"again","worktree":{"branch":"taken"}}`, wire.CodeWorktreeError, []string{"taken", "already checked out", first.Worktree.Path}},
+		{"directory exists", `{"name":"occupied","worktree":{"branch":"fresh"}}`, wire.CodeWorktreeError, []string{"already exists"}},
+		{"agent cannot start", `{"name":"nostart","command":["/no/such/agent"],"worktree":{"branch":"nostart"}}`, wire.CodePTYSpawnFailed, []string{"/no/such/agent"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := e.at(t)
@@ -149,7 +149,7 @@ func TestWorktreeRefusals(t *testing.T) {
 	e.create(`{}`)
 	e.create(`{}`)
 	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"over"}}`)
-	wantError(t, "at the limit", resp, b, http.StatusConflict, ws.CodeSessionLimitReached)
+	wantError(t, "at the limit", resp, b, http.StatusConflict, wire.CodeSessionLimitReached)
 	if strings.Contains(branches(t, e.dir), "over") {
 		t.Error("a refused create left its branch")
 	}
@@ -161,7 +161,7 @@ func TestWorktreeRefusals(t *testing.T) {
 func TestWorktreeNotARepository(t *testing.T) {
 	e := newAPI(t) // a plain directory
 	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"feature"}}`)
-	msg := wantError(t, "not a repository", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	msg := wantError(t, "not a repository", resp, b, http.StatusBadRequest, wire.CodeWorktreeError)
 	if !strings.Contains(msg, "not inside a git work tree") {
 		t.Errorf("message %q does not say why", msg)
 	}
@@ -186,12 +186,12 @@ func TestRemoveWorktree(t *testing.T) {
 
 	for _, q := range []string{"?removeWorktree=maybe", "?force=true", "?removeWorktree=true&force=2"} {
 		resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID+q, "")
-		wantError(t, q, resp, b, http.StatusBadRequest, ws.CodeInvalidMessage)
+		wantError(t, q, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	}
 
 	// Uncommitted changes refuse it, and nothing is touched.
 	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true", "")
-	msg := wantError(t, "dirty", resp, b, http.StatusConflict, ws.CodeWorktreeDirty)
+	msg := wantError(t, "dirty", resp, b, http.StatusConflict, wire.CodeWorktreeDirty)
 	for _, m := range []string{"notes.txt", "README.md", "force"} {
 		if !strings.Contains(msg, m) {
 			t.Errorf("message %q does not mention %q", msg, m)
@@ -226,7 +226,7 @@ func TestRemoveWorktree(t *testing.T) {
 	}
 	plain := e.create(`{}`)
 	resp, b = e.do(http.MethodDelete, "/api/sessions/"+plain.ID+"?removeWorktree=true", "")
-	if msg := wantError(t, "no worktree", resp, b, http.StatusBadRequest, ws.CodeInvalidMessage); !strings.Contains(msg, "no worktree") {
+	if msg := wantError(t, "no worktree", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage); !strings.Contains(msg, "no worktree") {
 		t.Errorf("message %q", msg)
 	}
 }
@@ -257,13 +257,13 @@ func TestWorktreeEvents(t *testing.T) {
 	}
 
 	writeWS(t, e.dir, rel+"docs/prd.md", "# PRD\n")
-	got = collectUntil(t, conn, "layout.shift from the worktree", func(ev watchEvent) bool { return ev.Type == ws.TypeLayoutShift })
+	got = collectUntil(t, conn, "layout.shift from the worktree", func(ev watchEvent) bool { return ev.Type == wire.TypeLayoutShift })
 	want := `{"type":"layout.shift","sessionId":"` + s.ID + `","mode":"split","trigger":"file_write","path":"` + rel + `docs/prd.md"}`
 	if ev := got[len(got)-1]; !jsonEqual(t, ev.raw, []byte(want)) {
 		t.Errorf("layout.shift = %s, want %s", ev.raw, want)
 	}
 	for _, ev := range append(got, marker(t, e, conn)...) {
-		if ev.Type == ws.TypeFileChanged && strings.Contains(ev.Path, ".worktrees") {
+		if ev.Type == wire.TypeFileChanged && strings.Contains(ev.Path, ".worktrees") {
 			t.Errorf("file.changed for a worktree file: %s", ev.raw)
 		}
 	}
@@ -294,7 +294,7 @@ func TestWorktreesSymlinkRefused(t *testing.T) {
 	git(t, e.dir, "add", ".worktrees")
 	git(t, e.dir, "commit", "-q", "-m", "a link, committed")
 	resp, b := e.do(http.MethodPost, "/api/sessions", `{"worktree":{"branch":"feature/x"}}`)
-	msg := wantError(t, "worktree through a link", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	msg := wantError(t, "worktree through a link", resp, b, http.StatusBadRequest, wire.CodeWorktreeError)
 	if !strings.Contains(msg, "symbolic link") || !strings.Contains(msg, outside) {
 		t.Errorf("message %q does not say .worktrees is a link, and to where", msg)
 	}
@@ -330,7 +330,7 @@ func TestWorktreesSymlinkRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID+"?removeWorktree=true&force=true", "")
-	wantError(t, "remove through a link", resp, b, http.StatusBadRequest, ws.CodeWorktreeError)
+	wantError(t, "remove through a link", resp, b, http.StatusBadRequest, wire.CodeWorktreeError)
 	if _, err := os.Stat(filepath.Join(outside, "precious")); err != nil {
 		t.Errorf("the file outside the workspace: %v", err)
 	}

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v3/mem"
+
+	"github.com/agentmux/agentmux/internal/observe"
 )
 
 // The defaults of Options.
@@ -50,10 +52,6 @@ type Options struct {
 	Hysteresis float64
 	// Sampler reads memory use; nil means NewCgroupSampler("/").
 	Sampler Sampler
-	// OnChange, when set, is called with the new status each time the
-	// level changes, from the goroutine that sampled (Run's, normally). It
-	// must not block. Calls are serialized and in order.
-	OnChange func(Status)
 	// Logger receives level changes and sampling errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -349,10 +347,11 @@ type Monitor struct {
 	warn, crit, hyst float64
 	interval         time.Duration
 	sampler          Sampler
-	onChange         func(Status)
 	log              *slog.Logger
+	// observers are told of level changes, under sampleMu.
+	observers observe.List[Status]
 
-	// sampleMu serializes Sample, so levels and OnChange calls follow the
+	// sampleMu serializes Sample, so levels and observer calls follow the
 	// order of the readings.
 	sampleMu sync.Mutex
 	// lastErr is the last sampling error Run logged (under sampleMu).
@@ -371,7 +370,6 @@ func NewMonitor(opts Options) (*Monitor, error) {
 		hyst:     opts.Hysteresis,
 		interval: opts.Interval,
 		sampler:  opts.Sampler,
-		onChange: opts.OnChange,
 		log:      opts.Logger,
 		status:   Status{Level: OK},
 	}
@@ -453,8 +451,28 @@ func (m *Monitor) Status() Status {
 	return m.status
 }
 
-// Sample takes one reading now, updates the level, calls OnChange when the
-// level changed and returns the new status. On an error the status and
+// Subscribe has fn called with the new status each time the level changes,
+// until cancel is called, from the goroutine that sampled (Run's,
+// normally). Calls are serialized and in order; fn must not block.
+func (m *Monitor) Subscribe(fn func(Status)) (cancel func()) {
+	return m.observers.Subscribe(fn)
+}
+
+// ErrCritical is Admit's refusal.
+var ErrCritical = errors.New("memory is critical: no new agents until some is freed")
+
+// Admit refuses new agents with ErrCritical while the level is critical,
+// so that starting one does not push the container into the OOM killer.
+// It is quick and takes no sample.
+func (m *Monitor) Admit() error {
+	if m.Status().Level == Critical {
+		return ErrCritical
+	}
+	return nil
+}
+
+// Sample takes one reading now, updates the level, tells the observers when
+// the level changed and returns the new status. On an error the status and
 // level stay as they were, and that status is returned with the error.
 func (m *Monitor) Sample() (Status, error) {
 	m.sampleMu.Lock()
@@ -493,9 +511,7 @@ func (m *Monitor) Sample() (Status, error) {
 		m.log.Log(context.Background(), lvl, "memory level changed",
 			"from", string(prev), "to", string(st.Level),
 			"percent", math.Round(pct*10)/10, "usedBytes", used, "limitBytes", limit, "source", string(src))
-		if m.onChange != nil {
-			m.onChange(st)
-		}
+		m.observers.Notify(st)
 	}
 	return st, nil
 }

@@ -206,7 +206,7 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// changeLog records OnChange calls.
+// changeLog records observer calls.
 type changeLog struct {
 	mu     sync.Mutex
 	levels []Level
@@ -227,17 +227,17 @@ func (c *changeLog) get() []Level {
 }
 
 // feed samples every percent with a fresh monitor and returns the
-// levels and the OnChange calls.
+// levels and the observer calls.
 func feed(t *testing.T, opts Options, pcts ...float64) (levels []Level, changes *changeLog) {
 	t.Helper()
 	changes = &changeLog{}
 	opts.Sampler = &fakeSampler{pcts: pcts}
-	opts.OnChange = changes.record
 	opts.Logger = quietLogger()
 	m, err := NewMonitor(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Subscribe(changes.record)
 	for i, p := range pcts {
 		st, err := m.Sample()
 		if err != nil {
@@ -269,10 +269,10 @@ func TestMemoryLevelSequence(t *testing.T) {
 	}
 	wantChanges := []Level{warnLevel, okLevel, crit, warnLevel, okLevel, crit, okLevel}
 	if got := changes.get(); !slices.Equal(got, wantChanges) {
-		t.Errorf("OnChange levels = %v, want %v", got, wantChanges)
+		t.Errorf("observer levels = %v, want %v", got, wantChanges)
 	}
 	if wantPcts := []float64{88, 84, 93, 90.9, 84.9, 95, 80}; !slices.Equal(changes.pcts, wantPcts) {
-		t.Errorf("OnChange percents = %v, want %v", changes.pcts, wantPcts)
+		t.Errorf("observer percents = %v, want %v", changes.pcts, wantPcts)
 	}
 }
 
@@ -289,7 +289,7 @@ func TestMemoryFirstSampleChange(t *testing.T) {
 	} {
 		_, changes := feed(t, Options{}, tc.pct)
 		if got := changes.get(); !slices.Equal(got, tc.want) {
-			t.Errorf("first sample %v%%: OnChange %v, want %v", tc.pct, got, tc.want)
+			t.Errorf("first sample %v%%: observer %v, want %v", tc.pct, got, tc.want)
 		}
 	}
 }
@@ -302,7 +302,7 @@ func TestMemoryHoverDoesNotFlap(t *testing.T) {
 		t.Errorf("levels = %v\nwant     %v", levels, want)
 	}
 	if got := changes.get(); !slices.Equal(got, []Level{warnLevel}) {
-		t.Errorf("OnChange = %v, want one change to warning", got)
+		t.Errorf("observer = %v, want one change to warning", got)
 	}
 
 	// The same at the critical threshold.
@@ -313,7 +313,7 @@ func TestMemoryHoverDoesNotFlap(t *testing.T) {
 		t.Errorf("levels = %v\nwant     %v", levels, want)
 	}
 	if got := changes.get(); !slices.Equal(got, []Level{warnLevel, crit}) {
-		t.Errorf("OnChange = %v, want warning then critical", got)
+		t.Errorf("observer = %v, want warning then critical", got)
 	}
 }
 
@@ -333,7 +333,7 @@ func TestMemoryCriticalThresholds(t *testing.T) {
 		t.Errorf("custom: levels = %v\nwant     %v", levels, want)
 	}
 	if got, w := changes.get(), []Level{warnLevel, crit, warnLevel, okLevel, crit, warnLevel}; !slices.Equal(got, w) {
-		t.Errorf("custom: OnChange = %v, want %v", got, w)
+		t.Errorf("custom: observer = %v, want %v", got, w)
 	}
 
 	// Use above the limit counts as 100%.
@@ -390,10 +390,11 @@ func TestNewMemoryMonitorOptions(t *testing.T) {
 func TestMemorySampleError(t *testing.T) {
 	changes := &changeLog{}
 	f := &fakeSampler{pcts: []float64{90, math.NaN(), 50}}
-	m, err := NewMonitor(Options{Sampler: f, OnChange: changes.record, Logger: quietLogger()})
+	m, err := NewMonitor(Options{Sampler: f, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Subscribe(changes.record)
 	first, err := m.Sample()
 	if err != nil || first.Level != warnLevel {
 		t.Fatalf("first Sample = %+v, %v", first, err)
@@ -406,7 +407,7 @@ func TestMemorySampleError(t *testing.T) {
 		t.Errorf("Sample after the error = %+v, %v", st, err)
 	}
 	if got := changes.get(); !slices.Equal(got, []Level{warnLevel, okLevel}) {
-		t.Errorf("OnChange = %v", got)
+		t.Errorf("observer = %v", got)
 	}
 
 	m, err = NewMonitor(Options{Sampler: fixedSampler{used: 1}, Logger: quietLogger()})
@@ -427,12 +428,12 @@ func TestMemoryRunStopsOnCancel(t *testing.T) {
 	m, err := NewMonitor(Options{
 		Interval: 10 * time.Millisecond,
 		Sampler:  f,
-		OnChange: changes.record,
 		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Subscribe(changes.record)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -451,7 +452,7 @@ func TestMemoryRunStopsOnCancel(t *testing.T) {
 	}
 	n := f.count()
 	if got, want := changes.get(), []Level{warnLevel, crit, warnLevel}; !slices.Equal(got, want) {
-		t.Errorf("OnChange = %v, want %v", got, want)
+		t.Errorf("observer = %v, want %v", got, want)
 	}
 	if st := m.Status(); st.Level != warnLevel || st.Percent != 86 {
 		t.Errorf("Status after Run = %+v", st)
@@ -470,10 +471,11 @@ func TestMemoryRunSamplesAtOnce(t *testing.T) {
 
 	f := &fakeSampler{pcts: []float64{95}}
 	changes := &changeLog{}
-	m, err := NewMonitor(Options{Interval: time.Hour, Sampler: f, OnChange: changes.record, Logger: quietLogger()})
+	m, err := NewMonitor(Options{Interval: time.Hour, Sampler: f, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Subscribe(changes.record)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -487,7 +489,7 @@ func TestMemoryRunSamplesAtOnce(t *testing.T) {
 		t.Errorf("samples = %d, want 1", f.count())
 	}
 	if got := changes.get(); !slices.Equal(got, []Level{crit}) {
-		t.Errorf("OnChange = %v", got)
+		t.Errorf("observer = %v", got)
 	}
 }
 
@@ -647,5 +649,26 @@ func TestProcessTreeRSSReal(t *testing.T) {
 	_, _, _, kidRSS, _ := testProc(kids[0])
 	if got, err := ProcessTreeRSS("/proc", kids[0]); err != nil || got+tolerance < kidRSS || got > kidRSS+tolerance {
 		t.Errorf("ProcessTreeRSS(child) = %d, %v; want about %d", got, err, kidRSS)
+	}
+}
+
+// Admit follows the level: it refuses only while memory is critical,
+// hysteresis included, and admits before the first sample.
+func TestMemoryAdmit(t *testing.T) {
+	m, err := NewMonitor(Options{Sampler: &fakeSampler{pcts: []float64{90, 93, 91.5, 90.9}}, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Admit(); err != nil {
+		t.Fatalf("Admit before any sample = %v, want nil", err)
+	}
+	for i, want := range []error{nil, ErrCritical, ErrCritical, nil} {
+		st, err := m.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Admit(); !errors.Is(got, want) || (want == nil) != (got == nil) {
+			t.Errorf("sample %d (%v%%, %s): Admit = %v, want %v", i, st.Percent, st.Level, got, want)
+		}
 	}
 }

@@ -1,0 +1,62 @@
+package wire
+
+import (
+	"errors"
+
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/watcher/memory"
+)
+
+// Error codes, used in the protocol's error messages and in HTTP error
+// bodies alike.
+const (
+	CodeSessionNotFound     = "SESSION_NOT_FOUND"
+	CodeSessionLimitReached = "SESSION_LIMIT_REACHED"
+	CodePTYSpawnFailed      = "PTY_SPAWN_FAILED"
+	CodePermissionDenied    = "PERMISSION_DENIED"
+	CodeInvalidMessage      = "INVALID_MESSAGE"
+	CodeMemoryCritical      = "MEMORY_CRITICAL"
+	CodeInternal            = "INTERNAL_ERROR"
+	// CodeWorktreeError: git refused a session's worktree (not a
+	// repository, invalid branch name, branch checked out elsewhere).
+	CodeWorktreeError = "WORKTREE_ERROR"
+	// CodeWorktreeDirty: a worktree to remove has uncommitted changes.
+	CodeWorktreeDirty = "WORKTREE_DIRTY"
+	// CodeInputFull: the agent has not read the input already sent (1 MiB
+	// waits); this input was refused whole and may be sent again.
+	CodeInputFull = "INPUT_FULL"
+	// CodeNotFound (HTTP only): no such file or route.
+	CodeNotFound = "NOT_FOUND"
+	// CodeNotARepository (HTTP only): a diff was asked of a session whose
+	// tree is not in a git repository.
+	CodeNotARepository = "NOT_A_REPOSITORY"
+)
+
+// ErrorCode returns the code for an error of the sessions package (or of
+// an admission check it passed on), so the WebSocket and the HTTP API
+// name a failure alike. This is the one error-to-code mapping.
+func ErrorCode(err error) string {
+	switch {
+	case errors.Is(err, memory.ErrCritical):
+		return CodeMemoryCritical
+	case errors.Is(err, sessions.ErrNotFound):
+		return CodeSessionNotFound
+	case errors.Is(err, sessions.ErrLimitReached):
+		return CodeSessionLimitReached
+	case errors.Is(err, sessions.ErrSpawn):
+		return CodePTYSpawnFailed
+	case errors.Is(err, sessions.ErrShuttingDown):
+		return CodePermissionDenied
+	case errors.Is(err, sessions.ErrInputFull):
+		return CodeInputFull
+	case errors.Is(err, sessions.ErrWorktreeDirty):
+		return CodeWorktreeDirty
+	case errors.Is(err, sessions.ErrWorktree):
+		return CodeWorktreeError
+	case errors.Is(err, sessions.ErrInvalid),
+		errors.Is(err, sessions.ErrRunning),
+		errors.Is(err, sessions.ErrNotRunning):
+		return CodeInvalidMessage
+	}
+	return CodeInternal
+}

@@ -1,0 +1,126 @@
+package wire
+
+// Server-to-client messages, each as docs/protocol.md describes it.
+// terminal.output is not here: the ws package encodes it by hand, for
+// speed, as {"type","sessionId","data","seq"}.
+type (
+	// ErrorMessage reports a failed request.
+	ErrorMessage struct {
+		Type      string `json:"type"`
+		Message   string `json:"message"`
+		Code      string `json:"code,omitempty"`
+		SessionID string `json:"sessionId,omitempty"`
+	}
+	// AttachedMessage answers session.attach; the replay follows.
+	AttachedMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Seq       uint64 `json:"seq"`
+		Cols      int    `json:"cols"`
+		Rows      int    `json:"rows"`
+		Status    string `json:"status"`
+		Reset     bool   `json:"reset"`
+		// Live is where output new to every client begins: a client
+		// answers the terminal queries at or after it, and none before
+		// (they were answered, or nobody can answer them). No frame
+		// spans it.
+		Live uint64 `json:"live"`
+		// Partial reports that a replay left out older lines than the
+		// attach's lines asked for: a client that showed a screen first
+		// can attach again for its scrollback.
+		Partial bool `json:"partial,omitempty"`
+	}
+	// ExitMessage reports that a session's process ended.
+	ExitMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		ExitCode  int    `json:"exitCode"`
+		Signal    int    `json:"signal,omitempty"`
+	}
+	// CreatedMessage announces a new session.
+	CreatedMessage struct {
+		Type    string  `json:"type"`
+		Session Session `json:"session"`
+	}
+	// StatusMessage announces a session's new status.
+	StatusMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Status    string `json:"status"`
+		Reason    string `json:"reason,omitempty"`
+		Running   bool   `json:"running"`
+	}
+	// NeedsInputMessage says an agent waits for its user.
+	NeedsInputMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	}
+	// WarningMessage warns about one session.
+	WarningMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+		Severity  string `json:"severity"`
+	}
+	// DestroyedMessage announces a session's end.
+	DestroyedMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+	}
+	// HeartbeatMessage carries the server's clock, and the client's
+	// timestamp back when the client sent one.
+	HeartbeatMessage struct {
+		Type      string   `json:"type"`
+		Timestamp int64    `json:"timestamp"`
+		Echo      *float64 `json:"echo,omitempty"`
+	}
+	// ShutdownMessage warns that the server is stopping.
+	ShutdownMessage struct {
+		Type          string `json:"type"`
+		Message       string `json:"message"`
+		GracePeriodMs int64  `json:"gracePeriodMs"`
+	}
+	// FileChangedMessage reports a file of the workspace that changed.
+	FileChangedMessage struct {
+		Type      string `json:"type"`
+		Path      string `json:"path"`
+		Event     string `json:"event"`
+		Timestamp string `json:"timestamp"`
+	}
+	// LayoutShiftMessage suggests a view, such as a document just
+	// written.
+	LayoutShiftMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId,omitempty"`
+		Mode      string `json:"mode"`
+		Trigger   string `json:"trigger"`
+		Path      string `json:"path"`
+	}
+	// WorkflowMessage carries a workflow just read, the workspace's or,
+	// with a SessionID, a session worktree's.
+	WorkflowMessage struct {
+		Type      string   `json:"type"`
+		SessionID string   `json:"sessionId,omitempty"`
+		Workflow  Workflow `json:"workflow"`
+	}
+	// ResourceWarningMessage announces a memory level.
+	ResourceWarningMessage struct {
+		Type                   string  `json:"type"`
+		Message                string  `json:"message"`
+		MemoryUsagePercent     float64 `json:"memoryUsagePercent"`
+		IsAcceptingNewSessions bool    `json:"isAcceptingNewSessions"`
+		Level                  string  `json:"level"`
+	}
+	// DiffMessage is the live summary of what a session changed.
+	DiffMessage struct {
+		Type      string     `json:"type"`
+		SessionID string     `json:"sessionId"`
+		Base      string     `json:"base"`
+		Files     []DiffFile `json:"files"`
+		Additions int        `json:"additions"`
+		Deletions int        `json:"deletions"`
+		// Truncated reports that more files changed than are listed.
+		Truncated bool `json:"truncated,omitempty"`
+	}
+)

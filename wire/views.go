@@ -1,0 +1,143 @@
+package wire
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/watcher/memory"
+	"github.com/agentmux/agentmux/watcher/workflow"
+)
+
+// Session is a session as the API and the protocol show it.
+type Session struct {
+	ID             string    `json:"id"`
+	Name           string    `json:"name"`
+	Status         string    `json:"status"`
+	Agent          string    `json:"agent"`
+	Command        []string  `json:"command"`
+	Cwd            string    `json:"cwd"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastActivityAt time.Time `json:"lastActivityAt"`
+	ExitCode       *int      `json:"exitCode,omitempty"`
+	Cols           int       `json:"cols"`
+	Rows           int       `json:"rows"`
+	// Running tells a silent but live idle session from one with no
+	// process, which only a resume brings back.
+	Running  bool               `json:"running"`
+	Worktree *sessions.Worktree `json:"worktree,omitempty"`
+}
+
+// SessionView returns the wire form of a session.
+func SessionView(info sessions.Info) Session {
+	v := Session{
+		ID:             info.ID,
+		Name:           info.Name,
+		Status:         string(info.Status),
+		Agent:          info.Agent,
+		Command:        info.Command,
+		Cwd:            info.Cwd,
+		CreatedAt:      info.CreatedAt,
+		LastActivityAt: info.LastActivityAt,
+		Cols:           info.Cols,
+		Rows:           info.Rows,
+		Running:        info.Running,
+		Worktree:       info.Worktree,
+	}
+	if v.Command == nil {
+		v.Command = []string{}
+	}
+	if info.Exit != nil {
+		code := info.Exit.Code
+		v.ExitCode = &code
+	}
+	return v
+}
+
+// Workflow is a BMAD workflow as the protocol and the API show it.
+type Workflow struct {
+	CurrentStep    string   `json:"currentStep"`
+	CompletedSteps []string `json:"completedSteps"`
+	Steps          []Step   `json:"steps"`
+}
+
+// Step is one workflow step on the wire.
+type Step struct {
+	Name        string `json:"name"`
+	Status      string `json:"status"`
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// WorkflowView returns the wire form of a workflow.
+func WorkflowView(wf workflow.Workflow) Workflow {
+	v := Workflow{CurrentStep: wf.CurrentStep, CompletedSteps: wf.CompletedSteps, Steps: make([]Step, len(wf.Steps))}
+	if v.CompletedSteps == nil {
+		v.CompletedSteps = []string{}
+	}
+	for i, s := range wf.Steps {
+		v.Steps[i] = Step{Name: s.Name, Status: string(s.Status), DisplayName: s.DisplayName}
+	}
+	return v
+}
+
+// DiffFile is one changed file of a session.diff.
+type DiffFile struct {
+	Path      string `json:"path"`
+	OldPath   string `json:"oldPath,omitempty"`
+	Status    string `json:"status"`
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+	Binary    bool   `json:"binary,omitempty"`
+}
+
+// DiffView returns the session.diff that announces a session's changes,
+// listing at most MaxDiffFiles files.
+func DiffView(sessionID string, s changes.Summarized) DiffMessage {
+	n := min(len(s.Files), MaxDiffFiles)
+	m := DiffMessage{
+		Type: TypeSessionDiff, SessionID: sessionID, Base: s.Base, Files: make([]DiffFile, 0, n),
+		Additions: s.Additions, Deletions: s.Deletions, Truncated: len(s.Files) > n,
+	}
+	for _, f := range s.Files[:n] {
+		m.Files = append(m.Files, DiffFile{Path: f.Path, OldPath: f.OldPath, Status: string(f.Status), Additions: f.Additions, Deletions: f.Deletions, Binary: f.Binary})
+	}
+	return m
+}
+
+// ResourceWarningView returns the resource.warning that announces a memory
+// level, with a sentence for people.
+func ResourceWarningView(st memory.Status) ResourceWarningMessage {
+	pct := float64(int(st.Percent*10+0.5)) / 10
+	msg := fmt.Sprintf("Memory back to normal: %.1f%%.", pct)
+	switch st.Level {
+	case memory.Warning:
+		msg = fmt.Sprintf("High memory usage: %.1f%%. Consider closing idle sessions.", pct)
+	case memory.Critical:
+		msg = fmt.Sprintf("Memory critical: %.1f%%. New sessions blocked.", pct)
+	}
+	return ResourceWarningMessage{
+		Type:                   TypeResourceWarning,
+		Message:                msg,
+		MemoryUsagePercent:     pct,
+		IsAcceptingNewSessions: st.Level != memory.Critical,
+		Level:                  string(st.Level),
+	}
+}
+
+// EventMessage returns the message that announces a session event to every
+// client.
+func EventMessage(ev sessions.Event) any {
+	switch ev.Kind {
+	case sessions.EventCreated:
+		return CreatedMessage{Type: TypeSessionCreated, Session: SessionView(ev.Session)}
+	case sessions.EventDestroyed:
+		return DestroyedMessage{Type: TypeSessionDestroyed, SessionID: ev.Session.ID}
+	case sessions.EventNeedsInput:
+		return NeedsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message}
+	case sessions.EventWarning:
+		return WarningMessage{Type: TypeSessionWarning, SessionID: ev.Session.ID, Message: ev.Message, Severity: string(ev.Severity)}
+	default:
+		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running}
+	}
+}

@@ -1,0 +1,56 @@
+// Package wire is agentmux's wire model: the message types, payloads,
+// views and error codes of the WebSocket protocol (docs/protocol.md) and
+// of the HTTP API. The ws package speaks the protocol and the server's API
+// handlers answer requests; both describe sessions, workflows, changes and
+// failures with what is defined here, so the two cannot drift apart.
+//
+// A view (SessionView, WorkflowView, DiffView, ResourceWarningView) turns
+// a domain value into its wire form; the domain packages know nothing of
+// JSON field names.
+package wire
+
+// Message types of the protocol, client to server.
+const (
+	TypeTerminalInput     = "terminal.input"
+	TypeTerminalInterrupt = "terminal.interrupt"
+	TypeTerminalResize    = "terminal.resize"
+	TypeTerminalAck       = "terminal.ack"
+	TypeSessionAttach     = "session.attach"
+	TypeSessionDetach     = "session.detach"
+	TypeSessionResume     = "session.resume"
+	// TypeHeartbeat goes both ways: the server's carries its clock and
+	// echoes the client's.
+	TypeHeartbeat = "heartbeat"
+)
+
+// Message types of the protocol, server to client.
+const (
+	TypeTerminalOutput    = "terminal.output"
+	TypeTerminalExit      = "terminal.exit"
+	TypeSessionAttached   = "session.attached"
+	TypeSessionCreated    = "session.created"
+	TypeSessionStatus     = "session.status"
+	TypeSessionDestroyed  = "session.destroyed"
+	TypeSessionNeedsInput = "session.needsInput"
+	TypeSessionWarning    = "session.warning"
+	TypeSessionDiff       = "session.diff"
+	TypeFileChanged       = "file.changed"
+	TypeLayoutShift       = "layout.shift"
+	TypeWorkflowUpdated   = "workflow.updated"
+	TypeResourceWarning   = "resource.warning"
+	TypeServerShutdown    = "server.shutdown"
+	TypeError             = "error"
+)
+
+// MaxSessionIDLen is the length of a session id, a UUID in its usual
+// form; a longer one names no session and is refused before any reply
+// echoes it.
+const MaxSessionIDLen = 36
+
+// MaxReplayLines bounds session.attach's lines: more than any terminal's
+// scrollback, and the replay's search for them stays small.
+const MaxReplayLines = 100_000
+
+// MaxDiffFiles bounds the files one session.diff lists; its totals still
+// count them all.
+const MaxDiffFiles = 1000
