@@ -1,0 +1,260 @@
+package sessions
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmux/agentmux/worktree"
+	"github.com/google/uuid"
+)
+
+// Create starts a new session. It returns ErrLimitReached at the limit,
+// ErrInvalid for bad options and ErrSpawn when the command cannot start;
+// in each case nothing else changes. With a store, it returns once the
+// session is on disk: a session the caller was told of survives kill -9.
+func (m *Manager) Create(opts CreateOptions) (*Session, error) {
+	s, err := m.create(opts)
+	if err == nil {
+		m.durable()
+	}
+	return s, err
+}
+
+// createPlan is a create request checked and resolved: everything a new
+// session needs but its id, which it gets under the Manager's lock.
+type createPlan struct {
+	profile Profile
+	// argv is the request's own command; nil means the profile's.
+	argv []string
+	cwd  string
+	// name is empty until a worktree or the session's number names it.
+	name       string
+	cols, rows int
+	worktree   *Worktree
+}
+
+// create runs the steps of Create: check the request, make the worktree it
+// asks for, then, under the lock, admit, build and start the session. A
+// worktree made for a session that does not start is taken back.
+func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
+	plan, err := m.planCreate(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.WorktreeBranch != "" {
+		var made worktree.Worktree
+		if made, err = m.planWorktree(&plan, opts); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil { // nothing half-made stays
+				m.rollbackWorktree(made)
+			}
+		}()
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.admitLocked(); err != nil {
+		return nil, err
+	}
+	s := m.newSessionLocked(plan)
+	if err := m.launchLocked(s, plan.argv); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// planCreate checks a create request and resolves its profile, command,
+// working directory and size; it changes nothing.
+func (m *Manager) planCreate(opts CreateOptions) (createPlan, error) {
+	profile, argv, err := m.pickProfile(opts)
+	if err != nil {
+		return createPlan{}, err
+	}
+	cwd, err := m.resolveCwd(opts.Cwd)
+	if err != nil {
+		return createPlan{}, err
+	}
+	cols, rows := cmp.Or(opts.Cols, 80), cmp.Or(opts.Rows, 24)
+	if err := checkSize(cols, rows); err != nil {
+		return createPlan{}, err
+	}
+	if err := checkName(opts.Name); err != nil {
+		return createPlan{}, err
+	}
+	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows}, nil
+}
+
+// planWorktree makes the worktree a create request asks for and points the
+// plan at it. The caller takes the returned worktree back if the session
+// then does not start.
+func (m *Manager) planWorktree(plan *createPlan, opts CreateOptions) (worktree.Worktree, error) {
+	if opts.Cwd != "" {
+		return worktree.Worktree{}, fmt.Errorf("%w: give cwd or worktree, not both: a worktree session runs in its worktree", ErrInvalid)
+	}
+	// Refused before git does any work, as far as can be known now;
+	// the limit is checked again once the worktree exists.
+	if err := m.admit(); err != nil {
+		return worktree.Worktree{}, err
+	}
+	if plan.name == "" {
+		plan.name = opts.WorktreeBranch // the branch names the session well
+	}
+	made, origin, err := m.addWorktree(plan.name, opts.WorktreeBranch)
+	if err != nil {
+		return worktree.Worktree{}, err
+	}
+	plan.worktree = &Worktree{Path: made.Path, Branch: made.Branch, Base: origin}
+	plan.cwd = made.Path
+	return made, nil
+}
+
+// newSessionLocked builds the session a plan describes, with a fresh id,
+// not yet started or listed. mu must be held: an unnamed session takes its
+// number from the sessions created so far.
+func (m *Manager) newSessionLocked(plan createPlan) *Session {
+	id := uuid.NewString()
+	name := plan.name
+	if name == "" {
+		name = fmt.Sprintf("%s %d", plan.profile.Name, m.created+1)
+	}
+	return &Session{
+		id:        id,
+		name:      name,
+		profile:   plan.profile,
+		cwd:       plan.cwd,
+		env:       sessionEnv(m.opts.Env, id),
+		createdAt: time.Now().UTC(),
+		log:       m.log.With("session", id),
+		emit:      m.emit,
+		ring:      newRing(m.opts.Scrollback),
+		timing:    m.opts.Timing,
+		hooks:     m.opts.Hooks,
+		worktree:  plan.worktree,
+		cols:      plan.cols,
+		rows:      plan.rows,
+	}
+}
+
+// launchLocked starts a new session's first run with argv (nil means its
+// profile's start command), lists it, announces it and starts its reader.
+// A session that does not start is not listed. mu must be held.
+func (m *Manager) launchLocked(s *Session, argv []string) error {
+	if argv == nil {
+		argv = s.profile.StartArgv(s.id)
+	}
+	s.mu.Lock()
+	proc, err := s.startLocked(argv, "")
+	info := s.infoLocked()
+	done := s.runDone
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	m.created++
+	m.sessions[s.id] = s
+	s.log.Info("session created", "name", s.name, "agent", s.profile.Name, "command", info.Command, "cwd", s.cwd)
+	m.emit(Event{Kind: EventCreated, Session: info})
+	m.goPump(s, proc, done)
+	return nil
+}
+
+// pickProfile returns the profile a request names and, for a request that
+// gives its own command, that command.
+func (m *Manager) pickProfile(opts CreateOptions) (Profile, []string, error) {
+	if len(opts.Command) > 0 {
+		if opts.Command[0] == "" {
+			return Profile{}, nil, fmt.Errorf("%w: command must start with a program name", ErrInvalid)
+		}
+		p := CustomProfile(opts.Command)
+		return p, slices.Clone(opts.Command), nil
+	}
+	if opts.Agent == "" {
+		return m.opts.DefaultProfile, nil, nil
+	}
+	if opts.Agent == m.opts.DefaultProfile.Name {
+		return m.opts.DefaultProfile, nil, nil
+	}
+	p, ok := m.opts.Profiles[opts.Agent]
+	if !ok {
+		names := slices.Sorted(maps.Keys(m.opts.Profiles))
+		return Profile{}, nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrInvalid, opts.Agent, strings.Join(names, ", "))
+	}
+	if err := p.CheckInstalled(); err != nil {
+		return Profile{}, nil, fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	return p, nil, nil
+}
+
+// resolveCwd returns the directory a request's cwd names, refusing one
+// that is not an existing directory.
+func (m *Manager) resolveCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return m.opts.Workspace, nil
+	}
+	if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(m.opts.Workspace, cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		return "", fmt.Errorf("%w: working directory %q does not exist", ErrInvalid, cwd)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: working directory %q is not a directory", ErrInvalid, cwd)
+	}
+	return cwd, nil
+}
+
+// checkName refuses a session name that is too long or could pass for
+// another when shown.
+func checkName(name string) error {
+	if len(name) > 128 {
+		return fmt.Errorf("%w: name is longer than 128 bytes", ErrInvalid)
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%w: name contains control characters", ErrInvalid)
+	}
+	// Format characters (bidi overrides, zero-width spaces and joiners)
+	// draw nothing or reorder what follows: a tab could pass for another.
+	if i := strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%w: name contains the invisible formatting character %U; names are shown as typed", ErrInvalid, r)
+	}
+	return nil
+}
+
+// EnvSessionID names the environment variable that carries a session's id
+// to its agent and everything the agent starts; it also marks them as the
+// session's (see sessionTag).
+const EnvSessionID = "AGENTMUX_SESSION_ID"
+
+// sessionTag is the environment entry that marks a session's processes:
+// stopping the session stops every process that carries it, wherever it
+// went.
+func sessionTag(id string) string { return EnvSessionID + "=" + id }
+
+// sessionEnv returns the agent's environment: the base one, less the
+// server's secret, with a terminal type xterm.js answers to and the
+// session's id for scripts and hooks.
+func sessionEnv(base []string, id string) []string {
+	env := make([]string, 0, len(base)+4)
+	for _, kv := range base {
+		key, _, _ := strings.Cut(kv, "=")
+		switch key {
+		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", sessionTag(id))
+}

@@ -1,0 +1,154 @@
+package sessions
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// HookConfig lets agents whose CLI has notification hooks (Claude Code)
+// tell the server themselves when they wait for their user, which beats
+// every guess made from their output.
+type HookConfig struct {
+	// URL is the loopback endpoint hooks post to; the session's id is
+	// appended as the last path element.
+	URL string
+	// SettingsFile is a Claude Code settings file whose hooks run the
+	// hook command, which posts to $AGENTMUX_HOOK_URL with
+	// $AGENTMUX_HOOK_SECRET.
+	SettingsFile string
+}
+
+// Hook endpoint errors.
+var (
+	// ErrHookSecret means a hook call did not carry the session's secret.
+	ErrHookSecret = errors.New("wrong hook secret")
+)
+
+// Environment variables a hook command reads.
+const (
+	EnvHookURL    = "AGENTMUX_HOOK_URL"
+	EnvHookSecret = "AGENTMUX_HOOK_SECRET"
+)
+
+// HookHeader carries a session's hook secret.
+const HookHeader = "X-Agentmux-Hook-Secret"
+
+// ClaudeHookSettings returns a Claude Code settings file that runs command
+// (a shell command line) on the hooks that tell whether Claude waits for
+// its user: a notification (a permission prompt, or idle at the prompt),
+// the end of a turn, a question asked with the AskUserQuestion tool, a
+// prompt submitted, and the start of a session (Claude at its prompt, once
+// past its dialogs). The names are those of Claude Code's settings schema
+// (2.1).
+func ClaudeHookSettings(command string) []byte {
+	type hook struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
+	}
+	type matcher struct {
+		Matcher string `json:"matcher,omitempty"`
+		Hooks   []hook `json:"hooks"`
+	}
+	h := []hook{{Type: "command", Command: command, Timeout: 10}}
+	settings := map[string]any{"hooks": map[string][]matcher{
+		"Notification":     {{Hooks: h}},
+		"Stop":             {{Hooks: h}},
+		"UserPromptSubmit": {{Hooks: h}},
+		"SessionStart":     {{Hooks: h}},
+		"PreToolUse":       {{Matcher: "AskUserQuestion", Hooks: h}},
+	}}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		panic(err) // only plain maps and strings: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// newSecret returns a fresh hook secret.
+func newSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails, per crypto/rand
+	return hex.EncodeToString(b)
+}
+
+// hookPayload is the part of Claude Code's hook input the server reads.
+type hookPayload struct {
+	Event     string `json:"hook_event_name"`
+	Source    string `json:"source"`
+	Message   string `json:"message"`
+	ToolName  string `json:"tool_name"`
+	ToolInput struct {
+		Questions []struct {
+			Question string `json:"question"`
+		} `json:"questions"`
+	} `json:"tool_input"`
+}
+
+// Hook applies a call from the agent's hooks: secret must be the current
+// run's, payload Claude Code's hook input. It returns ErrHookSecret for a
+// wrong secret (or when no run is going) and ErrInvalid for input it
+// cannot read.
+func (s *Session) Hook(secret string, payload []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The secret first: a caller without it learns nothing, not even
+	// how its input would be read.
+	if s.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) != 1 {
+		return ErrHookSecret
+	}
+	var p hookPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return fmt.Errorf("%w: hook input is not JSON: %w", ErrInvalid, err)
+	}
+	switch p.Event {
+	case "Notification":
+		msg := cleanText(p.Message)
+		if msg == "" {
+			msg = "the agent needs your attention"
+		}
+		s.hookedLocked()
+		s.startWaitingLocked(msg)
+	case "Stop":
+		s.hookedLocked()
+		s.startWaitingLocked("the agent finished and waits for your next prompt")
+	case "PreToolUse":
+		if p.ToolName != "AskUserQuestion" {
+			return nil // other tools do not wait for the user
+		}
+		msg := "the agent asks you a question"
+		if qs := p.ToolInput.Questions; len(qs) > 0 && cleanText(qs[0].Question) != "" {
+			msg = "the agent asks: " + cleanText(qs[0].Question)
+		}
+		s.hookedLocked()
+		s.startWaitingLocked(msg)
+	case "UserPromptSubmit":
+		s.hookedLocked()
+		s.endWaitingLocked("prompt submitted")
+	case "SessionStart":
+		// Claude is at its prompt, past its dialogs: started, resumed,
+		// cleared or compacted, it waits for the user.
+		s.hookedLocked()
+		why := "Claude is ready for your first prompt"
+		if p.Source == "resume" {
+			why = "Claude resumed the conversation and waits for your prompt"
+		}
+		s.startWaitingLocked(why)
+	default:
+		return fmt.Errorf("%w: unknown hook event %q", ErrInvalid, p.Event)
+	}
+	return nil
+}
+
+// hookedLocked notes that this run's agent reports through hooks, so the
+// guess from a trailing question mark is no longer needed. mu must be held.
+func (s *Session) hookedLocked() {
+	if !s.hooked {
+		s.hooked = true
+		s.log.Debug("the agent reports through hooks; the question-mark guess is off for this run")
+	}
+}

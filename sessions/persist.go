@@ -1,0 +1,156 @@
+package sessions
+
+import (
+	"cmp"
+	"syscall"
+	"time"
+
+	"github.com/agentmux/agentmux/pty"
+)
+
+func recordOf(info Info) record {
+	return record{
+		ID:             info.ID,
+		Name:           info.Name,
+		Profile:        info.Profile,
+		Command:        info.Command,
+		Cwd:            info.Cwd,
+		CreatedAt:      info.CreatedAt,
+		LastActivityAt: info.LastActivityAt,
+		Status:         info.Status,
+		Reason:         info.Reason,
+		Cols:           info.Cols,
+		Rows:           info.Rows,
+		Exit:           info.Exit,
+		Worktree:       info.Worktree,
+		Conversation:   info.Conversation,
+	}
+}
+
+// restore lists every saved session as idle, with its last screen in its
+// ring at the offsets it had, so clients' seq stay meaningful.
+func (m *Manager) restore() error {
+	list, skipped, err := m.opts.Store.load()
+	if err != nil {
+		return err
+	}
+	for _, e := range skipped {
+		m.log.Warn("a saved session could not be read and is left out", "database", m.opts.Store.Path(), "err", e)
+	}
+	for _, sv := range list {
+		r := sv.record
+		// A run that had failed on its own stays failed, with its exit
+		// code; every other session (running when the server went, or
+		// stopped) comes back idle, waiting for a resume.
+		status, reason := StatusIdle, "restored after a restart; resume to start the agent again"
+		if r.Status == StatusError {
+			status, reason = StatusError, r.Reason
+		}
+		s := &Session{
+			id:        r.ID,
+			name:      r.Name,
+			profile:   r.Profile,
+			cwd:       r.Cwd,
+			env:       sessionEnv(m.opts.Env, r.ID),
+			createdAt: r.CreatedAt,
+			log:       m.log.With("session", r.ID),
+			emit:      m.emit,
+			ring:      newRing(m.opts.Scrollback),
+			timing:    m.opts.Timing,
+			hooks:     m.opts.Hooks,
+			worktree:  r.Worktree,
+			phase:     phaseExited,
+			status:    status,
+			reason:    reason,
+			argv:      r.Command,
+			cols:      cmp.Or(r.Cols, 80),
+			rows:      cmp.Or(r.Rows, 24),
+			exit:      r.Exit,
+			// conversation survives restarts, so a resume continues it.
+			conversation: r.Conversation,
+		}
+		s.lastActivity.Store(r.LastActivityAt.UnixNano())
+		s.ring.restore(sv.screen)
+		// A server killed outright could not stop the session's processes;
+		// those that did not die with its terminal (detached helpers) die
+		// now, before anything can resume the session.
+		if err := pty.SignalTagged(sessionTag(r.ID), syscall.SIGKILL); err != nil {
+			s.log.Warn("kill what the session's last run left running", "err", err)
+		}
+		m.sessions[r.ID] = s
+		m.savedEnd[r.ID] = s.ring.state().End
+		m.created++
+	}
+	if len(list) > 0 {
+		m.log.Info("restored sessions", "count", len(list), "database", m.opts.Store.Path())
+	}
+	return nil
+}
+
+// saver saves changed screens every SaveInterval until Close.
+func (m *Manager) saver() {
+	defer close(m.saverDone)
+	t := time.NewTicker(m.opts.SaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stopSaver:
+			return
+		case <-t.C:
+			m.saveScreens()
+		}
+	}
+}
+
+// saveScreens writes the metadata and screen of every session whose output
+// moved since its last save.
+func (m *Manager) saveScreens() {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	for _, s := range m.List() {
+		m.saveScreen(s)
+	}
+}
+
+// saveScreen queues s's metadata and screen when its output moved since
+// the last save.
+func (m *Manager) saveScreen(s *Session) {
+	// Under emitMu, so a Destroy's removal cannot be queued between the
+	// check that the session is still there and the save, which would
+	// bring a destroyed session back after a restart. The session's mu
+	// comes first, as everywhere (a run ending emits under it): taking it
+	// inside emitMu deadlocked a save against a run's end.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	st := s.ring.state()
+	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
+		return
+	}
+	sc := s.ring.snapshot()
+	m.journal.putSnapshot(recordOf(s.infoLocked()), sc)
+	m.savedEnd[s.id] = sc.start + uint64(len(sc.data))
+}
+
+// Close saves every changed screen, stops the periodic saving and returns
+// once everything is written. Call it after Shutdown, so the agents' last
+// output is in; the Store stays open for its owner to close.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() {
+		close(m.stopSaver)
+		<-m.saverDone
+		if m.journal != nil {
+			m.saveScreens()
+			m.journal.close()
+		}
+	})
+}
+
+// durable waits, holding no lock, until every change made so far is
+// committed to the store.
+func (m *Manager) durable() {
+	if m.journal != nil {
+		m.journal.sync()
+	}
+}

@@ -1,0 +1,180 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentmux/agentmux/worktree"
+)
+
+// WorktreesDir is the workspace directory that holds sessions' worktrees.
+const WorktreesDir = ".worktrees"
+
+// gitTimeout bounds the git commands of one request.
+const gitTimeout = time.Minute
+
+// addWorktree makes the worktree of a new session called name.
+func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
+	if err := m.checkWorktreeDir(dir); err != nil {
+		return worktree.Worktree{}, "", err
+	}
+	// Read before the branch is made: what the workspace has checked out.
+	origin, err := worktree.Origin(ctx, m.opts.Workspace)
+	if err != nil {
+		m.log.Warn("cannot tell what the worktree branches off; its changes count from its own HEAD", "err", err)
+		origin = ""
+	}
+	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
+	if err != nil {
+		return worktree.Worktree{}, "", worktreeError(err)
+	}
+	// Keep the worktrees out of the main tree's git status.
+	if err := worktree.Exclude(ctx, m.opts.Workspace, "/"+WorktreesDir+"/"); err != nil {
+		m.log.Warn("could not add .worktrees to .git/info/exclude", "err", err)
+	}
+	m.log.Info("worktree added", "path", wt.Path, "branch", wt.Branch, "new branch", wt.Created, "base", origin)
+	return wt, origin, nil
+}
+
+// checkWorktreeDir refuses a worktree directory that is not, with every
+// symbolic link on its way followed, inside the workspace's .worktrees. A
+// repository can commit .worktrees as a link, which would send every
+// checkout, and every removal, wherever it points.
+func (m *Manager) checkWorktreeDir(dir string) error {
+	refuse := func(format string, args ...any) error {
+		return tagged{fmt.Errorf(format, args...), ErrWorktree}
+	}
+	parent := filepath.Join(m.opts.Workspace, WorktreesDir)
+	fi, err := os.Lstat(parent)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // Add makes it
+	case err != nil:
+		return refuse("check %s: %w", parent, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(parent)
+		return refuse("%s is a symbolic link (to %s); worktrees are made only in a real directory inside the workspace, so remove the link first", parent, target)
+	case !fi.IsDir():
+		return refuse("%s is not a directory; worktrees are made in it, so move it away first", parent)
+	}
+	realParent, err := realPath(parent)
+	if err != nil {
+		return refuse("resolve %s: %w", parent, err)
+	}
+	realWorkspace, err := filepath.EvalSymlinks(m.opts.Workspace)
+	if err != nil {
+		return refuse("resolve the workspace: %w", err)
+	}
+	real, err := realPath(dir)
+	if err != nil {
+		return refuse("resolve %s: %w", dir, err)
+	}
+	if realParent != filepath.Join(realWorkspace, WorktreesDir) || !isWithin(real, realParent) {
+		return refuse("%s resolves to %s, outside the workspace's %s; a symbolic link on the way must go", dir, real, WorktreesDir)
+	}
+	return nil
+}
+
+// realPath is path with every symbolic link resolved, for a path that may
+// not exist yet: its deepest existing ancestor is resolved and the rest
+// appended.
+func realPath(path string) (string, error) {
+	existing, rest := filepath.Clean(path), ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(real, rest), nil
+}
+
+// isWithin reports whether path is dir or lies under it; both are clean.
+func isWithin(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// rollbackWorktree takes back the worktree of a session that did not
+// start, and the branch when it was made for it.
+func (m *Manager) rollbackWorktree(wt worktree.Worktree) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	if err := worktree.Remove(ctx, wt.Path, true); err != nil {
+		m.log.Error("remove the worktree of a session that did not start", "path", wt.Path, "err", err)
+		return
+	}
+	// .worktrees too, if this was its only worktree; a directory with
+	// others in it stays (removing a non-empty directory fails).
+	_ = os.Remove(filepath.Dir(wt.Path))
+	if wt.Created {
+		if err := worktree.DeleteBranch(ctx, m.opts.Workspace, wt.Branch); err != nil {
+			m.log.Error("delete the branch made for a session that did not start", "branch", wt.Branch, "err", err)
+		}
+	}
+}
+
+// DestroyWithWorktree destroys the session and removes its git worktree,
+// never its branch. A worktree with uncommitted changes refuses it all
+// with ErrWorktreeDirty, the session untouched, unless force.
+func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	wt := s.Info().Worktree
+	if wt == nil {
+		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
+	}
+	// The link may have appeared since the worktree was made; removing
+	// through it would delete outside the workspace.
+	if err := m.checkWorktreeDir(wt.Path); err != nil {
+		return err
+	}
+	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	if !force {
+		// Checked first, so a refusal leaves the agent running.
+		if err := worktree.CheckClean(gctx, wt.Path); err != nil {
+			return worktreeError(err)
+		}
+	}
+	if err := m.Destroy(ctx, id); err != nil {
+		return err
+	}
+	// The agent may have written more while it stopped; that still counts.
+	if err := worktree.Remove(gctx, wt.Path, force); err != nil {
+		return fmt.Errorf("session destroyed, but its worktree was kept: %w", worktreeError(err))
+	}
+	s.log.Info("worktree removed", "path", wt.Path, "branch kept", wt.Branch)
+	return nil
+}
+
+func worktreeError(err error) error {
+	if errors.Is(err, worktree.ErrDirty) {
+		return tagged{fmt.Errorf("%w. Commit or stash them, or remove the worktree with force", err), ErrWorktreeDirty}
+	}
+	return tagged{err, ErrWorktree}
+}
+
+// tagged is err, which says it all, marked as of kind for errors.Is.
+type tagged struct{ err, kind error }
+
+func (t tagged) Error() string   { return t.err.Error() }
+func (t tagged) Unwrap() []error { return []error{t.err, t.kind} }
