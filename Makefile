@@ -20,15 +20,17 @@ run: build
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
-# The whole test suite, as CI runs it: the Go tests, then the UI's in a
-# headless Chromium (Debian's /usr/bin/chromium). Both run whatever the
-# other did; each says how it ended, and the suite fails if either failed.
+# The whole test suite, as CI runs it: the Go tests, the UI's in a
+# headless Chromium (Debian's /usr/bin/chromium), then the Kubernetes
+# manifests' checks. Each runs whatever the others did; each says how it
+# ended, and the suite fails if any failed.
 test:
-	@go_status=0; ui_status=0; \
+	@go_status=0; ui_status=0; deploy_status=0; \
 	$(MAKE) --no-print-directory test-go || go_status=$$?; \
 	$(MAKE) --no-print-directory test-ui || ui_status=$$?; \
-	echo "make test: Go tests $$( [ $$go_status = 0 ] && echo passed || echo FAILED ), UI tests $$( [ $$ui_status = 0 ] && echo passed || echo FAILED )"; \
-	[ $$go_status = 0 ] && [ $$ui_status = 0 ]
+	$(MAKE) --no-print-directory test-deploy || deploy_status=$$?; \
+	echo "make test: Go tests $$( [ $$go_status = 0 ] && echo passed || echo FAILED ), UI tests $$( [ $$ui_status = 0 ] && echo passed || echo FAILED ), deploy tests $$( [ $$deploy_status = 0 ] && echo passed || echo FAILED )"; \
+	[ $$go_status = 0 ] && [ $$ui_status = 0 ] && [ $$deploy_status = 0 ]
 
 test-go:
 	$(GO) vet ./...
@@ -54,3 +56,11 @@ bench:
 bench-tool:
 	$(GO) build -o bin/agentmux-bench-server ./cmd/server
 	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json
+
+# The Kubernetes manifests in deploy/kubernetes (docs/kubernetes.md),
+# rendered with kustomize and checked offline against the Dockerfile and
+# cmd/server's flags. deploy/ is a Go module of its own, which `go test
+# ./...` at the top does not enter; its dependencies download on first use.
+.PHONY: test-deploy
+test-deploy:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
