@@ -24,10 +24,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
@@ -290,11 +290,8 @@ func (p *Process) OpenFiles(match func(path string) bool) ([]string, error) {
 // Tag those carrying it.
 func (p *Process) members() ([]int, error) {
 	sid := p.Pid()
-	return processes(func(pid int, stat []byte) bool {
-		if s, ok := statSession(stat); ok && s == sid {
-			return true
-		}
-		return p.tag != "" && hasEnv(pid, p.tag)
+	return processes(func(st procfs.Stat) bool {
+		return st.Session == sid || p.tag != "" && hasEnv(st.PID, p.tag)
 	})
 }
 
@@ -303,7 +300,7 @@ func (p *Process) members() ([]int, error) {
 // Tag by an earlier run of this program, say. Missing processes are not
 // an error.
 func SignalTagged(tag string, sig syscall.Signal) error {
-	pids, err := processes(func(pid int, _ []byte) bool { return hasEnv(pid, tag) })
+	pids, err := processes(func(st procfs.Stat) bool { return hasEnv(st.PID, tag) })
 	return cmp.Or(signalAll(pids, sig), err)
 }
 
@@ -318,26 +315,17 @@ func signalAll(pids []int, sig syscall.Signal) error {
 }
 
 // processes lists the processes, other than this one, that match reports
-// true for, given their pid and /proc/<pid>/stat line (gopsutil's process
-// tree shells out to pgrep).
-func processes(match func(pid int, stat []byte) bool) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+// true for, given their stat (gopsutil's process tree shells out to pgrep).
+func processes(match func(procfs.Stat) bool) ([]int, error) {
+	all, err := procfs.Processes(procfs.Root)
 	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
+		return nil, err
 	}
 	self := os.Getpid()
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if match(pid, stat) {
-			pids = append(pids, pid)
+	for _, st := range all {
+		if st.PID != self && match(st) {
+			pids = append(pids, st.PID)
 		}
 	}
 	return pids, nil
@@ -382,23 +370,6 @@ func restoreIgnoredSignals() {
 	if len(ignored) > 0 {
 		signal.Notify(make(chan os.Signal, 1), ignored...)
 	}
-}
-
-// statSession reads the session id from a /proc/<pid>/stat line. The
-// command name comes in parentheses and may itself hold spaces and
-// parentheses, so the fields are counted from the last ')': state, ppid,
-// pgrp, session.
-func statSession(stat []byte) (int, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 4 {
-		return 0, false
-	}
-	sid, err := strconv.Atoi(fields[3])
-	return sid, err == nil
 }
 
 // Done returns a channel that is closed when the child has exited and been

@@ -24,6 +24,7 @@ import (
 	"github.com/shirou/gopsutil/v3/mem"
 
 	"github.com/agentmux/agentmux/internal/observe"
+	"github.com/agentmux/agentmux/internal/procfs"
 )
 
 // The defaults of Options.
@@ -542,31 +543,23 @@ func nextLevel(cur Level, pct, warn, crit, hyst float64) Level {
 // vanish during the walk are skipped; pid itself missing is an error that
 // names the file.
 func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
-	entries, err := os.ReadDir(procRoot)
+	all, err := procfs.Processes(procRoot)
 	if err != nil {
 		return 0, fmt.Errorf("process tree: %w", err)
 	}
 	children := make(map[int][]int)
 	rootSeen := false
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil || n <= 0 {
-			continue
-		}
-		ppid, err := readPPID(filepath.Join(procRoot, e.Name(), "stat"))
-		if err != nil {
-			continue // gone, or not a process
-		}
-		if n == pid {
+	for _, st := range all {
+		if st.PID == pid {
 			rootSeen = true
 		}
-		if n != ppid {
-			children[ppid] = append(children[ppid], n)
+		if st.PID != st.PPID {
+			children[st.PPID] = append(children[st.PPID], st.PID)
 		}
 	}
 	if !rootSeen {
 		// Read it directly: this also gives the error naming its file.
-		if _, err := readPPID(filepath.Join(procRoot, strconv.Itoa(pid), "stat")); err != nil {
+		if _, err := procfs.ReadStat(procRoot, pid); err != nil {
 			return 0, fmt.Errorf("process tree of %d: %w", pid, err)
 		}
 	}
@@ -594,29 +587,6 @@ func ProcessTreeRSS(procRoot string, pid int) (uint64, error) {
 		}
 	}
 	return total, nil
-}
-
-// readPPID reads the parent pid from a /proc/<pid>/stat file. The comm
-// field, in parentheses, may itself hold spaces and parentheses, so the
-// fields are read after the last ')'.
-func readPPID(file string) (int, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%s: no command name", file)
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 2 {
-		return 0, fmt.Errorf("%s: too few fields", file)
-	}
-	ppid, err := strconv.Atoi(fields[1])
-	if err != nil {
-		return 0, fmt.Errorf("%s: bad parent pid %q", file, fields[1])
-	}
-	return ppid, nil
 }
 
 // processRSS returns one process's resident set size in bytes: VmRSS
