@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/fsnotify/fsnotify"
 )
@@ -515,7 +515,9 @@ func (w *Workspace) scan(initial bool) {
 // the current workflow. A file that does not parse is reported once per
 // content, and the last good workflow stays.
 func (w *Workspace) readWorkflow(rel string) {
-	data, err := readRegular(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
+	// A FIFO put in a status file's place must not block the read, and
+	// with it the watcher and the server's shutdown, until a writer comes.
+	data, err := regfile.Read(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
 	if err != nil {
 		return // removed or unreadable meanwhile; a later event reads it
 	}
@@ -544,25 +546,6 @@ func (w *Workspace) readWorkflow(rel string) {
 	w.workflow, w.workflowRel = wf, rel
 	w.mu.Unlock()
 	w.opts.OnWorkflow(rel, wf)
-}
-
-// readRegular reads a regular file. Anything else is an error: a FIFO put
-// in a status file's place would otherwise block the read, and with it the
-// watcher and the server's shutdown, until a writer comes.
-func readRegular(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return io.ReadAll(f)
 }
 
 // IsDocFile reports whether rel (workspace-relative, forward slashes) is a

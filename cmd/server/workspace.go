@@ -10,11 +10,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -71,20 +71,20 @@ func (s *server) getFile(c echo.Context) error {
 	case err != nil:
 		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
 	}
-	// O_NONBLOCK: opening a FIFO (or a device) for reading must not wait
-	// for a writer; the regular-file check below then refuses it.
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	// Opening a FIFO (or a device) for reading must not wait for a
+	// writer; regfile.Open returns at once and refuses it.
+	f, fi, err := regfile.Open(real)
+	var pathErr *fs.PathError
 	switch {
+	case errors.Is(err, regfile.ErrNotRegular):
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
+	case errors.As(err, &pathErr) && pathErr.Op == "open":
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
 	case err != nil:
 		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
-	case !fi.Mode().IsRegular():
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
-	case fi.Size() > maxFileBytes:
+	}
+	defer f.Close()
+	if fi.Size() > maxFileBytes {
 		return errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage, fmt.Sprintf("%q is %d bytes; at most %d are served", rel, fi.Size(), maxFileBytes))
 	}
 	ctype := mime.TypeByExtension(filepath.Ext(real))
