@@ -64,3 +64,12 @@ bench-tool:
 .PHONY: test-deploy
 test-deploy:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The container end to end, with a real Docker engine (not part of `make
+# test`): builds the image, runs it with docker-compose.yml, creates two
+# sessions, stops and starts the container, and checks that both are
+# listed, show their screens and resume. Base images that cannot be pulled
+# are made locally as stand-ins. What it needs: docs/container.md.
+.PHONY: container-test
+container-test:
+	scripts/container/test.sh

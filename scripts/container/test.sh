@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# make container-test: the container, end to end, with a real Docker engine.
+#
+#  1. makes sure the Dockerfile's base images are present (standins.sh:
+#     pulled, or made here as local STAND-INS when Docker Hub is out of
+#     reach: debian:bookworm-slim from debootstrap, node and golang from
+#     it plus this machine's own Node and Go, each with this machine's CA
+#     certificates and registry settings so that `npm ci` and `go mod
+#     download` in the build reach the registries this machine reaches.
+#     An image built on stand-ins is a test of this tree, not the image
+#     the official bases would give; the output says which were used);
+#  2. builds the image from this tree (tag agentmux:container-test);
+#  3. starts it with docker-compose.yml, under a compose project of its
+#     own (own container and volumes, a temporary workspace, a free port),
+#     and waits for the health check;
+#  4. creates two sessions and waits for their output on their screens;
+#  5. `docker stop`s the container (timed; agentmux must exit 0) and
+#     `docker start`s it again; after each start it reports how long until
+#     `agentmux health` passes (what --start-interval turns into health on
+#     Docker 25+) and until Docker says healthy;
+#  6. checks that both sessions are listed as idle with running: false, that
+#     their saved screens replay over the WebSocket, and that they resume
+#     (POST /api/sessions/<id>/resume: 200, running again, a live shell);
+#  7. runs the image with the port moved by AGENTMUX_ADDR and checks that
+#     the health check follows it.
+#
+# It removes the containers and volumes it made on exit, whatever happens;
+# it keeps the image (so the next build is warm) and the stand-ins.
+#
+# Needs: a Docker engine with BuildKit (the buildx plugin; or a docker CLI
+# older than 23 with DOCKER_BUILDKIT=1), `docker compose` or
+# docker-compose, Node 20 or later, and, where base images must be made
+# here, root and debootstrap. See docs/container.md.
+#
+# Environment: CONTAINER_TEST_IMAGE (tag to build, default
+# agentmux:container-test), CONTAINER_TEST_DOCKERFILE (default Dockerfile),
+# STANDIN_PULL=0 (do not try to pull missing base images).
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here/../.."
+image=${CONTAINER_TEST_IMAGE:-agentmux:container-test}
+dockerfile=${CONTAINER_TEST_DOCKERFILE:-Dockerfile}
+
+start=$EPOCHREALTIME
+step() { printf '\n== %s\n' "$*"; }
+info() { printf '   %s\n' "$*"; }
+fail() {
+	printf '\ncontainer-test: FAILED: %s\n' "$*" >&2
+	exit 1
+}
+# Seconds since $1 (an $EPOCHREALTIME), with one decimal.
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/agentmux-container-test.XXXXXX")
+project=agentmux-ctest-$$
+workspace=$logdir/workspace
+compose=()
+compose_started=
+extra_containers=()
+standins=
+summary=()
+
+cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT INT TERM
+	if [ $rc != 0 ] && [ -n "$compose_started" ]; then
+		"${compose[@]}" logs --no-color >"$logdir/compose.log" 2>&1
+		printf '\n   last lines of the container log (all of it: %s):\n' "$logdir/compose.log" >&2
+		tail -n 25 "$logdir/compose.log" | sed 's/^/   | /' >&2
+	fi
+	step "cleanup"
+	for c in "${extra_containers[@]}"; do
+		docker rm -f -v "$c" >/dev/null 2>&1 && info "removed container $c and its volume"
+	done
+	if [ -n "$compose_started" ]; then
+		if "${compose[@]}" down -v --remove-orphans >"$logdir/down.log" 2>&1; then
+			info "removed compose project $project: its container, network and volumes"
+		else
+			info "could not remove compose project $project (see $logdir/down.log); remove it with:"
+			info "  docker ps -a --filter label=com.docker.compose.project=$project; docker volume ls --filter label=com.docker.compose.project=$project"
+		fi
+	fi
+	# The workspace may hold files the container's uid made.
+	rm -rf "$workspace" 2>/dev/null || docker run --rm -v "$logdir:/w" --user 0 --entrypoint rm "$image" -rf /w/workspace >/dev/null 2>&1
+	if [ $rc = 0 ]; then
+		rm -rf "$logdir"
+		info "kept: image $image, and the base images${standins:+ (stand-ins: $standins)}"
+		if [ ${#summary[@]} != 0 ]; then
+			step "summary"
+			printf '   %s\n' "${summary[@]}"
+		fi
+		printf '\ncontainer-test: PASSED in %ss\n' "$(since "$start")"
+	else
+		info "logs kept in $logdir"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ------------------------------------------------------------ preflight
+step "preflight"
+command -v docker >/dev/null || fail "no docker command"
+docker info >/dev/null 2>"$logdir/info.err" || fail "no Docker engine answers: $(tail -n 1 "$logdir/info.err")"
+client=$(docker version --format '{{.Client.Version}}')
+engine=$(docker version --format '{{.Server.Version}}')
+info "docker CLI $client, engine $engine"
+
+# BuildKit: the Dockerfile's RUN --mount=type=cache needs it; the legacy
+# builder stops at the first --mount.
+if docker buildx version >/dev/null 2>&1; then
+	build=(docker buildx build --load)
+	info "builder: BuildKit through buildx ($(docker buildx version | head -n 1))"
+elif [ "${client%%.*}" -lt 23 ] 2>/dev/null; then
+	build=(env DOCKER_BUILDKIT=1 docker build)
+	info "builder: BuildKit through DOCKER_BUILDKIT=1 (docker CLI $client has it built in)"
+else
+	fail "the Dockerfile needs BuildKit, and docker CLI $client has no buildx plugin: without it \`docker build\` uses the legacy builder, which fails on RUN --mount, and DOCKER_BUILDKIT=1 is refused. Install the buildx plugin (docs/container.md, Building)."
+fi
+
+if docker compose version >/dev/null 2>&1; then
+	compose=(docker compose)
+elif command -v docker-compose >/dev/null; then
+	compose=(docker-compose)
+else
+	fail "neither \`docker compose\` nor docker-compose is installed"
+fi
+info "compose: ${compose[*]} ($("${compose[@]}" version --short 2>/dev/null || "${compose[@]}" version | head -n 1))"
+
+command -v node >/dev/null || fail "node is needed for the session checks (Node 20 or later)"
+node_cmd=(node)
+if ! node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
+	node_cmd=(node --no-warnings --experimental-websocket)
+	"${node_cmd[@]}" -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null ||
+		fail "node $(node -v) has no WebSocket; use Node 22, or Node 20.10 or later"
+fi
+info "node $(node -v) for the HTTP and WebSocket checks"
+
+# Engines before 25 build with a Dockerfile frontend that does not know
+# HEALTHCHECK --start-interval (and would ignore it when running anyway).
+if [ "${engine%%.*}" -lt 25 ] 2>/dev/null && grep -q -- '--start-interval' "$dockerfile"; then
+	sed -E 's/ --start-interval=[^ ]+//' "$dockerfile" >"$logdir/Dockerfile"
+	info "NOTE: engine $engine predates HEALTHCHECK --start-interval (Docker 25), and its builder"
+	info "      refuses the flag: building a copy of $dockerfile without it. The first health"
+	info "      check then comes one interval after each start."
+	dockerfile=$logdir/Dockerfile
+fi
+
+# ---------------------------------------------------------- base images
+step "base images"
+scripts/container/standins.sh "$dockerfile" 2>&1 | sed -u 's/^standins: /   /' ||
+	fail "base images missing (above)"
+# Stand-ins carry this label; images built FROM them inherit it, so ask
+# each base image rather than `docker image ls --filter label=...`.
+for ref in $(scripts/container/standins.sh --list "$dockerfile"); do
+	if [ -n "$(docker image inspect --format '{{ index .Config.Labels "org.agentmux.standin" }}' "$ref" 2>/dev/null)" ]; then
+		standins="${standins:+$standins }$ref"
+	fi
+done
+if [ -n "$standins" ]; then
+	info "NOTE: built on local stand-ins for $standins, not on the official images"
+	summary+=("base images: local stand-ins for $standins (scripts/container/standins.sh)")
+fi
+
+# ---------------------------------------------------------------- build
+step "build $image"
+t=$EPOCHREALTIME
+if ! "${build[@]}" --progress=plain -f "$dockerfile" -t "$image" \
+	--build-arg AGENT_CLI= --build-arg AGENT_UID=1000 --build-arg AGENT_GID=1000 \
+	--build-arg VERSION=container-test . >"$logdir/build.log" 2>&1; then
+	tail -n 40 "$logdir/build.log" | sed 's/^/   | /'
+	fail "docker build failed (whole log: $logdir/build.log)"
+fi
+cached=$(grep -c ' CACHED$' "$logdir/build.log" || true)
+info "built in $(since "$t")s ($cached steps cached); $(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
+healthcheck=$(docker image inspect --format '{{json .Config.Healthcheck}}' "$image")
+info "HEALTHCHECK: $healthcheck"
+new_check=
+if grep -q '"agentmux","health"\|"/usr/local/bin/agentmux","health"' <<<"$healthcheck"; then
+	new_check=1
+	# An agentmux without the subcommand takes "health" for a stray
+	# argument: the container would never become healthy.
+	out=$(docker run --rm --entrypoint /usr/local/bin/agentmux "$image" health 2>&1 || true)
+	if grep -q 'unexpected arguments' <<<"$out"; then
+		fail "the image's HEALTHCHECK runs \`agentmux health\`, but this agentmux has no health subcommand (it says: $out)"
+	fi
+	info "agentmux health with no server: $out"
+fi
+
+# ----------------------------------------------------------- up (compose)
+step "start with compose (project $project)"
+port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+base=http://127.0.0.1:$port
+mkdir -p "$workspace"
+chmod 0755 "$logdir" "$workspace"
+printf 'services:\n  agentmux:\n    image: %s\n' "$image" >"$logdir/compose.test.yml"
+: >"$logdir/empty.env"
+# Only this test's settings: no .env, and none of the caller's agentmux
+# variables (a token would make every request here a 401).
+unset AGENTMUX_TOKEN AGENTMUX_AGENT AGENTMUX_ALLOWED_ORIGINS AGENTMUX_ALLOWED_HOSTS ANTHROPIC_API_KEY OPENAI_API_KEY
+export AGENTMUX_PORT=$port WORKSPACE=$workspace AGENT_CLI= AGENT_UID=1000 AGENT_GID=1000 AGENTMUX_VERSION=container-test
+compose=("${compose[@]}" -p "$project" --env-file "$logdir/empty.env" -f docker-compose.yml -f "$logdir/compose.test.yml")
+compose_started=1
+"${compose[@]}" up -d --no-build >"$logdir/up.log" 2>&1 || { cat "$logdir/up.log"; fail "compose up failed"; }
+cid=$("${compose[@]}" ps -q agentmux)
+[ -n "$cid" ] || fail "compose started no agentmux container"
+info "container ${cid:0:12}, port 127.0.0.1:$port, workspace $workspace"
+
+# wait_ready <container> <deadline-seconds> <since>: until `agentmux
+# health`, run in the container as the HEALTHCHECK runs it, passes. With
+# --start-interval=1s (Docker 25+) Docker's first passing check, and so
+# `healthy`, follows within about a second; older engines wait one whole
+# interval. Sets ready_after: seconds from <since> to agentmux's last
+# "agentmux listening" line (its own timestamp; the first probe may come
+# later, after a slow compose CLI).
+ready_after=
+wait_ready() {
+	local c=$1 limit=$2 t0=$3 t
+	until docker exec "$c" /usr/local/bin/agentmux health >/dev/null 2>&1; do
+		if awk -v a="$t0" -v b="$EPOCHREALTIME" -v l="$limit" 'BEGIN { exit !(b - a > l) }'; then
+			fail "\`agentmux health\` in ${c:0:12} did not pass within ${limit}s: $(docker exec "$c" /usr/local/bin/agentmux health 2>&1)"
+		fi
+		sleep 0.1
+	done
+	t=$(docker logs "$c" 2>&1 | grep 'msg="agentmux listening"' | tail -n 1 | sed -E 's/^time=([^ ]+) .*/\1/')
+	ready_after=$(awk -v a="$t0" -v b="$(date -d "$t" +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	info "agentmux listening ${ready_after}s after start (its log); \`agentmux health\` passes ($(since "$t0")s)"
+}
+
+# wait_healthy <container> <deadline-seconds> <since>: until Docker's
+# health check passes. Fails when the container stops, turns unhealthy,
+# or the deadline passes, showing the health check's last answers.
+wait_healthy() {
+	local c=$1 limit=$2 t0=$3 st
+	while :; do
+		st=$(docker inspect --format '{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}no-healthcheck{{end}}' "$c")
+		case $st in
+		"running healthy") healthy_after=$(since "$t0"); info "Docker says healthy ${healthy_after}s after start"; return 0 ;;
+		"running starting") ;;
+		*) health_log "$c"; fail "container ${c:0:12} is $st" ;;
+		esac
+		if awk -v a="$t0" -v b="$EPOCHREALTIME" -v l="$limit" 'BEGIN { exit !(b - a > l) }'; then
+			health_log "$c"
+			fail "container ${c:0:12} not healthy within ${limit}s (still $st)"
+		fi
+		sleep 0.25
+	done
+}
+health_log() {
+	echo "   health check's last answers:" >&2
+	docker inspect --format '{{if .State.Health}}{{range .State.Health.Log}}   | exit {{.ExitCode}}: {{.Output}}{{"\n"}}{{end}}{{end}}' "$1" >&2 || true
+}
+# With --start-interval the first check comes a second after the start;
+# engines before 25 wait one whole interval (30s) for it.
+health_deadline=60
+[ "${engine%%.*}" -ge 25 ] 2>/dev/null || health_deadline=75
+# started <container> <what>: waits for the container to be ready and
+# healthy, and adds the times to the summary.
+started() {
+	local t0
+	t0=$(date -d "$(docker inspect --format '{{.State.StartedAt}}' "$1")" +%s.%N)
+	if [ -n "$new_check" ]; then
+		wait_ready "$1" $health_deadline "$t0"
+	fi
+	wait_healthy "$1" $health_deadline "$t0"
+	summary+=("$2: ${new_check:+agentmux listening ${ready_after}s after the start, }Docker said healthy after ${healthy_after}s")
+}
+started "$cid" "first start"
+info "log: $(docker logs "$cid" 2>&1 | grep -m 1 'agentmux listening' || echo '(no "agentmux listening" line)')"
+if [ -n "$new_check" ]; then
+	out=$(docker exec "$cid" agentmux health 2>&1) || fail "agentmux health in the running container: $out"
+	info "docker exec ... agentmux health: $out (exit 0)"
+fi
+
+# ------------------------------------------------------------- sessions
+step "create two sessions"
+sessions=()
+for n in one two; do
+	id=$("${node_cmd[@]}" scripts/container/sessions.mjs create "$base" "$n" "hello-$n") ||
+		fail "creating session $n"
+	sessions+=("$id=hello-$n")
+	info "session $n: $id, \"hello-$n\" on its screen"
+done
+
+# --------------------------------------------------------- stop, start
+step "docker stop, docker start"
+t=$EPOCHREALTIME
+docker stop "$cid" >/dev/null || fail "docker stop failed"
+stop_took=$(since "$t")
+info "docker stop took ${stop_took}s (container stop timeout: $(docker inspect --format '{{if .Config.StopTimeout}}{{.Config.StopTimeout}}s{{else}}Docker default, 10s{{end}}' "$cid"))"
+code=$(docker inspect --format '{{.State.ExitCode}}' "$cid")
+docker logs "$cid" 2>&1 | grep -E 'msg="shutting down"|msg="shut down"|msg=stopped' | sed 's/^/   | /' || true
+[ "$code" = 0 ] || fail "agentmux exited with $code on docker stop, not 0"
+info "agentmux exited 0"
+summary+=("docker stop: ${stop_took}s, agentmux exited 0")
+docker start "$cid" >/dev/null || fail "docker start failed"
+started "$cid" "docker start"
+
+# ------------------------------------------------- restored and resumed
+step "sessions after the restart"
+"${node_cmd[@]}" scripts/container/sessions.mjs restored "$base" "${sessions[@]}" || fail "sessions were not restored"
+step "resume"
+"${node_cmd[@]}" scripts/container/sessions.mjs resume "$base" "${sessions[@]}" || fail "sessions did not resume"
+
+# ------------------------------------------------ health check follows
+step "health check on a moved port"
+name=$project-addr
+extra_containers+=("$name")
+docker run -d --name "$name" -e AGENTMUX_ADDR=0.0.0.0:9090 "$image" >/dev/null || fail "docker run failed"
+info "AGENTMUX_ADDR=0.0.0.0:9090:"
+started "$name" "port moved with AGENTMUX_ADDR"
+info "log: $(docker logs "$name" 2>&1 | grep -m 1 'agentmux listening' || true)"
+
+# Not pass/fail: what the health command answers when the port is moved
+# in ways docs/container.md advises against (--addr, which the check, a
+# separate process, does not see; an IPv6 wildcard address).
+if [ -n "$new_check" ]; then
+	info "for information, \`agentmux health\` as the check runs it, when the server was started"
+	for how in "--addr 0.0.0.0:9091" "-e AGENTMUX_ADDR=[::]:9092"; do
+		name=$project-info$((${#extra_containers[@]}))
+		extra_containers+=("$name")
+		if [ "${how%% *}" = --addr ]; then
+			docker run -d --name "$name" "$image" $how >/dev/null
+		else
+			docker run -d --name "$name" $how "$image" >/dev/null
+		fi
+		for _ in $(seq 50); do
+			docker logs "$name" 2>&1 | grep -q 'agentmux listening' && break
+			sleep 0.2
+		done
+		out=$(docker exec "$name" agentmux health 2>&1) && rc=0 || rc=$?
+		info "  with $how: $out (exit $rc)"
+	done
+fi
