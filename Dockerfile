@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # The agentmux image. How to build, run and upgrade it: docs/container.md.
 #
 #   docker build -t agentmux:local .
@@ -9,7 +7,17 @@
 # agent-cli (an optional npm-distributed agent CLI with its own Node);
 # then the runtime image, which takes only their results.
 #
-# Needs BuildKit (the default builder since Docker 23) for the cache mounts.
+# Needs BuildKit, for the cache mounts (RUN --mount=type=cache): with a
+# docker CLI of version 23 or later that means the buildx plugin, which
+# Docker Desktop and docker-ce ship; without it `docker build` falls back
+# to the legacy builder, which stops at the first --mount. An older CLI
+# (Debian 12's docker.io is 20.10) uses BuildKit with DOCKER_BUILDKIT=1.
+# And it needs the Dockerfile frontend built into Docker Engine 25 or
+# later, for HEALTHCHECK --start-interval: older engines' builders stop
+# with "Unknown flag: start-interval" (docs/container.md says how to build
+# there). There is deliberately no `# syntax=` line: it would make every
+# build fetch the frontend image from Docker Hub, so offline and
+# mirror-only builds would fail at line 1.
 
 # Node major version for the agent CLI (not for the UI build). Current agent
 # CLIs want a recent one: @anthropic-ai/claude-code requires Node >= 22.
@@ -118,11 +126,21 @@ EXPOSE 8080
 VOLUME ["/data"]
 USER agent
 
-# The image has no curl and agentmux no health subcommand, so bash talks
-# HTTP itself. /api/health needs no token. The port is taken from
-# AGENTMUX_ADDR, so move the server with that variable, not with --addr.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["bash", "-c", "port=${AGENTMUX_ADDR##*:}; exec 3<>/dev/tcp/127.0.0.1/${port:-8080} && printf 'GET /api/health HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"status\":\"ok\"' <&3"]
+# `agentmux health` reads the server's configuration (AGENTMUX_ADDR, so a
+# port moved with that variable is followed), GETs /api/health (which needs
+# no token) on it, on loopback for a wildcard address, and exits 0 for
+# {"status":"ok"}, 1 otherwise, with one line for `docker inspect`. The
+# path is absolute, as in ENTRYPOINT: /opt/node/bin comes first on PATH
+# and belongs to the agent user.
+# Timing: a check every second from the start (--start-interval, Docker
+# 25+) until the first success, so the container is healthy about a second
+# after agentmux listens, then every 30s. Failures in the first 20s do not
+# count (start-up: opening the database, which waits 2s for another
+# holder, and stopping what a killed run left behind take well under
+# that). An image built without --start-interval (for an engine older
+# than 25) has its first check 30s after the start.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --start-interval=1s --retries=3 \
+    CMD ["/usr/local/bin/agentmux", "health"]
 
 # agentmux shuts down on SIGTERM: it tells clients, saves every session,
 # sends SIGHUP to each agent's process group, SIGKILL after
