@@ -88,7 +88,7 @@ func (m *Manager) planCreate(opts CreateOptions) (createPlan, error) {
 	if err := checkSize(cols, rows); err != nil {
 		return createPlan{}, err
 	}
-	if err := checkName(opts.Name); err != nil {
+	if err := CheckName(opts.Name); err != nil {
 		return createPlan{}, err
 	}
 	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows}, nil
@@ -215,9 +215,9 @@ func (m *Manager) resolveCwd(cwd string) (string, error) {
 	return cwd, nil
 }
 
-// checkName refuses a session name that is too long or could pass for
-// another when shown.
-func checkName(name string) error {
+// CheckName refuses a session name that is too long or could pass for
+// another when shown. Participants' names follow the same rules.
+func CheckName(name string) error {
 	if len(name) > 128 {
 		return fmt.Errorf("%w: name is longer than 128 bytes", ErrInvalid)
 	}

@@ -112,10 +112,12 @@ func (s *Session) Hook(secret string, payload []byte) error {
 			msg = "the agent needs your attention"
 		}
 		s.hookedLocked()
-		s.startWaitingLocked(msg)
+		// A permission dialog or a question: a queued prompt would
+		// answer it.
+		s.startWaitingLocked(msg, false)
 	case "Stop":
 		s.hookedLocked()
-		s.startWaitingLocked("the agent finished and waits for your next prompt")
+		s.startWaitingLocked("the agent finished and waits for your next prompt", true)
 	case "PreToolUse":
 		if p.ToolName != "AskUserQuestion" {
 			return nil // other tools do not wait for the user
@@ -125,7 +127,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 			msg = "the agent asks: " + cleanText(qs[0].Question)
 		}
 		s.hookedLocked()
-		s.startWaitingLocked(msg)
+		s.startWaitingLocked(msg, false)
 	case "UserPromptSubmit":
 		s.hookedLocked()
 		s.endWaitingLocked("prompt submitted")
@@ -137,7 +139,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		if p.Source == "resume" {
 			why = "Claude resumed the conversation and waits for your prompt"
 		}
-		s.startWaitingLocked(why)
+		s.startWaitingLocked(why, true)
 	default:
 		return fmt.Errorf("%w: unknown hook event %q", ErrInvalid, p.Event)
 	}

@@ -41,6 +41,7 @@ type change struct {
 	id     string
 	record []byte // JSON; nil leaves the stored record alone
 	screen []byte // encoded screen; nil leaves the stored one alone
+	queue  []byte // JSON prompt queue; nil leaves the stored one alone
 	remove bool
 }
 
@@ -69,6 +70,16 @@ func (j *journal) putSnapshot(r record, sc screen) {
 		return
 	}
 	j.add(change{id: r.ID, record: v, screen: sc.marshal()})
+}
+
+// putQueue queues a session's prompt queue.
+func (j *journal) putQueue(id string, q Queue) {
+	v, err := json.Marshal(q)
+	if err != nil {
+		j.log.Error("encode prompt queue", "session", id, "err", err)
+		return
+	}
+	j.add(change{id: id, queue: v})
 }
 
 // remove queues forgetting a session.
@@ -130,9 +141,9 @@ func (j *journal) run() {
 // is logged and skipped; the others still go in.
 func (j *journal) write(batch []change) {
 	err := j.store.update(func(tx *bolt.Tx) error {
-		records, screens := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens)
+		records, screens, queues := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
 		for _, c := range batch {
-			if err := c.apply(records, screens); err != nil {
+			if err := c.apply(records, screens, queues); err != nil {
 				j.log.Error("save session", "session", c.id, "err", err)
 			}
 		}
@@ -143,7 +154,7 @@ func (j *journal) write(batch []change) {
 	}
 }
 
-func (c change) apply(records, screens *bolt.Bucket) error {
+func (c change) apply(records, screens, queues *bolt.Bucket) error {
 	key := []byte(c.id)
 	if c.remove {
 		if err := records.Delete(key); err != nil {
@@ -152,7 +163,15 @@ func (c change) apply(records, screens *bolt.Bucket) error {
 		if err := screens.Delete(key); err != nil {
 			return fmt.Errorf("delete screen: %w", err)
 		}
+		if err := queues.Delete(key); err != nil {
+			return fmt.Errorf("delete prompt queue: %w", err)
+		}
 		return nil
+	}
+	if c.queue != nil {
+		if err := queues.Put(key, c.queue); err != nil {
+			return fmt.Errorf("put prompt queue: %w", err)
+		}
 	}
 	if c.record != nil {
 		if err := records.Put(key, c.record); err != nil {

@@ -50,6 +50,12 @@ const (
 	// EventUpdated says something clients do not show changed (the
 	// agent's conversation id): saved, not announced.
 	EventUpdated EventKind = "updated"
+	// EventPromptQueued, EventPromptDequeued and EventPromptDelivered
+	// change a session's prompt queue: Prompt is the one added, removed
+	// or typed, Queue the queue after it.
+	EventPromptQueued    EventKind = "promptQueued"
+	EventPromptDequeued  EventKind = "promptDequeued"
+	EventPromptDelivered EventKind = "promptDelivered"
 )
 
 // Event tells observers about a session's change, with its state just after
@@ -61,6 +67,9 @@ type Event struct {
 	Message string
 	// Severity grades an EventWarning.
 	Severity Severity
+	// Prompt and Queue describe a prompt event.
+	Prompt *Prompt
+	Queue  Queue
 }
 
 // Options configure a Manager. Zero values are documented per field.
@@ -243,12 +252,15 @@ func (m *Manager) emit(ev Event) {
 	if m.journal == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
 		return // these change nothing a restart keeps
 	}
-	if ev.Kind == EventDestroyed {
+	switch ev.Kind {
+	case EventDestroyed:
 		m.journal.remove(ev.Session.ID)
 		delete(m.savedEnd, ev.Session.ID)
-		return
+	case EventPromptQueued, EventPromptDequeued, EventPromptDelivered:
+		m.journal.putQueue(ev.Session.ID, ev.Queue)
+	default:
+		m.journal.putRecord(recordOf(ev.Session))
 	}
-	m.journal.putRecord(recordOf(ev.Session))
 }
 
 // MaxSessions returns the live-session limit.

@@ -71,6 +71,7 @@ func (m *Manager) restore() error {
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.restore(sv.screen)
+		s.queue = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
 		// now, before anything can resume the session.

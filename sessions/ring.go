@@ -258,18 +258,7 @@ func (r *ring) startRun(first bool, note string) {
 	r.mu.Lock()
 	var reset []byte
 	if !first {
-		st := r.tail // a copy: the modes where the ring begins
-		size := uint64(len(r.buf))
-		var last byte
-		if r.end > r.start() {
-			last = r.buf[(r.end-1)%size]
-		}
-		for off := r.start(); off < r.end; {
-			i := off % size
-			j := min(size, i+(r.end-off))
-			st.feed(r.buf[i:j])
-			off += j - i
-		}
+		st, last := r.headLocked()
 		reset = st.runReset(last)
 	}
 	r.mu.Unlock()
@@ -281,6 +270,34 @@ func (r *ring) startRun(first bool, note string) {
 		st.RunEnded = false
 		st.RunStart = r.end
 	})
+}
+
+// headLocked returns the terminal state after the newest byte, and that
+// byte (0 when the ring is empty). It scans the whole ring: for the rare
+// questions about the present, not for every write. r.mu must be held.
+func (r *ring) headLocked() (vtState, byte) {
+	st := r.tail // a copy: the modes where the ring begins
+	size := uint64(len(r.buf))
+	var last byte
+	if r.end > r.start() {
+		last = r.buf[(r.end-1)%size]
+	}
+	for off := r.start(); off < r.end; {
+		i := off % size
+		j := min(size, i+(r.end-off))
+		st.feed(r.buf[i:j])
+		off += j - i
+	}
+	return st, last
+}
+
+// bracketedPaste reports whether the program has asked for pastes to be
+// marked (mode 2004) and not taken it back.
+func (r *ring) bracketedPaste() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, _ := r.headLocked()
+	return st.modes.bracketedPaste
 }
 
 // noteDelivered records that a reader handed output up to off to a

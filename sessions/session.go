@@ -177,6 +177,20 @@ type Session struct {
 	// silence watcher.
 	secret string
 	wake   chan struct{}
+
+	// queue holds the prompts waiting for the agent to wait (queue.go).
+	// holdQueue skips the waiting period an interrupt causes; promptable
+	// says the current waiting is at the agent's prompt, not at a question
+	// a prompt would answer.
+	queue      Queue
+	holdQueue  bool
+	promptable bool
+	// held is what was typed while no process ran, for the run being
+	// started (wake.go); nil when nothing waits. heldPending mirrors
+	// held != nil for the reader, which checks it on every read.
+	held        []byte
+	heldPending atomic.Bool
+	heldTimer   *time.Timer
 }
 
 // ID returns the session's id, a UUID.
@@ -311,7 +325,9 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
 	s.resumed = !first
+	s.holdQueue, s.promptable = false, false
 	s.ring.startRun(first, note)
+	s.armHeldLocked()
 	return proc, nil
 }
 
@@ -369,6 +385,9 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		n, err := proc.Read(buf)
 		if n > 0 {
 			s.ring.write(buf[:n])
+			if s.heldPending.Load() {
+				s.flushHeld("the run's first output")
+			}
 			now := time.Now().UnixNano()
 			s.lastActivity.Store(now)
 			s.lastOutput.Store(now)
@@ -463,6 +482,7 @@ func (s *Session) finishRun(st ExitStatus) {
 	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
 	s.waiting, s.idle = false, false
+	s.heldLostLocked()
 	switch {
 	case s.stopping:
 		s.status, s.reason = StatusStopped, "stopped"
@@ -488,22 +508,43 @@ func (s *Session) touch() { s.lastActivity.Store(time.Now().UnixNano()) }
 // input is queued for the run's feeder, and refused with ErrInputFull when
 // the agent has left too much unread.
 func (s *Session) Write(p []byte) error {
-	return s.input(p, (*inputQueue).push)
+	return s.input(p, false)
 }
 
 // Interrupt types Ctrl+C: it writes ETX, which the terminal turns into
 // SIGINT for the foreground group, and which raw-mode programs read as a
 // key, just as they would from a real keyboard. Input still queued is
-// dropped, as a terminal flushes its input on an interrupt.
+// dropped, as a terminal flushes its input on an interrupt, and so are
+// keys held for a session being resumed.
 func (s *Session) Interrupt() error {
-	return s.input([]byte{0x03}, (*inputQueue).interrupt)
+	return s.input([]byte{0x03}, true)
 }
 
-func (s *Session) input(p []byte, queue func(*inputQueue, []byte) error) error {
+func (s *Session) input(p []byte, interrupt bool) error {
 	s.mu.Lock()
 	in := s.in
-	if in != nil && s.waiting && !isTerminalReport(p) {
-		s.endWaitingLocked("input from the user")
+	if interrupt {
+		s.dropHeldLocked()
+		// The waiting period this causes is the user's, not the queue's.
+		s.holdQueue = true
+	} else if s.held != nil {
+		// Keys typed before the new run read its terminal go after the
+		// ones held for it.
+		defer s.mu.Unlock()
+		if len(s.held)+len(p) > MaxHeldInput {
+			return fmt.Errorf("%w: %d bytes already wait for session %s to start reading; at most %d are held, so these %d were refused",
+				ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
+		}
+		s.held = append(s.held, p...)
+		return nil
+	}
+	if in != nil && !isTerminalReport(p) {
+		if !interrupt {
+			s.holdQueue = false
+		}
+		if s.waiting {
+			s.endWaitingLocked("input from the user")
+		}
 	}
 	s.mu.Unlock()
 	if in == nil {
@@ -512,6 +553,10 @@ func (s *Session) input(p []byte, queue func(*inputQueue, []byte) error) error {
 	// Noted before the input can reach the program, so its echo cannot
 	// come back before the readers know to send it at once.
 	s.ring.noteInput()
+	queue := (*inputQueue).push
+	if interrupt {
+		queue = (*inputQueue).interrupt
+	}
 	if err := queue(in, p); err != nil {
 		return fmt.Errorf("session %s: %w", s.id, err)
 	}

@@ -60,12 +60,20 @@ const (
 // startWaitingLocked marks the session waiting for its user and says so
 // once: further signals before the user answers change nothing. mu must
 // be held.
-func (s *Session) startWaitingLocked(why string) {
+//
+// atPrompt says the agent waits at its prompt, where a queued prompt may
+// be typed, rather than at a question (a permission dialog) that typing
+// it would answer. Keys held for a resumed run, or else the next queued
+// prompt, answer the wait at once, and nobody is told it began.
+func (s *Session) startWaitingLocked(why string, atPrompt bool) {
 	if s.phase != phaseRunning || s.waiting {
 		return
 	}
-	s.waiting = true
+	s.waiting, s.promptable = true, atPrompt
 	s.log.Info("session waits for input", "why", why)
+	if s.flushHeldLocked("the agent waits for input") || s.deliverLocked() {
+		return
+	}
 	s.setRunStatusLocked(why)
 	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' needs input: %s", s.name, why)})
 }
@@ -118,7 +126,7 @@ func (s *Session) alerted(a alert) {
 		}
 	}
 	s.mu.Lock()
-	s.startWaitingLocked(why)
+	s.startWaitingLocked(why, true) // a bell or a notification says nothing of a question
 	s.mu.Unlock()
 }
 
@@ -202,7 +210,9 @@ func (s *Session) reviewQuiet(t Timing, last int64, checked *int64) (time.Durati
 		s.setRunStatusLocked("output resumed")
 	}
 	if asks && !s.hooked {
-		s.startWaitingLocked("the agent asks: " + ask)
+		// A question in the output may be the prompt's own (a shell's
+		// "?"), and nothing tells it from a dialog's: the queue goes in.
+		s.startWaitingLocked("the agent asks: "+ask, true)
 	}
 	if !s.idle && quiet >= t.IdleAfter {
 		s.idle = true

@@ -17,6 +17,7 @@ import (
 var (
 	bucketSessions = []byte("sessions") // id -> JSON record
 	bucketScreens  = []byte("screens")  // id -> binary screen snapshot
+	bucketQueues   = []byte("prompts")  // id -> JSON prompt queue
 )
 
 // Errors opening a store, each naming the file in its message.
@@ -63,7 +64,7 @@ func OpenStore(path string, timeout time.Duration) (s *Store, err error) {
 	}
 	s = &Store{db: db, path: path}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketScreens} {
+		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -150,6 +151,7 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 type saved struct {
 	record record
 	screen screen
+	queue  Queue
 }
 
 // load reads every saved session. A record that cannot be decoded is
@@ -162,7 +164,7 @@ func (s *Store) load() (out []saved, skipped []error, err error) {
 		}
 	}()
 	err = s.db.View(func(tx *bolt.Tx) error {
-		screens := tx.Bucket(bucketScreens)
+		screens, queues := tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			var r record
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -176,6 +178,13 @@ func (s *Store) load() (out []saved, skipped []error, err error) {
 					skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))
 				} else {
 					sv.screen = sc
+				}
+			}
+			if b := queues.Get(k); b != nil {
+				// A queue that cannot be read is lost, not the session.
+				if err := json.Unmarshal(b, &sv.queue); err != nil {
+					skipped = append(skipped, fmt.Errorf("session %q prompt queue: %w", k, err))
+					sv.queue = Queue{}
 				}
 			}
 			out = append(out, sv)

@@ -25,6 +25,13 @@ const (
 	// CodeInputFull: the agent has not read the input already sent (1 MiB
 	// waits); this input was refused whole and may be sent again.
 	CodeInputFull = "INPUT_FULL"
+	// CodeNotQueueOwner: only a prompt's author may take it off the queue.
+	CodeNotQueueOwner = "NOT_QUEUE_OWNER"
+	// CodePromptNotFound: no such prompt in the session's queue (it may
+	// just have been delivered).
+	CodePromptNotFound = "PROMPT_NOT_FOUND"
+	// CodeQueueFull: the session's queue holds its most prompts.
+	CodeQueueFull = "QUEUE_FULL"
 	// CodeNotFound (HTTP only): no such file or route.
 	CodeNotFound = "NOT_FOUND"
 	// CodeNotARepository (HTTP only): a diff was asked of a session whose
@@ -49,6 +56,12 @@ func ErrorCode(err error) string {
 		return CodePermissionDenied
 	case errors.Is(err, sessions.ErrInputFull):
 		return CodeInputFull
+	case errors.Is(err, sessions.ErrNotQueueOwner):
+		return CodeNotQueueOwner
+	case errors.Is(err, sessions.ErrPromptNotFound):
+		return CodePromptNotFound
+	case errors.Is(err, sessions.ErrQueueFull):
+		return CodeQueueFull
 	case errors.Is(err, sessions.ErrWorktreeDirty):
 		return CodeWorktreeDirty
 	case errors.Is(err, sessions.ErrWorktree):

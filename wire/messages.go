@@ -123,4 +123,53 @@ type (
 		// Truncated reports that more files changed than are listed.
 		Truncated bool `json:"truncated,omitempty"`
 	}
+	// WelcomeMessage tells a client its connection's id and the identity
+	// it is known by; it answers every client.hello.
+	WelcomeMessage struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		// AuthorID marks this person's queued prompts, across reconnects
+		// when the client sends the same key.
+		AuthorID string `json:"authorId"`
+		Name     string `json:"name"`
+		Color    string `json:"color"`
+	}
+	// ParticipantsMessage says who is in a session now.
+	ParticipantsMessage struct {
+		Type         string        `json:"type"`
+		SessionID    string        `json:"sessionId"`
+		Participants []Participant `json:"participants"`
+	}
+	// PromptQueuedMessage announces a prompt added to a session's queue.
+	PromptQueuedMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Prompt    Prompt `json:"prompt"`
+		// Rev orders a session's queue messages: a client keeps what the
+		// highest it has seen says.
+		Rev uint64 `json:"rev"`
+	}
+	// PromptAckMessage tells the sender where its prompt went.
+	PromptAckMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		PromptID  string `json:"promptId"`
+		// Position is 1 for the next prompt to be delivered.
+		Position int `json:"position"`
+	}
+	// PromptGoneMessage announces a prompt delivered to the agent or
+	// taken off the queue.
+	PromptGoneMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		PromptID  string `json:"promptId"`
+		Rev       uint64 `json:"rev"`
+	}
+	// PromptListMessage is a session's whole queue, oldest first.
+	PromptListMessage struct {
+		Type      string   `json:"type"`
+		SessionID string   `json:"sessionId"`
+		Prompts   []Prompt `json:"prompts"`
+		Rev       uint64   `json:"rev"`
+	}
 )

@@ -125,6 +125,40 @@ func ResourceWarningView(st memory.Status) ResourceWarningMessage {
 	}
 }
 
+// Participant is one connection in a session.
+type Participant struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Color   string `json:"color"`
+	Viewing bool   `json:"viewing"`
+	// LastInputAt is when it last typed into the session, in Unix
+	// milliseconds; 0 if it has not.
+	LastInputAt int64 `json:"lastInputAt,omitempty"`
+}
+
+// Prompt is a queued prompt as the protocol shows it.
+type Prompt struct {
+	ID       string    `json:"id"`
+	Author   string    `json:"author"`
+	AuthorID string    `json:"authorId"`
+	Text     string    `json:"text"`
+	QueuedAt time.Time `json:"queuedAt"`
+}
+
+// PromptView returns the wire form of a queued prompt.
+func PromptView(p sessions.Prompt) Prompt {
+	return Prompt{ID: p.ID, Author: p.Author.Name, AuthorID: p.Author.ID, Text: p.Text, QueuedAt: p.QueuedAt}
+}
+
+// PromptListView returns a session's queue as prompt.list.
+func PromptListView(sessionID string, q sessions.Queue) PromptListMessage {
+	m := PromptListMessage{Type: TypePromptList, SessionID: sessionID, Prompts: make([]Prompt, 0, len(q.Prompts)), Rev: q.Rev}
+	for _, p := range q.Prompts {
+		m.Prompts = append(m.Prompts, PromptView(p))
+	}
+	return m
+}
+
 // EventMessage returns the message that announces a session event to every
 // client.
 func EventMessage(ev sessions.Event) any {
@@ -137,6 +171,12 @@ func EventMessage(ev sessions.Event) any {
 		return NeedsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message}
 	case sessions.EventWarning:
 		return WarningMessage{Type: TypeSessionWarning, SessionID: ev.Session.ID, Message: ev.Message, Severity: string(ev.Severity)}
+	case sessions.EventPromptQueued:
+		return PromptQueuedMessage{Type: TypePromptQueued, SessionID: ev.Session.ID, Prompt: PromptView(*ev.Prompt), Rev: ev.Queue.Rev}
+	case sessions.EventPromptDelivered:
+		return PromptGoneMessage{Type: TypePromptDelivered, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
+	case sessions.EventPromptDequeued:
+		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:
 		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running}
 	}

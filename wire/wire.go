@@ -18,6 +18,11 @@ const (
 	TypeSessionAttach     = "session.attach"
 	TypeSessionDetach     = "session.detach"
 	TypeSessionResume     = "session.resume"
+	// TypeClientHello says who the client is (name, colour, key) and which
+	// session it views; it may be sent again at any time.
+	TypeClientHello   = "client.hello"
+	TypePromptQueue   = "prompt.queue"
+	TypePromptDequeue = "prompt.dequeue"
 	// TypeHeartbeat goes both ways: the server's carries its clock and
 	// echoes the client's.
 	TypeHeartbeat = "heartbeat"
@@ -34,12 +39,21 @@ const (
 	TypeSessionNeedsInput = "session.needsInput"
 	TypeSessionWarning    = "session.warning"
 	TypeSessionDiff       = "session.diff"
-	TypeFileChanged       = "file.changed"
-	TypeLayoutShift       = "layout.shift"
-	TypeWorkflowUpdated   = "workflow.updated"
-	TypeResourceWarning   = "resource.warning"
-	TypeServerShutdown    = "server.shutdown"
-	TypeError             = "error"
+	// TypeClientWelcome tells a client the identity the server gave it.
+	TypeClientWelcome       = "client.welcome"
+	TypeSessionParticipants = "session.participants"
+	TypePromptQueued        = "prompt.queued"
+	TypePromptQueuedAck     = "prompt.queued.ack"
+	TypePromptDelivered     = "prompt.delivered"
+	TypePromptDequeued      = "prompt.dequeued"
+	// TypePromptList is a session's whole queue, sent on attach.
+	TypePromptList      = "prompt.list"
+	TypeFileChanged     = "file.changed"
+	TypeLayoutShift     = "layout.shift"
+	TypeWorkflowUpdated = "workflow.updated"
+	TypeResourceWarning = "resource.warning"
+	TypeServerShutdown  = "server.shutdown"
+	TypeError           = "error"
 )
 
 // MaxSessionIDLen is the length of a session id, a UUID in its usual

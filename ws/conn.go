@@ -54,6 +54,9 @@ type conn struct {
 	// is written. Owned by the writer goroutine.
 	writeFailed bool
 
+	// who is the participant this connection is; the hub's mu protects it.
+	who *participant
+
 	// Owned by the reader goroutine.
 	streams map[string]*stream
 	sizes   map[string][2]int // the size this client last asked for, by session
@@ -74,6 +77,7 @@ func newConn(h *Hub, ws *websocket.Conn) *conn {
 		farewell:   make(chan struct{}),
 		streams:    make(map[string]*stream),
 		sizes:      make(map[string][2]int),
+		who:        newParticipant(),
 	}
 }
 
@@ -226,8 +230,14 @@ func (c *conn) handle(b []byte) {
 		c.sendError(perr)
 		return
 	}
-	if m.Type == wire.TypeHeartbeat {
+	switch m.Type {
+	case wire.TypeHeartbeat:
 		c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
+		return
+	case wire.TypeClientHello:
+		if err := c.hub.hello(c, m); err != nil {
+			c.sendError(&protocolError{code: wire.ErrorCode(err), msg: err.Error()})
+		}
 		return
 	}
 	id := *m.SessionID
@@ -254,7 +264,20 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 				return err
 			}
 		}
-		return s.Write([]byte(*m.Data))
+		// A session with no process is resumed, and gets these keys once
+		// it runs.
+		if err := c.hub.opts.Sessions.Type(id, []byte(*m.Data)); err != nil {
+			return err
+		}
+		c.hub.typed(c, id)
+	case wire.TypePromptQueue:
+		p, pos, err := s.QueuePrompt(c.hub.authorOf(c), *m.Text)
+		if err != nil {
+			return err
+		}
+		c.sendJSON(wire.PromptAckMessage{Type: wire.TypePromptQueuedAck, SessionID: id, PromptID: p.ID, Position: pos})
+	case wire.TypePromptDequeue:
+		return s.DequeuePrompt(c.hub.authorOf(c).ID, *m.PromptID)
 	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
 	case wire.TypeTerminalResize:
@@ -276,6 +299,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		if st, ok := c.streams[id]; ok {
 			st.stop()
 			delete(c.streams, id)
+			c.hub.present(c, id, false)
 		}
 	}
 	return nil
@@ -290,9 +314,12 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 			delete(c.streams, id)
 		}
 	}
+	// The queue as it is now; the events that change it carry higher revs.
+	c.sendJSON(wire.PromptListView(s.ID(), s.Queue()))
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	go st.run()
+	c.hub.present(c, s.ID(), true)
 }
 
 func (c *conn) writeLoop() {

@@ -198,6 +198,17 @@ type msg struct {
 	Echo          *float64        `json:"echo"`
 	Session       *wire.Session   `json:"session"`
 	GracePeriodMs int64           `json:"gracePeriodMs"`
+	// client.welcome, session.participants and the prompt queue.
+	ID           string             `json:"id"`
+	AuthorID     string             `json:"authorId"`
+	Name         string             `json:"name"`
+	Color        string             `json:"color"`
+	Participants []wire.Participant `json:"participants"`
+	Prompt       *wire.Prompt       `json:"prompt"`
+	Prompts      []wire.Prompt      `json:"prompts"`
+	PromptID     string             `json:"promptId"`
+	Position     int                `json:"position"`
+	Rev          uint64             `json:"rev"`
 }
 
 // millis returns a heartbeat's timestamp.

@@ -66,6 +66,7 @@ const (
 type SessionSource interface {
 	Get(id string) (*sessions.Session, error)
 	Resume(id string) (*sessions.Session, error)
+	Type(id string, p []byte) error
 }
 
 var _ SessionSource = (*sessions.Manager)(nil)
@@ -104,7 +105,9 @@ type Hub struct {
 	shifted map[string]time.Time
 	// diffs is each session's last session.diff, for new connections.
 	diffs map[string][]byte
-	wg    sync.WaitGroup
+	// lastTypist is, by session, the participant who typed there last.
+	lastTypist map[string]string
+	wg         sync.WaitGroup
 }
 
 // NewHub returns a Hub with no connections.
@@ -127,7 +130,7 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte)}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string)}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,
@@ -198,6 +201,7 @@ func (h *Hub) unregister(c *conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
+	h.leftLocked(c)
 	h.wg.Done()
 }
 
@@ -210,6 +214,7 @@ func (h *Hub) OnEvent(ev sessions.Event) {
 	if ev.Kind == sessions.EventDestroyed {
 		h.mu.Lock()
 		h.forgetDiffLocked(ev.Session.ID)
+		h.forgetSessionLocked(ev.Session.ID)
 		h.mu.Unlock()
 	}
 	h.broadcast(wire.EventMessage(ev))
@@ -222,13 +227,18 @@ func (h *Hub) broadcast(msg any) { h.broadcastWith(msg, (*conn).sendControl) }
 func (h *Hub) broadcastInformational(msg any) { h.broadcastWith(msg, (*conn).sendInformational) }
 
 func (h *Hub) broadcastWith(msg any, send func(*conn, []byte)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.broadcastLocked(msg, send)
+}
+
+// broadcastLocked is broadcastWith for a caller that holds mu.
+func (h *Hub) broadcastLocked(msg any, send func(*conn, []byte)) {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		h.log.Error("encode broadcast", "err", err)
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	for c := range h.conns {
 		send(c, b)
 	}

@@ -27,6 +27,14 @@ type clientMessage struct {
 	Seq       *uint64  `json:"seq"`
 	Pace      *bool    `json:"pace"`
 	Timestamp *float64 `json:"timestamp"`
+	// client.hello
+	Name    *string `json:"name"`
+	Color   *string `json:"color"`
+	Key     *string `json:"key"`
+	Viewing *string `json:"viewing"`
+	// prompt.queue and prompt.dequeue
+	Text     *string `json:"text"`
+	PromptID *string `json:"promptId"`
 }
 
 // protocolError is a failure to report to the client as an error message.
@@ -64,10 +72,11 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	switch m.Type {
 	case "":
 		return nil, invalid(sid, "field \"type\" is required")
-	case wire.TypeHeartbeat:
+	case wire.TypeHeartbeat, wire.TypeClientHello:
 		return &m, nil
 	case wire.TypeTerminalInput, wire.TypeTerminalInterrupt, wire.TypeTerminalResize,
-		wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume, wire.TypeTerminalAck:
+		wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume, wire.TypeTerminalAck,
+		wire.TypePromptQueue, wire.TypePromptDequeue:
 	default:
 		return nil, invalid(sid, "unknown message type %q", clip(m.Type))
 	}
@@ -78,6 +87,14 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	case wire.TypeTerminalInput:
 		if m.Data == nil {
 			return nil, invalid(sid, "terminal.input needs data")
+		}
+	case wire.TypePromptQueue:
+		if m.Text == nil {
+			return nil, invalid(sid, "prompt.queue needs text")
+		}
+	case wire.TypePromptDequeue:
+		if m.PromptID == nil || *m.PromptID == "" {
+			return nil, invalid(sid, "prompt.dequeue needs promptId")
 		}
 	case wire.TypeTerminalAck:
 		if m.Seq == nil {

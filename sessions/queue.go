@@ -1,0 +1,176 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Limits of a session's prompt queue.
+const (
+	// MaxQueuedPrompts is how many prompts one session's queue holds.
+	MaxQueuedPrompts = 100
+	// MaxPromptBytes is the largest prompt the queue takes.
+	MaxPromptBytes = 64 << 10
+)
+
+// Errors of the prompt queue.
+var (
+	ErrQueueFull      = errors.New("the prompt queue is full")
+	ErrPromptNotFound = errors.New("no such prompt in the queue")
+	ErrNotQueueOwner  = errors.New("only its author may remove a queued prompt")
+)
+
+// Author is who queued a prompt: an id that stays the same across the
+// author's reconnects, and the name they gave.
+type Author struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Prompt is a prompt waiting for the session's agent to wait for input.
+type Prompt struct {
+	ID       string    `json:"id"`
+	Author   Author    `json:"author"`
+	Text     string    `json:"text"`
+	QueuedAt time.Time `json:"queuedAt"`
+}
+
+// Queue is a session's prompt queue, oldest first. Rev counts its changes,
+// so a client that gets the whole queue and the events that change it in
+// either order keeps the newest.
+type Queue struct {
+	Prompts []Prompt `json:"prompts"`
+	Rev     uint64   `json:"rev"`
+}
+
+// cleanPrompt checks a prompt's text and returns it as it is typed: line
+// ends as the Enter key sends them.
+func cleanPrompt(text string) (string, error) {
+	if len(text) > MaxPromptBytes {
+		return "", fmt.Errorf("%w: the prompt is %d bytes; a queued prompt holds at most %d", ErrInvalid, len(text), MaxPromptBytes)
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", fmt.Errorf("%w: the prompt is empty", ErrInvalid)
+	}
+	if !utf8.ValidString(text) {
+		return "", fmt.Errorf("%w: the prompt is not valid UTF-8", ErrInvalid)
+	}
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	// Other control characters would be keys, not text: an escape could
+	// end the bracketed paste early and run the rest as commands.
+	if i := strings.IndexFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(text[i:])
+		return "", fmt.Errorf("%w: the prompt contains the control character %U; only text, tabs and line breaks can be queued", ErrInvalid, r)
+	}
+	return text, nil
+}
+
+// QueuePrompt adds a prompt to the session's queue and returns it with its
+// position (1 is next). A session that waits for its user now gets it at
+// once; otherwise it is typed when the agent next waits.
+func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
+	text, err := cleanPrompt(text)
+	if err != nil {
+		return Prompt{}, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase == phaseClosed {
+		return Prompt{}, 0, ErrNotFound
+	}
+	if len(s.queue.Prompts) >= MaxQueuedPrompts {
+		return Prompt{}, 0, fmt.Errorf("%w: it holds %d prompts; remove one or wait for the agent to take the next", ErrQueueFull, MaxQueuedPrompts)
+	}
+	p := Prompt{ID: uuid.NewString(), Author: author, Text: text, QueuedAt: time.Now().UTC()}
+	s.queue.Prompts = append(slices.Clip(s.queue.Prompts), p)
+	s.queue.Rev++
+	pos := len(s.queue.Prompts)
+	s.log.Info("prompt queued", "prompt", p.ID, "author", author.Name, "position", pos, "bytes", len(text))
+	s.emit(Event{Kind: EventPromptQueued, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	if s.waiting {
+		s.deliverLocked()
+	}
+	return p, pos, nil
+}
+
+// DequeuePrompt removes a queued prompt; only its author may.
+func (s *Session) DequeuePrompt(authorID, promptID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.queue.Prompts, func(p Prompt) bool { return p.ID == promptID })
+	if i < 0 {
+		return fmt.Errorf("%w: %q (it may just have been delivered)", ErrPromptNotFound, clipID(promptID))
+	}
+	p := s.queue.Prompts[i]
+	if p.Author.ID != authorID {
+		return fmt.Errorf("%w: this prompt is %s's", ErrNotQueueOwner, p.Author.Name)
+	}
+	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), i, i+1)
+	s.queue.Rev++
+	s.log.Info("prompt removed from the queue", "prompt", p.ID, "author", p.Author.Name)
+	s.emit(Event{Kind: EventPromptDequeued, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	return nil
+}
+
+// Queue returns the session's prompt queue.
+func (s *Session) Queue() Queue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queue
+}
+
+// deliverLocked types the oldest queued prompt into a waiting agent: one
+// prompt per waiting period (typing it ends the period), none in the period
+// that follows an interrupt. mu must be held.
+func (s *Session) deliverLocked() bool {
+	if s.holdQueue {
+		// The user stopped the agent: they take it from here, and the
+		// queue waits for the agent's next turn to end.
+		s.holdQueue = false
+		return false
+	}
+	if len(s.queue.Prompts) == 0 || s.in == nil || !s.waiting || !s.promptable {
+		return false
+	}
+	p := s.queue.Prompts[0]
+	var keys []byte
+	if s.ring.bracketedPaste() {
+		// The program asked for pastes to be marked: the text arrives as
+		// one paste, its line breaks as text rather than Enter.
+		keys = append(keys, "\x1b[200~"...)
+		keys = append(keys, p.Text...)
+		keys = append(keys, "\x1b[201~"...)
+	} else {
+		keys = append(keys, strings.ReplaceAll(p.Text, "\n", "\r")...)
+	}
+	keys = append(keys, '\r')
+	s.ring.noteInput()
+	if err := s.in.push(keys); err != nil {
+		// The agent has left 1 MiB unread: it is not really waiting. The
+		// prompt stays first for the next period.
+		s.log.Warn("could not type the queued prompt", "prompt", p.ID, "err", err)
+		return false
+	}
+	s.touch()
+	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), 0, 1)
+	s.queue.Rev++
+	s.log.Info("queued prompt delivered", "prompt", p.ID, "author", p.Author.Name)
+	s.emit(Event{Kind: EventPromptDelivered, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	s.endWaitingLocked("queued prompt from " + p.Author.Name)
+	return true
+}
+
+// clipID bounds a client's id quoted in an error.
+func clipID(id string) string {
+	if len(id) > 40 {
+		return strings.ToValidUTF8(id[:40], "") + "..."
+	}
+	return id
+}

@@ -1,0 +1,141 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Keys typed into a session with no process wake it: they are held, the
+// session is resumed, and the new run gets them once it reads its
+// terminal. A program that has not set up its terminal yet (raw mode, its
+// prompt) would lose or mangle keys sent before.
+const (
+	// MaxHeldInput bounds the keys held for one session while it wakes.
+	MaxHeldInput = 64 << 10
+	// heldBound is how long held keys wait for the new run's first output
+	// or waiting signal before they are sent anyway.
+	heldBound = 3 * time.Second
+)
+
+// Type sends keys to a session. A session whose agent is not running is
+// resumed, and the keys (and any typed meanwhile, in order) reach the new
+// run once it reads its terminal. If the resume fails the held keys are
+// dropped and the error says so.
+func (m *Manager) Type(id string, p []byte) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	err = s.Write(p)
+	if !errors.Is(err, ErrNotRunning) {
+		return err
+	}
+	first, err := s.hold(p)
+	if err != nil || !first {
+		return err
+	}
+	if _, err := m.Resume(id); err != nil && !errors.Is(err, ErrRunning) {
+		// ErrRunning: someone else's resume won the race, and its run
+		// delivers the keys.
+		n := s.dropHeld()
+		return fmt.Errorf("resume session %s for the keys typed into it: %w; the %d bytes typed were dropped", id, err, n)
+	}
+	return nil
+}
+
+// hold keeps keys typed while no process runs. first reports whether they
+// are the first, whose typist resumes the session.
+func (s *Session) hold(p []byte) (first bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.in != nil && s.held == nil {
+		// A run started since the Write: it takes the keys as usual.
+		return false, s.in.push(p)
+	}
+	if len(s.held)+len(p) > MaxHeldInput {
+		return false, fmt.Errorf("%w: %d bytes already wait for session %s to resume; at most %d are held, so these %d were refused",
+			ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
+	}
+	first = s.held == nil
+	s.held = append(s.held, p...)
+	s.heldPending.Store(true)
+	return first, nil
+}
+
+// dropHeld forgets the held keys, returning how many bytes they were.
+func (s *Session) dropHeld() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropHeldLocked()
+}
+
+func (s *Session) dropHeldLocked() int {
+	n := len(s.held)
+	s.held = nil
+	s.heldPending.Store(false)
+	if s.heldTimer != nil {
+		s.heldTimer.Stop()
+		s.heldTimer = nil
+	}
+	return n
+}
+
+// armHeldLocked starts the bound on a new run's wait for its held keys.
+// mu must be held.
+func (s *Session) armHeldLocked() {
+	if s.held == nil {
+		return
+	}
+	in := s.in
+	s.heldTimer = time.AfterFunc(heldBound, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.in == in { // the same run: a later one has its own bound
+			s.flushHeldLocked("no output yet")
+		}
+	})
+}
+
+// flushHeld sends the held keys to the running program, if any wait.
+func (s *Session) flushHeld(why string) {
+	if !s.heldPending.Load() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushHeldLocked(why)
+}
+
+// flushHeldLocked sends the held keys to the running program. mu must be
+// held.
+func (s *Session) flushHeldLocked(why string) bool {
+	if s.held == nil || s.in == nil {
+		return false
+	}
+	keys := s.held
+	n := s.dropHeldLocked()
+	s.ring.noteInput()
+	if err := s.in.push(keys); err != nil {
+		// A fresh run's queue is empty and holds 1 MiB: only a program
+		// that never read a byte gets here.
+		s.log.Warn("could not send the keys typed while the session was stopped", "bytes", n, "err", err)
+		return false
+	}
+	s.touch()
+	s.log.Info("sent the keys typed while the session was stopped", "bytes", n, "when", why)
+	s.holdQueue = false
+	if s.waiting {
+		s.endWaitingLocked("input from the user")
+	}
+	return true
+}
+
+// heldLostLocked tells the user, once, that a run ended before it could
+// take the keys held for it. mu must be held.
+func (s *Session) heldLostLocked() {
+	if n := s.dropHeldLocked(); n > 0 {
+		s.emit(Event{Kind: EventWarning, Session: s.infoLocked(), Severity: SeverityWarning,
+			Message: fmt.Sprintf("Session '%s' ended before it read the %d bytes typed while it was stopped; they were dropped.", s.name, n)})
+	}
+}
