@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -92,7 +91,7 @@ func (s *server) newRouter() *echo.Echo {
 		s.hub.ServeHTTP(c.Response(), c.Request())
 		return nil // the hub answered, upgrade or error alike
 	})
-	e.GET("/*", echo.WrapHandler(http.FileServerFS(web.Assets())))
+	e.GET("/*", echo.WrapHandler(s.assets))
 	return e
 }
 
@@ -271,7 +270,10 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			if !s.tokenOK(q) {
 				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "wrong token")
 			}
-			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			// No Path: the browser scopes the cookie to the directory of
+			// the page it asked for, which behind a path-prefix proxy
+			// (/proxy/8080/) is that prefix, and on a plain server "/".
+			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			return c.Redirect(http.StatusSeeOther, signInRedirect(req.URL))
 		}
 		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
@@ -295,10 +297,13 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // signInRedirect is where signing in sends the browser: the page it asked
-// for, without the token, and always on this server. A path that starts
-// with // or /\ would be read by the browser as another host's address.
+// for, without the token. The address is relative to that page (its last
+// segment), so it holds behind a proxy that serves the server under a path
+// prefix the server never sees; "./" keeps a segment with a colon from
+// reading as a scheme, and a relative address cannot name another host.
 func signInRedirect(u *url.URL) string {
-	loc := "/" + strings.TrimLeft(u.EscapedPath(), "/\\")
+	p := u.EscapedPath()
+	loc := "./" + p[strings.LastIndex(p, "/")+1:]
 	query := u.Query()
 	query.Del("token")
 	if q := query.Encode(); q != "" {

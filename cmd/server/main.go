@@ -52,6 +52,7 @@ type server struct {
 	store     *sessions.Store
 	mgr       *sessions.Manager
 	hub       *ws.Hub
+	assets    *assets
 	workspace *watcher.Workspace
 	memory    *memory.Monitor
 	hooks     *hookServer
@@ -132,6 +133,9 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Logger:        log,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
 	s.diffs = newSessionDiffs(s.hub, cfg.Workspace, log)
@@ -285,6 +289,9 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
+	if err := writeAddrFile(cfg.DataDir, addr); err != nil {
+		log.Warn("agentmux health will need --addr to find this server", "err", err)
+	}
 	log.Info("agentmux listening", "url", openURL(addr), "address", addr, "workspace", cfg.Workspace, "version", version)
 	if cfg.Token != "" {
 		// As Jupyter does: one URL that signs the browser in, then drops
@@ -305,6 +312,9 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		log.Info("shutting down", "signal", sig.String(), "grace", cfg.ShutdownGrace)
 	case err := <-served:
 		log.Error("serve", "err", err)
+		if err := removeAddrFile(cfg.DataDir); err != nil {
+			log.Warn("stop", "err", err)
+		}
 		// Stop the agents and save; nothing is listening any more.
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+time.Second)
 		defer cancel()
@@ -312,6 +322,11 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 			log.Error("stop", "err", err)
 		}
 		return 1
+	}
+	// While the database is still locked: after that the data directory,
+	// and its agentmux.addr, may be another server's.
+	if err := removeAddrFile(cfg.DataDir); err != nil {
+		log.Warn("shutdown", "err", err)
 	}
 	if err := srv.shutdown(httpSrv, sigs); err != nil {
 		log.Error("shutdown", "err", err)

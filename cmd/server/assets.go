@@ -1,0 +1,120 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// hashedName matches the files the UI build names by their content
+// (esbuild's [name]-[hash]): a new build gives them new names, so a
+// browser may keep them for good.
+var hashedName = regexp.MustCompile(`-[A-Z0-9]{8}\.[a-z0-9]+$`)
+
+// assets serves the built UI. Content-hashed files are cached for a year
+// as immutable; the rest, index.html above all, is revalidated on every
+// load by its ETag, so a reload over a slow tunnel costs one small request
+// and a new build is picked up at once. A file with a precompressed .gz
+// twin (made by the build) is sent compressed to clients that take gzip.
+type assets struct {
+	fsys fs.FS
+	// etags holds each file's strong validator, by name; computed once,
+	// since the files are embedded and never change.
+	etags map[string]string
+}
+
+func newAssets(fsys fs.FS) (*assets, error) {
+	a := &assets{fsys: fsys, etags: make(map[string]string)}
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return err
+		}
+		a.etags[name] = `"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12]) + `"`
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("index the UI's files: %w", err)
+	}
+	return a, nil
+}
+
+// zeroTime leaves Last-Modified out: embedded files have no time, and the
+// ETag says more.
+var zeroTime time.Time
+
+func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// One page: the root is index.html, and there are no directory
+	// listings.
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	etag, ok := a.etags[name]
+	if !ok || strings.HasSuffix(name, ".gz") {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+		h.Set("Content-Type", ct)
+	}
+	if hashedName.MatchString(name) {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	serve := name
+	if _, ok := a.etags[name+".gz"]; ok {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			serve = name + ".gz"
+			h.Set("Content-Encoding", "gzip")
+			// Another representation, another validator.
+			etag = strings.TrimSuffix(etag, `"`) + `-gz"`
+		}
+	}
+	h.Set("ETag", etag)
+	f, err := a.fsys.Open(serve)
+	if err != nil {
+		http.Error(w, "cannot read "+name, http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "cannot read "+name, http.StatusInternalServerError)
+		return
+	}
+	http.ServeContent(w, r, name, zeroTime, rs)
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip
+// (and does not refuse it with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return !strings.HasPrefix(q, "q=0") || strings.HasPrefix(q, "q=0.") && strings.Trim(q[4:], "0") != ""
+	}
+	return false
+}

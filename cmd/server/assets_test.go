@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"testing/fstest"
+)
+
+func gz(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAssets: hashed files are immutable, the page revalidates, gzip goes
+// to those who take it, and nothing else is served.
+func TestAssets(t *testing.T) {
+	const js = "console.log('agentmux');"
+	a, err := newAssets(fstest.MapFS{
+		"index.html":             {Data: []byte(`<script src="./app-ABCD1234.js"></script>`)},
+		"app-ABCD1234.js":        {Data: []byte(js)},
+		"app-ABCD1234.js.gz":     {Data: gz(t, js)},
+		"chunks/x-EFGH5678.js":   {Data: []byte("x")},
+		"favicon.svg":            {Data: []byte("<svg/>")},
+		"chunks/nohash.js":       {Data: []byte("y")},
+		"chunks/nohash.js.gz.gz": {Data: []byte("z")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, header ...string) *http.Response {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, req)
+		return w.Result()
+	}
+	body := func(resp *http.Response) string {
+		t.Helper()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	page := get("/")
+	etag := page.Header.Get("ETag")
+	if page.StatusCode != http.StatusOK || page.Header.Get("Cache-Control") != "no-cache" || etag == "" ||
+		page.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET / = %d %v, want the page, no-cache, an ETag", page.StatusCode, page.Header)
+	}
+	if again := get("/", "If-None-Match", etag); again.StatusCode != http.StatusNotModified {
+		t.Fatalf("GET / with its ETag = %d, want 304", again.StatusCode)
+	}
+
+	plain := get("/app-ABCD1234.js")
+	if plain.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" || plain.Header.Get("Content-Encoding") != "" ||
+		plain.Header.Get("Vary") != "Accept-Encoding" || body(plain) != js {
+		t.Fatalf("hashed file without gzip = %v", plain.Header)
+	}
+	zipped := get("/app-ABCD1234.js", "Accept-Encoding", "br, gzip")
+	if zipped.Header.Get("Content-Encoding") != "gzip" || zipped.Header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		zipped.Header.Get("ETag") == plain.Header.Get("ETag") {
+		t.Fatalf("hashed file with gzip = %v", zipped.Header)
+	}
+	zr, err := gzip.NewReader(zipped.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(zr); err != nil || string(b) != js {
+		t.Fatalf("gzip body = %q, %v", b, err)
+	}
+	if refused := get("/app-ABCD1234.js", "Accept-Encoding", "gzip;q=0"); refused.Header.Get("Content-Encoding") != "" {
+		t.Fatal("gzip sent to a client that refused it")
+	}
+	if icon := get("/favicon.svg"); icon.Header.Get("Cache-Control") != "no-cache" || icon.Header.Get("Vary") != "" {
+		t.Fatalf("unhashed file = %v, want no-cache and no Vary", icon.Header)
+	}
+	if c := get("/chunks/x-EFGH5678.js"); c.StatusCode != http.StatusOK || c.Header.Get("Cache-Control") == "no-cache" {
+		t.Fatalf("hashed chunk = %d %v", c.StatusCode, c.Header)
+	}
+	for _, p := range []string{"/chunks/", "/chunks", "/missing.js", "/app-ABCD1234.js.gz", "/../index.html/x"} {
+		if r := get(p); r.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, r.StatusCode)
+		}
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for in, want := range map[string]bool{
+		"":                  false,
+		"gzip":              true,
+		"GZIP":              true,
+		"br, gzip, deflate": true,
+		"deflate, br":       false,
+		"gzip;q=0":          false,
+		"gzip; q=0.000":     false,
+		"gzip;q=0.5":        true,
+		"gzip;q=1":          true,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept-Encoding", in)
+		if got := acceptsGzip(req); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestSignInRedirect: the address is relative to the page, never another
+// host's, and drops only the token.
+func TestSignInRedirect(t *testing.T) {
+	for in, want := range map[string]string{
+		"/?token=x":                     "./",
+		"/index.html?tab=2&token=x":     "./index.html?tab=2",
+		"//evil.example/x?token=x":      "./x",
+		"/javascript:alert(1)?token=x":  "./javascript:alert(1)",
+		"/a/b?token=x&z=1":              "./b?z=1",
+		"/%5C%5Cevil.example/?token=x":  "./",
+		"/%5C%5Cevil.example?token=x":   "./%5C%5Cevil.example",
+		"/https:%2F%2Fevil.example?t=1": "./https:%2F%2Fevil.example?t=1",
+	} {
+		u, err := url.ParseRequestURI(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := signInRedirect(u)
+		if got != want {
+			t.Errorf("signInRedirect(%q) = %q, want %q", in, got, want)
+		}
+		base, _ := url.Parse("https://host/proxy/8080/")
+		if ref, err := url.Parse(got); err != nil || base.ResolveReference(ref).Host != "host" {
+			t.Errorf("signInRedirect(%q) = %q leaves the host", in, got)
+		}
+	}
+}
