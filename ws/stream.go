@@ -114,107 +114,202 @@ func putFrame(b []byte) {
 	frames.Put(&b)
 }
 
-// loop is the batching pull loop. The rules (docs/protocol.md): a frame
-// leaves at most one interval after its first byte; after a quiet interval
-// the first byte leaves at once; 64 KiB of unsent output leaves at once;
-// and output that follows input (an echo) leaves at once.
+// loop is the batching pull loop: it attaches the client, then takes the
+// steps nextStep decides on until the session closes or the stream stops.
 func (st *stream) loop() error {
-	s, interval := st.s, st.c.hub.opts.BatchInterval
+	interval := st.c.hub.opts.BatchInterval
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 
-	var (
-		off      uint64
-		prefix   []byte
-		lastSent time.Time
-		// exitSent is the epoch whose run end was reported, so each run's
-		// terminal.exit goes out once.
-		exitSent = ^uint64(0)
-		// inputsSeen is the session's input count when the last frame
-		// left; more input since means the output is probably its echo.
-		inputsSeen uint64
-		// live is where this client starts answering terminal queries;
-		// a frame ends there rather than span it.
-		live uint64
-	)
-	state := s.StreamState()
-	live = state.Live()
-	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
-		off = *st.since
-		if err := st.sendAttached(off, false, live, false); err != nil {
-			return err
-		}
-	} else {
-		var cut bool
-		off, prefix, cut = s.ReplayStart(st.lines)
-		if err := st.sendAttached(off, true, live, cut); err != nil {
-			return err
-		}
+	cur, err := st.attach()
+	if err != nil {
+		return err
 	}
-
 	for {
-		state = s.StreamState()
-		if state.Closed {
+		state := st.s.StreamState()
+		next, hold := nextStep(cur.pull(state, interval))
+		if next == stepStop {
 			return nil
 		}
-		if off < state.Start {
-			// Fell more than the ring behind: start over from the ring.
-			st.c.log.Debug("client fell behind the scrollback; resyncing", "session", s.ID(), "behind", state.End-off)
-			// What it skipped, it never saw: answering the queries in it
-			// now would type stale replies into the program.
-			var cut bool
-			off, prefix, cut = s.ReplayStart(st.lines)
-			live = state.End
-			if err := st.sendAttached(off, true, live, cut); err != nil {
-				return err
-			}
-			continue
-		}
-		avail := state.End - off
-		if avail == 0 {
-			if state.RunEnded && exitSent != state.Epoch {
-				if err := st.sendExit(state.Exit); err != nil {
-					return err
-				}
-				exitSent = state.Epoch
-				continue
-			}
-			if err := st.wait(state.End+1, state.Epoch, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		echo := state.Inputs != inputsSeen
-		if avail < flushBytes && !state.RunEnded && !echo {
-			if early := interval - time.Since(lastSent); early > 0 {
-				timer.Reset(early)
-				if err := st.wait(off+flushBytes, state.Epoch, timer.C); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-
-		sent, err := st.sendOutput(off, prefix, state, live)
-		if errors.Is(err, sessions.ErrOverrun) {
-			continue // the next pass resyncs
-		}
-		if err != nil {
+		if err := st.take(next, hold, &cur, state, timer); err != nil {
 			return err
 		}
-		if sent == 0 {
-			// Only an unfinished character is waiting: wait for the rest.
-			if err := st.wait(state.End+1, state.Epoch, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		off += uint64(sent)
-		prefix = nil
-		lastSent = time.Now()
-		inputsSeen = state.Inputs
 	}
+}
+
+// cursor is where the pull loop is in the session's stream. Only the
+// loop's goroutine uses it.
+type cursor struct {
+	// off is the next stream offset to send.
+	off uint64
+	// prefix goes before the next frame's output (a replay's preamble).
+	prefix []byte
+	// lastSent is when the last frame left; zero before the first.
+	lastSent time.Time
+	// exitSent is the epoch whose run end was reported, so each run's
+	// terminal.exit goes out once.
+	exitSent uint64
+	// inputsSeen is the session's input count when the last frame
+	// left; more input since means the output is probably its echo.
+	inputsSeen uint64
+	// live is where this client starts answering terminal queries;
+	// a frame ends there rather than span it.
+	live uint64
+}
+
+// pull is what nextStep needs to know of the cursor and the stream.
+func (cur *cursor) pull(state sessions.StreamState, interval time.Duration) pull {
+	return pull{
+		off:         cur.off,
+		start:       state.Start,
+		end:         state.End,
+		closed:      state.Closed,
+		runEnded:    state.RunEnded,
+		exitPending: state.RunEnded && cur.exitSent != state.Epoch,
+		echo:        state.Inputs != cur.inputsSeen,
+		sinceSent:   time.Since(cur.lastSent),
+		interval:    interval,
+	}
+}
+
+// attach sends session.attached: a resume from the client's offset when
+// the ring still holds it, else a replay of the client's lines. It returns
+// the cursor the loop starts from.
+func (st *stream) attach() (cursor, error) {
+	cur := cursor{exitSent: ^uint64(0)}
+	state := st.s.StreamState()
+	cur.live = state.Live()
+	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
+		cur.off = *st.since
+		return cur, st.sendAttached(cur.off, false, cur.live, false)
+	}
+	var cut bool
+	cur.off, cur.prefix, cut = st.s.ReplayStart(st.lines)
+	return cur, st.sendAttached(cur.off, true, cur.live, cut)
+}
+
+// take carries out one step of the pull loop other than stepStop; hold is
+// how long a stepHold waits at most, timed by timer.
+func (st *stream) take(next step, hold time.Duration, cur *cursor, state sessions.StreamState, timer *time.Timer) error {
+	switch next {
+	case stepResync:
+		return st.resync(cur, state)
+	case stepExit:
+		if err := st.sendExit(state.Exit); err != nil {
+			return err
+		}
+		cur.exitSent = state.Epoch
+		return nil
+	case stepWait:
+		return st.wait(state.End+1, state.Epoch, nil)
+	case stepHold:
+		timer.Reset(hold)
+		return st.wait(cur.off+flushBytes, state.Epoch, timer.C)
+	}
+	return st.sendNext(cur, state)
+}
+
+// resync starts a client that fell more than the ring behind over from
+// the ring, with a replay.
+func (st *stream) resync(cur *cursor, state sessions.StreamState) error {
+	st.c.log.Debug("client fell behind the scrollback; resyncing", "session", st.s.ID(), "behind", state.End-cur.off)
+	// What it skipped, it never saw: answering the queries in it now
+	// would type stale replies into the program.
+	var cut bool
+	cur.off, cur.prefix, cut = st.s.ReplayStart(st.lines)
+	cur.live = state.End
+	return st.sendAttached(cur.off, true, cur.live, cut)
+}
+
+// sendNext sends the next frame from the cursor and moves it past.
+func (st *stream) sendNext(cur *cursor, state sessions.StreamState) error {
+	sent, err := st.sendOutput(cur.off, cur.prefix, state, cur.live)
+	if errors.Is(err, sessions.ErrOverrun) {
+		return nil // the next pass resyncs
+	}
+	if err != nil {
+		return err
+	}
+	if sent == 0 {
+		// Only an unfinished character is waiting: wait for the rest.
+		return st.wait(state.End+1, state.Epoch, nil)
+	}
+	cur.off += uint64(sent)
+	cur.prefix = nil
+	cur.lastSent = time.Now()
+	cur.inputsSeen = state.Inputs
+	return nil
+}
+
+// step is what the pull loop does next.
+type step int
+
+const (
+	// stepSend sends a frame of the output from the client's offset now.
+	stepSend step = iota
+	// stepStop ends the stream: the session closed.
+	stepStop
+	// stepResync starts the client over from the ring: it fell more than
+	// the ring behind.
+	stepResync
+	// stepExit reports the end of the run, all of whose output was sent.
+	stepExit
+	// stepWait waits for output: all of it was sent.
+	stepWait
+	// stepHold waits, for at most the returned time, for a small batch to
+	// grow to flushBytes before it is sent.
+	stepHold
+)
+
+// pull is what the pull loop knows when it decides its next step.
+type pull struct {
+	// off is the client's offset in the session's stream; start and end
+	// bound what the ring holds.
+	off, start, end uint64
+	// closed reports whether the session has closed.
+	closed bool
+	// runEnded reports whether the run has ended: its output then leaves
+	// at once, as there will be no more to batch it with.
+	runEnded bool
+	// exitPending reports whether the run has ended and this client has
+	// not been told.
+	exitPending bool
+	// echo reports whether input came since the last frame, so the
+	// output is probably its echo, which leaves at once.
+	echo bool
+	// sinceSent is the time since the last frame left; since the start of
+	// time before the first.
+	sinceSent time.Duration
+	// interval is the longest a frame's first byte waits for company.
+	interval time.Duration
+}
+
+// nextStep decides what the pull loop does next, and for stepHold for how
+// long. The rules (docs/protocol.md): a frame leaves at most one interval
+// after its first byte; after a quiet interval the first byte leaves at
+// once; flushBytes of unsent output leave at once; output that follows
+// input (an echo) leaves at once; the run's end is reported after all its
+// output.
+func nextStep(p pull) (step, time.Duration) {
+	switch {
+	case p.closed:
+		return stepStop, 0
+	case p.off < p.start:
+		return stepResync, 0
+	}
+	avail := p.end - p.off
+	switch {
+	case avail == 0 && p.exitPending:
+		return stepExit, 0
+	case avail == 0:
+		return stepWait, 0
+	case avail < flushBytes && !p.runEnded && !p.echo:
+		if early := p.interval - p.sinceSent; early > 0 {
+			return stepHold, early
+		}
+	}
+	return stepSend, 0
 }
 
 // sendOutput pulls up to maxFrameBytes from off, but not past live when
