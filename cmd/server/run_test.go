@@ -482,27 +482,3 @@ func TestHelpListsSubcommands(t *testing.T) {
 		}
 	}
 }
-
-// TestHealthSubcommand: agentmux health finds the server the same
-// configuration describes, a wildcard address included, and fails when
-// none answers.
-func TestHealthSubcommand(t *testing.T) {
-	r := startRun(t, noEnv, "--addr", "0.0.0.0:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
-	_, port, _ := net.SplitHostPort(r.addr)
-	if lines := linesWith(r.log.String(), "agentmux listening", "url=http://localhost:"+port+"/"); len(lines) != 1 {
-		t.Errorf("a wildcard listener logs no URL a person can open:\n%s", r.log)
-	}
-	var out, errOut bytes.Buffer
-	if code := healthMain(nil, envOf(map[string]string{"AGENTMUX_ADDR": "0.0.0.0:" + port}), &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "ok: agentmux") {
-		t.Errorf("health of a running server: exit %d, %q %q", code, out.String(), errOut.String())
-	}
-	r.signal(syscall.SIGTERM)
-	r.wait()
-	out.Reset()
-	if code := healthMain([]string{"--addr", "127.0.0.1:" + port}, noEnv, &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "unhealthy:") {
-		t.Errorf("health of a stopped server: exit %d, %q", code, out.String())
-	}
-	if code := healthMain([]string{"--addr", "nonsense"}, noEnv, &out, &errOut); code != 2 {
-		t.Errorf("health with a bad address: exit %d", code)
-	}
-}
