@@ -1,6 +1,6 @@
-// The one WebSocket to /ws: reconnects with exponential backoff and jitter,
-// gives up after a while (until retry()), and measures the round trip with
-// heartbeats.
+// The one WebSocket to the server's ws (next to the page): reconnects with
+// exponential backoff and jitter, gives up after a while (until retry()),
+// and measures the round trip with heartbeats.
 
 import type { ClientMessage, ServerMessage } from './types';
 
@@ -32,8 +32,15 @@ export function backoffDelay(attempt: number, random = Math.random): number {
   return Math.round(base * (1 + JITTER * (2 * random() - 1)));
 }
 
-export function wsURL(loc: Location = window.location): string {
-  return `${loc.protocol === 'https:' ? 'wss:' : 'ws:'}//${loc.host}/ws`;
+/**
+ * The WebSocket's address: `ws` next to the page, like every URL the page
+ * uses, so that behind a proxy that serves agentmux under a path
+ * (http://host/proxy/8080/) it is ws://host/proxy/8080/ws.
+ */
+export function wsURL(base: string = document.baseURI): string {
+  const u = new URL('ws', base);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.href;
 }
 
 export class WsClient {
