@@ -12,12 +12,11 @@
 # Docker Desktop and docker-ce ship; without it `docker build` falls back
 # to the legacy builder, which stops at the first --mount. An older CLI
 # (Debian 12's docker.io is 20.10) uses BuildKit with DOCKER_BUILDKIT=1.
-# And it needs the Dockerfile frontend built into Docker Engine 25 or
-# later, for HEALTHCHECK --start-interval: older engines' builders stop
-# with "Unknown flag: start-interval" (docs/container.md says how to build
-# there). There is deliberately no `# syntax=` line: it would make every
-# build fetch the frontend image from Docker Hub, so offline and
-# mirror-only builds would fail at line 1.
+# Any engine's built-in Dockerfile frontend builds it (HEALTHCHECK below
+# avoids --start-interval, which builders before Engine 25 refuse). There
+# is deliberately no `# syntax=` line: it would make every build fetch the
+# frontend image from Docker Hub, so offline and mirror-only builds would
+# fail at line 1.
 
 # Node major version for the agent CLI (not for the UI build). Current agent
 # CLIs want a recent one: @anthropic-ai/claude-code requires Node >= 22.
@@ -126,20 +125,22 @@ EXPOSE 8080
 VOLUME ["/data"]
 USER agent
 
-# `agentmux health` reads the server's configuration (AGENTMUX_ADDR, so a
-# port moved with that variable is followed), GETs /api/health (which needs
-# no token) on it, on loopback for a wildcard address, and exits 0 for
-# {"status":"ok"}, 1 otherwise, with one line for `docker inspect`. The
-# path is absolute, as in ENTRYPOINT: /opt/node/bin comes first on PATH
-# and belongs to the agent user.
-# Timing: a check every second from the start (--start-interval, Docker
-# 25+) until the first success, so the container is healthy about a second
-# after agentmux listens, then every 30s. Failures in the first 20s do not
-# count (start-up: opening the database, which waits 2s for another
-# holder, and stopping what a killed run left behind take well under
-# that). An image built without --start-interval (for an engine older
-# than 25) has its first check 30s after the start.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --start-interval=1s --retries=3 \
+# `agentmux health` asks the server that uses /data: the server writes the
+# address it listens on to /data/agentmux.addr, so the check follows the
+# port wherever --addr or AGENTMUX_ADDR moved it (without that file it
+# asks AGENTMUX_ADDR). It GETs /api/health (which needs no token), on
+# 127.0.0.1 for a wildcard address, and exits 0 for {"status":"ok"}, 1
+# otherwise, with one line for `docker inspect`. The path is absolute, as
+# in ENTRYPOINT: /opt/node/bin comes first on PATH and belongs to the
+# agent user.
+# Timing: every 5s, so the container is healthy about 5s after each start
+# on every engine (--start-interval would make that a second, but needs
+# Engine 25 to build and to run; the check is one local HTTP GET, cheap
+# enough to run this often). Failures in the first 20s do not count
+# (start-up: opening the database, which waits 2s for another holder,
+# and stopping what a killed run left behind take well under that);
+# after that, 3 failures in a row (about 15s) make it unhealthy.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=20s --retries=3 \
     CMD ["/usr/local/bin/agentmux", "health"]
 
 # agentmux shuts down on SIGTERM: it tells clients, saves every session,
