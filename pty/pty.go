@@ -27,9 +27,10 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/agentmux/agentmux/internal/procfs"
 )
 
 // Options describe the command to start. Argv must name at least the

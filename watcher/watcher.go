@@ -16,9 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/watcher/workflow"
-	"github.com/fsnotify/fsnotify"
 )
 
 // DefaultIgnore are the directory and file names never watched.

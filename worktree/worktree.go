@@ -130,108 +130,162 @@ func DirName(name string) string {
 // git's registration of the worktree. The repository's post-checkout hook
 // runs, as for git worktree add, and its failure fails Add.
 func Add(ctx context.Context, repoDir, dir, branch string) (wt Worktree, err error) {
-	if err := checkBranchSyntax(branch); err != nil {
+	p, err := planAdd(ctx, repoDir, dir, branch)
+	if err != nil {
 		return Worktree{}, err
+	}
+	var undo undoStack
+	defer func() {
+		if err != nil {
+			err = undo.rollback(ctx, err)
+		}
+	}()
+	if err := p.claimDir(&undo); err != nil {
+		return Worktree{}, err
+	}
+	if !p.exists {
+		if err := p.createBranch(ctx, &undo); err != nil {
+			return Worktree{}, err
+		}
+	}
+	if err := p.checkout(ctx, &undo); err != nil {
+		return Worktree{}, err
+	}
+	return Worktree{Path: p.abs, Branch: p.branch, Created: !p.exists}, nil
+}
+
+// addPlan is an Add whose checks passed, before it changes anything.
+type addPlan struct {
+	// top is the repository's main work tree; abs is the worktree's
+	// directory, absolute.
+	top, abs string
+	branch   string
+	// exists reports whether the branch exists; when it does not, head is
+	// the commit it is to be created at.
+	exists bool
+	head   string
+}
+
+// planAdd checks everything Add can check before it changes anything: the
+// branch name, the repository, that the directory does not exist and that
+// the branch is not checked out elsewhere.
+func planAdd(ctx context.Context, repoDir, dir, branch string) (addPlan, error) {
+	if err := checkBranchSyntax(branch); err != nil {
+		return addPlan{}, err
 	}
 	top, err := toplevel(ctx, repoDir)
 	if err != nil {
-		return Worktree{}, err
+		return addPlan{}, err
 	}
 	if err := checkBranchName(ctx, top, branch); err != nil {
-		return Worktree{}, err
+		return addPlan{}, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return Worktree{}, fmt.Errorf("worktree directory %s: %w", dir, err)
+		return addPlan{}, fmt.Errorf("worktree directory %s: %w", dir, err)
 	}
 	if _, err := os.Lstat(abs); err == nil {
-		return Worktree{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
+		return addPlan{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Worktree{}, fmt.Errorf("worktree directory %s: %w", abs, err)
+		return addPlan{}, fmt.Errorf("worktree directory %s: %w", abs, err)
 	}
 	// Checked even for a branch that does not exist yet: a worktree can be
 	// on an unborn branch, which creating it here would fill in.
 	if err := checkNotCheckedOut(ctx, top, branch); err != nil {
-		return Worktree{}, err
+		return addPlan{}, err
 	}
-	exists, err := branchExists(ctx, top, branch)
-	if err != nil {
-		return Worktree{}, err
+	p := addPlan{top: top, abs: abs, branch: branch}
+	if p.exists, err = branchExists(ctx, top, branch); err != nil {
+		return addPlan{}, err
 	}
-	var head string
-	if !exists {
-		if head, err = headCommit(ctx, top, branch); err != nil {
-			return Worktree{}, err
+	if !p.exists {
+		if p.head, err = headCommit(ctx, top, branch); err != nil {
+			return addPlan{}, err
 		}
 	}
+	return p, nil
+}
 
-	// undo holds the steps that take back what Add has done so far; on
-	// failure they run last to first.
-	var undo []func(context.Context) error
-	defer func() {
-		if err == nil {
-			return
-		}
-		// A context of its own: the caller's may be what ended Add.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		defer cancel()
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			if e := undo[i](rctx); e != nil {
-				errs = append(errs, e)
-			}
-		}
-		if len(errs) > 0 {
-			err = fmt.Errorf("%w (and rolling back failed: %v)", err, errors.Join(errs...))
-		}
-	}()
+// undoStack holds the steps that take back what Add has done so far.
+type undoStack []func(context.Context) error
 
-	made, err := mkdirParents(filepath.Dir(abs))
-	undo = append(undo, func(context.Context) error { return removeEmptyDirs(made) })
+// push adds a step that takes back the last thing done.
+func (u *undoStack) push(step func(context.Context) error) { *u = append(*u, step) }
+
+// rollback runs the steps, last to first, and returns err, with the
+// rollback's own failures when there are any. The steps get a context of
+// their own: ctx may be what ended Add.
+func (u undoStack) rollback(ctx context.Context, err error) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	var errs []error
+	for i := len(u) - 1; i >= 0; i-- {
+		if e := u[i](rctx); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w (and rolling back failed: %v)", err, errors.Join(errs...))
+	}
+	return err
+}
+
+// claimDir makes the worktree's directory and the parents it lacks.
+func (p addPlan) claimDir(undo *undoStack) error {
+	made, err := mkdirParents(filepath.Dir(p.abs))
+	undo.push(func(context.Context) error { return removeEmptyDirs(made) })
 	if err != nil {
-		return Worktree{}, fmt.Errorf("create the parent directories of %s: %w", abs, err)
+		return fmt.Errorf("create the parent directories of %s: %w", p.abs, err)
 	}
 	// Making dir here, rather than letting git make it, claims it: of two
 	// Adds racing for one directory, exactly one gets past this point,
 	// and the rollback removes only a directory this Add made. Git fills
 	// an existing empty directory.
-	if err := os.Mkdir(abs, 0o777); err != nil {
+	if err := os.Mkdir(p.abs, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return Worktree{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
+			return newError(ErrExists, nil, "the worktree directory %s already exists", p.abs)
 		}
-		return Worktree{}, fmt.Errorf("create the worktree directory: %w", err)
+		return fmt.Errorf("create the worktree directory: %w", err)
 	}
-	undo = append(undo, func(context.Context) error { return removeIfPresent(abs) })
+	undo.push(func(context.Context) error { return removeIfPresent(p.abs) })
+	return nil
+}
 
-	if !exists {
-		// Creating the branch as a step of its own, rather than with
-		// git worktree add -b, tells for certain whether this Add made
-		// it, so the rollback deletes no one else's branch.
-		if _, err := run(ctx, top, "branch", "--no-track", "--", branch, head); err != nil {
-			return Worktree{}, wrapGit(err, nil, "create branch %q", branch)
-		}
-		undo = append(undo, func(ctx context.Context) error {
-			// Deleted only while it still points where it was created.
-			_, err := run(ctx, top, "update-ref", "-d", "refs/heads/"+branch, head)
-			return wrapGit(err, nil, "delete the branch %q created for %s", branch, abs)
-		})
+// createBranch creates the branch at head. Creating it as a step of its
+// own, rather than with git worktree add -b, tells for certain whether
+// this Add made it, so the rollback deletes no one else's branch.
+func (p addPlan) createBranch(ctx context.Context, undo *undoStack) error {
+	if _, err := run(ctx, p.top, "branch", "--no-track", "--", p.branch, p.head); err != nil {
+		return wrapGit(err, nil, "create branch %q", p.branch)
 	}
+	undo.push(func(ctx context.Context) error {
+		// Deleted only while it still points where it was created.
+		_, err := run(ctx, p.top, "update-ref", "-d", "refs/heads/"+p.branch, p.head)
+		return wrapGit(err, nil, "delete the branch %q created for %s", p.branch, p.abs)
+	})
+	return nil
+}
 
+// checkout registers the worktree with git and checks the branch out in
+// it, telling a branch checked out elsewhere and a directory taken
+// meanwhile from other failures.
+func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 	// Set before git runs: a git killed half way leaves a registration.
-	undo = append(undo, func(ctx context.Context) error { return unregister(ctx, top, abs) })
-	if _, err := run(ctx, top, "worktree", "add", "--", abs, branch); err != nil {
-		var ge *gitexec.Error
-		if errors.As(err, &ge) {
-			switch {
-			case ge.Says("already checked out at", "already used by worktree at"):
-				return Worktree{}, newError(ErrCheckedOut, err, "branch %q is already checked out in another worktree", branch)
-			case ge.Says("already exists", "already registered worktree"):
-				return Worktree{}, newError(ErrExists, err, "the worktree directory %s already exists", abs)
-			}
-		}
-		return Worktree{}, wrapGit(err, nil, "add the worktree %s on branch %q", abs, branch)
+	undo.push(func(ctx context.Context) error { return unregister(ctx, p.top, p.abs) })
+	_, err := run(ctx, p.top, "worktree", "add", "--", p.abs, p.branch)
+	if err == nil {
+		return nil
 	}
-	return Worktree{Path: abs, Branch: branch, Created: !exists}, nil
+	var ge *gitexec.Error
+	if errors.As(err, &ge) {
+		switch {
+		case ge.Says("already checked out at", "already used by worktree at"):
+			return newError(ErrCheckedOut, err, "branch %q is already checked out in another worktree", p.branch)
+		case ge.Says("already exists", "already registered worktree"):
+			return newError(ErrExists, err, "the worktree directory %s already exists", p.abs)
+		}
+	}
+	return wrapGit(err, nil, "add the worktree %s on branch %q", p.abs, p.branch)
 }
 
 // Status lists the uncommitted changes of the worktree that contains dir:
