@@ -12,8 +12,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/agentmux/agentmux/worktree"
 	"github.com/google/uuid"
+
+	"github.com/agentmux/agentmux/worktree"
 )
 
 // Create starts a new session. It returns ErrLimitReached at the limit,
