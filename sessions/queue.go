@@ -18,6 +18,9 @@ const (
 	MaxQueuedPrompts = 100
 	// MaxPromptBytes is the largest prompt the queue takes.
 	MaxPromptBytes = 64 << 10
+	// submitDelay separates a delivered prompt from the Enter that
+	// submits it.
+	submitDelay = 150 * time.Millisecond
 )
 
 // Errors of the prompt queue.
@@ -150,7 +153,6 @@ func (s *Session) deliverLocked() bool {
 	} else {
 		keys = append(keys, strings.ReplaceAll(p.Text, "\n", "\r")...)
 	}
-	keys = append(keys, '\r')
 	s.ring.noteInput()
 	if err := s.in.push(keys); err != nil {
 		// The agent has left 1 MiB unread: it is not really waiting. The
@@ -158,6 +160,19 @@ func (s *Session) deliverLocked() bool {
 		s.log.Warn("could not type the queued prompt", "prompt", p.ID, "err", err)
 		return false
 	}
+	// Enter goes separately, a moment later: agents that tell a paste from
+	// typing by how fast keys come (Claude Code does) would take an Enter
+	// in the same burst for a line break in the prompt, not for submit.
+	in := s.in
+	time.AfterFunc(submitDelay, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.in == in { // the same run
+			if err := in.push([]byte{'\r'}); err != nil {
+				s.log.Warn("could not submit the queued prompt", "prompt", p.ID, "err", err)
+			}
+		}
+	})
 	s.touch()
 	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), 0, 1)
 	s.queue.Rev++

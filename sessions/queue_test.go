@@ -310,3 +310,28 @@ func TestTypingIntoStoppedSessionBounded(t *testing.T) {
 		t.Fatalf("typing into a session that cannot resume = %v, want ErrSpawn saying the keys were dropped", err)
 	}
 }
+
+// TestControlKeysDoNotWake: Ctrl+C, Ctrl+D or a terminal's own report
+// typed into an ended session leave it ended; Enter wakes it.
+func TestControlKeysDoNotWake(t *testing.T) {
+	m, _ := newManager(t, sessions.Options{Timing: fastTiming})
+	marker := filepath.Join(t.TempDir(), "ran")
+	s := create(t, m, sessions.CreateOptions{Command: []string{"sh", "-c", `test -e "$0" || { touch "$0"; exit 0; }; stty -echo; echo ready; cat -v`, marker}})
+	waitRunEnded(t, s)
+	for _, keys := range []string{"\x03", "\x04", "\x03\x03", "\x1b", "\x1b[I", "\x1b[O", "\x7f"} {
+		if err := m.Type(s.ID(), []byte(keys)); !errors.Is(err, sessions.ErrNotRunning) {
+			t.Errorf("typing %q into an ended session = %v, want ErrNotRunning", keys, err)
+		}
+	}
+	if s.Info().Running {
+		t.Fatal("a control key woke the session")
+	}
+	out := follow(s)
+	if err := m.Type(s.ID(), []byte("\r")); err != nil {
+		t.Fatalf("Enter into an ended session: %v", err)
+	}
+	out.expect(t, "ready")
+	if !s.Info().Running {
+		t.Fatal("Enter did not wake the session")
+	}
+}

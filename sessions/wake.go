@@ -28,7 +28,7 @@ func (m *Manager) Type(id string, p []byte) error {
 		return err
 	}
 	err = s.Write(p)
-	if !errors.Is(err, ErrNotRunning) {
+	if !errors.Is(err, ErrNotRunning) || !wakes(p) {
 		return err
 	}
 	first, err := s.hold(p)
@@ -42,6 +42,23 @@ func (m *Manager) Type(id string, p []byte) error {
 		return fmt.Errorf("resume session %s for the keys typed into it: %w; the %d bytes typed were dropped", id, err, n)
 	}
 	return nil
+}
+
+// wakes reports whether input typed into a session with no process should
+// resume it: not the reports a terminal sends by itself (a focus event as
+// the user clicks the pane), and not control keys alone (Ctrl+C or Ctrl+D
+// pressed at an agent that just ended must not start it again). Enter
+// does.
+func wakes(p []byte) bool {
+	if isTerminalReport(p) {
+		return false
+	}
+	for _, c := range p {
+		if c == '\r' || c >= 0x20 && c != 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // hold keeps keys typed while no process runs. first reports whether they

@@ -22,7 +22,7 @@ import {
 } from './harness.mjs';
 import { startFakeAnthropic, FAKE_API_KEY } from './fake-anthropic.mjs';
 
-const NAME = 'the real Claude Code CLI: start, hooks report waiting, a prompt, a restart, Resume';
+const NAME = 'the real Claude Code CLI: start, hooks report waiting, a prompt, a restart, Resume, a prompt queue';
 const BIN_DIR = path.join(TEST_DIR, 'node_modules', '.bin');
 const SCOPE_DIR = path.join(TEST_DIR, 'node_modules', '@anthropic-ai');
 
@@ -97,7 +97,7 @@ if (claude.skip) {
   uiTest(
     NAME,
     {
-      timeout: 180_000,
+      timeout: 300_000,
       allowConsole: SERVER_DOWN_CONSOLE,
       env: {
         PATH: `${claude.dir}:${process.env.PATH}`,
@@ -234,7 +234,18 @@ if (claude.skip) {
       await page.keyboard.press('Control+C');
       await waitForLine(page, s2.id, /Ctrl-C again to exit/i, { message: 'Claude asking for a second Ctrl+C' });
       await page.keyboard.press('Control+C');
-      await tabStatus(s2.id, 'stopped');
+      // Claude takes the second Ctrl+C only within a moment of the first,
+      // which a loaded machine can miss: then a quick pair again. (Ctrl+C
+      // typed into an ended session does not wake it.)
+      await waitFor(
+        async () => {
+          if ((await tabById(page, s2.id).getAttribute('data-status')) === 'stopped') return true;
+          await page.keyboard.press('Control+C');
+          await page.keyboard.press('Control+C');
+          return false;
+        },
+        { timeout: 30_000, interval: 3_000, message: `tab ${s2.id} stopped after Ctrl+C twice` },
+      );
       const ended = await getSession(s2.id);
       assert.equal(ended.running, false);
       const none = path.join(configDir, 'projects', projectDirName(s2.cwd), `${s2.id}.jsonl`);
@@ -252,6 +263,65 @@ if (claude.skip) {
       await tabStatus(s2.id, 'waiting');
       await waitForClaudePrompt(s2.id);
       await screenshot('claude-6-fresh');
+
+      // 5. Two prompts queued at once by another participant: the first is
+      // typed at once (Claude waits at its prompt), the second when the
+      // Stop hook says the first turn ended; each as a bracketed paste, so
+      // a multi-line prompt reaches the model as one message.
+      const QUEUED = ['First queued prompt', 'Second queued prompt,\nover two lines'];
+      const queueFrom = frames.length;
+      const acks = await page.evaluate(
+        async ({ id, texts }) => {
+          const url = new URL('ws', document.baseURI);
+          url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+          const ws = new WebSocket(url);
+          const acks = [];
+          const done = new Promise((resolve, reject) => {
+            ws.onmessage = (e) => {
+              const m = JSON.parse(e.data);
+              if (m.type === 'error') reject(new Error(m.message));
+              if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
+            };
+          });
+          await new Promise((resolve) => (ws.onopen = resolve));
+          ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
+          for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
+          await done;
+          ws.close();
+          return acks;
+        },
+        { id: s2.id, texts: QUEUED },
+      );
+      // Each went in first: the first was typed at once, before the second came.
+      assert.deepEqual(acks.map((a) => a.position), [1, 1], `acks ${JSON.stringify(acks)}`);
+      // (frames holds what every socket of the page received: the
+      // participant's above, too, so each delivery shows up twice.)
+      const delivered = await waitFor(() => {
+        const ids = [...new Set(frames.slice(queueFrom).filter((f) => f.type === 'prompt.delivered' && f.sessionId === s2.id).map((f) => f.promptId))];
+        return ids.length === 2 && ids;
+      }, { timeout: 60_000, message: 'both queued prompts delivered' }).catch(async (err) => {
+        t.diagnostic(`Claude's screen: ${JSON.stringify(await terminalLines(page, s2.id))}`);
+        throw err;
+      });
+      assert.deepEqual(delivered, acks.map((a) => a.promptId), 'delivered in the order queued');
+      const asked = await waitFor(() => {
+        const texts = api.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages').map((r) => r.prompt);
+        const i = texts.findIndex((p) => p.includes(QUEUED[0]));
+        const j = texts.findIndex((p) => p.includes(QUEUED[1]));
+        return i >= 0 && j > i && { i, j, texts };
+      }, { timeout: 60_000, message: `the model asked with both queued prompts, in order; ${diagnostic()}` });
+      // Between the two deliveries Claude ended a turn: the Stop hook's
+      // waiting came after the first and the second waited for it.
+      const between = frames.slice(queueFrom);
+      const first = between.findIndex((f) => f.type === 'prompt.delivered' && f.promptId === acks[0].promptId);
+      const second = between.findIndex((f) => f.type === 'prompt.delivered' && f.promptId === acks[1].promptId);
+      assert.ok(
+        between.slice(first, second).some((f) => f.type === 'session.status' && f.sessionId === s2.id && f.status === 'active'),
+        `Claude worked on the first prompt before the second was typed: ${JSON.stringify(between.slice(first, second + 1).map((f) => f.type + ':' + (f.status ?? '')))}`,
+      );
+      t.diagnostic(`queued prompts reached the model as ${JSON.stringify(asked.texts.slice(asked.i, asked.j + 1))}`);
+      await waitStatus(s2.id, 'waiting', FINISHED, queueFrom + second);
+      await screenshot('claude-7-queue');
     },
   );
 }
