@@ -1,6 +1,8 @@
 // Builds the UI into dist/: src/main.ts bundled (with xterm.js's CSS) into
-// app.js and app.css's neighbour xterm.css, plus the static files in
-// public/. `node build.mjs --watch` rebuilds on change.
+// app.js and app.css's neighbour xterm.css, the Changes view's stylesheet
+// (diff2html's, restyled) into changes.css, which its lazy chunk loads,
+// plus the static files in public/. `node build.mjs --watch` rebuilds on
+// change.
 import * as esbuild from 'esbuild';
 import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -26,11 +28,13 @@ const options = {
   entryPoints: {
     app: 'src/main.ts',
     xterm: '@xterm/xterm/css/xterm.css',
+    changes: 'src/changes.css',
   },
   outdir: dist,
   bundle: true,
   // Modules, split: what the first screen does not need (the WebGL
-  // renderer, the markdown renderer) loads in chunks of its own.
+  // renderer, the markdown renderer, the diff renderer) loads in chunks of
+  // its own.
   format: 'esm',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',

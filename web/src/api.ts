@@ -1,7 +1,7 @@
 // The HTTP API (docs/protocol.md section 7). Every failure becomes an
 // ApiError carrying the server's code and message, ready to show.
 
-import type { ConfigResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
+import type { ConfigResponse, DiffResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -84,6 +84,11 @@ export const api = {
     await request('DELETE', `/api/sessions/${encodeURIComponent(id)}${query ? `?${query}` : ''}`);
   },
   workflow: () => json<WorkflowResponse>('GET', '/api/workflow'),
+  /**
+   * What a session changed in its tree, with patches (409 NOT_A_REPOSITORY
+   * when its tree is not in a git repository).
+   */
+  diff: (id: string) => json<DiffResponse>('GET', `/api/sessions/${encodeURIComponent(id)}/diff`),
   resources: () => json<ResourcesResponse>('GET', '/api/resources'),
   /** A workspace file's raw content and type. */
   file: async (path: string) => {

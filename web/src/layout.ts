@@ -1,4 +1,4 @@
-// Layout modes (terminal, artifact, split), the draggable split, and
+// Layout modes (terminal, artifact, split, changes), the draggable split, and
 // following the agent's documents: layout.shift switches the layout and
 // opens the document, unless the user turned that off, and never while
 // they are typing. Nothing here moves focus.
@@ -11,7 +11,7 @@ const SPLIT_KEY = 'agentmux.split';
 /** A layout.shift waits until the user has not typed for this long. */
 const TYPING_QUIET_MS = 2_000;
 
-export const LAYOUT_MODES: readonly LayoutMode[] = ['terminal', 'artifact', 'split'];
+export const LAYOUT_MODES: readonly LayoutMode[] = ['terminal', 'artifact', 'split', 'changes'];
 
 function load(key: string): string | null {
   try {
@@ -38,6 +38,7 @@ export class LayoutController {
   private readonly follow = byId<HTMLInputElement>('follow-docs');
   private readonly panes = byId('panes');
   private readonly handle = byId('split-handle');
+  private readonly listeners: ((mode: LayoutMode) => void)[] = [];
 
   /**
    * openDoc shows a document; stillWanted tells whether a layout.shift put
@@ -70,17 +71,27 @@ export class LayoutController {
     return this.follow.checked;
   }
 
+  /** Called after every set(), with the new mode. */
+  onChange(fn: (mode: LayoutMode) => void): void {
+    this.listeners.push(fn);
+  }
+
   set(mode: LayoutMode): void {
     this._mode = mode;
     this.app.dataset.layout = mode;
     for (const m of LAYOUT_MODES) {
       byId(`layout-${m}`).setAttribute('aria-pressed', String(m === mode));
     }
+    for (const fn of this.listeners) fn(mode);
   }
 
-  /** Shows the artifact pane if it is hidden, keeping the terminal in view. */
+  /**
+   * Shows the artifact pane if it is hidden: beside the terminal, or in
+   * place of the Changes view (a file opened from it).
+   */
   revealArtifact(): void {
     if (this._mode === 'terminal') this.set('split');
+    else if (this._mode === 'changes') this.set('artifact');
   }
 
   /** Call on every key the user types anywhere in the page. */

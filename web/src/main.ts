@@ -7,6 +7,8 @@ import { api } from './api';
 import { ActivityFeed } from './activity';
 import { ArtifactPane } from './artifact';
 import { Banners } from './banners';
+import { ChangesView } from './changes';
+import { DiffSummaries } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
 import { LayoutController } from './layout';
@@ -17,7 +19,7 @@ import { SessionStore } from './store';
 import { TabBar } from './tabs';
 import { TerminalPane } from './termpane';
 import { toast } from './toast';
-import type { ErrorMessage, FileChangedMessage, LayoutShiftMessage, ServerMessage, Workflow } from './types';
+import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage, Workflow } from './types';
 import { WsClient, wsURL } from './ws';
 import { WorkflowPanel } from './workflow';
 
@@ -47,6 +49,8 @@ const sessionWorkflows = new Map<string, Workflow>();
 
 const store = new SessionStore();
 const root = new WorkspaceRoot();
+/** Each session's latest session.diff. */
+const diffs = new DiffSummaries();
 
 const ws = new WsClient({
   url: wsURL(),
@@ -87,7 +91,17 @@ const statusBar = new StatusBar((r) => {
   memoryCritical = r.level === 'critical' || !r.acceptingNewSessions;
   updateNewSession();
 });
-const tabs = new TabBar({ store, canAct, onSelect: selectSession, onCreated: selectSession, toast });
+const tabs = new TabBar({
+  store,
+  canAct,
+  diffs,
+  onSelect: selectSession,
+  onCreated: selectSession,
+  onShowChanges: () => layout.set('changes'),
+  toast,
+});
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast });
+layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 
 artifact.onChange(() => docs.setCurrent(artifact.path));
@@ -290,6 +304,9 @@ function onMessage(m: ServerMessage): void {
     case 'layout.shift':
       onLayoutShift(m);
       break;
+    case 'session.diff':
+      diffs.set(m);
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else workspaceWorkflow = m.workflow;
@@ -316,6 +333,7 @@ function applySessionEvent(m: ServerMessage): void {
       break;
     case 'session.destroyed':
       store.remove(m.sessionId);
+      diffs.prune((id) => id !== m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
@@ -368,10 +386,11 @@ function onFileChanged(m: FileChangedMessage): void {
 
 // ---- Keyboard, help, sidebar ------------------------------------------------
 
-const LAYOUT_KEYS: Record<string, 'terminal' | 'artifact' | 'split'> = {
+const LAYOUT_KEYS: Record<string, LayoutMode> = {
   Digit1: 'terminal', Numpad1: 'terminal',
   Digit2: 'artifact', Numpad2: 'artifact',
   Digit3: 'split', Numpad3: 'split',
+  Digit4: 'changes', Numpad4: 'changes',
 };
 
 function isLayoutKey(ev: KeyboardEvent): boolean {

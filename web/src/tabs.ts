@@ -3,6 +3,7 @@
 // a git worktree offers to remove the worktree too.
 
 import { api, ApiError } from './api';
+import { formatTotals, type DiffSummaries } from './diffs';
 import { byId, h } from './dom';
 import { isRunning, type SessionEntry, type SessionStore } from './store';
 import type { ToastKind } from './toast';
@@ -14,6 +15,10 @@ export interface TabBarDeps {
   /** The user picked a session (a click: focusing its terminal is fine). */
   onSelect(id: string): void;
   onCreated(id: string): void;
+  /** The user clicked a tab's "+N −M": show that session's changes. */
+  onShowChanges(id: string): void;
+  /** Each session's latest session.diff, for the tab's "+N −M". */
+  diffs: DiffSummaries;
   toast(message: string, kind?: ToastKind): void;
 }
 
@@ -35,6 +40,8 @@ export class TabBar {
   private readonly forceBtn = byId<HTMLButtonElement>('remove-worktree-force');
   /** The session the close confirmation is about. */
   private closingId: string | null = null;
+  /** The selected session and the number of tabs when the strip last scrolled to it. */
+  private revealed: { id: string | null; count: number } = { id: null, count: 0 };
   /** The last removal was refused for uncommitted changes: offer to force it. */
   private worktreeDirty = false;
 
@@ -59,7 +66,11 @@ export class TabBar {
       }
     }, { passive: false });
     this.bar.addEventListener('scroll', () => this.markOverflow(), { passive: true });
-    new ResizeObserver(() => this.markOverflow()).observe(this.bar);
+    new ResizeObserver(() => {
+      // The window changed: the selected tab stays in view.
+      this.revealActive();
+      this.markOverflow();
+    }).observe(this.bar);
 
     this.form.addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -77,6 +88,10 @@ export class TabBar {
       });
     }
     deps.store.subscribe(() => this.render());
+    deps.diffs.subscribe((id) => {
+      const el = this.tabs.get(id);
+      if (el) this.updateDiff(el, id);
+    });
     this.render();
   }
 
@@ -111,8 +126,9 @@ export class TabBar {
       if (want !== el) this.bar.insertBefore(el, want);
       prev = el;
     }
-    const active = store.activeId ? this.tabs.get(store.activeId) : undefined;
-    active?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    // Scroll to the selected tab when the selection or the set of tabs
+    // changed, not on every status update: the user may be scrolling the strip.
+    if (this.revealed.id !== store.activeId || this.revealed.count !== this.tabs.size) this.revealActive();
     this.markOverflow();
     const canAct = this.deps.canAct();
     for (const btn of this.bar.querySelectorAll<HTMLButtonElement>('[data-testid=tab-close]')) {
@@ -121,6 +137,22 @@ export class TabBar {
     }
     // The session being asked about went away (closed elsewhere): nothing left to confirm.
     if (this.confirm.open && this.closingId && !store.has(this.closingId)) this.confirm.close();
+  }
+
+  /**
+   * Scrolls the strip (only the strip) so that the selected tab shows
+   * whole, clear of the faded edges (the strip's scroll-padding).
+   */
+  private revealActive(): void {
+    const id = this.deps.store.activeId;
+    this.revealed = { id, count: this.tabs.size };
+    const el = id ? this.tabs.get(id) : undefined;
+    if (!el) return;
+    const bar = this.bar.getBoundingClientRect();
+    const tab = el.getBoundingClientRect();
+    const pad = parseFloat(getComputedStyle(this.bar).scrollPaddingInlineStart) || 0;
+    if (tab.left < bar.left + pad) this.bar.scrollLeft -= bar.left + pad - tab.left;
+    else if (tab.right > bar.right - pad) this.bar.scrollLeft += Math.min(tab.right - (bar.right - pad), tab.left - (bar.left + pad));
   }
 
   /** Fades the edge of the tab strip where more tabs are scrolled out of view. */
@@ -133,9 +165,11 @@ export class TabBar {
   private createTab(e: SessionEntry): HTMLElement {
     const name = h('span', { class: 'tab-name', 'data-testid': 'tab-name' });
     const branch = h('span', { class: 'tab-branch', 'data-testid': 'tab-branch', hidden: true });
+    const diff = h('span', { class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
+      h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, diff, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -158,6 +192,7 @@ export class TabBar {
     const branchName = s.worktree?.branch ?? '';
     if (branch.textContent !== branchName) branch.textContent = branchName;
     branch.hidden = !branchName;
+    this.updateDiff(el, s.id);
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
     badge.textContent = s.status;
     badge.className = `badge badge-${s.status}`;
@@ -173,6 +208,29 @@ export class TabBar {
     }
   }
 
+  /** The session's "+N −M" from its latest session.diff; hidden when nothing changed. */
+  private updateDiff(el: HTMLElement, id: string): void {
+    const span = el.querySelector<HTMLElement>('[data-testid=tab-diff]');
+    if (!span) return;
+    const m = this.deps.diffs.get(id);
+    const text = formatTotals(m);
+    span.hidden = !text;
+    if (!m || !text) {
+      span.removeAttribute('title');
+      delete span.dataset.additions;
+      delete span.dataset.deletions;
+      for (const c of span.children) c.textContent = '';
+      return;
+    }
+    span.dataset.additions = String(m.additions);
+    span.dataset.deletions = String(m.deletions);
+    const [add, del] = span.children;
+    if (add) add.textContent = `+${m.additions}`;
+    if (del) del.textContent = ` \u2212${m.deletions}`;
+    const files = m.truncated ? `${m.files.length}+ files` : `${m.files.length} file${m.files.length === 1 ? '' : 's'}`;
+    span.title = `${files} changed: ${m.additions} line${m.additions === 1 ? '' : 's'} added, ${m.deletions} removed. Click to see the changes (Alt+4).`;
+  }
+
   private onBarClick(ev: MouseEvent): void {
     const target = ev.target as Element;
     const tab = target.closest<HTMLElement>('[data-testid=tab]');
@@ -184,6 +242,7 @@ export class TabBar {
       return;
     }
     this.deps.onSelect(id);
+    if (target.closest('[data-testid=tab-diff]')) this.deps.onShowChanges(id);
   }
 
   private onBarKey(ev: KeyboardEvent): void {

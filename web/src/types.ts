@@ -46,7 +46,8 @@ export interface Workflow {
   steps: WorkflowStep[];
 }
 
-export type LayoutMode = 'terminal' | 'artifact' | 'split';
+/** How the panes are laid out; the server's layout.shift uses the first three. */
+export type LayoutMode = 'terminal' | 'artifact' | 'split' | 'changes';
 
 export type MemoryLevel = 'ok' | 'warning' | 'critical';
 
@@ -175,6 +176,30 @@ export interface WorkflowUpdatedMessage {
   workflow: Workflow;
 }
 
+export type DiffFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
+
+/** One file in a session.diff: paths relative to the top of the session's tree. */
+export interface DiffFileSummary {
+  path: string;
+  oldPath?: string;
+  status: DiffFileStatus;
+  additions: number;
+  deletions: number;
+  binary?: boolean;
+}
+
+/** What a session changed in its working tree against its base commit. */
+export interface SessionDiffMessage {
+  type: 'session.diff';
+  sessionId: string;
+  base: string;
+  /** At most 1,000 (then truncated); the totals count every file. */
+  files: DiffFileSummary[];
+  additions: number;
+  deletions: number;
+  truncated?: boolean;
+}
+
 export interface ResourceWarningMessage {
   type: 'resource.warning';
   message: string;
@@ -198,6 +223,7 @@ export type ServerMessage =
   | FileChangedMessage
   | LayoutShiftMessage
   | WorkflowUpdatedMessage
+  | SessionDiffMessage
   | ResourceWarningMessage;
 
 // HTTP API bodies.
@@ -220,4 +246,20 @@ export interface ConfigResponse {
 export interface WorkflowResponse {
   workflow: Workflow | null;
   file: string | null;
+}
+
+/** One file of GET /api/sessions/:id/diff. */
+export interface DiffFile extends DiffFileSummary {
+  binary: boolean;
+  oldMode?: string;
+  newMode?: string;
+  /** The file's git patch ("diff --git a/... b/..."), maybe cut (then note says so). */
+  patch: string;
+  note?: string;
+}
+
+export interface DiffResponse {
+  base: string;
+  files: DiffFile[];
+  truncated: boolean;
 }
