@@ -6,14 +6,18 @@ import type { Terminal } from '@xterm/xterm';
 import { api } from './api';
 import { ActivityFeed } from './activity';
 import { ArtifactPane } from './artifact';
+import { colorFor } from './avatars';
 import { Banners } from './banners';
 import { ChangesView } from './changes';
 import { DiffSummaries } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
+import { Identity } from './identity';
 import { LayoutController } from './layout';
 import { Notifier, updateTitle } from './notify';
+import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
+import { PromptQueues, QueuePanel } from './queue';
 import { StatusBar } from './statusbar';
 import { SessionStore } from './store';
 import { TabBar } from './tabs';
@@ -51,6 +55,9 @@ const store = new SessionStore();
 const root = new WorkspaceRoot();
 /** Each session's latest session.diff. */
 const diffs = new DiffSummaries();
+/** Who is in each session, and each session's prompt queue. */
+const people = new Participants();
+const queues = new PromptQueues();
 
 const ws = new WsClient({
   url: wsURL(),
@@ -60,6 +67,16 @@ const ws = new WsClient({
 });
 
 const canAct = () => ws.state === 'connected' && !shuttingDown;
+
+/** Who this page is to the others: said on every connection and tab change. */
+const identity = new Identity({
+  send: (m) => ws.send(m),
+  // A page in the background views nothing.
+  viewing: () => (document.visibilityState === 'visible' ? (store.activeId ?? '') : ''),
+  toast,
+});
+document.addEventListener('visibilitychange', () => identity.viewingChanged());
+const meId = () => identity.me?.id ?? null;
 
 const pane = new TerminalPane({
   store,
@@ -95,6 +112,8 @@ const tabs = new TabBar({
   store,
   canAct,
   diffs,
+  people,
+  meId,
   onSelect: selectSession,
   onCreated: selectSession,
   onShowChanges: () => layout.set('changes'),
@@ -103,6 +122,24 @@ const tabs = new TabBar({
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
+const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
+const queuePanel = new QueuePanel({
+  queues,
+  send: (m) => ws.send(m),
+  canAct,
+  activeId: () => store.activeId,
+  myAuthorId: () => identity.me?.authorId ?? null,
+  // Prompts carry their author's name: their colour is whoever by that
+  // name is in a session now, else one made from their id.
+  colorOf: (authorId, name) =>
+    identity.me?.authorId === authorId ? identity.me.color : (people.colorOfName(name, store.activeId) ?? colorFor(authorId)),
+  toast,
+});
+identity.subscribe(() => {
+  tabs.render();
+  headerPeople.render();
+  queuePanel.render();
+});
 
 artifact.onChange(() => docs.setCurrent(artifact.path));
 
@@ -116,6 +153,9 @@ root.onLearned(() => {
 });
 
 store.subscribe(() => {
+  identity.viewingChanged();
+  headerPeople.render();
+  queuePanel.render();
   updateTitle(store);
   updateNewSession();
   statusBar.sessionCount(store.runningCount(), maxSessions);
@@ -171,6 +211,7 @@ function refreshActions(): void {
   updateNewSession();
   tabs.render();
   pane.renderChrome();
+  queuePanel.render();
 }
 
 // ---- Connection -----------------------------------------------------------
@@ -179,7 +220,14 @@ function onConnectionChange(): void {
   banners.connection(ws.state, ws.nextAttemptAt);
   statusBar.connection(ws.state);
   statusBar.roundTrip(ws.rttMs);
-  if (ws.state !== 'connected') pane.onDisconnected();
+  if (ws.state !== 'connected') {
+    pane.onDisconnected();
+    // Presence and queues are re-announced on the next connection's attaches.
+    identity.onDisconnected();
+    people.clear();
+    queues.stale();
+    queuePanel.connectionLost();
+  }
   refreshActions();
 }
 
@@ -190,6 +238,8 @@ async function onConnected(): Promise<void> {
   banners.shutdown(null);
   memoryCritical = false;
   banners.resource('ok', 0);
+  // Who we are first: the attaches below announce us to the others.
+  identity.onConnected();
   refreshActions();
   // Re-attach every terminal from its last seq, and re-send its size, at
   // once: a session destroyed meanwhile answers SESSION_NOT_FOUND, which
@@ -307,6 +357,21 @@ function onMessage(m: ServerMessage): void {
     case 'session.diff':
       diffs.set(m);
       break;
+    case 'client.welcome':
+      identity.onWelcome(m);
+      break;
+    case 'session.participants':
+      people.set(m);
+      break;
+    case 'prompt.list':
+    case 'prompt.queued':
+    case 'prompt.delivered':
+    case 'prompt.dequeued':
+      queues.apply(m);
+      break;
+    case 'prompt.queued.ack':
+      queuePanel.onAck(m);
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else workspaceWorkflow = m.workflow;
@@ -334,6 +399,8 @@ function applySessionEvent(m: ServerMessage): void {
     case 'session.destroyed':
       store.remove(m.sessionId);
       diffs.prune((id) => id !== m.sessionId);
+      people.forget(m.sessionId);
+      queues.forget(m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
@@ -367,6 +434,9 @@ function onServerError(m: ErrorMessage): void {
     void refreshSessions(); // deleted meanwhile
     return;
   }
+  // Answers to a hello, a queue or dequeue, or a wake that failed: those
+  // show their own way (or once).
+  if (identity.onError(m) || queuePanel.onError(m) || pane.onServerError(m)) return;
   const name = m.sessionId ? store.get(m.sessionId)?.session.name : undefined;
   toast(name ? `${name}: ${m.message}` : m.message, 'error');
   pane.renderChrome(); // e.g. a refused resume: its button comes back

@@ -5,6 +5,7 @@
 import { api, ApiError } from './api';
 import { formatTotals, type DiffSummaries } from './diffs';
 import { byId, h } from './dom';
+import { renderTabPeople, type Participants } from './participants';
 import { isRunning, type SessionEntry, type SessionStore } from './store';
 import type { ToastKind } from './toast';
 import type { Worktree } from './types';
@@ -19,6 +20,10 @@ export interface TabBarDeps {
   onShowChanges(id: string): void;
   /** Each session's latest session.diff, for the tab's "+N −M". */
   diffs: DiffSummaries;
+  /** Who is in each session: the others show on its tab. */
+  people: Participants;
+  /** This page's connection id (client.welcome), left off the tabs. */
+  meId(): string | null;
   toast(message: string, kind?: ToastKind): void;
 }
 
@@ -91,6 +96,10 @@ export class TabBar {
     deps.diffs.subscribe((id) => {
       const el = this.tabs.get(id);
       if (el) this.updateDiff(el, id);
+    });
+    deps.people.subscribe((id) => {
+      const el = this.tabs.get(id);
+      if (el) this.updatePeople(el, id);
     });
     this.render();
   }
@@ -165,11 +174,12 @@ export class TabBar {
   private createTab(e: SessionEntry): HTMLElement {
     const name = h('span', { class: 'tab-name', 'data-testid': 'tab-name' });
     const branch = h('span', { class: 'tab-branch', 'data-testid': 'tab-branch', hidden: true });
+    const people = h('span', { class: 'people tab-people', 'data-testid': 'tab-people', hidden: true });
     const diff = h('span', { class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
       h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, diff, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, people, diff, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -193,6 +203,7 @@ export class TabBar {
     if (branch.textContent !== branchName) branch.textContent = branchName;
     branch.hidden = !branchName;
     this.updateDiff(el, s.id);
+    this.updatePeople(el, s.id);
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
     badge.textContent = s.status;
     badge.className = `badge badge-${s.status}`;
@@ -206,6 +217,12 @@ export class TabBar {
     } else if (!e.needsInput && dot) {
       dot.remove();
     }
+  }
+
+  /** The others in the session (the server lists those attached to it). */
+  private updatePeople(el: HTMLElement, id: string): void {
+    const span = el.querySelector<HTMLElement>('[data-testid=tab-people]');
+    if (span) renderTabPeople(span, this.deps.people, id, this.deps.meId());
   }
 
   /** The session's "+N −M" from its latest session.diff; hidden when nothing changed. */

@@ -1,19 +1,37 @@
 // The terminal pane: one TerminalView per session, created the first time
 // the session is shown and kept (and streaming) until the session goes;
 // the toolbar (stop, search), the scrollback search box, and the bar that
-// offers Resume for a session whose process has ended.
+// offers Resume for a session whose process has ended. Typing into such a
+// session wakes it (the server resumes it and hands it the keys): the
+// header says "resuming…" until it runs.
 
 import type { Terminal } from '@xterm/xterm';
 import { byId, show } from './dom';
 import { isRunning, type SessionStore } from './store';
 import { TerminalView } from './terminal';
-import type { ClientMessage, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
+import type { ClientMessage, ErrorMessage, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
 import type { WsClient } from './ws';
 
 /** A client frame above 1 MiB closes the connection (protocol.md section 1). */
 const MAX_FRAME_BYTES = 1024 * 1024;
 /** Paste pieces when a paste cannot go whole: 6 bytes per char at worst, escaped. */
 const PASTE_PIECE_CHARS = 128 * 1024;
+/** "resuming…" shows at least this long, so that it is read rather than flickers. */
+const WAKING_MIN_MS = 1_200;
+/** Without a word from the server by then, "resuming…" gives up. */
+const WAKING_MAX_MS = 30_000;
+/** After a failed wake, this session's repeated errors (one per key in flight) and keys are dropped this long. */
+const WAKE_FAILED_QUIET_MS = 3_000;
+
+/** A session woken by typing into it (protocol.md, terminal.input): until it runs, or its resume fails. */
+interface Waking {
+  since: number;
+  /** A session.status said it runs: "resuming…" ends once shown long enough. */
+  ran?: boolean;
+  /** When its resume failed (the error was shown): then quiet for a while. */
+  failedAt?: number;
+  timer?: number;
+}
 
 export interface TerminalPaneDeps {
   store: SessionStore;
@@ -34,6 +52,7 @@ export class TerminalPane {
   private readonly title = byId('term-title');
   private readonly meta = byId('term-meta');
   private readonly flowNote = byId('term-flow');
+  private readonly resumingNote = byId('term-resuming');
   private readonly stopBtn = byId<HTMLButtonElement>('stop');
   private readonly searchBtn = byId<HTMLButtonElement>('search-toggle');
   private readonly resumeBar = byId('resume-bar');
@@ -44,6 +63,8 @@ export class TerminalPane {
   private readonly searchInput = byId<HTMLInputElement>('search-input');
   private readonly searchCount = byId('search-count');
   private shownId: string | null = null;
+  /** Sessions woken by typing, by id. */
+  private readonly waking = new Map<string, Waking>();
 
   constructor(private readonly deps: TerminalPaneDeps) {
     this.stopBtn.addEventListener('click', () => {
@@ -96,6 +117,7 @@ export class TerminalPane {
         this.terminals.delete(id);
       }
     }
+    this.checkWaking();
     const entry = store.active;
     show(this.empty, !entry);
     const id = entry?.session.id ?? null;
@@ -145,6 +167,7 @@ export class TerminalPane {
       this.title.textContent = '';
       this.meta.textContent = '';
       this.resumeBar.hidden = true;
+      this.resumingNote.hidden = true;
       return;
     }
     const s = entry.session;
@@ -154,7 +177,10 @@ export class TerminalPane {
     this.meta.title = `${s.command.join(' ')}\n${view ? `${view.term.cols}×${view.term.rows}, ${view.renderer} renderer` : ''}`;
     this.stopBtn.disabled = !canAct || !running;
     this.stopBtn.title = running ? 'Send Ctrl+C (interrupt) to the agent' : 'The agent is not running';
-    this.resumeBar.hidden = running;
+    const w = this.waking.get(s.id);
+    const waking = !!w && w.failedAt === undefined;
+    show(this.resumingNote, waking);
+    this.resumeBar.hidden = running || waking;
     if (!running) {
       this.resumeBar.dataset.status = s.status;
       this.resumeText.textContent = describeEnded(s.status, entry.reason, s.exitCode);
@@ -164,17 +190,33 @@ export class TerminalPane {
     }
   }
 
-  /** Keys and pastes from xterm. A paste is one message, so it arrives whole. */
+  /**
+   * Keys and pastes from xterm. A paste is one message, so it arrives
+   * whole. Typing into a session whose agent is not running wakes it: the
+   * server resumes it and hands it the keys once it reads its terminal.
+   */
   private input(sessionId: string, data: string): void {
     const entry = this.deps.store.get(sessionId);
     if (!entry) return;
     if (!isRunning(entry.session)) {
-      this.resumeBar.classList.remove('nudge');
-      void this.resumeBar.offsetWidth; // restart the animation
-      this.resumeBar.classList.add('nudge');
-      return;
-    }
-    if (!this.deps.canAct()) {
+      // xterm's own reports (focus, a click's mouse report) wake nothing;
+      // control keys alone (Ctrl+C, Ctrl+D at an agent that just ended)
+      // do not either, as the server has it: they point at Resume.
+      if (entry.closing || isTerminalReport(data) || isMouseReport(data)) return;
+      if (!wakes(data)) {
+        this.resumeBar.classList.remove('nudge');
+        void this.resumeBar.offsetWidth; // restart the animation
+        this.resumeBar.classList.add('nudge');
+        return;
+      }
+      const w = this.waking.get(sessionId);
+      if (w?.failedAt !== undefined && Date.now() - w.failedAt < WAKE_FAILED_QUIET_MS) return;
+      if (!this.deps.canAct()) {
+        this.deps.toast('Not connected to the server: keys are not sent.', 'error');
+        return;
+      }
+      this.wake(sessionId);
+    } else if (!this.deps.canAct()) {
       this.deps.toast('Not connected to the server: keys are not sent.', 'error');
       return;
     }
@@ -196,6 +238,58 @@ export class TerminalPane {
       i = end;
     }
     this.deps.toast(`Large paste (${Math.round(data.length / 1024)} KiB) sent in pieces.`);
+  }
+
+  /** Shows "resuming…" for a session the user is waking by typing. */
+  private wake(sessionId: string): void {
+    const w = this.waking.get(sessionId);
+    if (w && w.failedAt === undefined) return;
+    if (w) window.clearTimeout(w.timer);
+    const next: Waking = { since: Date.now() };
+    next.timer = window.setTimeout(() => this.endWaking(sessionId, next), WAKING_MAX_MS);
+    this.waking.set(sessionId, next);
+    this.renderChrome();
+  }
+
+  /** A session woken by typing runs now (a session.status said so): "resuming…" ends. */
+  private checkWaking(): void {
+    for (const [id, w] of this.waking) {
+      const entry = this.deps.store.get(id);
+      if (!entry) {
+        window.clearTimeout(w.timer);
+        this.waking.delete(id);
+      } else if (!w.ran && w.failedAt === undefined && isRunning(entry.session)) {
+        w.ran = true;
+        window.clearTimeout(w.timer);
+        w.timer = window.setTimeout(() => this.endWaking(id, w), Math.max(0, w.since + WAKING_MIN_MS - Date.now()));
+      }
+    }
+  }
+
+  private endWaking(sessionId: string, w: Waking): void {
+    if (this.waking.get(sessionId) !== w) return;
+    window.clearTimeout(w.timer);
+    this.waking.delete(sessionId);
+    if (sessionId === this.deps.store.activeId) this.renderChrome();
+  }
+
+  /**
+   * An error for a session being woken: its resume failed. The first is
+   * shown (reports false: the caller shows it) and ends "resuming…"; the
+   * same error for the keys that were on their way is dropped (reports
+   * true), once.
+   */
+  onServerError(m: ErrorMessage): boolean {
+    const w = m.sessionId ? this.waking.get(m.sessionId) : undefined;
+    if (!w || !m.sessionId) return false;
+    if (w.failedAt !== undefined) return Date.now() - w.failedAt < WAKE_FAILED_QUIET_MS;
+    if (w.ran) return false; // it runs: this error is about something else
+    window.clearTimeout(w.timer);
+    w.failedAt = Date.now();
+    const id = m.sessionId;
+    w.timer = window.setTimeout(() => this.endWaking(id, w), WAKE_FAILED_QUIET_MS);
+    if (id === this.deps.store.activeId) this.renderChrome();
+    return false;
   }
 
   onAttached(m: SessionAttachedMessage): void {
@@ -281,6 +375,36 @@ export function isTerminalReport(data: string): boolean {
     i += m[0].length;
   }
   return true;
+}
+
+// Mouse reports xterm.js sends for a click or the wheel while the program
+// asked for them: X10 (ESC [ M and three bytes), SGR (ESC [ < b;x;y M or m)
+// and urxvt (ESC [ b;x;y M).
+const MOUSE_REPORT = /\x1b\[M[\s\S]{3}|\x1b\[<\d+;\d+;\d+[Mm]|\x1b\[\d+;\d+;\d+M/y;
+
+/**
+ * Reports whether keys typed into a session with no process resume it:
+ * Enter or any printable key does, control keys alone do not (the
+ * server's rule, sessions/wake.go).
+ */
+function wakes(data: string): boolean {
+  for (let i = 0; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    if (c === 0x0d || (c >= 0x20 && c !== 0x7f)) return true;
+  }
+  return false;
+}
+
+/** Reports whether data is nothing but mouse reports (see MOUSE_REPORT). */
+export function isMouseReport(data: string): boolean {
+  let i = 0;
+  while (i < data.length) {
+    MOUSE_REPORT.lastIndex = i;
+    const m = MOUSE_REPORT.exec(data);
+    if (!m || m[0].length === 0) return false;
+    i += m[0].length;
+  }
+  return data.length > 0;
 }
 
 function describeEnded(status: string, reason: string, exitCode?: number): string {

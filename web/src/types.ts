@@ -62,7 +62,20 @@ export type ClientMessage =
   | { type: 'session.detach'; sessionId: string }
   | { type: 'terminal.ack'; sessionId: string; seq: number; pace?: boolean }
   | { type: 'session.resume'; sessionId: string }
-  | { type: 'heartbeat'; timestamp: number };
+  | { type: 'heartbeat'; timestamp: number }
+  | ClientHelloMessage
+  | { type: 'prompt.queue'; sessionId: string; text: string }
+  | { type: 'prompt.dequeue'; sessionId: string; promptId: string };
+
+/** Who is at this connection; fields left out keep their value (protocol.md, client.hello). */
+export interface ClientHelloMessage {
+  type: 'client.hello';
+  name?: string;
+  color?: string;
+  key?: string;
+  /** The session on screen, or ''. */
+  viewing?: string;
+}
 
 // Server to client.
 export interface SessionAttachedMessage {
@@ -208,6 +221,73 @@ export interface ResourceWarningMessage {
   level: MemoryLevel;
 }
 
+/** Who this connection is (docs/protocol.md, client.hello). */
+export interface ClientWelcomeMessage {
+  type: 'client.welcome';
+  /** The connection's id, as in session.participants. */
+  id: string;
+  /** Who queued a prompt: the same across reconnects with the same key. */
+  authorId: string;
+  name: string;
+  color: string;
+}
+
+export interface Participant {
+  /** The connection's id. */
+  id: string;
+  name: string;
+  color: string;
+  /** The session is that client's active tab. */
+  viewing: boolean;
+  /** When it last typed into the session (Unix ms); absent until it types. */
+  lastInputAt?: number;
+}
+
+export interface SessionParticipantsMessage {
+  type: 'session.participants';
+  sessionId: string;
+  participants: Participant[];
+}
+
+export interface QueuedPrompt {
+  id: string;
+  /** The author's name when the prompt was queued. */
+  author: string;
+  authorId: string;
+  text: string;
+  queuedAt: string; // RFC 3339
+}
+
+export interface PromptListMessage {
+  type: 'prompt.list';
+  sessionId: string;
+  prompts: QueuedPrompt[];
+  rev: number;
+}
+
+export interface PromptQueuedMessage {
+  type: 'prompt.queued';
+  sessionId: string;
+  prompt: QueuedPrompt;
+  rev: number;
+}
+
+export interface PromptQueuedAckMessage {
+  type: 'prompt.queued.ack';
+  sessionId: string;
+  promptId: string;
+  /** 1 is next. */
+  position: number;
+}
+
+/** A prompt left the queue: typed into the agent (delivered) or taken off by its author (dequeued). */
+export interface PromptGoneMessage {
+  type: 'prompt.delivered' | 'prompt.dequeued';
+  sessionId: string;
+  promptId: string;
+  rev: number;
+}
+
 export type ServerMessage =
   | SessionAttachedMessage
   | TerminalOutputMessage
@@ -224,7 +304,13 @@ export type ServerMessage =
   | LayoutShiftMessage
   | WorkflowUpdatedMessage
   | SessionDiffMessage
-  | ResourceWarningMessage;
+  | ResourceWarningMessage
+  | ClientWelcomeMessage
+  | SessionParticipantsMessage
+  | PromptListMessage
+  | PromptQueuedMessage
+  | PromptQueuedAckMessage
+  | PromptGoneMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {

@@ -1,0 +1,75 @@
+// Avatars: a person's initials on their colour. Names come from other
+// people and are only ever text here (textContent and attributes, never
+// markup); colours are used only when they are #rrggbb.
+
+import { h } from './dom';
+
+export type AvatarSize = 'sm' | 'md' | 'lg';
+
+const COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
+const FALLBACK_COLOR = '#8796ab';
+
+const segmenter = typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+
+/** The first character as the eye sees it (an emoji with its modifiers is one). */
+function firstGrapheme(s: string): string {
+  if (segmenter) {
+    for (const { segment } of segmenter.segment(s)) return segment;
+    return '';
+  }
+  return Array.from(s)[0] ?? '';
+}
+
+/** "alice" → "A", "guest-7f3a" → "G7", "Ada Lovelace" → "AL". */
+export function initials(name: string): string {
+  const words = name.trim().split(/[\s._@-]+/u).filter(Boolean);
+  const letters = words.slice(0, 2).map(firstGrapheme).join('');
+  return letters.toLocaleUpperCase() || '?';
+}
+
+/** The server's colours for people who chose none (ws/participants.go). */
+const PALETTE = ['#e06c75', '#98c379', '#e5c07b', '#61afef', '#c678dd', '#56b6c2', '#d19a66', '#be5046'];
+
+/** A colour for someone known only by an id: the same id, the same colour. */
+export function colorFor(id: string): string {
+  let n = 0;
+  for (let i = 0; i < id.length; i++) n = (n * 31 + id.charCodeAt(i)) >>> 0;
+  return PALETTE[n % PALETTE.length]!;
+}
+
+export function safeColor(color: string | undefined): string {
+  return color && COLOR_PATTERN.test(color) ? color : FALLBACK_COLOR;
+}
+
+/** Dark text on a light colour, white on a dark one (WCAG relative luminance). */
+export function inkFor(color: string): string {
+  const c = safeColor(color);
+  const lin = (i: number) => {
+    const v = parseInt(c.slice(i, i + 2), 16) / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
+  const lum = 0.2126 * lin(1) + 0.7152 * lin(3) + 0.0722 * lin(5);
+  return lum > 0.28 ? '#0b0e13' : '#ffffff';
+}
+
+export interface AvatarOptions {
+  size?: AvatarSize;
+  /** The tooltip; the name when not given. */
+  title?: string;
+  attrs?: Record<string, string | boolean | undefined>;
+}
+
+/** A circle with the person's initials, coloured theirs. */
+export function avatar(p: { name: string; color: string }, opts: AvatarOptions = {}): HTMLSpanElement {
+  const el = h('span', {
+    class: `avatar avatar-${opts.size ?? 'sm'}`,
+    role: 'img',
+    'aria-label': p.name,
+    title: opts.title ?? p.name,
+    ...opts.attrs,
+  }, initials(p.name));
+  const color = safeColor(p.color);
+  el.style.setProperty('--avatar', color);
+  el.style.setProperty('--avatar-ink', inkFor(color));
+  return el;
+}
