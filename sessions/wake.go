@@ -39,9 +39,17 @@ func (m *Manager) Type(id string, p []byte) error {
 		// ErrRunning: someone else's resume won the race, and its run
 		// delivers the keys.
 		n := s.dropHeld()
-		return fmt.Errorf("resume session %s for the keys typed into it: %w; the %d bytes typed were dropped", id, err, n)
+		return fmt.Errorf("resume session %s for the keys typed into it: %w; %s typed were dropped", id, err, plural(n, "byte"))
 	}
 	return nil
+}
+
+// plural says n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // wakes reports whether input typed into a session with no process should
@@ -153,6 +161,6 @@ func (s *Session) flushHeldLocked(why string) bool {
 func (s *Session) heldLostLocked() {
 	if n := s.dropHeldLocked(); n > 0 {
 		s.emit(Event{Kind: EventWarning, Session: s.infoLocked(), Severity: SeverityWarning,
-			Message: fmt.Sprintf("Session '%s' ended before it read the %d bytes typed while it was stopped; they were dropped.", s.name, n)})
+			Message: fmt.Sprintf("Session '%s' ended before it read the %s typed while it was stopped; they were dropped.", s.name, plural(n, "byte"))})
 	}
 }

@@ -132,6 +132,17 @@ func (h *Hub) hello(c *conn, m *clientMessage) error {
 	for sid := range p.in {
 		h.announceParticipantsLocked(sid)
 	}
+	// And the newcomer learns who is where, for the tabs it has not
+	// opened yet.
+	seen := make(map[string]bool)
+	for other := range h.conns {
+		for sid := range other.who.in {
+			if !seen[sid] && p.in[sid] == nil {
+				seen[sid] = true
+				c.sendJSON(h.participantsLocked(sid))
+			}
+		}
+	}
 	return nil
 }
 
@@ -191,6 +202,11 @@ func (h *Hub) forgetSessionLocked(sid string) {
 // announceParticipantsLocked tells every client who is in sid now. mu
 // must be held.
 func (h *Hub) announceParticipantsLocked(sid string) {
+	h.broadcastLocked(h.participantsLocked(sid), (*conn).sendControl)
+}
+
+// participantsLocked says who is in sid now. mu must be held.
+func (h *Hub) participantsLocked(sid string) wire.ParticipantsMessage {
 	list := []wire.Participant{}
 	for c := range h.conns {
 		p := c.who
@@ -205,5 +221,5 @@ func (h *Hub) announceParticipantsLocked(sid string) {
 		list = append(list, v)
 	}
 	slices.SortFunc(list, func(a, b wire.Participant) int { return strings.Compare(a.ID, b.ID) })
-	h.broadcastLocked(wire.ParticipantsMessage{Type: wire.TypeSessionParticipants, SessionID: sid, Participants: list}, (*conn).sendControl)
+	return wire.ParticipantsMessage{Type: wire.TypeSessionParticipants, SessionID: sid, Participants: list}
 }

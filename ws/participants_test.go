@@ -79,6 +79,13 @@ func TestParticipants(t *testing.T) {
 	b.send(attachMsg(sid))
 	a.participants(sid, "alice and bob", namesAre("alice", "bob"))
 
+	// A newcomer learns who is where with its welcome, before it opens
+	// the session.
+	n := e.dial(nil)
+	n.hello(nil)
+	n.participants(sid, "alice and bob, for the newcomer", namesAre("alice", "bob"))
+	n.conn.Close()
+
 	c := e.dial(nil)
 	cw := c.hello(nil)
 	c.send(attachMsg(sid))
