@@ -20,6 +20,7 @@ import { splitPath, type WorkspaceRoot } from './paths';
 import type { SessionStore } from './store';
 import type { ToastKind } from './toast';
 import type { DiffFile, DiffFileStatus, DiffResponse } from './types';
+import { loadSetting, saveSetting } from './settings';
 
 type Renderer = typeof import('./diffview');
 type DiffView = 'unified' | 'split';
@@ -99,7 +100,7 @@ export class ChangesView {
   private readonly collapseAllBtn = byId<HTMLButtonElement>('changes-collapse-all');
 
   constructor(private readonly deps: ChangesDeps) {
-    this.view = load(VIEW_KEY) === 'split' ? 'split' : 'unified';
+    this.view = loadSetting(VIEW_KEY) === 'split' ? 'split' : 'unified';
     this.observer = new IntersectionObserver((entries) => {
       for (const e of entries) {
         if (!e.isIntersecting) continue;
@@ -475,7 +476,7 @@ export class ChangesView {
   private setView(view: DiffView): void {
     if (view === this.view) return;
     this.view = view;
-    save(VIEW_KEY, view);
+    saveSetting(VIEW_KEY, view);
     this.renderViewToggle();
     for (const s of this.sections.values()) {
       if (s.drawn === null) continue;
@@ -529,22 +530,6 @@ export class ChangesView {
       dir = i >= 0 ? wt.path.slice(i + 1) : null;
     }
     return dir ? `${dir.replace(/\/+$/, '')}/${path}` : path;
-  }
-}
-
-function load(key: string): string | null {
-  try {
-    return localStorage.getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function save(key: string, value: string): void {
-  try {
-    localStorage.setItem(key, value);
-  } catch {
-    // storage disabled
   }
 }
 

@@ -10,6 +10,7 @@ import { avatar } from './avatars';
 import { byId, h } from './dom';
 import type { ToastKind } from './toast';
 import type { ClientMessage, ClientWelcomeMessage, ErrorMessage } from './types';
+import { loadSetting, saveSetting } from './settings';
 
 const STORAGE_KEY = 'agentmux.identity';
 /** The server takes keys of 16 to 128 of these (protocol.md, client.hello). */
@@ -49,9 +50,9 @@ export function newKey(): string {
 function load(): Saved {
   let raw: unknown = null;
   try {
-    raw = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null');
+    raw = JSON.parse(loadSetting(STORAGE_KEY) ?? 'null');
   } catch {
-    // unreadable or storage disabled: start afresh
+    // unreadable: start afresh
   }
   const r = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
   const saved: Saved = { key: typeof r.key === 'string' && KEY_PATTERN.test(r.key) ? r.key : newKey() };
@@ -61,11 +62,7 @@ function load(): Saved {
 }
 
 function store(saved: Saved): void {
-  try {
-    localStorage.setItem(STORAGE_KEY, JSON.stringify(saved));
-  } catch {
-    // storage disabled: the identity lasts for this page only
-  }
+  saveSetting(STORAGE_KEY, JSON.stringify(saved));
 }
 
 export interface IdentityDeps {

@@ -5,6 +5,7 @@
 
 import { byId } from './dom';
 import type { LayoutMode, LayoutShiftMessage } from './types';
+import { loadSetting, saveSetting } from './settings';
 
 const FOLLOW_KEY = 'agentmux.followDocs';
 const SPLIT_KEY = 'agentmux.split';
@@ -12,22 +13,6 @@ const SPLIT_KEY = 'agentmux.split';
 const TYPING_QUIET_MS = 2_000;
 
 export const LAYOUT_MODES: readonly LayoutMode[] = ['terminal', 'artifact', 'split', 'changes'];
-
-function load(key: string): string | null {
-  try {
-    return localStorage.getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function save(key: string, value: string): void {
-  try {
-    localStorage.setItem(key, value);
-  } catch {
-    // storage disabled: the setting lasts for this page only
-  }
-}
 
 export class LayoutController {
   private _mode: LayoutMode = 'terminal';
@@ -49,15 +34,15 @@ export class LayoutController {
     private readonly openDoc: (path: string) => void,
     private readonly stillWanted: (msg: LayoutShiftMessage) => boolean = () => true,
   ) {
-    this.follow.checked = load(FOLLOW_KEY) !== '0';
+    this.follow.checked = loadSetting(FOLLOW_KEY) !== '0';
     this.follow.addEventListener('change', () => {
-      save(FOLLOW_KEY, this.follow.checked ? '1' : '0');
+      saveSetting(FOLLOW_KEY, this.follow.checked ? '1' : '0');
       if (!this.follow.checked) this.cancelDeferred();
     });
     for (const mode of LAYOUT_MODES) {
       byId(`layout-${mode}`).addEventListener('click', () => this.set(mode));
     }
-    const ratio = Number(load(SPLIT_KEY));
+    const ratio = Number(loadSetting(SPLIT_KEY));
     if (ratio >= 0.2 && ratio <= 0.8) this.setSplit(ratio);
     this.initSplitDrag();
     this.set('terminal');
@@ -149,13 +134,13 @@ export class LayoutController {
       if (!dragging) return;
       dragging = false;
       this.app.classList.remove('resizing');
-      save(SPLIT_KEY, this.panes.style.getPropertyValue('--split'));
+      saveSetting(SPLIT_KEY, this.panes.style.getPropertyValue('--split'));
     };
     this.handle.addEventListener('pointerup', end);
     this.handle.addEventListener('pointercancel', end);
     this.handle.addEventListener('dblclick', () => {
       this.setSplit(0.5);
-      save(SPLIT_KEY, '0.5');
+      saveSetting(SPLIT_KEY, '0.5');
     });
   }
 }

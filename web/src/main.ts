@@ -26,6 +26,7 @@ import { toast } from './toast';
 import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage, Workflow } from './types';
 import { WsClient, wsURL } from './ws';
 import { WorkflowPanel } from './workflow';
+import { loadSetting, saveSetting } from './settings';
 
 declare global {
   interface Window {
@@ -499,22 +500,14 @@ document.addEventListener('keydown', (ev) => {
 });
 
 const app = byId('app');
-try {
-  app.classList.toggle('sidebar-collapsed', localStorage.getItem(SIDEBAR_KEY) === '1');
-} catch {
-  // storage disabled
-}
+app.classList.toggle('sidebar-collapsed', loadSetting(SIDEBAR_KEY) === '1');
 byId('sidebar-toggle').addEventListener('click', () => {
   if (NARROW.matches) {
     app.classList.toggle('sidebar-open');
     return;
   }
   const collapsed = app.classList.toggle('sidebar-collapsed');
-  try {
-    localStorage.setItem(SIDEBAR_KEY, collapsed ? '1' : '0');
-  } catch {
-    // storage disabled
-  }
+  saveSetting(SIDEBAR_KEY, collapsed ? '1' : '0');
 });
 byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('sidebar-open'));
 

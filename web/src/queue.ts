@@ -18,6 +18,7 @@ import type {
   PromptQueuedMessage,
   QueuedPrompt,
 } from './types';
+import { loadSetting, saveSetting } from './settings';
 
 /** The server's limit on one prompt (sessions.MaxPromptBytes). */
 export const MAX_PROMPT_BYTES = 64 * 1024;
@@ -169,11 +170,7 @@ export class QueuePanel {
   private readonly drafts = new Map<string, string>();
 
   constructor(private readonly deps: QueuePanelDeps) {
-    try {
-      this.open = localStorage.getItem(OPEN_KEY) === '1';
-    } catch {
-      // storage disabled
-    }
+    this.open = loadSetting(OPEN_KEY) === '1';
     this.toggle.addEventListener('click', () => this.setOpen(!this.open, true));
     byId('queue-close').addEventListener('click', () => this.setOpen(false, false));
     this.form.addEventListener('submit', (ev) => {
@@ -202,11 +199,7 @@ export class QueuePanel {
   /** The user opened or closed the panel (remembered); focus follows when asked. */
   setOpen(open: boolean, focus: boolean): void {
     this.open = open;
-    try {
-      localStorage.setItem(OPEN_KEY, open ? '1' : '0');
-    } catch {
-      // storage disabled: for this page only
-    }
+    saveSetting(OPEN_KEY, open ? '1' : '0');
     this.render();
     if (open && focus) this.input.focus();
     else if (!open && this.panel.contains(document.activeElement)) this.toggle.focus();

@@ -4,6 +4,7 @@
 // subscribe and re-render from it.
 
 import type { Session, SessionStatus, WarningSeverity } from './types';
+import { loadSetting, saveSetting } from './settings';
 
 export interface SessionEntry {
   session: Session;
@@ -211,21 +212,12 @@ export class SessionStore {
 
   /** Picks the session shown last time, else the oldest. */
   private pickActive(): void {
-    let saved: string | null = null;
-    try {
-      saved = localStorage.getItem(ACTIVE_KEY);
-    } catch {
-      // storage disabled
-    }
+    const saved = loadSetting(ACTIVE_KEY);
     if (saved && this.entries.has(saved)) this._activeId = saved;
     else this._activeId = this.entries.keys().next().value ?? null;
   }
 
   private remember(): void {
-    try {
-      if (this._activeId) localStorage.setItem(ACTIVE_KEY, this._activeId);
-    } catch {
-      // storage disabled
-    }
+    if (this._activeId) saveSetting(ACTIVE_KEY, this._activeId);
   }
 }
