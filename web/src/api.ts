@@ -64,11 +64,13 @@ export interface DeleteSessionOptions {
   force?: boolean;
 }
 
+// Paths are relative to the page (api/x, not /api/x): behind a proxy that
+// serves agentmux under a path (http://host/proxy/8080/) they stay under it.
 export const api = {
-  config: () => json<ConfigResponse>('GET', '/api/config'),
-  sessions: async () => (await json<{ sessions: Session[] }>('GET', '/api/sessions')).sessions,
+  config: () => json<ConfigResponse>('GET', 'api/config'),
+  sessions: async () => (await json<{ sessions: Session[] }>('GET', 'api/sessions')).sessions,
   createSession: async (req: CreateSessionRequest) =>
-    (await json<{ session: Session }>('POST', '/api/sessions', req)).session,
+    (await json<{ session: Session }>('POST', 'api/sessions', req)).session,
   /**
    * Destroys a session. With removeWorktree its git worktree goes too
    * (the branch stays); a worktree with uncommitted changes is refused
@@ -81,15 +83,15 @@ export const api = {
       if (opts.force) q.set('force', 'true');
     }
     const query = q.toString();
-    await request('DELETE', `/api/sessions/${encodeURIComponent(id)}${query ? `?${query}` : ''}`);
+    await request('DELETE', `api/sessions/${encodeURIComponent(id)}${query ? `?${query}` : ''}`);
   },
-  workflow: () => json<WorkflowResponse>('GET', '/api/workflow'),
+  workflow: () => json<WorkflowResponse>('GET', 'api/workflow'),
   /**
    * What a session changed in its tree, with patches (409 NOT_A_REPOSITORY
    * when its tree is not in a git repository).
    */
-  diff: (id: string) => json<DiffResponse>('GET', `/api/sessions/${encodeURIComponent(id)}/diff`),
-  resources: () => json<ResourcesResponse>('GET', '/api/resources'),
+  diff: (id: string) => json<DiffResponse>('GET', `api/sessions/${encodeURIComponent(id)}/diff`),
+  resources: () => json<ResourcesResponse>('GET', 'api/resources'),
   /** A workspace file's raw content and type. */
   file: async (path: string) => {
     const res = await request('GET', fileURL(path));
@@ -99,5 +101,5 @@ export const api = {
 
 /** The URL of a workspace file's raw content. */
 export function fileURL(path: string): string {
-  return `/api/files?path=${encodeURIComponent(path)}`;
+  return `api/files?path=${encodeURIComponent(path)}`;
 }

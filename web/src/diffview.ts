@@ -1,7 +1,7 @@
 // Renders one file's git patch: diff2html draws it (unified or side by
 // side), highlight.js colours the code, DOMPurify keeps what comes out
-// inert. A lazy chunk, with its stylesheet (dist/changes.css): loaded with
-// the first Changes view, never by the first screen.
+// inert. A lazy chunk, with its stylesheet (dist/changes-<hash>.css):
+// loaded with the first Changes view, never by the first screen.
 //
 // Patches are untrusted (an agent names and writes the files). diff2html
 // escapes file names and lines when it makes its HTML, and highlight.js
@@ -23,7 +23,12 @@ const MAX_HIGHLIGHT_CHARS = 256 * 1024;
 const MAX_HIGHLIGHT_LINES = 4000;
 /** A file with more changed lines than this is not drawn (diff2html's own limit). */
 const MAX_CHANGES = 20_000;
-const STYLESHEET = '/changes.css';
+/**
+ * The stylesheet, relative to the page (./changes-<hash>.css), as
+ * build.mjs named it.
+ */
+declare const __CHANGES_STYLESHEET__: string;
+const STYLESHEET = __CHANGES_STYLESHEET__;
 
 const purify = createDOMPurify(window);
 
