@@ -153,6 +153,10 @@ export class SessionStore {
   syncStatus(id: string, status: SessionStatus): void {
     const e = this.entries.get(id);
     if (!e || e.session.status === status) return;
+    // The attach read its status before it was sent, and events overtake
+    // output: a run that ended meanwhile has already said so. Only
+    // session.status (a resume) brings a session back to running.
+    if (e.session.running === false && (status === 'active' || status === 'waiting')) return;
     e.session = { ...e.session, status, running: runningAfter(status, undefined, e.session.running) };
     e.needsInput = status === 'waiting';
     if (status === 'active' || status === 'waiting') e.warning = null;
