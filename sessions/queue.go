@@ -164,7 +164,7 @@ func (s *Session) deliverLocked() bool {
 	// typing by how fast keys come (Claude Code does) would take an Enter
 	// in the same burst for a line break in the prompt, not for submit.
 	in := s.in
-	time.AfterFunc(submitDelay, func() {
+	s.submit = time.AfterFunc(submitDelay, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.in == in { // the same run

@@ -191,6 +191,9 @@ type Session struct {
 	held        []byte
 	heldPending atomic.Bool
 	heldTimer   *time.Timer
+	// submit types the Enter after a delivered prompt; the run's end
+	// stops it.
+	submit *time.Timer
 }
 
 // ID returns the session's id, a UUID.
@@ -483,6 +486,10 @@ func (s *Session) finishRun(st ExitStatus) {
 	s.secret = "" // a dead run's hooks speak for nobody
 	s.waiting, s.idle = false, false
 	s.heldLostLocked()
+	if s.submit != nil {
+		s.submit.Stop()
+		s.submit = nil
+	}
 	switch {
 	case s.stopping:
 		s.status, s.reason = StatusStopped, "stopped"
@@ -531,12 +538,7 @@ func (s *Session) input(p []byte, interrupt bool) error {
 		// Keys typed before the new run read its terminal go after the
 		// ones held for it.
 		defer s.mu.Unlock()
-		if len(s.held)+len(p) > MaxHeldInput {
-			return fmt.Errorf("%w: %d bytes already wait for session %s to start reading; at most %d are held, so these %d were refused",
-				ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
-		}
-		s.held = append(s.held, p...)
-		return nil
+		return s.appendHeldLocked(p)
 	}
 	if in != nil && !isTerminalReport(p) {
 		if !interrupt {

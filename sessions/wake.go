@@ -73,19 +73,26 @@ func wakes(p []byte) bool {
 // are the first, whose typist resumes the session.
 func (s *Session) hold(p []byte) (first bool, err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.in != nil && s.held == nil {
+		s.mu.Unlock()
 		// A run started since the Write: it takes the keys as usual.
-		return false, s.in.push(p)
+		return false, s.Write(p)
 	}
+	defer s.mu.Unlock()
+	first = s.held == nil
+	return first, s.appendHeldLocked(p)
+}
+
+// appendHeldLocked adds keys to those held for the run being started,
+// refusing whole what would take them past MaxHeldInput. mu must be held.
+func (s *Session) appendHeldLocked(p []byte) error {
 	if len(s.held)+len(p) > MaxHeldInput {
-		return false, fmt.Errorf("%w: %d bytes already wait for session %s to resume; at most %d are held, so these %d were refused",
+		return fmt.Errorf("%w: %d bytes already wait for session %s to resume and read its terminal; at most %d are held, so these %d were refused",
 			ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
 	}
-	first = s.held == nil
 	s.held = append(s.held, p...)
 	s.heldPending.Store(true)
-	return first, nil
+	return nil
 }
 
 // dropHeld forgets the held keys, returning how many bytes they were.

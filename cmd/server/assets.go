@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -109,12 +110,16 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (and does not refuse it with q=0).
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding, params, _ := strings.Cut(part, ";")
 		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
 			continue
 		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return !strings.HasPrefix(q, "q=0") || strings.HasPrefix(q, "q=0.") && strings.Trim(q[4:], "0") != ""
+		q, ok := strings.CutPrefix(strings.TrimSpace(params), "q=")
+		if !ok {
+			return true // no weight: 1
+		}
+		w, err := strconv.ParseFloat(strings.TrimSpace(q), 64)
+		return err == nil && w > 0
 	}
 	return false
 }
