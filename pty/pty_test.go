@@ -244,18 +244,7 @@ func TestSignalSessionReachesBackgroundJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, testTimeout, "the background job to die", func() bool {
-		return syscall.Kill(bgPID, 0) == syscall.ESRCH || isZombie(bgPID)
+		return testutil.ProcessGone(bgPID)
 	})
 	wait(t, p)
-}
-
-// isZombie reports whether pid has exited but not been reaped, which for
-// a process re-parented to an init we do not control is as dead as it gets.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }

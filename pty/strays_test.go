@@ -15,23 +15,6 @@ import (
 	"github.com/agentmux/agentmux/pty"
 )
 
-// readPID waits for a whole line holding a pid in path.
-func readPID(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	testutil.Eventually(t, testTimeout, "a pid in "+path, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
-	return pid
-}
-
-func gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH || isZombie(pid) }
-
 // detached starts, inside the child, a daemon that leaves the terminal's
 // session (setsid) and closes the terminal, as Codex's app-server does,
 // and writes its pid to the returned path.
@@ -47,7 +30,7 @@ func detached(t *testing.T, tag string) (*pty.Process, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	daemon := readPID(t, pidFile)
+	daemon := testutil.ReadPID(t, testTimeout, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
 	if sid, err := unix.Getsid(daemon); err != nil || sid == p.Pid() {
 		t.Fatalf("the daemon's session is %d (%v); the test needs it outside the child's %d", sid, err, p.Pid())
@@ -63,7 +46,7 @@ func TestSignalSessionReachesTaggedDaemons(t *testing.T) {
 	if err := p.SignalSession(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, testTimeout, "the daemon to die", func() bool { return gone(daemon) })
+	testutil.Eventually(t, testTimeout, "the daemon to die", func() bool { return testutil.ProcessGone(daemon) })
 	wait(t, p)
 }
 
@@ -75,19 +58,19 @@ func TestSignalTagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, p)
-	if gone(daemon) {
+	if testutil.ProcessGone(daemon) {
 		t.Fatal("the daemon died with the child's group: the test shows nothing")
 	}
 	if err := pty.SignalTagged("PTY_TEST_TAG=other", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if gone(daemon) {
+	if testutil.ProcessGone(daemon) {
 		t.Fatal("another tag killed the daemon")
 	}
 	if err := pty.SignalTagged(tag, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, testTimeout, "the daemon to die", func() bool { return gone(daemon) })
+	testutil.Eventually(t, testTimeout, "the daemon to die", func() bool { return testutil.ProcessGone(daemon) })
 }
 
 // ignoredHelperEnv makes the test binary start a child in a terminal and

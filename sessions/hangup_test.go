@@ -88,16 +88,16 @@ func TestRunEndTakesDetachedHelpers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ended := create(t, m, sessions.CreateOptions{Command: daemonCmd(filepath.Join(dir, "a"), "sleep 0.2; exit 0")})
-	a := readPIDFile(t, filepath.Join(dir, "a"))
+	a := testutil.ReadPID(t, testTimeout, filepath.Join(dir, "a"))
 	destroyed := create(t, m, sessions.CreateOptions{Command: daemonCmd(filepath.Join(dir, "b"), "exec sleep 600")})
-	b := readPIDFile(t, filepath.Join(dir, "b"))
+	b := testutil.ReadPID(t, testTimeout, filepath.Join(dir, "b"))
 	t.Cleanup(func() {
 		_ = syscall.Kill(a, syscall.SIGKILL)
 		_ = syscall.Kill(b, syscall.SIGKILL)
 	})
 	testutil.Eventually(t, testTimeout, "the first agent's run to end", func() bool { return !ended.Info().Running })
-	testutil.Eventually(t, testTimeout, "its daemon to die", func() bool { return processGone(a) })
-	if processGone(b) {
+	testutil.Eventually(t, testTimeout, "its daemon to die", func() bool { return testutil.ProcessGone(a) })
+	if testutil.ProcessGone(b) {
 		t.Fatal("the other session's daemon died with the first run")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -105,31 +105,5 @@ func TestRunEndTakesDetachedHelpers(t *testing.T) {
 	if err := m.Destroy(ctx, destroyed.ID()); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, testTimeout, "the destroyed session's daemon to die", func() bool { return processGone(b) })
-}
-
-// readPIDFile waits for a whole line holding a pid in path.
-func readPIDFile(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	testutil.Eventually(t, testTimeout, "a pid in "+path, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
-	return pid
-}
-
-// processGone reports whether pid has ended: no such process, or a zombie
-// left to an init we do not control.
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	testutil.Eventually(t, testTimeout, "the destroyed session's daemon to die", func() bool { return testutil.ProcessGone(b) })
 }

@@ -70,19 +70,30 @@ func TestQueueDeliversOnePromptPerWaitingPeriod(t *testing.T) {
 }
 
 // TestQueueDeliversOnQuestionFallback: an agent with no bell, whose
-// prompt ends with a question mark, waits by the fallback guess, and a
-// prompt queued while it waits is typed at once.
+// prompt ends with a question mark, waits by the fallback guess; prompts
+// from two authors arrive in order, one per question, and a prompt queued
+// while it already waits is typed at once.
 func TestQueueDeliversOnQuestionFallback(t *testing.T) {
 	m, rec := newManager(t, sessions.Options{Timing: fastTiming})
-	s := create(t, m, sessions.CreateOptions{Command: shell(`printf 'What next? '; IFS= read -r l; echo "got:$l"; sleep 5`)})
+	s := create(t, m, sessions.CreateOptions{Command: shell(`stty -echo; n=0; sleep 0.3
+while :; do printf 'What next %s? ' $n; IFS= read -r l; echo "got:$l@$n"; n=$((n+1)); done`)})
 	out := follow(s)
-	waitEvent(t, rec, 0, "waiting by the question guess", statusIs(sessions.StatusWaiting))
+	queue(t, s, alice, "from alice")
+	queue(t, s, bob, "from bob")
+	out.expect(t, "got:from bob@1")
+	if !strings.Contains(out.buf.String(), "got:from alice@0") {
+		t.Fatalf("alice's prompt did not answer the first question; output %q", out.buf.String())
+	}
+	out.expect(t, "What next 2?")
+	waitEvent(t, rec, 0, "waiting at the third question", statusIs(sessions.StatusWaiting))
 	_, pos, err := s.QueuePrompt(alice, "carry on")
 	if err != nil || pos != 1 {
 		t.Fatalf("QueuePrompt = %d, %v; want position 1", pos, err)
 	}
-	out.expect(t, "got:carry on")
-	waitEvent(t, rec, 0, "the delivery", isKind(sessions.EventPromptDelivered))
+	out.expect(t, "got:carry on@2")
+	testutil.Eventually(t, testTimeout, "three deliveries announced", func() bool {
+		return count(rec, 0, isKind(sessions.EventPromptDelivered)) == 3
+	})
 }
 
 // TestQueueUsesBracketedPaste: a program that asked for bracketed paste

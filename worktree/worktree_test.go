@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -379,21 +378,6 @@ func TestAddRollsBack(t *testing.T) {
 	assertUntouched(t, repo)
 }
 
-// processGone reports whether pid has exited (a zombie counts: its
-// parent was killed, and it waits for init to reap it).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	// The state follows the parenthesised command name.
-	_, after, _ := strings.Cut(string(stat), ") ")
-	return strings.HasPrefix(after, "Z")
-}
-
 func TestAddCanceled(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
@@ -428,7 +412,7 @@ func TestAddCanceled(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("Add did not return after its context was canceled")
 	}
-	testutil.Eventually(t, testTimeout, "the hook git ran to be killed", func() bool { return processGone(pid) })
+	testutil.Eventually(t, testTimeout, "the hook git ran to be killed", func() bool { return testutil.ProcessGone(pid) })
 	assertUntouched(t, repo)
 }
 

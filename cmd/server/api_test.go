@@ -472,7 +472,7 @@ func TestDeleteStopsProcess(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	s := e.createCommand(pidSleeper(pidFile))
 	other := e.create("{}")
-	pid := readPID(t, pidFile)
+	pid := testutil.ReadPID(t, waitTimeout, pidFile)
 
 	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
 	wantStatus(t, "delete", resp, b, http.StatusNoContent)

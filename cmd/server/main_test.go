@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,22 +49,6 @@ func noEnv(string) string { return "" }
 
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
-}
-
-// readPID waits until the file at path holds a whole line with a pid, as
-// written by `echo $$ > path`, and returns the pid.
-func readPID(t testing.TB, path string) int {
-	t.Helper()
-	var pid int
-	testutil.Eventually(t, waitTimeout, "pid in "+path, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
-	return pid
 }
 
 // processGone reports whether no process has this pid (kill(pid, 0) gives

@@ -599,7 +599,7 @@ func TestPersistRestartListsFullSessionsQuickly(t *testing.T) {
 		ids = append(ids, postSession(t, hc, r1, fullScreenCmd(filepath.Join(workspace, fmt.Sprintf("full%d.pid", i)))).ID)
 	}
 	for i := range ids {
-		readPID(t, filepath.Join(workspace, fmt.Sprintf("full%d.pid", i)))
+		testutil.ReadPID(t, waitTimeout, filepath.Join(workspace, fmt.Sprintf("full%d.pid", i)))
 	}
 	r1.signal(syscall.SIGTERM)
 	if code := r1.wait(); code != 0 {
@@ -739,7 +739,7 @@ func TestPersistShutdownBusySessions(t *testing.T) {
 	} {
 		ids = append(ids, postSession(t, hc, r, argv).ID)
 	}
-	mainPID, bgPID, normalPID := readPID(t, mainFile), readPID(t, bgFile), readPID(t, normalFile)
+	mainPID, bgPID, normalPID := testutil.ReadPID(t, waitTimeout, mainFile), testutil.ReadPID(t, waitTimeout, bgFile), testutil.ReadPID(t, waitTimeout, normalFile)
 	if pgrp, ok := procField(bgPID, 5); !ok || pgrp == mainPID {
 		t.Fatalf("background job %d is in process group %d, want one of its own (set -m did not take)", bgPID, pgrp)
 	}
@@ -850,7 +850,7 @@ func TestShutdownWithSilentClient(t *testing.T) {
 	hc := newHTTPClient(t)
 	hupFile := filepath.Join(workspace, "hup.pid")
 	s := postSession(t, hc, r, hupIgnorer(hupFile))
-	pid := readPID(t, hupFile)
+	pid := testutil.ReadPID(t, waitTimeout, hupFile)
 	conn, _ := attach(t, r.addr, s.ID) // and not read again until run returned
 
 	sent := time.Now()
@@ -915,7 +915,7 @@ func realDatabase(t *testing.T) []byte {
 	hc := newHTTPClient(t)
 	pidFile := filepath.Join(workspace, "done.pid")
 	postSession(t, hc, r, []string{"sh", "-c", `head -c 300000 /dev/urandom | base64; echo $$ > "$0"; exec sleep 60`, pidFile})
-	readPID(t, pidFile)
+	testutil.ReadPID(t, waitTimeout, pidFile)
 	r.signal(syscall.SIGTERM)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("server returned %d, want 0", code)
@@ -1142,7 +1142,7 @@ func TestShutdownAsPID1(t *testing.T) {
 	createAt(t, hc, base, map[string]any{"command": []string{"sh", "-c", "(sleep 0.2 &) ; exec sleep 60"}})
 	hupFile := filepath.Join(workspace, "hup.pid")
 	createAt(t, hc, base, map[string]any{"command": hupIgnorer(hupFile)})
-	readPID(t, hupFile) // its pid in the namespace; the trap is set
+	testutil.ReadPID(t, waitTimeout, hupFile) // its pid in the namespace; the trap is set
 	zombies := func() []int {
 		var z []int
 		for _, p := range childrenOf(server) {
@@ -1211,7 +1211,7 @@ func TestServerUnderNohup(t *testing.T) {
 	agentPid, daemonPid := filepath.Join(workspace, "agent.pid"), filepath.Join(workspace, "daemon.pid")
 	s := createAt(t, hc, h.url(""), map[string]any{"command": []string{"sh", "-c",
 		`setsid sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" </dev/null >/dev/null 2>&1 & echo $$ > "$0"; exec sleep 600`, agentPid, daemonPid}})
-	agent, daemon := readPID(t, agentPid), readPID(t, daemonPid)
+	agent, daemon := testutil.ReadPID(t, waitTimeout, agentPid), testutil.ReadPID(t, waitTimeout, daemonPid)
 	t.Cleanup(func() { killSessionProcs(t, s.ID) })
 	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

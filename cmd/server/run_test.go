@@ -134,7 +134,7 @@ func TestRunShutdown(t *testing.T) {
 	normal := postSession(t, hc, r, pidSleeper(normalFile))
 	conn := attachWS(t, r, hup.ID)
 	// The pid files also prove the trap is set before the signal comes.
-	hupPID, normalPID := readPID(t, hupFile), readPID(t, normalFile)
+	hupPID, normalPID := testutil.ReadPID(t, waitTimeout, hupFile), testutil.ReadPID(t, waitTimeout, normalFile)
 
 	sent := time.Now()
 	r.signal(syscall.SIGTERM)
@@ -222,7 +222,7 @@ func TestRunSecondSignalCutsShutdownShort(t *testing.T) {
 	hupFile := filepath.Join(dir, "hup.pid")
 	hup := postSession(t, hc, r, hupIgnorer(hupFile))
 	conn := attachWS(t, r, hup.ID)
-	pid := readPID(t, hupFile)
+	pid := testutil.ReadPID(t, waitTimeout, hupFile)
 
 	sent := time.Now()
 	r.signal(syscall.SIGTERM)
