@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/agentmux/agentmux/internal/clip"
 )
 
 // alertScanner finds the ways a program asks for its user's attention in
@@ -241,15 +242,7 @@ func cleanText(s string) string {
 		}
 		return r
 	}, s)
-	s = strings.Trim(s, " :")
-	if len(s) <= maxAlertText {
-		return s
-	}
-	cut := maxAlertText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return clip.String(strings.Trim(s, " :"), maxAlertText, "…")
 }
 
 // lastLine returns the last line of text in tail with the escape sequences

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/google/uuid"
 )
 
@@ -109,7 +111,7 @@ func (s *Session) DequeuePrompt(authorID, promptID string) error {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.queue.Prompts, func(p Prompt) bool { return p.ID == promptID })
 	if i < 0 {
-		return fmt.Errorf("%w: %q (it may just have been delivered)", ErrPromptNotFound, clipID(promptID))
+		return fmt.Errorf("%w: %q (it may just have been delivered)", ErrPromptNotFound, clip.String(promptID, 40, "..."))
 	}
 	p := s.queue.Prompts[i]
 	if p.Author.ID != authorID {
@@ -180,12 +182,4 @@ func (s *Session) deliverLocked() bool {
 	s.emit(Event{Kind: EventPromptDelivered, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
 	s.endWaitingLocked("queued prompt from " + p.Author.Name)
 	return true
-}
-
-// clipID bounds a client's id quoted in an error.
-func clipID(id string) string {
-	if len(id) > 40 {
-		return strings.ToValidUTF8(id[:40], "") + "..."
-	}
-	return id
 }

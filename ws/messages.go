@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	textclip "github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -145,18 +147,7 @@ func sessionIDHint(b []byte) string {
 
 // clip bounds client text quoted in an error, so replies stay small
 // whatever the client sent.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	// Cut at a character boundary: the reply is JSON text.
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func clip(s string) string { return textclip.String(s, 64, "...") }
 
 // appendOutput appends a terminal.output message carrying prefix and then
 // data, both of which must end on a character boundary of the stream.

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	textclip "github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/internal/sameorigin"
@@ -109,13 +111,7 @@ func boundSessionID(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // clip bounds request text quoted in an error.
-func clip(s string) string {
-	const max = 200
-	if len(s) <= max {
-		return s
-	}
-	return strings.ToValidUTF8(s[:max], "") + "..."
-}
+func clip(s string) string { return textclip.String(s, 200, "...") }
 
 // httpError renders echo's own errors (unknown route, wrong method) in the
 // API's error shape.

@@ -27,6 +27,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	textclip "github.com/agentmux/agentmux/internal/clip"
 )
 
 // Policy is the set of origins, besides the server's own, that may change
@@ -175,10 +177,4 @@ func CheckJSONBody(r *http.Request) error {
 }
 
 // clip bounds text taken from a request before it goes into a reply.
-func clip(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "..."
-}
+func clip(s string) string { return textclip.String(s, 80, "...") }

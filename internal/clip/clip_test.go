@@ -1,0 +1,29 @@
+package clip
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestString(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"eleven char", 10, "eleven cha..."},
+		{"héllo", 2, "h..."},               // é is two bytes: not cut in half
+		{"日本語", 4, "日..."},                 // three-byte characters
+		{"\xff\xfeabc", 3, "\xff\xfea..."}, // bytes that start no character are kept as they are
+	} {
+		got := String(tc.s, tc.max, "...")
+		if got != tc.want {
+			t.Errorf("String(%q, %d) = %q, want %q", tc.s, tc.max, got, tc.want)
+		}
+		if utf8.ValidString(tc.s) && !utf8.ValidString(got) {
+			t.Errorf("String(%q, %d) = %q is not valid UTF-8", tc.s, tc.max, got)
+		}
+	}
+}
