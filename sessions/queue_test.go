@@ -279,14 +279,14 @@ func TestTypingWakesStoppedSession(t *testing.T) {
 		t.Fatal("a restored session is running before a resume")
 	}
 	out := follow(s)
-	if err := m.Type(id, []byte("hello")); err != nil {
+	if err := m.Type(s, []byte("hello")); err != nil {
 		t.Fatalf("typing into the stopped session: %v", err)
 	}
-	if err := m.Type(id, []byte(" world\r")); err != nil {
+	if err := m.Type(s, []byte(" world\r")); err != nil {
 		t.Fatalf("typing while it starts: %v", err)
 	}
 	out.expect(t, "line:hello world")
-	if err := m.Type(id, []byte("again\r")); err != nil {
+	if err := m.Type(s, []byte("again\r")); err != nil {
 		t.Fatal(err)
 	}
 	out.expect(t, "line:again")
@@ -306,7 +306,7 @@ func TestTypingIntoStoppedSessionBounded(t *testing.T) {
 	cwd := t.TempDir()
 	s := create(t, m, sessions.CreateOptions{Command: shell(`exit 0`), Cwd: cwd})
 	waitRunEnded(t, s)
-	if err := m.Type(s.ID(), []byte(strings.Repeat("k", sessions.MaxHeldInput+1))); !errors.Is(err, sessions.ErrInputFull) {
+	if err := m.Type(s, []byte(strings.Repeat("k", sessions.MaxHeldInput+1))); !errors.Is(err, sessions.ErrInputFull) {
 		t.Fatalf("typing %d bytes into a stopped session = %v, want ErrInputFull", sessions.MaxHeldInput+1, err)
 	}
 	if s.Info().Running {
@@ -316,7 +316,7 @@ func TestTypingIntoStoppedSessionBounded(t *testing.T) {
 	if err := os.RemoveAll(cwd); err != nil {
 		t.Fatal(err)
 	}
-	err := m.Type(s.ID(), []byte("lost\r"))
+	err := m.Type(s, []byte("lost\r"))
 	if !errors.Is(err, sessions.ErrSpawn) || !strings.Contains(err.Error(), "5 bytes typed were dropped") {
 		t.Fatalf("typing into a session that cannot resume = %v, want ErrSpawn saying the keys were dropped", err)
 	}
@@ -330,7 +330,7 @@ func TestControlKeysDoNotWake(t *testing.T) {
 	s := create(t, m, sessions.CreateOptions{Command: []string{"sh", "-c", `test -e "$0" || { touch "$0"; exit 0; }; stty -echo; echo ready; cat -v`, marker}})
 	waitRunEnded(t, s)
 	for _, keys := range []string{"\x03", "\x04", "\x03\x03", "\x1b", "\x1b[I", "\x1b[O", "\x7f"} {
-		if err := m.Type(s.ID(), []byte(keys)); !errors.Is(err, sessions.ErrNotRunning) {
+		if err := m.Type(s, []byte(keys)); !errors.Is(err, sessions.ErrNotRunning) {
 			t.Errorf("typing %q into an ended session = %v, want ErrNotRunning", keys, err)
 		}
 	}
@@ -338,7 +338,7 @@ func TestControlKeysDoNotWake(t *testing.T) {
 		t.Fatal("a control key woke the session")
 	}
 	out := follow(s)
-	if err := m.Type(s.ID(), []byte("\r")); err != nil {
+	if err := m.Type(s, []byte("\r")); err != nil {
 		t.Fatalf("Enter into an ended session: %v", err)
 	}
 	out.expect(t, "ready")

@@ -22,12 +22,8 @@ const (
 // resumed, and the keys (and any typed meanwhile, in order) reach the new
 // run once it reads its terminal. If the resume fails the held keys are
 // dropped and the error says so.
-func (m *Manager) Type(id string, p []byte) error {
-	s, err := m.Get(id)
-	if err != nil {
-		return err
-	}
-	err = s.Write(p)
+func (m *Manager) Type(s *Session, p []byte) error {
+	err := s.Write(p)
 	if !errors.Is(err, ErrNotRunning) || !wakes(p) {
 		return err
 	}
@@ -35,11 +31,11 @@ func (m *Manager) Type(id string, p []byte) error {
 	if err != nil || !first {
 		return err
 	}
-	if _, err := m.Resume(id); err != nil && !errors.Is(err, ErrRunning) {
+	if _, err := m.Resume(s.id); err != nil && !errors.Is(err, ErrRunning) {
 		// ErrRunning: someone else's resume won the race, and its run
 		// delivers the keys.
 		n := s.dropHeld()
-		return fmt.Errorf("resume session %s for the keys typed into it: %w; %s typed were dropped", id, err, plural(n, "byte"))
+		return fmt.Errorf("resume session %s for the keys typed into it: %w; %s typed were dropped", s.id, err, plural(n, "byte"))
 	}
 	return nil
 }

@@ -266,7 +266,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		}
 		// A session with no process is resumed, and gets these keys once
 		// it runs.
-		if err := c.hub.opts.Sessions.Type(id, []byte(*m.Data)); err != nil {
+		if err := c.hub.opts.Sessions.Type(s, []byte(*m.Data)); err != nil {
 			return err
 		}
 		c.hub.typed(c, id)

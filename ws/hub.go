@@ -66,7 +66,7 @@ const (
 type SessionSource interface {
 	Get(id string) (*sessions.Session, error)
 	Resume(id string) (*sessions.Session, error)
-	Type(id string, p []byte) error
+	Type(s *sessions.Session, p []byte) error
 }
 
 var _ SessionSource = (*sessions.Manager)(nil)
