@@ -346,3 +346,22 @@ func TestControlKeysDoNotWake(t *testing.T) {
 		t.Fatal("Enter did not wake the session")
 	}
 }
+
+// TestHeldKeysReachASilentProgram: a resumed program that reads without
+// printing anything first, and never signals waiting, still gets the held
+// keys, once the bound on waiting for it has passed.
+func TestHeldKeysReachASilentProgram(t *testing.T) {
+	m, _ := newManager(t, sessions.Options{Timing: fastTiming})
+	marker := filepath.Join(t.TempDir(), "ran")
+	s := create(t, m, sessions.CreateOptions{Command: []string{"sh", "-c", `test -e "$0" || { touch "$0"; exit 0; }; stty -echo; IFS= read -r l; echo "got:$l"; sleep 5`, marker}})
+	waitRunEnded(t, s)
+	out := follow(s)
+	start := time.Now()
+	if err := m.Type(s, []byte("quiet\r")); err != nil {
+		t.Fatal(err)
+	}
+	out.expect(t, "got:quiet")
+	if waited := time.Since(start); waited < 2*time.Second {
+		t.Fatalf("the keys went in after %v, before the program could have set up its terminal by any sign", waited)
+	}
+}
