@@ -62,14 +62,15 @@ func (j *journal) putRecord(r record) {
 	j.add(change{id: r.ID, record: v})
 }
 
-// putSnapshot queues a session's metadata and last screen.
-func (j *journal) putSnapshot(r record, sc screen) {
+// putSnapshot queues a session's metadata and last screen, encoded
+// (screen.marshal).
+func (j *journal) putSnapshot(r record, sc []byte) {
 	v, err := json.Marshal(r)
 	if err != nil {
 		j.log.Error("encode session", "session", r.ID, "err", err)
 		return
 	}
-	j.add(change{id: r.ID, record: v, screen: sc.marshal()})
+	j.add(change{id: r.ID, record: v, screen: sc})
 }
 
 // putQueue queues a session's prompt queue.
@@ -160,7 +161,7 @@ func (c change) apply(records, screens, queues *bolt.Bucket) error {
 		if err := records.Delete(key); err != nil {
 			return fmt.Errorf("delete record: %w", err)
 		}
-		if err := screens.Delete(key); err != nil {
+		if err := deleteScreen(screens, key); err != nil {
 			return fmt.Errorf("delete screen: %w", err)
 		}
 		if err := queues.Delete(key); err != nil {
@@ -179,7 +180,7 @@ func (c change) apply(records, screens, queues *bolt.Bucket) error {
 		}
 	}
 	if c.screen != nil {
-		if err := screens.Put(key, c.screen); err != nil {
+		if err := putScreen(screens, key, c.screen); err != nil {
 			return fmt.Errorf("put screen: %w", err)
 		}
 	}

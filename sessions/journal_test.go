@@ -125,7 +125,7 @@ func TestJournalKeepsOneScreenPerSessionQueued(t *testing.T) {
 
 	const id = "00000000-0000-4000-8000-000000000001"
 	for i := range 100 {
-		j.putSnapshot(record{ID: id, Name: fmt.Sprintf("save %d", i)}, screen{start: uint64(i), data: bytes.Repeat([]byte{'x'}, 64<<10)})
+		j.putSnapshot(record{ID: id, Name: fmt.Sprintf("save %d", i)}, screen{start: uint64(i), data: bytes.Repeat([]byte{'x'}, 64<<10)}.marshal())
 	}
 	j.putRecord(record{ID: "00000000-0000-4000-8000-000000000002", Name: "other"})
 	j.remove("00000000-0000-4000-8000-000000000002")

@@ -129,9 +129,9 @@ func (m *Manager) saveScreen(s *Session) {
 	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
 		return
 	}
-	sc := s.ring.snapshot()
+	sc, end := s.ring.snapshot()
 	m.journal.putSnapshot(recordOf(s.infoLocked()), sc)
-	m.savedEnd[s.id] = sc.start + uint64(len(sc.data))
+	m.savedEnd[s.id] = end
 }
 
 // Close saves every changed screen, stops the periodic saving and returns

@@ -408,19 +408,26 @@ func (r *ring) replayStartLocked() (uint64, vtState) {
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 
-// snapshot returns what a replay would show: the output from the replay
-// start with the modes in force there, read in one go.
-func (r *ring) snapshot() screen {
+// snapshot returns what a replay would show, the output from the replay
+// start with the modes in force there, read in one go and encoded as it
+// is stored (screen.marshal), and the stream offset it ends at. The
+// output is read straight into the stored form: a busy session's save
+// copies a full ring every time, and a second copy would double the
+// garbage every save leaves.
+func (r *ring) snapshot() (enc []byte, end uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start, st := r.replayStartLocked()
 	prefix := st.modePrefix()
-	data := make([]byte, r.end-start)
-	if _, err := r.readAtLocked(data, start); err != nil {
+	n := int(r.end - start)
+	enc = appendScreenHead(make([]byte, 0, 12+len(prefix)+n), start, prefix)
+	head := len(enc)
+	enc = enc[:head+n]
+	if _, err := r.readAtLocked(enc[head:], start); err != nil {
 		// replayStartLocked returns a held offset: this cannot happen.
 		panic(fmt.Sprintf("ring snapshot: %v", err))
 	}
-	return screen{start: start, prefix: prefix, data: data}
+	return enc, r.end
 }
 
 // restore makes an empty ring hold a saved screen: the stream continues at

@@ -16,8 +16,16 @@ import (
 // Bucket names.
 var (
 	bucketSessions = []byte("sessions") // id -> JSON record
-	bucketScreens  = []byte("screens")  // id -> binary screen snapshot
-	bucketQueues   = []byte("prompts")  // id -> JSON prompt queue
+	// id -> a bucket holding the binary screen snapshot under screenKey.
+	// A bucket each, because bbolt rewrites a leaf page whole: screens as
+	// values side by side in one leaf made every save copy (and read back
+	// through the memory map) every session's megabyte, not just the one
+	// that changed. Files written before keep id -> snapshot values, read
+	// as ever and replaced by a bucket at the session's next save.
+	bucketScreens = []byte("screens")
+	bucketQueues  = []byte("prompts") // id -> JSON prompt queue
+
+	screenKey = []byte("screen")
 )
 
 // Errors opening a store, each naming the file in its message.
@@ -117,11 +125,15 @@ type screen struct {
 
 // Screen encoding: start (8 bytes), prefix length (4), prefix, data.
 func (sc screen) marshal() []byte {
-	b := make([]byte, 12, 12+len(sc.prefix)+len(sc.data))
-	binary.BigEndian.PutUint64(b, sc.start)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(sc.prefix)))
-	b = append(b, sc.prefix...)
+	b := appendScreenHead(make([]byte, 0, 12+len(sc.prefix)+len(sc.data)), sc.start, sc.prefix)
 	return append(b, sc.data...)
+}
+
+// appendScreenHead appends the encoding of a screen up to its data.
+func appendScreenHead(b []byte, start uint64, prefix []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, start)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(prefix)))
+	return append(b, prefix...)
 }
 
 func unmarshalScreen(b []byte) (screen, error) {
@@ -138,6 +150,38 @@ func unmarshalScreen(b []byte) (screen, error) {
 		prefix: append([]byte(nil), b[12:12+n]...),
 		data:   append([]byte(nil), b[12+n:]...),
 	}, nil
+}
+
+// getScreen returns a session's stored screen, or nil.
+func getScreen(screens *bolt.Bucket, id []byte) []byte {
+	if b := screens.Bucket(id); b != nil {
+		return b.Get(screenKey)
+	}
+	return screens.Get(id) // an older file's
+}
+
+// putScreen stores a session's screen in its bucket, replacing what an
+// older file kept in its place.
+func putScreen(screens *bolt.Bucket, id, sc []byte) error {
+	b := screens.Bucket(id)
+	if b == nil {
+		if err := screens.Delete(id); err != nil {
+			return err
+		}
+		var err error
+		if b, err = screens.CreateBucket(id); err != nil {
+			return err
+		}
+	}
+	return b.Put(screenKey, sc)
+}
+
+// deleteScreen forgets a session's stored screen, in either form.
+func deleteScreen(screens *bolt.Bucket, id []byte) error {
+	if screens.Bucket(id) != nil {
+		return screens.DeleteBucket(id)
+	}
+	return screens.Delete(id)
 }
 
 func (s *Store) update(fn func(*bolt.Tx) error) error {
@@ -172,7 +216,7 @@ func (s *Store) load() (out []saved, skipped []error, err error) {
 				return nil
 			}
 			sv := saved{record: r}
-			if b := screens.Get(k); b != nil {
+			if b := getScreen(screens, k); b != nil {
 				sc, err := unmarshalScreen(b)
 				if err != nil {
 					skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))

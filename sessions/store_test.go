@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -209,7 +210,8 @@ func TestDestroyedSessionsStayGone(t *testing.T) {
 		t.Fatalf("store holds %d sessions (%v, %v), want only the kept one", len(saved), skipped, err)
 	}
 	if err := st.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketScreens).Get([]byte(gone.ID())) != nil {
+		screens := tx.Bucket(bucketScreens)
+		if getScreen(screens, []byte(gone.ID())) != nil || screens.Bucket([]byte(gone.ID())) != nil {
 			return errors.New("the destroyed session's screen is still stored")
 		}
 		return nil
@@ -351,7 +353,7 @@ func BenchmarkRestart(b *testing.B) {
 	for i := range 4 {
 		r := record{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), Name: "s", Profile: Profile{Name: "shell", Start: []string{"sh"}},
 			Command: []string{"sh"}, Cwd: "/", CreatedAt: time.Now(), Cols: 80, Rows: 24}
-		j.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data})
+		j.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data}.marshal())
 	}
 	j.close()
 	if err := st.Close(); err != nil {
@@ -601,5 +603,95 @@ func TestRestartKeepsConversation(t *testing.T) {
 	}
 	if c := got.Info().Conversation; c != "0191e0a2-7c4e-7000-8000-00000000abcd" {
 		t.Errorf("conversation after a restart %q", c)
+	}
+}
+
+// A save writes the screen that changed, not every session's: bbolt
+// rewrites a leaf page whole, so screens kept side by side in one leaf
+// cost every save a copy of them all.
+func TestSavingOneScreenWritesOnlyIt(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	const size = 256 << 10
+	j := newJournal(st, slog.New(slog.DiscardHandler))
+	for i := range 4 {
+		id := fmt.Sprintf("s%d", i)
+		j.putSnapshot(record{ID: id}, screen{data: bytes.Repeat([]byte{'a' + byte(i)}, size)}.marshal())
+	}
+	j.sync()
+	before := st.db.Stats()
+	j.putSnapshot(record{ID: "s2"}, screen{start: 1, data: bytes.Repeat([]byte{'z'}, size)}.marshal())
+	j.close()
+	after := st.db.Stats()
+	if written := after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc(); written > size+size/2 {
+		t.Errorf("saving one %d KiB screen wrote %d KiB of pages; the other sessions' screens were rewritten", size>>10, written>>10)
+	}
+	saved, skipped, err := st.load()
+	if err != nil || len(skipped) != 0 || len(saved) != 4 {
+		t.Fatalf("load = %d saved, skipped %v, %v", len(saved), skipped, err)
+	}
+	for _, sv := range saved {
+		want := byte('a' + sv.record.ID[1] - '0')
+		if sv.record.ID == "s2" {
+			want = 'z'
+		}
+		if len(sv.screen.data) != size || sv.screen.data[0] != want || sv.screen.data[size-1] != want {
+			t.Errorf("session %s's screen came back as %d bytes of %q, want %d of %q", sv.record.ID, len(sv.screen.data), sv.screen.data[:1], size, want)
+		}
+	}
+}
+
+// A file written when screens were plain values (id -> snapshot) still
+// restores them, and a save or a removal replaces them.
+func TestScreensOfAnOlderFile(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	old := screen{start: 7, prefix: []byte("\x1b[?1049h"), data: []byte("old screen\r\n")}
+	if err := st.db.Update(func(tx *bolt.Tx) error {
+		for _, id := range []string{"kept", "gone"} {
+			v, err := json.Marshal(record{ID: id})
+			if err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketSessions).Put([]byte(id), v); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketScreens).Put([]byte(id), old.marshal()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	saved, skipped, err := st.load()
+	if err != nil || len(skipped) != 0 || len(saved) != 2 {
+		t.Fatalf("load = %d saved, skipped %v, %v", len(saved), skipped, err)
+	}
+	for _, sv := range saved {
+		if sv.screen.start != old.start || !bytes.Equal(sv.screen.prefix, old.prefix) || !bytes.Equal(sv.screen.data, old.data) {
+			t.Errorf("session %s's older screen read as %+v", sv.record.ID, sv.screen)
+		}
+	}
+
+	j := newJournal(st, slog.New(slog.DiscardHandler))
+	j.putSnapshot(record{ID: "kept"}, screen{start: 9, data: []byte("new screen\r\n")}.marshal())
+	j.remove("gone")
+	j.close()
+	if err := st.db.View(func(tx *bolt.Tx) error {
+		screens := tx.Bucket(bucketScreens)
+		if screens.Bucket([]byte("kept")) == nil {
+			return errors.New("the saved screen did not move into a bucket of its own")
+		}
+		if getScreen(screens, []byte("gone")) != nil {
+			return errors.New("the removed session's older screen is still stored")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	saved, skipped, err = st.load()
+	if err != nil || len(skipped) != 0 || len(saved) != 1 || string(saved[0].screen.data) != "new screen\r\n" || saved[0].screen.start != 9 {
+		t.Fatalf("after a save and a removal, load = %+v, skipped %v, %v", saved, skipped, err)
 	}
 }
