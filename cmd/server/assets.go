@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,33 +28,43 @@ var hashedName = regexp.MustCompile(`-[A-Z0-9]{8}\.[a-z0-9]+$`)
 // twin (made by the build) is sent compressed to clients that take gzip.
 type assets struct {
 	fsys fs.FS
-	// etags holds each file's strong validator, by name; computed once,
-	// since the files are embedded and never change.
-	etags map[string]string
+	// etags holds, by name, each file's strong validator: the hash of its
+	// bytes, computed the first time the file is served and kept, since
+	// the files are embedded and never change. Not at start: reading
+	// every file (source maps, the lazy chunks) would make all of the
+	// embedded UI resident in the server's memory for good, though a
+	// browser fetches a fraction of it, and most servers run for hours
+	// with no browser at all.
+	etags map[string]func() (string, error)
 }
 
 func newAssets(fsys fs.FS) (*assets, error) {
-	a := &assets{fsys: fsys, etags: make(map[string]string)}
+	a := &assets{fsys: fsys, etags: make(map[string]func() (string, error))}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		f, err := fsys.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		a.etags[name] = `"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12]) + `"`
+		a.etags[name] = sync.OnceValues(func() (string, error) { return hashFile(fsys, name) })
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("index the UI's files: %w", err)
 	}
 	return a, nil
+}
+
+// hashFile returns a strong validator for the file's bytes.
+func hashFile(fsys fs.FS, name string) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return `"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12]) + `"`, nil
 }
 
 // zeroTime leaves Last-Modified out: embedded files have no time, and the
@@ -67,8 +78,7 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "index.html"
 	}
-	etag, ok := a.etags[name]
-	if !ok || strings.HasSuffix(name, ".gz") {
+	if _, ok := a.etags[name]; !ok || strings.HasSuffix(name, ".gz") {
 		http.NotFound(w, r)
 		return
 	}
@@ -85,11 +95,16 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.etags[name+".gz"]; ok {
 		h.Add("Vary", "Accept-Encoding")
 		if acceptsGzip(r) {
+			// Another representation, with a validator of its own: the
+			// hash of the compressed bytes.
 			serve = name + ".gz"
 			h.Set("Content-Encoding", "gzip")
-			// Another representation, another validator.
-			etag = strings.TrimSuffix(etag, `"`) + `-gz"`
 		}
+	}
+	etag, err := a.etags[serve]()
+	if err != nil {
+		http.Error(w, "cannot read "+name, http.StatusInternalServerError)
+		return
 	}
 	h.Set("ETag", etag)
 	f, err := a.fsys.Open(serve)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -147,5 +150,69 @@ func TestSignInRedirect(t *testing.T) {
 		if ref, err := url.Parse(got); err != nil || base.ResolveReference(ref).Host != "host" {
 			t.Errorf("signInRedirect(%q) = %q leaves the host", in, got)
 		}
+	}
+}
+
+// openLog is a file system that records which files were opened.
+type openLog struct {
+	fs.FS
+	mu     sync.Mutex
+	opened []string
+}
+
+func (o *openLog) Open(name string) (fs.File, error) {
+	f, err := o.FS.Open(name)
+	if err == nil {
+		if st, serr := f.Stat(); serr == nil && !st.IsDir() {
+			o.mu.Lock()
+			o.opened = append(o.opened, name)
+			o.mu.Unlock()
+		}
+	}
+	return f, err
+}
+
+func (o *openLog) take() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	got := o.opened
+	o.opened = nil
+	return got
+}
+
+// The embedded UI is read only as far as browsers ask for it: indexing it
+// reads no file, and a gzip client's request reads the compressed twin
+// alone. Reading it all at start kept all of it (source maps included)
+// resident in the server's memory.
+func TestAssetsReadOnlyWhatIsServed(t *testing.T) {
+	const js = "console.log('agentmux');"
+	files := &openLog{FS: fstest.MapFS{
+		"index.html":            {Data: []byte("<p>")},
+		"app-ABCD1234.js":       {Data: []byte(js)},
+		"app-ABCD1234.js.gz":    {Data: gz(t, js)},
+		"app-ABCD1234.js.map":   {Data: bytes.Repeat([]byte("m"), 1<<20)},
+		"chunks/x-EFGH5678.js":  {Data: []byte("x")},
+		"chunks/x-EFGH5678.map": {Data: []byte("{}")},
+	}}
+	a, err := newAssets(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := files.take(); len(got) != 0 {
+		t.Fatalf("indexing the UI read %v; it should read nothing before a browser asks", got)
+	}
+	for range 2 {
+		req := httptest.NewRequest(http.MethodGet, "/app-ABCD1234.js", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || w.Header().Get("Content-Encoding") != "gzip" || w.Header().Get("ETag") == "" {
+			t.Fatalf("GET with gzip = %d %v", w.Code, w.Header())
+		}
+	}
+	// The first request hashes the file and serves it, the second only
+	// serves it: the hash is kept.
+	if got, want := files.take(), []string{"app-ABCD1234.js.gz", "app-ABCD1234.js.gz", "app-ABCD1234.js.gz"}; !slices.Equal(got, want) {
+		t.Errorf("serving the script twice with gzip opened %v, want %v", got, want)
 	}
 }
