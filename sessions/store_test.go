@@ -309,7 +309,12 @@ func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
 		if err := tx.Bucket(bucketSessions).Put([]byte("bad"), []byte("{not json")); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketScreens).Put([]byte(good.ID()), []byte{1, 2})
+		// A damaged screen, as an older file keeps it: a plain value.
+		screens := tx.Bucket(bucketScreens)
+		if err := deleteScreen(screens, []byte(good.ID())); err != nil {
+			return err
+		}
+		return screens.Put([]byte(good.ID()), []byte{1, 2})
 	}); err != nil {
 		t.Fatal(err)
 	}
