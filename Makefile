@@ -52,9 +52,11 @@ bench:
 
 # The protocol-level benchmark (cmd/agentmux-bench, not part of `make
 # test`): a freshly built server, driven over HTTP and its WebSocket from
-# another process; the raw figures go to bin/bench.json.
+# another process; the raw figures go to bin/bench.json. The server is
+# built as the image builds it (static, stripped): its memory figures are
+# the shipped binary's, without a C library mapped in beside it.
 bench-tool:
-	$(GO) build -o bin/agentmux-bench-server ./cmd/server
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/agentmux-bench-server ./cmd/server
 	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json
 
 # The Kubernetes manifests in deploy/kubernetes (docs/kubernetes.md),

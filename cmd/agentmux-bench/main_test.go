@@ -226,7 +226,8 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("RSS %+v", m)
 		}
 		for _, step := range []string{"full", "withClients", "afterFloods"} {
-			if st, ok := m.Steps[step]; !ok || st.MiB <= 0 || st.AnonMiB <= 0 || st.FileMiB <= 0 || st.SettleSeconds < 0.3 {
+			if st, ok := m.Steps[step]; !ok || st.MiB <= 0 || st.AnonMiB <= 0 || st.FileMiB <= 0 || st.SettleSeconds < 0.3 ||
+				st.Where.Anon == 0 || st.Where.Code == 0 || st.Where.Data == 0 {
 				t.Errorf("RSS step %s: %+v", step, st)
 			}
 		}

@@ -180,9 +180,10 @@ func (r *report) rows() [][2]string {
 			moving = ", but " + strings.Join(unsettled, ", ")
 		}
 		after := m.Steps["afterFloods"]
+		w := after.Where
 		add(fmt.Sprintf("the same after each session printed %s more to them", formatBytes(m.FloodBytes)),
-			"%.1f MiB (anonymous %.1f, files %.1f; target under %g MiB: %s); peak %.1f MiB; floods took %.1f s, clients lost %s (%d resyncs); read once still for %g s, after %.1f / %.1f / %.1f s%s",
-			m.AfterFloodsMiB, after.AnonMiB, after.FileMiB, m.TargetMiB, target, m.PeakMiB, m.FloodSeconds, formatBytes(int64(m.FloodLostBytes)), m.FloodResyncs,
+			"%.1f MiB (target under %g MiB: %s): Go heap, stacks and runtime %.1f, the binary's code %.1f and data %.1f, the database's map %.1f, other files %.1f; peak %.1f MiB; floods took %.1f s, clients lost %s (%d resyncs); read once still for %g s, after %.1f / %.1f / %.1f s%s",
+			m.AfterFloodsMiB, m.TargetMiB, target, mib(w.Anon), mib(w.Code), mib(w.Data), mib(w.Database), mib(w.Other), m.PeakMiB, m.FloodSeconds, formatBytes(int64(m.FloodLostBytes)), m.FloodResyncs,
 			m.SettleWindowSeconds, m.Steps["full"].SettleSeconds, m.Steps["withClients"].SettleSeconds, after.SettleSeconds, moving)
 	}
 	if s := r.Restart; s != nil {

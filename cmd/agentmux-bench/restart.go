@@ -123,7 +123,7 @@ func measureRestart(ctx context.Context, e *benchEnv, o serverOptions) (*restart
 		return nil, errors.New("the client's connection outlived the server")
 	}
 	r.ClientToldShutdown, r.ClientCloseCode = told, closeCode
-	if fi, err := os.Stat(filepath.Join(o.DataDir, "agentmux.db")); err == nil {
+	if fi, err := os.Stat(filepath.Join(o.DataDir, databaseFile)); err == nil {
 		r.DatabaseBytes = fi.Size()
 	}
 

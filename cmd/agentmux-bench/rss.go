@@ -59,6 +59,8 @@ type rssStep struct {
 	// then the last sample's.
 	SettleSeconds float64 `json:"settleSeconds"`
 	Settled       bool    `json:"settled"`
+	// Where says what the resident bytes are, read right after.
+	Where memWhere `json:"where"`
 }
 
 // rssResult is the server's resident memory, in MiB (2^20 bytes), as its
@@ -130,7 +132,11 @@ func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, e
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", step, err)
 		}
-		r.Steps[step] = rssStep{MiB: mib(m.RSS), AnonMiB: mib(m.Anon), FileMiB: mib(m.File), SettleSeconds: took.Seconds(), Settled: settled}
+		where, err := processMemWhere(e.serverPID)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", step, err)
+		}
+		r.Steps[step] = rssStep{MiB: mib(m.RSS), AnonMiB: mib(m.Anon), FileMiB: mib(m.File), SettleSeconds: took.Seconds(), Settled: settled, Where: where}
 		state := "held still"
 		if !settled {
 			state = "still moving"

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -277,4 +278,79 @@ func listenerPID(ctx context.Context, base string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("find the server's process: no process of ours listens on port %d (another user's, or another machine's? pass --pid)", port)
+}
+
+// memWhere is where a process's resident memory lies, in bytes, by what
+// is mapped: what the RSS total alone cannot say.
+type memWhere struct {
+	// Anon is anonymous memory: for a Go program, its heap, goroutine
+	// stacks and the runtime's own structures.
+	Anon uint64 `json:"anon"`
+	// Code is the executable's machine code; Data the rest of it that was
+	// read (read-only data: tables, strings, the embedded UI).
+	Code uint64 `json:"code"`
+	Data uint64 `json:"data"`
+	// Database is what of the session database's memory map was read.
+	Database uint64 `json:"database"`
+	// Other is every other file mapped (shared libraries, the loader).
+	Other uint64 `json:"other"`
+}
+
+// databaseFile is the name of the server's session database in its data
+// directory.
+const databaseFile = "agentmux.db"
+
+// processMemWhere reads /proc/<pid>/smaps and adds up each mapping's Rss
+// by what it maps.
+func processMemWhere(pid int) (memWhere, error) {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return memWhere{}, fmt.Errorf("read memory map of process %d: %w", pid, err)
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return memWhere{}, fmt.Errorf("read memory map of process %d: %w", pid, err)
+	}
+	defer f.Close()
+	var (
+		w    memWhere
+		into *uint64
+	)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "Rss:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil || into == nil {
+				return memWhere{}, fmt.Errorf("read memory map of process %d: bad line %q", pid, line)
+			}
+			*into += kb << 10
+			continue
+		}
+		// A mapping's first line: address perms offset device inode [path].
+		fields := strings.Fields(line)
+		if len(fields) < 5 || !strings.Contains(fields[0], "-") || strings.HasSuffix(fields[0], ":") {
+			continue
+		}
+		path := ""
+		if len(fields) > 5 {
+			path = strings.Join(fields[5:], " ")
+		}
+		switch {
+		case path == "" || strings.HasPrefix(path, "["):
+			into = &w.Anon
+		case path == exe && strings.Contains(fields[1], "x"):
+			into = &w.Code
+		case path == exe:
+			into = &w.Data
+		case filepath.Base(path) == databaseFile:
+			into = &w.Database
+		default:
+			into = &w.Other
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return memWhere{}, fmt.Errorf("read memory map of process %d: %w", pid, err)
+	}
+	return w, nil
 }
