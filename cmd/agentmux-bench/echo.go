@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // echoWarmup keys are typed and not counted before the measured ones: the
@@ -34,10 +38,13 @@ type echoStats struct {
 
 // echoResult is the round trip of keys typed back to back (Tight: the
 // next key leaves as soon as the echo of the last arrives) and of keys
-// typed with pauses between them (Typed).
+// typed with pauses between them (Typed), and, for the floor this machine
+// sets, the same typed keys straight into a PTY of this process's own
+// running the same program (BareTyped).
 type echoResult struct {
-	Tight echoStats `json:"tight"`
-	Typed echoStats `json:"typed"`
+	Tight     echoStats `json:"tight"`
+	Typed     echoStats `json:"typed"`
+	BareTyped echoStats `json:"bareTyped"`
 	// TypedPauseMinMs and TypedPauseMaxMs bound the uniform pause before
 	// each typed key.
 	TypedPauseMinMs float64 `json:"typedPauseMinMs"`
@@ -69,16 +76,81 @@ func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoRe
 		TypedPauseMinMs: ms(typedPauseMin), TypedPauseMaxMs: ms(typedPauseMax),
 	}
 	e.logf("echo, %d keys back to back: p50 %s, p99 %s; now %d typed keys", keys, micros(res.Tight.P50Micros), micros(res.Tight.P99Micros), typedKeys)
-	rng := rand.New(rand.NewPCG(typedSeed, typedSeed))
-	pause := func() time.Duration {
-		return typedPauseMin + time.Duration(rng.Int64N(int64(typedPauseMax-typedPauseMin)+1))
-	}
-	typed, err := typeKeys(ctx, r.c, r.ID, typedKeys, pause)
+	typed, err := typeKeys(ctx, r.c, r.ID, typedKeys, typingPauses())
 	if err != nil {
 		return nil, fmt.Errorf("typed keys: %w", err)
 	}
 	res.Typed = echoSummary(typed)
+	bare, err := typeBare(ctx, typedKeys, typingPauses())
+	if err != nil {
+		return nil, fmt.Errorf("typed keys into a bare PTY: %w", err)
+	}
+	res.BareTyped = echoSummary(bare)
 	return res, nil
+}
+
+// typingPauses returns the pauses before typed keys, the same sequence on
+// every call: the bare PTY and the server are typed at to one rhythm.
+func typingPauses() func() time.Duration {
+	rng := rand.New(rand.NewPCG(typedSeed, typedSeed))
+	return func() time.Duration {
+		return typedPauseMin + time.Duration(rng.Int64N(int64(typedPauseMax-typedPauseMin)+1))
+	}
+}
+
+// typeBare types n keys into echoCommand in a PTY of its own, each after
+// a pause, and returns each key's round trip from the write to reading its
+// echo: what the kernel and the machine's wake-ups cost before any server
+// adds to them.
+func typeBare(ctx context.Context, n int, pause func() time.Duration) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	cmd := exec.Command(echoCommand[0], echoCommand[1:]...)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		return nil, fmt.Errorf("start %s in a PTY: %w", echoCommand[0], err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = tty.Close()
+		_ = cmd.Wait()
+	}()
+	// A PTY read does not end on Close: killing the program ends it.
+	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	defer stop()
+
+	buf := make([]byte, 4<<10)
+	var head []byte
+	for !bytes.Contains(head, []byte(readyLine)) {
+		k, err := tty.Read(buf)
+		if err != nil {
+			return nil, fmt.Errorf("wait for the ready line: %w", ptyErr(ctx, err))
+		}
+		head = append(head, buf[:k]...)
+	}
+	rtts := make([]time.Duration, 0, n)
+	letters := []byte("ab")
+	for i := range n {
+		if err := sleepCtx(ctx, pause()); err != nil {
+			return nil, err
+		}
+		key := letters[i%2]
+		start := time.Now()
+		if _, err := tty.Write([]byte{key}); err != nil {
+			return nil, fmt.Errorf("type key %d: %w", i+1, ptyErr(ctx, err))
+		}
+		for {
+			k, err := tty.Read(buf)
+			if err != nil {
+				return nil, fmt.Errorf("wait for the echo of key %d: %w", i+1, ptyErr(ctx, err))
+			}
+			if k > 0 && buf[k-1] == key {
+				break
+			}
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	return rtts, nil
 }
 
 // typeKeys types n keys into the echo session, each once the echo of the

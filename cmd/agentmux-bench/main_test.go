@@ -168,7 +168,7 @@ func TestQuickRun(t *testing.T) {
 			name string
 			s    echoStats
 			keys int
-		}{{"back to back", e.Tight, 100}, {"typed", e.Typed, 20}} {
+		}{{"back to back", e.Tight, 100}, {"typed", e.Typed, 20}, {"typed into a bare PTY", e.BareTyped, 20}} {
 			if v.s.Keys != v.keys || v.s.P50Micros <= 0 || v.s.P99Micros < v.s.P50Micros || v.s.MaxMicros < v.s.P99Micros {
 				t.Errorf("echo %s %+v, want %d keys", v.name, v.s, v.keys)
 			}

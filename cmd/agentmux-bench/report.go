@@ -134,6 +134,10 @@ func (r *report) rows() [][2]string {
 	if e := r.Echo; e != nil {
 		add(fmt.Sprintf("keystroke echo round trip, %d keys back to back", e.Tight.Keys), "%s", echoLine(e.Tight))
 		add(fmt.Sprintf("the same, %d keys typed %g-%g ms apart", e.Typed.Keys, e.TypedPauseMinMs, e.TypedPauseMaxMs), "%s", echoLine(e.Typed))
+		if b := e.BareTyped; b.Keys > 0 {
+			add("the same typing straight into a PTY here (the floor)", "%s; the server's p50 is %.1f times it, p99 %.1f times",
+				echoLine(b), e.Typed.P50Micros/b.P50Micros, e.Typed.P99Micros/b.P99Micros)
+		}
 	}
 	for _, f := range r.Flood {
 		add(fmt.Sprintf("flood %s (%s), %.3g s", f.Name, f.What, f.DurationSeconds), "%.0f frames/s of %s avg, %.1f MB/s delivered, %d resyncs, %s lost",

@@ -26,6 +26,7 @@ func TestReportTable(t *testing.T) {
 		Echo: &echoResult{
 			Tight:           echoStats{Keys: 2000, P50Micros: 100, P99Micros: 180, MeanMicros: 105, MaxMicros: 900},
 			Typed:           echoStats{Keys: 600, P50Micros: 450, P99Micros: 1500, MeanMicros: 470, MaxMicros: 2100},
+			BareTyped:       echoStats{Keys: 600, P50Micros: 180, P99Micros: 500, MeanMicros: 200, MaxMicros: 900},
 			TypedPauseMinMs: 10, TypedPauseMaxMs: 50,
 		},
 		Fanout: &fanoutResult{
@@ -74,6 +75,7 @@ func TestReportTable(t *testing.T) {
 		"the same, client not acknowledging":                                           {"ratio 0.66", "lost per run 0 B, 700 KiB (0.53 %, 1 resyncs)"},
 		"keystroke echo round trip, 2000 keys back to back":                            {"p50 100 µs, p99 180 µs"},
 		"the same, 600 keys typed 10-50 ms apart":                                      {"p50 450 µs, p99 1.50 ms (mean 470 µs, max 2.10 ms)"},
+		"the same typing straight into a PTY here (the floor)":                         {"p50 180 µs, p99 500 µs", "the server's p50 is 2.5 times it, p99 3.0 times"},
 		"fan-out: 32 MiB at 4 MB/s to 20 clients not acknowledging":                    {"20/20 got everything", "each lost 0 B (0 resyncs)"},
 		"the same plus one client that stops reading":                                  {"ratio to without: min 0.75, median 1.00)", "19/20", "lost per client min 0 B / median 0 B / max 1 MiB (1 resyncs)", "stalled client resynced (1 resyncs, 30 MiB lost)"},
 		"fan-out: 32 MiB at 4 MB/s to 20 clients acknowledging every frame":            {"20/20 got everything"},
