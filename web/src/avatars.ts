@@ -9,10 +9,16 @@ export type AvatarSize = 'sm' | 'md' | 'lg';
 const COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
 const FALLBACK_COLOR = '#8796ab';
 
-const segmenter = typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+let segmenter: Intl.Segmenter | null | undefined;
 
 /** The first character as the eye sees it (an emoji with its modifiers is one). */
 function firstGrapheme(s: string): string {
+  // A printable ASCII character followed by ASCII (or by nothing) is a
+  // grapheme of its own. Most names are ASCII, and the segmenter's first
+  // use loads its data: some 20 ms, on a reload's way to its first screen.
+  const c = s.charCodeAt(0);
+  if (c >= 0x20 && c < 0x7f && !(s.charCodeAt(1) >= 0x80)) return s.slice(0, 1);
+  segmenter ??= typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
   if (segmenter) {
     for (const { segment } of segmenter.segment(s)) return segment;
     return '';

@@ -283,25 +283,33 @@ async function loadWorkflow(): Promise<void> {
 }
 
 /**
- * Session events that arrive while GET /api/sessions is in flight are
+ * Session events that arrive while a GET /api/sessions is in flight are
  * logged and applied again on top of its (older) answer, so a session
- * created or ended meanwhile is neither lost nor resurrected.
+ * created or ended meanwhile is neither lost nor resurrected. Each request
+ * in flight keeps its own log, by request number.
  */
-let sessionEventLog: ServerMessage[] | null = null;
+const sessionEventLogs = new Map<number, ServerMessage[]>();
 let sessionsRequest = 0;
+/** The newest request whose answer is in the store. */
+let sessionsApplied = 0;
 
 async function refreshSessions(): Promise<void> {
   const req = ++sessionsRequest;
-  sessionEventLog ??= [];
+  sessionEventLogs.set(req, []);
   try {
     const list = await api.sessions();
-    if (req !== sessionsRequest) return; // a newer request is on its way
-    const log = sessionEventLog ?? [];
-    sessionEventLog = null;
+    // An answer older than one applied already is stale. One older than a
+    // request still in flight is not: the first connection asks again the
+    // moment it opens, and the page's first answer, applied now, shows the
+    // screen a round trip sooner; the newer one follows.
+    if (req <= sessionsApplied) return;
+    sessionsApplied = req;
+    const log = sessionEventLogs.get(req) ?? [];
+    for (const r of sessionEventLogs.keys()) if (r <= req) sessionEventLogs.delete(r);
     store.replaceAll(list);
     for (const m of log) applySessionEvent(m);
   } catch (err) {
-    if (req === sessionsRequest) sessionEventLog = null;
+    sessionEventLogs.delete(req);
     if ((err as { status?: number }).status === 401) {
       toast('Not authorized: open agentmux once with ?token=<token> to sign in.', 'error');
     }
@@ -329,7 +337,7 @@ function onMessage(m: ServerMessage): void {
     case 'session.needsInput':
     case 'session.warning': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
-      sessionEventLog?.push(m);
+      for (const log of sessionEventLogs.values()) log.push(m);
       applySessionEvent(m);
       if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason);
       if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason);

@@ -25,6 +25,11 @@ import type { ClientMessage, SessionAttachedMessage, TerminalOutputMessage } fro
  */
 export const FLOOD_LIMIT = 4 * 1024 * 1024;
 
+/**
+ * The most characters handed to xterm.js in one write (see Feed.write):
+ * a few milliseconds of parsing.
+ */
+const WRITE_PIECE = 16 * 1024;
 /** Lines of scrollback each terminal keeps. */
 const SCROLLBACK_LINES = 10_000;
 /**
@@ -100,6 +105,14 @@ function webglAvailable(): boolean {
     }
   }
   return webglSupport;
+}
+
+/** Resolves once the page is idle, or after a second of being busy (a flood). */
+function whenIdle(): Promise<void> {
+  return new Promise((resolve) => {
+    if ('requestIdleCallback' in window) window.requestIdleCallback(() => resolve(), { timeout: 1_000 });
+    else setTimeout(resolve, 200);
+  });
 }
 
 function clampSize(n: number): number {
@@ -198,7 +211,16 @@ class Feed {
     // Empty writes run their callbacks in order with the data around
     // them: the flag is set exactly while xterm parses this frame.
     if (replayed) this.term.write('', () => (this.replaying = true));
-    this.term.write(data, () => {
+    // In pieces: xterm.js parses each write whole, and yields to the page
+    // only between writes (once its time slice is used up). A flood's
+    // frames of up to 256 KiB were long tasks of a few hundred
+    // milliseconds each on a slow machine, which held back the first
+    // screen after a reload, and every key and scroll. A piece may end
+    // inside an escape sequence or a surrogate pair: xterm carries both
+    // over to the next write.
+    let at = 0;
+    for (; n - at > WRITE_PIECE; at += WRITE_PIECE) this.term.write(data.slice(at, at + WRITE_PIECE));
+    this.term.write(at === 0 ? data : data.slice(at), () => {
       this.pending -= n;
       parsed();
     });
@@ -229,7 +251,8 @@ interface Fill {
 export class TerminalView {
   readonly host: HTMLDivElement;
   private feed: Feed;
-  private fit!: FitAddon;
+  /** Null until the terminal is opened in the page. */
+  private fit: FitAddon | null = null;
   private searchAddon!: SearchAddon;
   private readonly observer: ResizeObserver;
   private webgl: WebglAddon | null = null;
@@ -258,15 +281,22 @@ export class TerminalView {
   private ackedSeq: number | null = null;
   private ackTimer: number | undefined;
 
+  /**
+   * With attachNow (the connection is open), the attach goes before the
+   * terminal is built in the page: the server's replay is on its way while
+   * xterm.js measures and lays out, which takes a while on a reload.
+   */
   constructor(
     readonly sessionId: string,
     parent: HTMLElement,
     size: { cols: number; rows: number },
     private readonly deps: TerminalViewDeps,
+    attachNow: boolean,
   ) {
     this.host = h('div', { class: 'term-host', 'data-session-id': sessionId });
     parent.append(this.host);
     this.feed = new Feed(newTerminal(size));
+    if (attachNow) this.attach();
     this.open();
     this.observer = new ResizeObserver(() => this.scheduleFit());
     this.observer.observe(this.host);
@@ -312,22 +342,25 @@ export class TerminalView {
    */
   private loadWebgl(): void {
     const term = this.feed.term;
-    // After the first paint: probing WebGL creates a context, which is
-    // not free either.
-    void import('@xterm/addon-webgl').then(({ WebglAddon }) => {
-      if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
-      const addon = new WebglAddon();
-      try {
-        addon.onContextLoss(() => {
-          addon.dispose();
-          if (this.webgl === addon) this.webgl = null;
-        });
-        term.loadAddon(addon);
-        this.webgl = addon;
-      } catch {
-        this.webgl = null;
-      }
-    });
+    // Once the page is idle: probing WebGL creates a context (some 15 ms
+    // with a software rasterizer), and the chunk, cached, would come at
+    // once, right on a reload's way to its first screen.
+    void whenIdle()
+      .then(() => import('@xterm/addon-webgl'))
+      .then(({ WebglAddon }) => {
+        if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
+        const addon = new WebglAddon();
+        try {
+          addon.onContextLoss(() => {
+            addon.dispose();
+            if (this.webgl === addon) this.webgl = null;
+          });
+          term.loadAddon(addon);
+          this.webgl = addon;
+        } catch {
+          this.webgl = null;
+        }
+      });
   }
 
   /**
@@ -509,7 +542,7 @@ export class TerminalView {
 
   /** Fits the terminal to its pane and tells the server a new size. */
   fitAndReport(): void {
-    if (this.disposed) return;
+    if (this.disposed || !this.fit) return;
     if (this.host.clientWidth > 0 && this.host.clientHeight > 0) {
       try {
         this.fit.fit();

@@ -135,9 +135,8 @@ export class TerminalPane {
         onSearchResults: (sid, index, count) => {
           if (sid === this.deps.store.activeId) this.showCount(index, count);
         },
-      });
+      }, this.deps.ws.isOpen);
       this.views.set(entry.session.id, view);
-      if (this.deps.ws.isOpen) view.attach();
     }
     const visible = document.visibilityState === 'visible';
     for (const [vid, v] of this.views) {
