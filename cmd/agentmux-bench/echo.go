@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"time"
-
-	"github.com/creack/pty"
 )
 
 // echoWarmup keys are typed and not counted before the measured ones: the
@@ -105,29 +101,12 @@ func typingPauses() func() time.Duration {
 func typeBare(ctx context.Context, n int, pause func() time.Duration) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	cmd := exec.Command(echoCommand[0], echoCommand[1:]...)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	tty, end, err := startBare(ctx, echoCommand)
 	if err != nil {
-		return nil, fmt.Errorf("start %s in a PTY: %w", echoCommand[0], err)
+		return nil, err
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = tty.Close()
-		_ = cmd.Wait()
-	}()
-	// A PTY read does not end on Close: killing the program ends it.
-	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
-	defer stop()
-
+	defer end()
 	buf := make([]byte, 4<<10)
-	var head []byte
-	for !bytes.Contains(head, []byte(readyLine)) {
-		k, err := tty.Read(buf)
-		if err != nil {
-			return nil, fmt.Errorf("wait for the ready line: %w", ptyErr(ctx, err))
-		}
-		head = append(head, buf[:k]...)
-	}
 	rtts := make([]time.Duration, 0, n)
 	letters := []byte("ab")
 	for i := range n {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -210,31 +211,12 @@ func summarize(runs []throughputRun, size int64, bareMedian float64, of func(*th
 func bareCat(ctx context.Context, path string, size int64) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	argv := catCommand(path)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	tty, end, err := startBare(ctx, catCommand(path))
 	if err != nil {
-		return 0, fmt.Errorf("start cat in a PTY: %w", err)
+		return 0, err
 	}
-	defer func() {
-		_ = cmd.Process.Kill() // a no-op once cat has ended, as it has unless we failed
-		_ = tty.Close()
-		_ = cmd.Wait()
-	}()
-	// A PTY read does not end on Close (creack/pty reads block): it ends
-	// when the program, the terminal's last holder, is gone.
-	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
-	defer stop()
-
+	defer end()
 	buf := make([]byte, 32<<10)
-	var head []byte
-	for !bytes.Contains(head, []byte(readyLine)) {
-		n, err := tty.Read(buf)
-		if err != nil {
-			return 0, fmt.Errorf("wait for the ready line: %w", ptyErr(ctx, err))
-		}
-		head = append(head, buf[:n]...)
-	}
 	start := time.Now()
 	if _, err := tty.Write([]byte("\n")); err != nil {
 		return 0, fmt.Errorf("start cat: %w", err)
@@ -255,6 +237,39 @@ func bareCat(ctx context.Context, path string, size int64) (time.Duration, error
 		return 0, fmt.Errorf("read %d bytes of cat, want %d", got, size)
 	}
 	return d, nil
+}
+
+// startBare starts argv, a workload that prints readyLine when it is
+// ready, in a PTY of this process's own, and returns the terminal once
+// that line has been read, and the function that ends the program and
+// closes the terminal. ctx ending kills the program, which ends a read in
+// progress.
+func startBare(ctx context.Context, argv []string) (*os.File, func(), error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s in a PTY: %w", argv[0], err)
+	}
+	// A PTY read does not end on Close (creack/pty reads block): it ends
+	// when the program, the terminal's last holder, is gone.
+	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	end := func() {
+		stop()
+		_ = cmd.Process.Kill() // a no-op once the program has ended
+		_ = tty.Close()
+		_ = cmd.Wait()
+	}
+	buf := make([]byte, 4<<10)
+	var head []byte
+	for !bytes.Contains(head, []byte(readyLine)) {
+		n, err := tty.Read(buf)
+		if err != nil {
+			end()
+			return nil, nil, fmt.Errorf("wait for the ready line: %w", ptyErr(ctx, err))
+		}
+		head = append(head, buf[:n]...)
+	}
+	return tty, end, nil
 }
 
 // ptyErr turns the EIO that ends a terminal into io.EOF, and an error
