@@ -3,10 +3,11 @@
 // view's (diff2html's, restyled; its lazy chunk loads it) into
 // app-<hash>.css, xterm-<hash>.css and changes-<hash>.css, plus the other
 // static files in public/ and index.html, rewritten to refer to the hashed
-// names. Every URL is relative to the page, so the UI also works under a
-// proxy's path (http://host/proxy/8080/). Text files get a gzip twin
-// (x.js.gz) when it is smaller; the server sends it to browsers that take
-// gzip, and caches the hashed files for good (cmd/server/assets.go).
+// names and to preload the chunks the bundle imports. Every URL is
+// relative to the page, so the UI also works under a proxy's path
+// (http://host/proxy/8080/). Text files get a gzip twin (x.js.gz) when it
+// is smaller; the server sends it to browsers that take gzip, and caches
+// the hashed files for good (cmd/server/assets.go).
 //
 //   node build.mjs                  the build the server embeds
 //   node build.mjs --sourcemap      with linked source maps (or AGENTMUX_SOURCEMAP=1)
@@ -100,7 +101,7 @@ function entryNamesOf(metafile) {
  * name. A reference from the root (/app.js) would miss the page under a
  * proxy's path: refused.
  */
-async function writeIndex(names) {
+async function writeIndex(names, preload) {
   let html = await readFile(join(here, 'public', 'index.html'), 'utf8');
   const absolute = html.match(/\s(?:href|src)="\/(?!\/)[^"]*"/g);
   if (absolute) {
@@ -111,7 +112,18 @@ async function writeIndex(names) {
     if (!ref.test(html)) throw new Error(`public/index.html does not load ./${plain}`);
     html = html.replace(ref, `$1./${names.get(plain)}"`);
   }
+  // The chunks the bundle imports are otherwise asked for only once it
+  // has been read: a round trip more before it runs.
+  const app = new RegExp(`<script type="module" src="\\./${names.get('app.js').replace('.', '\\.')}"></script>\n`);
+  if (!app.test(html)) throw new Error('public/index.html: the bundle\'s <script type="module"> not found');
+  html = html.replace(app, (tag) => tag + preload.map((f) => `<link rel="modulepreload" href="./${f}">\n`).join(''));
   await writeFile(join(dist, 'index.html'), html);
+}
+
+/** The files the bundle (app.js) imports statically, relative to dist/. */
+function staticImportsOf(metafile, names) {
+  const out = metafile.outputs[relative(here, join(dist, names.get('app.js')))];
+  return out.imports.filter((i) => i.kind === 'import-statement').map((i) => relative(dist, join(here, i.path)));
 }
 
 async function copyPublic() {
@@ -173,7 +185,7 @@ if (!watch) {
   const js = await esbuild.build(scripts(names));
   for (const [k, v] of entryNamesOf(js.metafile)) names.set(k, v);
   await copyPublic();
-  await writeIndex(names);
+  await writeIndex(names, staticImportsOf(js.metafile, names));
   await finish([css.metafile, js.metafile]);
 } else {
   // Two watching contexts; after either rebuilds, dist/ is brought up to
@@ -185,7 +197,8 @@ if (!watch) {
     if (!latest.css || !latest.js) return;
     try {
       await copyPublic();
-      await writeIndex(new Map([...entryNamesOf(latest.css), ...entryNamesOf(latest.js)]));
+      const names = new Map([...entryNamesOf(latest.css), ...entryNamesOf(latest.js)]);
+      await writeIndex(names, staticImportsOf(latest.js, names));
       await finish([latest.css, latest.js]);
     } catch (err) {
       console.error(`build: ${err.message}`);

@@ -52,6 +52,17 @@ let maxSessions = DEFAULT_MAX_SESSIONS;
 let workspaceWorkflow: Workflow | null = null;
 const sessionWorkflows = new Map<string, Workflow>();
 
+/**
+ * Session events that arrive while a GET /api/sessions is in flight are
+ * logged and applied again on top of its (older) answer, so a session
+ * created or ended meanwhile is neither lost nor resurrected. Each request
+ * in flight keeps its own log, by request number.
+ */
+const sessionEventLogs = new Map<number, ServerMessage[]>();
+let sessionsRequest = 0;
+/** The newest request whose answer is in the store. */
+let sessionsApplied = 0;
+
 const store = new SessionStore();
 const root = new WorkspaceRoot();
 /** Each session's latest session.diff. */
@@ -66,6 +77,11 @@ const ws = new WsClient({
   onOpen: () => void onConnected(),
   onChange: onConnectionChange,
 });
+// The connection and the session list, the two round trips a reload's
+// first screen waits for, start before the rest of the page is built:
+// their answers are handled once this module has run.
+ws.start();
+void refreshSessions();
 
 const canAct = () => ws.state === 'connected' && !shuttingDown;
 
@@ -281,17 +297,6 @@ async function loadWorkflow(): Promise<void> {
     // keep what is shown
   }
 }
-
-/**
- * Session events that arrive while a GET /api/sessions is in flight are
- * logged and applied again on top of its (older) answer, so a session
- * created or ended meanwhile is neither lost nor resurrected. Each request
- * in flight keeps its own log, by request number.
- */
-const sessionEventLogs = new Map<number, ServerMessage[]>();
-let sessionsRequest = 0;
-/** The newest request whose answer is in the store. */
-let sessionsApplied = 0;
 
 async function refreshSessions(): Promise<void> {
   const req = ++sessionsRequest;
@@ -523,7 +528,5 @@ byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('side
 
 onConnectionChange();
 void loadConfig();
-void refreshSessions();
 void loadWorkflow();
 statusBar.startPolling();
-ws.start();

@@ -73,6 +73,7 @@ export class WsClient {
     return this.socket?.readyState === WebSocket.OPEN && this._state === 'connected';
   }
 
+  /** Connects; every callback comes later, from a task of its own. */
   start(): void {
     this.connectNow();
   }
@@ -112,7 +113,9 @@ export class WsClient {
     try {
       socket = new WebSocket(this.opts.url);
     } catch {
-      this.onLost();
+      // Later, as a socket's own failure is reported: start() may come
+      // before the caller is ready for onChange.
+      this.retryTimer = window.setTimeout(() => this.onLost(), 0);
       return;
     }
     this.socket = socket;
