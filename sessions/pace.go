@@ -13,7 +13,10 @@ import (
 // overwrite output the fastest of them has not consumed. Only the fastest
 // counts, so a slower pacer still falls behind and is resynced; and one
 // that stops making progress for stallAfter while behind paces no more,
-// for good, so a stuck client can never hold the program.
+// for good, so a stuck client can never hold the program. A client that
+// goes away (a page reloading) keeps its hold as long as a stalled one
+// would, unless another client takes over sooner: the page that comes
+// back finds the output where it left it.
 
 // stallAfter is how long a pacer may go without consuming anything while
 // output waits for it before it stops pacing.
@@ -28,6 +31,7 @@ type Pacer struct {
 	progress time.Time // when ack last moved on, or when it was caught up
 	stalled  bool      // it stopped making progress: it paces no more
 	closed   bool
+	left     bool // its client went away; see Leave
 }
 
 // Pace makes the caller, a client reading the session's output from offset
@@ -40,6 +44,11 @@ func (r *ring) pace(at uint64) *Pacer {
 	p := &Pacer{r: r, ack: min(max(at, r.start()), r.end), progress: time.Now()}
 	if r.pacers == nil {
 		r.pacers = make(map[*Pacer]struct{})
+	}
+	for q := range r.pacers {
+		if q.left {
+			delete(r.pacers, q) // this client takes over from one that went
+		}
 	}
 	r.pacers[p] = struct{}{}
 	return p
@@ -64,6 +73,28 @@ func (p *Pacer) Stalled() bool {
 	p.r.mu.Lock()
 	defer p.r.mu.Unlock()
 	return p.stalled
+}
+
+// Leave ends the caller's use of the pacer when its client went away
+// without saying it stopped consuming: the connection closed, most often
+// because the page is reloading. The hold lasts until the pacer would
+// have stalled (stallAfter without progress, counted from now if it was
+// caught up), or until another client paces the program, whichever is
+// first: a page back within that time finds the output where it left it
+// instead of a ring further on, and a client that never comes back holds
+// the program no longer than a stalled one.
+func (p *Pacer) Leave() {
+	r := p.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed, p.left = true, true
+	if p.ack >= r.end {
+		p.progress = time.Now()
+	}
+	r.wakeWriterLocked()
 }
 
 // Close ends the pacer's hold.
@@ -91,7 +122,7 @@ func (r *ring) wakeWriterLocked() {
 // Pacers that have stalled are dropped on the way. mu must be held.
 func (r *ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Time) {
 	for p := range r.pacers {
-		if p.ack >= r.end {
+		if p.ack >= r.end && !p.left {
 			p.progress = now // caught up: nothing waits for it
 		}
 		if now.Sub(p.progress) >= stallAfter {

@@ -108,3 +108,45 @@ func TestWaitRoom(t *testing.T) {
 	}
 	p.Close()
 }
+
+// TestLeftPacerHoldsUntilStalledOrReplaced: a pacer whose client went away
+// keeps its hold for as long as a stalled one would (from when it left,
+// had it been caught up), or until another client paces.
+func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
+	r := newRing(100)
+	p := r.pace(0)
+	r.write(make([]byte, 100))
+	p.Leave()
+	if limit, held := roomNow(r); !held || limit != 100 {
+		t.Fatalf("limit %d held %v right after the client left, want 100 (its ack plus the ring)", limit, held)
+	}
+	p.Ack(100) // from nobody: it left
+	p.Close()  // the same
+	if limit, held := roomNow(r); !held || limit != 100 {
+		t.Fatalf("limit %d held %v: a left pacer moved or let go", limit, held)
+	}
+	q := r.pace(30)
+	if limit, held := roomNow(r); !held || limit != 130 {
+		t.Fatalf("limit %d held %v once another client paces, want 130 (the new one's)", limit, held)
+	}
+	q.Leave()
+	r.mu.Lock()
+	q.progress = time.Now().Add(-stallAfter - time.Millisecond)
+	_, held, _ := r.roomLocked(time.Now())
+	r.mu.Unlock()
+	if held {
+		t.Fatal("a client that left holds the writer past the stall bound")
+	}
+
+	// Caught up when it left: it may not stay caught up for ever, as a
+	// pacer still there would.
+	c := r.pace(r.end)
+	c.Leave()
+	r.mu.Lock()
+	c.progress = time.Now().Add(-stallAfter - time.Millisecond)
+	_, held, _ = r.roomLocked(time.Now())
+	r.mu.Unlock()
+	if held {
+		t.Error("a caught-up client that left holds the writer past the stall bound")
+	}
+}

@@ -89,7 +89,7 @@ func (c *conn) serve() {
 	c.readLoop()
 	c.close(0, "")
 	for id, st := range c.streams {
-		st.stop()
+		st.leave()
 		delete(c.streams, id)
 	}
 	close(c.readerDone)

@@ -169,3 +169,41 @@ func TestAckErrors(t *testing.T) {
 		t.Errorf("pace not a boolean: %+v", m)
 	}
 }
+
+// TestReloadFindsTheOutputWhereItLeft: a page that paced a flood and
+// reloads (its connection closes; the new page takes a moment to load)
+// resumes from the last seq it had and receives every byte, with no
+// resync: the program waited for it rather than running a ring ahead.
+func TestReloadFindsTheOutputWhereItLeft(t *testing.T) {
+	want := numberedLines(16 << 20)
+	e := newEnv(t, envOptions{sendBuffer: 64 << 10})
+	s := e.session(rawCat(writeFile(t, want))...)
+
+	before := &slowReader{c: e.dial(nil), sid: s.ID(), rate: 200e6, ack: true}
+	att := before.c.attach(s.ID(), nil)
+	before.c.send(ackMsg(s.ID(), att.Seq, true))
+	before.st = *before.c.start(s.ID())
+	before.consumeUntil(func(st *stream) bool { return len(st.data) >= 2<<20 })
+	seq := before.st.seq
+	if err := before.c.conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The page's load: the program is a ring past the last ack by now
+	// unless something holds it.
+	time.Sleep(300 * time.Millisecond)
+
+	after := &slowReader{c: e.dial(nil), sid: s.ID(), rate: 200e6, ack: true}
+	if att := after.c.attach(s.ID(), &seq); att.Reset || att.Seq != seq {
+		t.Fatalf("reattached at seq %d (reset %v), want a resume from %d", att.Seq, att.Reset, seq)
+	}
+	after.c.send(ackMsg(s.ID(), seq, true))
+	after.consumeUntil(func(st *stream) bool { return st.exit != nil })
+	got := append(before.st.data, after.st.data...)
+	if after.st.resets != 0 || !bytes.Equal(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("across the reload: %d resyncs, %d bytes of %d, first difference at %d", after.st.resets, len(got), len(want), i)
+	}
+}

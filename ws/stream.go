@@ -47,6 +47,18 @@ func (st *stream) stop() {
 	st.unpace()
 }
 
+// leave ends the stream of a connection that is gone. Its hold on the
+// program, if it paced it, lasts a little longer (see Pacer.Leave): a
+// reloading page comes back to the output where it left it.
+func (st *stream) leave() {
+	st.cancel()
+	<-st.done
+	if st.pacer != nil {
+		st.pacer.Leave()
+		st.pacer = nil
+	}
+}
+
 // ack records that the client consumed the output up to seq; pace says
 // whether it asks to pace the program (a visible terminal that keeps up),
 // or stops doing so (a hidden one).
