@@ -83,22 +83,14 @@ func (p *Pacer) Stalled() bool {
 // first: a page back within that time finds the output where it left it
 // instead of a ring further on, and a client that never comes back holds
 // the program no longer than a stalled one.
-func (p *Pacer) Leave() {
-	r := p.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p.closed {
-		return
-	}
-	p.closed, p.left = true, true
-	if p.ack >= r.end {
-		p.progress = time.Now()
-	}
-	r.wakeWriterLocked()
-}
+func (p *Pacer) Leave() { p.end(true) }
 
 // Close ends the pacer's hold.
-func (p *Pacer) Close() {
+func (p *Pacer) Close() { p.end(false) }
+
+// end ends the caller's use of the pacer, and its hold unless the client
+// left (see Leave).
+func (p *Pacer) end(left bool) {
 	r := p.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,7 +98,14 @@ func (p *Pacer) Close() {
 		return
 	}
 	p.closed = true
-	delete(r.pacers, p)
+	if left {
+		p.left = true
+		if p.ack >= r.end {
+			p.progress = time.Now() // caught up until now
+		}
+	} else {
+		delete(r.pacers, p)
+	}
 	r.wakeWriterLocked()
 }
 
