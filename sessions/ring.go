@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -351,26 +352,57 @@ func (r *ring) replayStart(lines int) (off uint64, prefix []byte, cut bool) {
 	r.mu.Unlock()
 	data = data[:n]
 
+	// Only the last lines+1 newlines matter, so the byte-by-byte scan
+	// starts near them, from the parser's state there, which feed reaches
+	// at memchr speed through text: scanning all of a ring of short lines
+	// byte by byte took 7 ms of every reload's attach. Newlines inside
+	// escape sequences (rare) may leave too few found; then the scan
+	// starts over from the ring's start.
+	from := len(data)
+	for k := 0; k < lines+1+replaySlack && from > 0; k++ {
+		from = bytes.LastIndexByte(data[:from], '\n')
+		if from < 0 {
+			from = 0
+		}
+	}
+	at, ok := lastLines(data, from, st, lines)
+	if !ok && from > 0 {
+		at, ok = lastLines(data, 0, st, lines)
+	}
+	if !ok {
+		return start, st.modePrefix(), false
+	}
+	st.feed(data[:at])
+	return start + uint64(at), st.modePrefix(), true
+}
+
+// replaySlack is how many newlines more than asked replayStart goes back
+// before scanning, for newlines that turn out to sit inside escape
+// sequences.
+const replaySlack = 16
+
+// lastLines returns the offset in data just after the newline, outside
+// escape sequences, that leaves lines complete lines after it, scanning
+// from data[from], where the parser, started in st at data[0], must be;
+// false when fewer than lines+1 such newlines follow from.
+func lastLines(data []byte, from int, st vtState, lines int) (int, bool) {
+	st.feed(data[:from])
 	// The offsets just after the last lines+1 newlines outside escape
-	// sequences, in a circular buffer; then the state at the one that
-	// leaves lines complete lines after it.
+	// sequences, in a circular buffer.
 	after := make([]int, lines+1)
 	count := 0
-	scan := st
-	for i, c := range data {
-		ground := scan.isGround()
-		scan.feed(data[i : i+1])
-		if c == '\n' && ground {
+	for i := from; i < len(data); i++ {
+		ground := st.isGround()
+		st.feed(data[i : i+1])
+		if data[i] == '\n' && ground {
 			after[count%len(after)] = i + 1
 			count++
 		}
 	}
 	if count <= lines {
-		return start, st.modePrefix(), false
+		return 0, false
 	}
-	at := after[(count-lines-1)%len(after)]
-	st.feed(data[:at])
-	return start + uint64(at), st.modePrefix(), true
+	return after[(count-lines-1)%len(after)], true
 }
 
 func (r *ring) replayStartLocked() (uint64, vtState) {

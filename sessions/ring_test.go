@@ -503,3 +503,84 @@ func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
 		t.Errorf("replayStart(100) = %d, want just after the first line", s)
 	}
 }
+
+// replayCutSlow is replayStart's cut as it was first written: every byte
+// of the ring through the parser, one at a time. The reference for
+// FuzzReplayStartLines.
+func replayCutSlow(data []byte, st vtState, lines int) (int, bool) {
+	after := make([]int, lines+1)
+	count := 0
+	for i, c := range data {
+		ground := st.isGround()
+		st.feed(data[i : i+1])
+		if c == '\n' && ground {
+			after[count%len(after)] = i + 1
+			count++
+		}
+	}
+	if count <= lines {
+		return 0, false
+	}
+	return after[(count-lines-1)%len(after)], true
+}
+
+// FuzzReplayStartLines: replayStart, which scans byte by byte only near
+// the end, cuts where the scan of every byte does, with the same modes,
+// escape sequences with newlines in them included.
+func FuzzReplayStartLines(f *testing.F) {
+	f.Add([]byte("1\n2\n3\n\x1b]0;a\nb\x07\n4\n"), uint(2))
+	f.Add(append([]byte("x\ny\n\x1b]0;"), bytes.Repeat([]byte("\n"), 40)...), uint(1))
+	f.Add([]byte("\x1b[?1049h\x1bPq\n\n\n\x1b\\a\nb\nc\n\x1b[?1049l"), uint(2))
+	f.Fuzz(func(t *testing.T, data []byte, lines uint) {
+		// A small ring: longer inputs evict, and the ring starts in the
+		// tail's state.
+		r := newRing(64 + len(data)/2)
+		r.write(data)
+		n := int(lines%50) + 1
+		start, prefix, cut := r.replayStart(n)
+
+		from, st := r.replayStartLocked()
+		held := make([]byte, r.end-from)
+		k, err := r.readAt(held, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = held[:k]
+		wantFrom, wantCut := from, false
+		if at, ok := replayCutSlow(held, st, n); ok && uint64(len(held)) > uint64(n) {
+			wantFrom, wantCut = from+uint64(at), true
+			st.feed(held[:at])
+		}
+		if start != wantFrom || cut != wantCut || !bytes.Equal(prefix, st.modePrefix()) {
+			t.Fatalf("%q, %d lines: replay from %d (cut %v, prefix %q), want %d (cut %v, prefix %q)", data, n, start, cut, prefix, wantFrom, wantCut, st.modePrefix())
+		}
+	})
+}
+
+// TestReplayStartPastManyNewlinesInAString: when more newlines than the
+// look-back allows for sit inside an escape sequence at the end, the cut
+// is still found, by scanning from the ring's start.
+func TestReplayStartPastManyNewlinesInAString(t *testing.T) {
+	r := newRing(1 << 12)
+	r.write([]byte("a\nb\nc\n\x1b]0;"))
+	r.write(bytes.Repeat([]byte("\n"), 3*replaySlack))
+	r.write([]byte("\x07d\n"))
+	start, _, cut := r.replayStart(2)
+	// The last two lines: "c", and the string with its newlines, then d.
+	if want := uint64(len("a\nb\n")); !cut || start != want {
+		t.Errorf("replayStart(2) = %d (cut %v), want %d", start, cut, want)
+	}
+}
+
+// BenchmarkReplayStartLines: a reload's screen-first attach (two screens
+// of lines) on a full ring of short lines, the case a build log or seq
+// makes.
+func BenchmarkReplayStartLines(b *testing.B) {
+	r := newRing(1 << 20)
+	for i := 0; r.end < 3<<20; i++ {
+		r.write([]byte(strconv.Itoa(i) + "\n"))
+	}
+	for b.Loop() {
+		r.replayStart(80)
+	}
+}
