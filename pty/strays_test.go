@@ -32,6 +32,13 @@ func detached(t *testing.T, tag string) (*pty.Process, int) {
 	t.Cleanup(func() { _ = p.Close() })
 	daemon := testutil.ReadPID(t, testTimeout, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+	// The pid is written before the exec of sleep, and a process in the
+	// middle of an exec can show no environment: a busy machine caught
+	// SignalTagged there, looking for the tag in nothing.
+	testutil.Eventually(t, testTimeout, "the daemon to become sleep", func() bool {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", daemon))
+		return err == nil && strings.TrimSpace(string(comm)) == "sleep"
+	})
 	if sid, err := unix.Getsid(daemon); err != nil || sid == p.Pid() {
 		t.Fatalf("the daemon's session is %d (%v); the test needs it outside the child's %d", sid, err, p.Pid())
 	}
