@@ -219,6 +219,16 @@ build_standin() { # ref context-dir
 	fi
 }
 
+# warn_version <ref> <tool> <version> <bare version> <wanted>: the stand-in
+# runs this machine's tool whatever its tag says; say so when the version
+# is neither the one the tag names nor a release of it (20 takes 20.x.y).
+warn_version() {
+	local ref=$1 tool=$2 have=$3 bare=$4 want=$5
+	if [ "$bare" != "$want" ] && [ "$bare" = "${bare#"$want".}" ]; then
+		say "$ref: WARNING: this machine's $tool is $have, not $want; the stand-in tagged $ref runs $have"
+	fi
+}
+
 make_node() { # node:<N>-bookworm[-slim]
 	local ref=$1 want node npmdir have ctx
 	want=${ref#node:}; want=${want%%-*}
@@ -228,10 +238,7 @@ make_node() { # node:<N>-bookworm[-slim]
 	[ -f "$npmdir/bin/npm-cli.js" ] || die "$ref: npm not found at $npmdir"
 	have=$("$node" -v)
 	ensure_debian
-	local h=${have#v}
-	if [ "$h" != "$want" ] && [ "$h" = "${h#"$want".}" ]; then
-		say "$ref: WARNING: this machine's Node is $have, not $want; the stand-in tagged $ref runs $have"
-	fi
+	warn_version "$ref" Node "$have" "${have#v}" "$want"
 	say "$ref: debian:bookworm-slim + this machine's node $have ($node) and npm $(npm -v)"
 	ctx=$work/node
 	mkdir -p "$ctx"
@@ -262,10 +269,7 @@ make_golang() { # golang:<V>-bookworm
 	goroot=$(go env GOROOT)
 	have=$(go env GOVERSION)
 	ensure_debian
-	local h=${have#go}
-	if [ "$h" != "$want" ] && [ "$h" = "${h#"$want".}" ]; then
-		say "$ref: WARNING: this machine's Go is $have, not $want; the stand-in tagged $ref runs $have"
-	fi
+	warn_version "$ref" Go "$have" "${have#go}" "$want"
 	say "$ref: debian:bookworm-slim + this machine's $have ($goroot)"
 	ctx=$work/golang
 	mkdir -p "$ctx"
