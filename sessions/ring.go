@@ -365,15 +365,14 @@ func (r *ring) replayStart(lines int) (off uint64, prefix []byte, cut bool) {
 			from = 0
 		}
 	}
-	at, ok := lastLines(data, from, st, lines)
+	at, atSt, ok := lastLines(data, from, st, lines)
 	if !ok && from > 0 {
-		at, ok = lastLines(data, 0, st, lines)
+		at, atSt, ok = lastLines(data, 0, st, lines)
 	}
 	if !ok {
 		return start, st.modePrefix(), false
 	}
-	st.feed(data[:at])
-	return start + uint64(at), st.modePrefix(), true
+	return start + uint64(at), atSt.modePrefix(), true
 }
 
 // replaySlack is how many newlines more than asked replayStart goes back
@@ -382,27 +381,31 @@ func (r *ring) replayStart(lines int) (off uint64, prefix []byte, cut bool) {
 const replaySlack = 16
 
 // lastLines returns the offset in data just after the newline, outside
-// escape sequences, that leaves lines complete lines after it, scanning
-// from data[from], where the parser, started in st at data[0], must be;
-// false when fewer than lines+1 such newlines follow from.
-func lastLines(data []byte, from int, st vtState, lines int) (int, bool) {
+// escape sequences, that leaves lines complete lines after it, and the
+// parser's state there, given its state st at data[0]; it scans byte by
+// byte from data[from] on. It reports false when fewer than lines+1 such
+// newlines follow from.
+func lastLines(data []byte, from int, st vtState, lines int) (int, vtState, bool) {
 	st.feed(data[:from])
 	// The offsets just after the last lines+1 newlines outside escape
 	// sequences, in a circular buffer.
 	after := make([]int, lines+1)
 	count := 0
+	scan := st
 	for i := from; i < len(data); i++ {
-		ground := st.isGround()
-		st.feed(data[i : i+1])
+		ground := scan.isGround()
+		scan.feed(data[i : i+1])
 		if data[i] == '\n' && ground {
 			after[count%len(after)] = i + 1
 			count++
 		}
 	}
 	if count <= lines {
-		return 0, false
+		return 0, st, false
 	}
-	return after[(count-lines-1)%len(after)], true
+	at := after[(count-lines-1)%len(after)]
+	st.feed(data[from:at]) // from the state at from: the text before it is parsed once
+	return at, st, true
 }
 
 func (r *ring) replayStartLocked() (uint64, vtState) {
