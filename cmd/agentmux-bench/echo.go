@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -41,6 +42,9 @@ type echoResult struct {
 	Tight     echoStats `json:"tight"`
 	Typed     echoStats `json:"typed"`
 	BareTyped echoStats `json:"bareTyped"`
+	// TTYDTight and TTYDTyped are the same keys through ttyd (--ttyd).
+	TTYDTight *echoStats `json:"ttydTight,omitempty"`
+	TTYDTyped *echoStats `json:"ttydTyped,omitempty"`
 	// TypedPauseMinMs and TypedPauseMaxMs bound the uniform pause before
 	// each typed key.
 	TypedPauseMinMs float64 `json:"typedPauseMinMs"`
@@ -82,6 +86,18 @@ func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoRe
 		return nil, fmt.Errorf("typed keys into a bare PTY: %w", err)
 	}
 	res.BareTyped = echoSummary(bare)
+	if e.ttyd != nil {
+		tight, err := typeTTYD(ctx, e.ttyd, echoWarmup+keys, nil)
+		if err != nil {
+			return nil, fmt.Errorf("keys back to back through ttyd: %w", err)
+		}
+		typed, err := typeTTYD(ctx, e.ttyd, typedKeys, typingPauses())
+		if err != nil {
+			return nil, fmt.Errorf("typed keys through ttyd: %w", err)
+		}
+		t, ty := echoSummary(tight[echoWarmup:]), echoSummary(typed)
+		res.TTYDTight, res.TTYDTyped = &t, &ty
+	}
 	return res, nil
 }
 
@@ -107,59 +123,62 @@ func typeBare(ctx context.Context, n int, pause func() time.Duration) ([]time.Du
 	}
 	defer end()
 	buf := make([]byte, 4<<10)
-	rtts := make([]time.Duration, 0, n)
-	letters := []byte("ab")
-	for i := range n {
-		if err := sleepCtx(ctx, pause()); err != nil {
-			return nil, err
-		}
-		key := letters[i%2]
-		start := time.Now()
+	return typeLoop(ctx, n, pause, func(key byte) error {
 		if _, err := tty.Write([]byte{key}); err != nil {
-			return nil, fmt.Errorf("type key %d: %w", i+1, ptyErr(ctx, err))
+			return ptyErr(ctx, err)
 		}
 		for {
 			k, err := tty.Read(buf)
 			if err != nil {
-				return nil, fmt.Errorf("wait for the echo of key %d: %w", i+1, ptyErr(ctx, err))
+				return ptyErr(ctx, err)
 			}
 			if k > 0 && buf[k-1] == key {
-				break
+				return nil
 			}
 		}
-		rtts = append(rtts, time.Since(start))
-	}
-	return rtts, nil
+	})
 }
 
 // typeKeys types n keys into the echo session, each once the echo of the
 // one before has come and, when pause is set, after a pause it returns,
 // and returns each key's round trip.
 func typeKeys(ctx context.Context, c *wsConn, sessionID string, n int, pause func() time.Duration) ([]time.Duration, error) {
-	rtts := make([]time.Duration, 0, n)
-	letters := []string{"a", "b"}
 	var f frame
+	return typeLoop(ctx, n, pause, func(key byte) error {
+		if err := c.input(sessionID, string(key)); err != nil {
+			return err
+		}
+		for {
+			if err := c.next(&f, frameTimeout); err != nil {
+				return err
+			}
+			if f.Type == typeTerminalOutput && f.SessionID == sessionID && len(f.Data) == 1 && f.Data[0] == key {
+				return nil
+			}
+			if f.Type == typeTerminalExit && f.SessionID == sessionID {
+				return errors.New("the echo program ended")
+			}
+		}
+	})
+}
+
+// typeLoop types n keys, alternately a and b, each after a pause when
+// pause is set, through roundTrip, which sends one key and returns once
+// its echo has come back; it returns each key's round trip. Every way of
+// typing (through the server, into a bare PTY, through ttyd) times its
+// keys here, so their figures compare.
+func typeLoop(ctx context.Context, n int, pause func() time.Duration, roundTrip func(key byte) error) ([]time.Duration, error) {
+	rtts := make([]time.Duration, 0, n)
 	for i := range n {
 		if pause != nil {
 			if err := sleepCtx(ctx, pause()); err != nil {
 				return nil, err
 			}
 		}
-		key := letters[i%2]
+		key := "ab"[i%2]
 		start := time.Now()
-		if err := c.input(sessionID, key); err != nil {
-			return nil, err
-		}
-		for {
-			if err := c.next(&f, frameTimeout); err != nil {
-				return nil, fmt.Errorf("wait for the echo of key %d: %w", i+1, err)
-			}
-			if f.Type == typeTerminalOutput && f.SessionID == sessionID && string(f.Data) == key {
-				break
-			}
-			if f.Type == typeTerminalExit && f.SessionID == sessionID {
-				return nil, fmt.Errorf("the echo program ended after %d keys", i)
-			}
+		if err := roundTrip(key); err != nil {
+			return nil, fmt.Errorf("key %d of %d: %w", i+1, n, err)
 		}
 		rtts = append(rtts, time.Since(start))
 	}

@@ -72,6 +72,7 @@ type options struct {
 	Token     string
 	PID       int
 	JSONPath  string
+	TTYD      string
 	Quick     bool
 	Only      []string
 	Timeout   time.Duration
@@ -121,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Token, "token", "", "the server's --token, sent as Authorization: Bearer (also given to a server started with --server-bin)")
 	fs.IntVar(&o.PID, "pid", 0, "the server's process id, for its memory (default: the process listening on --addr's port)")
 	fs.StringVar(&o.JSONPath, "json", "", "also write the raw figures to this file as JSON")
+	fs.StringVar(&o.TTYD, "ttyd", "", "a ttyd binary (github.com/tsl0922/ttyd) to measure beside the server in the throughput and echo measurements, on the same workloads in the same run")
 	fs.BoolVar(&o.Quick, "quick", false, "small sizes and counts: about 50 s on two cores instead of about two minutes")
 	only := fs.String("only", "", "comma-separated measurements to run: "+strings.Join(allMeasurements, ", ")+" (default all)")
 	fs.DurationVar(&o.Timeout, "timeout", full.Timeout, "give up after this long")
@@ -256,6 +258,13 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 	rep := newReport(o)
 	defer rep.finish(began)
 	e := &benchEnv{token: o.Token, tmp: tmp, self: self, scrollback: o.Scrollback, logf: logf}
+	if o.TTYD != "" {
+		if e.ttyd, err = newTTYDPeer(ctx, o.TTYD); err != nil {
+			return nil, err
+		}
+		rep.TTYDVersion = e.ttyd.version
+		logf("measuring ttyd %s beside the server", e.ttyd.version)
+	}
 	srvOpts := serverOptions{Bin: o.ServerBin, Token: o.Token, Scrollback: o.Scrollback}
 	pidNote := ""
 	if o.ServerBin != "" {

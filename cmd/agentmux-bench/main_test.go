@@ -255,6 +255,49 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
+// TestTTYD measures ttyd beside the server, when this machine has one
+// (AGENTMUX_BENCH_TTYD names it, or ttyd is on PATH): the same workloads
+// through both, in one run. A --ttyd that does not run is refused up
+// front, whatever the machine has.
+func TestTTYD(t *testing.T) {
+	code, _, stderr := runTool(t, "--server-bin", serverBin(t), "--only", "echo", "--ttyd", filepath.Join(t.TempDir(), "no-ttyd"))
+	if code != 1 || !strings.Contains(stderr, "--ttyd") || !strings.Contains(stderr, "no-ttyd") {
+		t.Errorf("missing ttyd: exit code %d, stderr %q; want 1 and a message naming the flag and the path", code, stderr)
+	}
+
+	bin := os.Getenv("AGENTMUX_BENCH_TTYD")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("ttyd"); err != nil {
+			t.Skip("no ttyd here: set AGENTMUX_BENCH_TTYD to a ttyd binary to measure beside it")
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	code, stdout, stderr := runTool(t, "--server-bin", serverBin(t), "--only", "throughput,echo", "--ttyd", bin, "--json", jsonPath,
+		"--runs", "1", "--file-size", "2MiB", "--keys", "50", "--typed-keys", "10")
+	if code != 0 {
+		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Logf("table:\n%s", stdout)
+	for _, want := range []string{"the same through ttyd ", "keys back to back through ttyd ", "keys typed through ttyd "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	var rep report
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.TTYDVersion == "" || rep.Throughput == nil || rep.Throughput.TTYDMBpsMedian <= 0 || rep.Echo == nil ||
+		rep.Echo.TTYDTight == nil || rep.Echo.TTYDTight.Keys != 50 || rep.Echo.TTYDTyped == nil || rep.Echo.TTYDTyped.Keys != 10 {
+		t.Errorf("ttyd figures missing from the JSON: %s", b)
+	}
+}
+
 // TestToken says when --token is missing or wrong, and with the right one
 // works over both HTTP and the WebSocket.
 func TestToken(t *testing.T) {

@@ -29,6 +29,8 @@ type report struct {
 	TotalSeconds       float64 `json:"totalSeconds"`
 
 	Server serverReport `json:"server"`
+	// TTYDVersion is the ttyd measured beside the server (--ttyd).
+	TTYDVersion string `json:"ttydVersion,omitempty"`
 
 	Throughput *throughputResult `json:"throughput,omitempty"`
 	Echo       *echoResult       `json:"echo,omitempty"`
@@ -130,6 +132,14 @@ func (r *report) rows() [][2]string {
 			add(v.what, "%.0f MB/s%s; ratio %.2f; %s (%.2f %%, %d resyncs)%s",
 				v.s.MBpsMedian, spread(v.speeds), v.s.Ratio, lostPerRun(v.s.LostBytesPerRun), v.s.LostPercent, v.s.Resyncs, wrong)
 		}
+		if t.TTYDMBpsMedian > 0 {
+			var speeds []float64
+			for _, run := range t.Runs {
+				speeds = append(speeds, run.TTYDMBps)
+			}
+			add(fmt.Sprintf("the same through ttyd %s", r.TTYDVersion), "%.0f MB/s%s; ratio %.2f; the acknowledging client's throughput is %.2f times ttyd's",
+				t.TTYDMBpsMedian, spread(speeds), t.TTYDRatio, t.Acking.MBpsMedian/t.TTYDMBpsMedian)
+		}
 	}
 	if e := r.Echo; e != nil {
 		add(fmt.Sprintf("keystroke echo round trip, %d keys back to back", e.Tight.Keys), "%s", echoLine(e.Tight))
@@ -137,6 +147,11 @@ func (r *report) rows() [][2]string {
 		if b := e.BareTyped; b.Keys > 0 {
 			add("the same typing straight into a PTY here (the floor)", "%s; the server's p50 is %.1f times it, p99 %.1f times",
 				echoLine(b), e.Typed.P50Micros/b.P50Micros, e.Typed.P99Micros/b.P99Micros)
+		}
+		if e.TTYDTight != nil && e.TTYDTyped != nil {
+			add(fmt.Sprintf("keys back to back through ttyd %s", r.TTYDVersion), "%s", echoLine(*e.TTYDTight))
+			add(fmt.Sprintf("keys typed through ttyd %s", r.TTYDVersion), "%s; the server's p50 is %.2f times it, p99 %.2f times",
+				echoLine(*e.TTYDTyped), e.Typed.P50Micros/e.TTYDTyped.P50Micros, e.Typed.P99Micros/e.TTYDTyped.P99Micros)
 		}
 	}
 	for _, f := range r.Flood {

@@ -12,13 +12,14 @@ import (
 // the memory target.
 func TestReportTable(t *testing.T) {
 	r := &report{
-		Date: "2026-11-23T00:00:00Z", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GoVersion: "go1.26",
+		Date: "2026-11-23T00:00:00Z", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GoVersion: "go1.26", TTYDVersion: "1.7.7",
 		Throughput: &throughputResult{
 			FileBytes: 64 << 20,
 			Runs: []throughputRun{
-				{BareMBps: 200, Acking: serverRun{MBps: 150}, NotAcking: serverRun{MBps: 140, LostBytes: 0}},
-				{BareMBps: 210, Acking: serverRun{MBps: 160}, NotAcking: serverRun{MBps: 130, LostBytes: 700 << 10, Resyncs: 1}},
+				{BareMBps: 200, Acking: serverRun{MBps: 150}, NotAcking: serverRun{MBps: 140, LostBytes: 0}, TTYDMBps: 120},
+				{BareMBps: 210, Acking: serverRun{MBps: 160}, NotAcking: serverRun{MBps: 130, LostBytes: 700 << 10, Resyncs: 1}, TTYDMBps: 128},
 			},
+			TTYDMBpsMedian: 124, TTYDRatio: 0.6,
 			BareMBpsMedian: 205,
 			Acking:         serverSummary{MBpsMedian: 155, Ratio: 0.76, LostBytesPerRun: []uint64{0, 0}},
 			NotAcking:      serverSummary{MBpsMedian: 135, Ratio: 0.66, Resyncs: 1, LostBytes: 700 << 10, LostPercent: 0.53, LostBytesPerRun: []uint64{0, 700 << 10}},
@@ -28,6 +29,8 @@ func TestReportTable(t *testing.T) {
 			Typed:           echoStats{Keys: 600, P50Micros: 450, P99Micros: 1500, MeanMicros: 470, MaxMicros: 2100},
 			BareTyped:       echoStats{Keys: 600, P50Micros: 180, P99Micros: 500, MeanMicros: 200, MaxMicros: 900},
 			TypedPauseMinMs: 10, TypedPauseMaxMs: 50,
+			TTYDTight:       &echoStats{Keys: 2000, P50Micros: 120, P99Micros: 200},
+			TTYDTyped:       &echoStats{Keys: 600, P50Micros: 500, P99Micros: 1000},
 		},
 		Fanout: &fanoutResult{
 			Clients: 20, FloodBytes: 32 << 20, RateMBps: 4,
@@ -76,6 +79,9 @@ func TestReportTable(t *testing.T) {
 		"keystroke echo round trip, 2000 keys back to back":                            {"p50 100 µs, p99 180 µs"},
 		"the same, 600 keys typed 10-50 ms apart":                                      {"p50 450 µs, p99 1.50 ms (mean 470 µs, max 2.10 ms)"},
 		"the same typing straight into a PTY here (the floor)":                         {"p50 180 µs, p99 500 µs", "the server's p50 is 2.5 times it, p99 3.0 times"},
+		"the same through ttyd 1.7.7":                                                  {"124 MB/s (median of 2; 120-128)", "ratio 0.60", "the acknowledging client's throughput is 1.25 times ttyd's"},
+		"keys back to back through ttyd 1.7.7":                                         {"p50 120 µs, p99 200 µs"},
+		"keys typed through ttyd 1.7.7":                                                {"p50 500 µs, p99 1.00 ms", "the server's p50 is 0.90 times it, p99 1.50 times"},
 		"fan-out: 32 MiB at 4 MB/s to 20 clients not acknowledging":                    {"20/20 got everything", "each lost 0 B (0 resyncs)"},
 		"the same plus one client that stops reading":                                  {"ratio to without: min 0.75, median 1.00)", "19/20", "lost per client min 0 B / median 0 B / max 1 MiB (1 resyncs)", "stalled client resynced (1 resyncs, 30 MiB lost)"},
 		"fan-out: 32 MiB at 4 MB/s to 20 clients acknowledging every frame":            {"20/20 got everything"},

@@ -35,6 +35,8 @@ type benchEnv struct {
 	scrollback int64
 	// logf reports progress.
 	logf func(format string, args ...any)
+	// ttyd, when set, is measured beside the server.
+	ttyd *ttydPeer
 }
 
 // dial opens a WebSocket to the server.
@@ -116,6 +118,8 @@ type throughputRun struct {
 	BareMBps  float64   `json:"bareMBps"`
 	Acking    serverRun `json:"acking"`
 	NotAcking serverRun `json:"notAcking"`
+	// TTYDMBps is the same workload through ttyd (--ttyd), 0 without.
+	TTYDMBps float64 `json:"ttydMBps,omitempty"`
 }
 
 // serverSummary is the server runs of one kind over all runs.
@@ -140,6 +144,11 @@ type throughputResult struct {
 	BareMBpsMedian float64         `json:"bareMBpsMedian"`
 	Acking         serverSummary   `json:"acking"`
 	NotAcking      serverSummary   `json:"notAcking"`
+	// TTYDMBpsMedian and TTYDRatio (to the bare median) are ttyd's, with
+	// --ttyd. ttyd pauses the program while its client reads, so it loses
+	// nothing: it compares with the acknowledging client.
+	TTYDMBpsMedian float64 `json:"ttydMBpsMedian,omitempty"`
+	TTYDRatio      float64 `json:"ttydRatio,omitempty"`
 }
 
 // measureThroughput runs cat of an ASCII file of about size bytes runs
@@ -171,15 +180,30 @@ func measureThroughput(ctx context.Context, e *benchEnv, size int64, runs int) (
 				run.NotAcking = sr
 			}
 		}
-		e.logf("throughput run %d/%d: bare %.0f MB/s; server, acknowledging %.0f MB/s, %s lost in %d resyncs; not acknowledging %.0f MB/s, %s lost in %d resyncs",
+		if e.ttyd != nil {
+			d, err := ttydCat(ctx, e.ttyd, path, size)
+			if err != nil {
+				return nil, fmt.Errorf("ttyd run %d: %w", i+1, err)
+			}
+			run.TTYDMBps = mbps(size, d)
+		}
+		e.logf("throughput run %d/%d: bare %.0f MB/s; server, acknowledging %.0f MB/s, %s lost in %d resyncs; not acknowledging %.0f MB/s, %s lost in %d resyncs; ttyd %.0f MB/s",
 			i+1, runs, run.BareMBps, run.Acking.MBps, formatBytes(int64(run.Acking.LostBytes)), run.Acking.Resyncs,
-			run.NotAcking.MBps, formatBytes(int64(run.NotAcking.LostBytes)), run.NotAcking.Resyncs)
+			run.NotAcking.MBps, formatBytes(int64(run.NotAcking.LostBytes)), run.NotAcking.Resyncs, run.TTYDMBps)
 		r.Runs = append(r.Runs, run)
 		bare = append(bare, run.BareMBps)
 	}
 	r.BareMBpsMedian = median(bare)
 	r.Acking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.Acking })
 	r.NotAcking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.NotAcking })
+	if e.ttyd != nil {
+		var speeds []float64
+		for _, run := range r.Runs {
+			speeds = append(speeds, run.TTYDMBps)
+		}
+		r.TTYDMBpsMedian = median(speeds)
+		r.TTYDRatio = r.TTYDMBpsMedian / r.BareMBpsMedian
+	}
 	return r, nil
 }
 
