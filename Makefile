@@ -55,9 +55,10 @@ bench:
 # another process; the raw figures go to bin/bench.json. The server is
 # built as the image builds it (static, stripped): its memory figures are
 # the shipped binary's, without a C library mapped in beside it.
+# TTYD=/path/to/ttyd measures ttyd beside it (cmd/agentmux-bench/README.md).
 bench-tool:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/agentmux-bench-server ./cmd/server
-	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json
+	$(GO) run ./cmd/agentmux-bench --server-bin bin/agentmux-bench-server --json bin/bench.json $(if $(TTYD),--ttyd $(TTYD))
 
 # The Kubernetes manifests in deploy/kubernetes (docs/kubernetes.md),
 # rendered with kustomize and checked offline against the Dockerfile and
