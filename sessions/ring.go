@@ -455,7 +455,7 @@ func (r *ring) snapshot() (enc []byte, end uint64) {
 	start, st := r.replayStartLocked()
 	prefix := st.modePrefix()
 	n := int(r.end - start)
-	enc = appendScreenHead(make([]byte, 0, 12+len(prefix)+n), start, prefix)
+	enc = screenHead(start, prefix, n)
 	head := len(enc)
 	enc = enc[:head+n]
 	if _, err := r.readAtLocked(enc[head:], start); err != nil {

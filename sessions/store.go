@@ -125,30 +125,35 @@ type screen struct {
 
 // Screen encoding: start (8 bytes), prefix length (4), prefix, data.
 func (sc screen) marshal() []byte {
-	b := appendScreenHead(make([]byte, 0, 12+len(sc.prefix)+len(sc.data)), sc.start, sc.prefix)
-	return append(b, sc.data...)
+	return append(screenHead(sc.start, sc.prefix, len(sc.data)), sc.data...)
 }
 
-// appendScreenHead appends the encoding of a screen up to its data.
-func appendScreenHead(b []byte, start uint64, prefix []byte) []byte {
+// screenHeadBytes is the fixed part of an encoded screen: its start, then
+// the length of its prefix.
+const screenHeadBytes = 8 + 4
+
+// screenHead returns the encoding of a screen up to its data, with room
+// for n bytes of data after it.
+func screenHead(start uint64, prefix []byte, n int) []byte {
+	b := make([]byte, 0, screenHeadBytes+len(prefix)+n)
 	b = binary.BigEndian.AppendUint64(b, start)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(prefix)))
 	return append(b, prefix...)
 }
 
 func unmarshalScreen(b []byte) (screen, error) {
-	if len(b) < 12 {
+	if len(b) < screenHeadBytes {
 		return screen{}, fmt.Errorf("screen record of %d bytes is too short", len(b))
 	}
 	n := binary.BigEndian.Uint32(b[8:])
-	if uint64(n) > uint64(len(b)-12) {
+	if uint64(n) > uint64(len(b)-screenHeadBytes) {
 		return screen{}, fmt.Errorf("screen record's prefix of %d bytes overruns it", n)
 	}
 	// Copies: bbolt's memory is only valid inside the transaction.
 	return screen{
 		start:  binary.BigEndian.Uint64(b),
-		prefix: append([]byte(nil), b[12:12+n]...),
-		data:   append([]byte(nil), b[12+n:]...),
+		prefix: append([]byte(nil), b[screenHeadBytes:screenHeadBytes+n]...),
+		data:   append([]byte(nil), b[screenHeadBytes+n:]...),
 	}, nil
 }
 
