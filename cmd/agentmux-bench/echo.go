@@ -87,15 +87,11 @@ func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoRe
 	}
 	res.BareTyped = echoSummary(bare)
 	if e.ttyd != nil {
-		tight, err := typeTTYD(ctx, e.ttyd, echoWarmup+keys, nil)
+		tight, typed, err := ttydEcho(ctx, e.ttyd, keys, typedKeys)
 		if err != nil {
-			return nil, fmt.Errorf("keys back to back through ttyd: %w", err)
+			return nil, fmt.Errorf("echo through ttyd: %w", err)
 		}
-		typed, err := typeTTYD(ctx, e.ttyd, typedKeys, typingPauses())
-		if err != nil {
-			return nil, fmt.Errorf("typed keys through ttyd: %w", err)
-		}
-		t, ty := echoSummary(tight[echoWarmup:]), echoSummary(typed)
+		t, ty := echoSummary(tight), echoSummary(typed)
 		res.TTYDTight, res.TTYDTyped = &t, &ty
 	}
 	return res, nil

@@ -29,8 +29,8 @@ func TestReportTable(t *testing.T) {
 			Typed:           echoStats{Keys: 600, P50Micros: 450, P99Micros: 1500, MeanMicros: 470, MaxMicros: 2100},
 			BareTyped:       echoStats{Keys: 600, P50Micros: 180, P99Micros: 500, MeanMicros: 200, MaxMicros: 900},
 			TypedPauseMinMs: 10, TypedPauseMaxMs: 50,
-			TTYDTight:       &echoStats{Keys: 2000, P50Micros: 120, P99Micros: 200},
-			TTYDTyped:       &echoStats{Keys: 600, P50Micros: 500, P99Micros: 1000},
+			TTYDTight: &echoStats{Keys: 2000, P50Micros: 120, P99Micros: 200},
+			TTYDTyped: &echoStats{Keys: 600, P50Micros: 500, P99Micros: 1000},
 		},
 		Fanout: &fanoutResult{
 			Clients: 20, FloodBytes: 32 << 20, RateMBps: 4,

@@ -63,8 +63,8 @@ func (p *ttydPeer) start(ctx context.Context, argv []string) (*ttydConn, func(),
 	}
 	args := append([]string{"--writable", "--once", "--interface", "127.0.0.1", "--port", strconv.Itoa(port), "--debug", "3"}, argv...)
 	cmd := exec.Command(p.bin, args...)
-	log := newLogWatch()
-	cmd.Stdout, cmd.Stderr = log, log
+	out := newLogWatch()
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start ttyd: %w", err)
 	}
@@ -84,7 +84,7 @@ func (p *ttydPeer) start(ctx context.Context, argv []string) (*ttydConn, func(),
 	conn, err = dialTTYD(ctx, port, exited)
 	if err != nil {
 		end()
-		return nil, nil, fmt.Errorf("%w; ttyd said: %s", err, log.tail())
+		return nil, nil, fmt.Errorf("%w; ttyd said: %s", err, out.tail())
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	endAll := func() { stop(); end() }
@@ -99,7 +99,7 @@ func (p *ttydPeer) start(ctx context.Context, argv []string) (*ttydConn, func(),
 	for !bytes.Contains(head, []byte(readyLine)) {
 		if err := c.next(frameTimeout); err != nil {
 			endAll()
-			return nil, nil, fmt.Errorf("wait for the ready line through ttyd: %w; ttyd said: %s", err, log.tail())
+			return nil, nil, fmt.Errorf("wait for the ready line through ttyd: %w; ttyd said: %s", err, out.tail())
 		}
 		head = append(head, c.data...)
 	}
@@ -208,17 +208,18 @@ func ttydCat(ctx context.Context, p *ttydPeer, path string, size int64) (time.Du
 	return d, nil
 }
 
-// typeTTYD types n keys into echoCommand through ttyd, each after a
-// pause when pause is set, the peer's side of typeKeys.
-func typeTTYD(ctx context.Context, p *ttydPeer, n int, pause func() time.Duration) ([]time.Duration, error) {
+// ttydEcho types keys into echoCommand through ttyd as measureEcho types
+// them through the server, on one program: back to back after the
+// warm-up, then typed with pauses, the first loop warming the second.
+func ttydEcho(ctx context.Context, p *ttydPeer, keys, typedKeys int) (tight, typed []time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
 	c, end, err := p.start(ctx, echoCommand)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer end()
-	return typeLoop(ctx, n, pause, func(key byte) error {
+	roundTrip := func(key byte) error {
 		if err := c.input([]byte{key}); err != nil {
 			return err
 		}
@@ -230,5 +231,12 @@ func typeTTYD(ctx context.Context, p *ttydPeer, n int, pause func() time.Duratio
 				return nil
 			}
 		}
-	})
+	}
+	if tight, err = typeLoop(ctx, echoWarmup+keys, nil, roundTrip); err != nil {
+		return nil, nil, fmt.Errorf("keys back to back: %w", err)
+	}
+	if typed, err = typeLoop(ctx, typedKeys, typingPauses(), roundTrip); err != nil {
+		return nil, nil, fmt.Errorf("typed keys: %w", err)
+	}
+	return tight[echoWarmup:], typed, nil
 }
