@@ -143,6 +143,17 @@ async function checkLiveQueries(page, id, tag) {
     message: `the answer line LIVE${tag}:... of the live queries`,
   });
   assert.match(line, new RegExp(`^LIVE${tag}:\\d+;\\d+:\\?[\\d;]+:END$`), 'the live CPR and DA1 queries were answered');
+  // The shell prints its prompt after the answer line, a moment later: wait
+  // for a line after it, so the caller checks the prompt, not the gap before it.
+  return waitForScreen(
+    page,
+    id,
+    (ls) => {
+      const i = ls.findLastIndex((l) => l.startsWith(`LIVE${tag}:`));
+      return i >= 0 && ls.slice(i + 1).some((l) => l.trim());
+    },
+    `the prompt after the answer line LIVE${tag}:...`,
+  );
 }
 
 /** Checks that fn() reports ok on every poll for `ms` (a state that must not change, e.g. after a layout change); returns the last report. */
@@ -184,8 +195,7 @@ uiTest(
       assert.equal(await page.evaluate(() => window.__agentmux.activeSessionId()), id, 'the session is on screen');
       await checkCleanCommand(page, id, `echo MARK${round}-$((6*7))`, `MARK${round}-42`, `reload ${round}`);
       // The swallowing ends with the replay: a live query is answered.
-      await checkLiveQueries(page, id, String(round));
-      lines = await terminalLines(page, id);
+      lines = await checkLiveQueries(page, id, String(round));
       assert.equal(lastNonEmpty(lines), '$', `reload ${round}: a clean prompt at the end:\n${show(lines)}`);
       t.diagnostic(`reload ${round}: marker ran as typed, live queries answered`);
     }
