@@ -47,6 +47,8 @@ export class TabBar {
   private closingId: string | null = null;
   /** The selected session and the number of tabs when the strip last scrolled to it. */
   private revealed: { id: string | null; count: number } = { id: null, count: 0 };
+  /** The frame that measures the strip, when one is due. */
+  private measureFrame: number | undefined;
   /** The last removal was refused for uncommitted changes: offer to force it. */
   private worktreeDirty = false;
 
@@ -135,10 +137,7 @@ export class TabBar {
       if (want !== el) this.bar.insertBefore(el, want);
       prev = el;
     }
-    // Scroll to the selected tab when the selection or the set of tabs
-    // changed, not on every status update: the user may be scrolling the strip.
-    if (this.revealed.id !== store.activeId || this.revealed.count !== this.tabs.size) this.revealActive();
-    this.markOverflow();
+    this.measureSoon();
     const canAct = this.deps.canAct();
     for (const btn of this.bar.querySelectorAll<HTMLButtonElement>('[data-testid=tab-close]')) {
       const id = btn.closest<HTMLElement>('[data-testid=tab]')?.dataset.sessionId;
@@ -146,6 +145,24 @@ export class TabBar {
     }
     // The session being asked about went away (closed elsewhere): nothing left to confirm.
     if (this.confirm.open && this.closingId && !store.has(this.closingId)) this.confirm.close();
+  }
+
+  /**
+   * Reveals the selected tab and marks the strip's overflow once per
+   * frame, after the page's other changes: measuring here, between the
+   * writes of a store change's other views, forced extra style and layout
+   * passes (a reload's session list paid several before its first screen).
+   */
+  private measureSoon(): void {
+    if (this.measureFrame !== undefined) return;
+    this.measureFrame = requestAnimationFrame(() => {
+      this.measureFrame = undefined;
+      // Scroll to the selected tab when the selection or the set of tabs
+      // changed, not on every status update: the user may be scrolling the strip.
+      const { activeId } = this.deps.store;
+      if (this.revealed.id !== activeId || this.revealed.count !== this.tabs.size) this.revealActive();
+      this.markOverflow();
+    });
   }
 
   /**

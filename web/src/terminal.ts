@@ -107,12 +107,45 @@ function webglAvailable(): boolean {
   return webglSupport;
 }
 
-/** Resolves once the page is idle, or after a second of being busy (a flood). */
-function whenIdle(): Promise<void> {
+/**
+ * How long a new terminal draws with the DOM renderer before it looks for
+ * WebGL. A reload's page first goes idle just after the first screen is
+ * parsed, before it is drawn: probing WebGL then (a context, some 15 ms
+ * with a software rasterizer) and loading the chunk held that frame back.
+ */
+const WEBGL_DELAY_MS = 500;
+
+/** Resolves once the page is idle after ms, or a second later if it stays busy (a flood). */
+function whenIdle(ms: number): Promise<void> {
   return new Promise((resolve) => {
-    if ('requestIdleCallback' in window) window.requestIdleCallback(() => resolve(), { timeout: 1_000 });
-    else setTimeout(resolve, 200);
+    window.setTimeout(() => {
+      if ('requestIdleCallback' in window) window.requestIdleCallback(() => resolve(), { timeout: 1_000 });
+      else resolve();
+    }, ms);
   });
+}
+
+/**
+ * Calls fn once the browser has drawn its next frame, or soon in a hidden
+ * page, which draws none; returns a function that cancels the call.
+ */
+function afterPaint(fn: () => void): () => void {
+  let frame: number | undefined;
+  let timer: number | undefined;
+  if (document.visibilityState === 'visible') {
+    // Frame callbacks run just before the frame is drawn; a task queued
+    // from one runs after it.
+    frame = requestAnimationFrame(() => {
+      frame = undefined;
+      timer = window.setTimeout(fn, 0);
+    });
+  } else {
+    timer = window.setTimeout(fn, 0);
+  }
+  return () => {
+    if (frame !== undefined) cancelAnimationFrame(frame);
+    window.clearTimeout(timer);
+  };
 }
 
 function clampSize(n: number): number {
@@ -266,6 +299,8 @@ export class TerminalView {
   /** Whether a replay left lines out: once what came is parsed, fill. */
   private fillPending = false;
   private fill: Fill | null = null;
+  /** Cancels the fill's start, due once the screen is drawn. */
+  private cancelFillStart: (() => void) | null = null;
   /** The size last sent to the server on this connection. */
   private sentSize: { cols: number; rows: number } | null = null;
   private resizeTimer: number | undefined;
@@ -342,10 +377,7 @@ export class TerminalView {
    */
   private loadWebgl(): void {
     const term = this.feed.term;
-    // Once the page is idle: probing WebGL creates a context (some 15 ms
-    // with a software rasterizer), and the chunk, cached, would come at
-    // once, right on a reload's way to its first screen.
-    void whenIdle()
+    void whenIdle(WEBGL_DELAY_MS)
       .then(() => import('@xterm/addon-webgl'))
       .then(({ WebglAddon }) => {
         if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
@@ -498,7 +530,15 @@ export class TerminalView {
     if (this.disposed) return;
     if (!this.fill) this.consumed(seq);
     if (this.feed.pending === 0 && this.stream === 'paused') this.attach();
-    if (this.fillPending && this.feed.pending === 0 && seq === this.seq) this.startFill();
+    if (this.fillPending && this.feed.pending === 0 && seq === this.seq && !this.cancelFillStart) {
+      // After the screen just parsed is drawn: building the fill's terminal
+      // and parsing its first pieces in this task held that frame back by
+      // tens of milliseconds on a reload.
+      this.cancelFillStart = afterPaint(() => {
+        this.cancelFillStart = null;
+        this.startFill();
+      });
+    }
   }
 
   /**
@@ -536,6 +576,8 @@ export class TerminalView {
 
   private dropFill(): void {
     this.fillPending = false;
+    this.cancelFillStart?.();
+    this.cancelFillStart = null;
     this.fill?.feed.term.dispose();
     this.fill = null;
   }
