@@ -132,7 +132,7 @@ async function checkCleanCommand(page, id, cmd, want, what) {
   return lines;
 }
 
-/** Runs a live cursor-position and DA1 query in the shell: both must be answered. */
+/** Runs a live cursor-position and DA1 query in the shell: both must be answered. Returns the screen once the prompt after the answer is back. */
 async function checkLiveQueries(page, id, tag) {
   await typeCommand(
     page,
