@@ -114,6 +114,9 @@ function webglAvailable(): boolean {
  * with a software rasterizer) and loading the chunk held that frame back.
  */
 const WEBGL_DELAY_MS = 500;
+/** How often a terminal asks for the WebGL chunk, and how long it waits after a failure. */
+const WEBGL_TRIES = 4;
+const WEBGL_RETRY_MS = 5_000;
 
 /** Resolves once the page is idle after ms, or a second later if it stays busy (a flood). */
 function whenIdle(ms: number): Promise<void> {
@@ -375,24 +378,31 @@ export class TerminalView {
    * until it loads, and after a lost context. The addon is a chunk of its
    * own: the first screen does not wait for it.
    */
-  private loadWebgl(): void {
+  private loadWebgl(delay = WEBGL_DELAY_MS, tries = WEBGL_TRIES): void {
     const term = this.feed.term;
-    void whenIdle(WEBGL_DELAY_MS)
+    void whenIdle(delay)
       .then(() => import('@xterm/addon-webgl'))
-      .then(({ WebglAddon }) => {
-        if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
-        const addon = new WebglAddon();
-        try {
-          addon.onContextLoss(() => {
-            addon.dispose();
-            if (this.webgl === addon) this.webgl = null;
-          });
-          term.loadAddon(addon);
-          this.webgl = addon;
-        } catch {
-          this.webgl = null;
-        }
-      });
+      .then(
+        ({ WebglAddon }) => {
+          if (this.disposed || term !== this.feed.term || !webglAvailable()) return;
+          try {
+            const addon = new WebglAddon();
+            addon.onContextLoss(() => {
+              addon.dispose();
+              if (this.webgl === addon) this.webgl = null;
+            });
+            term.loadAddon(addon);
+            this.webgl = addon;
+          } catch {
+            this.webgl = null;
+          }
+        },
+        () => {
+          // The chunk did not load (the server is restarting, say): the
+          // DOM renderer draws on, and the terminal asks again later.
+          if (!this.disposed && term === this.feed.term && tries > 1) this.loadWebgl(WEBGL_RETRY_MS, tries - 1);
+        },
+      );
   }
 
   /**

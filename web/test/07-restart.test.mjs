@@ -90,3 +90,27 @@ uiTest(
     assert.equal((await server.sessions()).find((s) => s.id === id).status, 'active');
   },
 );
+
+uiTest(
+  'a WebGL chunk that fails to load (the server away) is no page error, and the terminal asks for it again',
+  { allowConsole: SERVER_DOWN_CONSOLE, timeout: 60_000 },
+  async ({ page }) => {
+    // The first request for the chunk fails as it does while the server
+    // restarts; later ones reach the server.
+    const asked = [];
+    await page.route('**/addon-webgl-*.js', (route) => {
+      asked.push(Date.now());
+      return asked.length === 1 ? route.abort('connectionrefused') : route.continue();
+    });
+    const id = await createSession(page, 'gl');
+    await waitForPrompt(page, id);
+    await waitFor(() => asked.length >= 2, {
+      timeout: 20_000,
+      message: 'the terminal to ask for the WebGL chunk again after its first request failed',
+    });
+    assert.ok(asked[1] - asked[0] >= 4_000, `the second request waited for the retry delay (${asked[1] - asked[0]} ms after the first)`);
+    // The terminal drew on all along (the DOM renderer) and still works.
+    await typeCommand(page, 'echo gl-$((6*7))');
+    await waitForLine(page, id, 'gl-42');
+  },
+);
