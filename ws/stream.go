@@ -42,8 +42,7 @@ func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
 
 // stop ends the stream and waits for its goroutine.
 func (st *stream) stop() {
-	st.cancel()
-	<-st.done
+	st.halt()
 	st.unpace()
 }
 
@@ -51,12 +50,17 @@ func (st *stream) stop() {
 // program, if it paced it, lasts a little longer (see Pacer.Leave): a
 // reloading page comes back to the output where it left it.
 func (st *stream) leave() {
-	st.cancel()
-	<-st.done
+	st.halt()
 	if st.pacer != nil {
 		st.pacer.Leave()
 		st.pacer = nil
 	}
+}
+
+// halt stops the stream's goroutine and waits for it.
+func (st *stream) halt() {
+	st.cancel()
+	<-st.done
 }
 
 // ack records that the client consumed the output up to seq; pace says

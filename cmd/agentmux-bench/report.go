@@ -110,10 +110,11 @@ func (r *report) rows() [][2]string {
 		rows = append(rows, [2]string{what, fmt.Sprintf(result, args...)})
 	}
 	if t := r.Throughput; t != nil {
-		var bare, acking, notAcking []float64
+		var bare, acking, notAcking, ttyd []float64
 		for _, run := range t.Runs {
 			bare = append(bare, run.BareMBps)
 			acking, notAcking = append(acking, run.Acking.MBps), append(notAcking, run.NotAcking.MBps)
+			ttyd = append(ttyd, run.TTYDMBps)
 		}
 		add(fmt.Sprintf("cat of %s ASCII: bare PTY read loop", formatBytes(t.FileBytes)), "%.0f MB/s%s", t.BareMBpsMedian, spread(bare))
 		for _, v := range []struct {
@@ -133,12 +134,8 @@ func (r *report) rows() [][2]string {
 				v.s.MBpsMedian, spread(v.speeds), v.s.Ratio, lostPerRun(v.s.LostBytesPerRun), v.s.LostPercent, v.s.Resyncs, wrong)
 		}
 		if t.TTYDMBpsMedian > 0 {
-			var speeds []float64
-			for _, run := range t.Runs {
-				speeds = append(speeds, run.TTYDMBps)
-			}
 			add(fmt.Sprintf("the same through ttyd %s", r.TTYDVersion), "%.0f MB/s%s; ratio %.2f; the acknowledging client's throughput is %.2f times ttyd's",
-				t.TTYDMBpsMedian, spread(speeds), t.TTYDRatio, t.Acking.MBpsMedian/t.TTYDMBpsMedian)
+				t.TTYDMBpsMedian, spread(ttyd), t.TTYDRatio, t.Acking.MBpsMedian/t.TTYDMBpsMedian)
 		}
 	}
 	if e := r.Echo; e != nil {

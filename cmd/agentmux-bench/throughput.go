@@ -160,7 +160,7 @@ func measureThroughput(ctx context.Context, e *benchEnv, size int64, runs int) (
 		return nil, err
 	}
 	r := &throughputResult{FileBytes: size}
-	var bare []float64
+	var bare, ttyd []float64
 	for i := range runs {
 		d, err := bareCat(ctx, path, size)
 		if err != nil {
@@ -192,16 +192,13 @@ func measureThroughput(ctx context.Context, e *benchEnv, size int64, runs int) (
 			run.NotAcking.MBps, formatBytes(int64(run.NotAcking.LostBytes)), run.NotAcking.Resyncs, run.TTYDMBps)
 		r.Runs = append(r.Runs, run)
 		bare = append(bare, run.BareMBps)
+		ttyd = append(ttyd, run.TTYDMBps)
 	}
 	r.BareMBpsMedian = median(bare)
 	r.Acking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.Acking })
 	r.NotAcking = summarize(r.Runs, size, r.BareMBpsMedian, func(run *throughputRun) serverRun { return run.NotAcking })
 	if e.ttyd != nil {
-		var speeds []float64
-		for _, run := range r.Runs {
-			speeds = append(speeds, run.TTYDMBps)
-		}
-		r.TTYDMBpsMedian = median(speeds)
+		r.TTYDMBpsMedian = median(ttyd)
 		r.TTYDRatio = r.TTYDMBpsMedian / r.BareMBpsMedian
 	}
 	return r, nil
