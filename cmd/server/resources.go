@@ -29,12 +29,20 @@ type sessionRSS struct {
 func (s *server) getResources(c echo.Context) error {
 	st := s.memory.Status()
 	list := []sessionRSS{}
+	var tree *memory.ProcessTree
 	for _, sess := range s.mgr.List() {
 		pid := sess.Pid()
 		if pid == 0 {
 			continue
 		}
-		rss, err := memory.ProcessTreeRSS("/proc", pid)
+		if tree == nil {
+			var err error
+			if tree, err = memory.ReadProcessTree("/proc"); err != nil {
+				s.log.Debug("resources: no process tree", "err", err)
+				break
+			}
+		}
+		rss, err := tree.RSS(pid)
 		if err != nil {
 			continue // ended while we looked
 		}

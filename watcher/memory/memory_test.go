@@ -537,16 +537,27 @@ func TestProcessTreeRSSFixture(t *testing.T) {
 		{105, 512 * kiB},
 		{200, 99999 * kiB},
 	}
+	// One reading of the tree answers for every pid, as ProcessTreeRSS does.
+	tree, err := ReadProcessTree(root)
+	if err != nil {
+		t.Fatalf("ReadProcessTree: %v", err)
+	}
 	for _, tc := range tests {
 		got, err := ProcessTreeRSS(root, tc.pid)
 		if err != nil || got != tc.want {
 			t.Errorf("ProcessTreeRSS(%d) = %d, %v; want %d", tc.pid, got, err, tc.want)
+		}
+		if got, err := tree.RSS(tc.pid); err != nil || got != tc.want {
+			t.Errorf("tree.RSS(%d) = %d, %v; want %d", tc.pid, got, err, tc.want)
 		}
 	}
 	for _, pid := range []int{999, 104, 107} {
 		_, err := ProcessTreeRSS(root, pid)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(root, strconv.Itoa(pid))) {
 			t.Errorf("ProcessTreeRSS(%d) error = %v; want one naming its file", pid, err)
+		}
+		if _, err := tree.RSS(pid); err == nil || !strings.Contains(err.Error(), filepath.Join(root, strconv.Itoa(pid))) {
+			t.Errorf("tree.RSS(%d) error = %v; want one naming its file", pid, err)
 		}
 	}
 	if _, err := ProcessTreeRSS(filepath.Join(t.TempDir(), "nope"), 1); err == nil {
