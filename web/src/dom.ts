@@ -26,6 +26,16 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** Resolves once the page is idle after ms, or a second later if it stays busy (a flood). */
+export function whenIdle(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    window.setTimeout(() => {
+      if ('requestIdleCallback' in window) window.requestIdleCallback(() => resolve(), { timeout: 1_000 });
+      else resolve();
+    }, ms);
+  });
+}
+
 /** The element with this id, which index.html must have. */
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);

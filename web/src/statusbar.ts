@@ -2,11 +2,17 @@
 // from GET /api/resources every 10 s) and the server's version.
 
 import { api } from './api';
-import { byId, formatBytes } from './dom';
+import { byId, formatBytes, whenIdle } from './dom';
 import type { MemoryLevel, ResourcesResponse } from './types';
 import type { ConnectionState } from './ws';
 
 const POLL_MS = 10_000;
+/**
+ * The first reading waits for a page that just loaded to settle: on a
+ * reload it competed with the first screen for both ends' CPU (the server
+ * reads every process for it). A memory warning comes over the socket.
+ */
+const FIRST_POLL_MS = 500;
 
 const STATE_LABEL: Record<ConnectionState, string> = {
   connecting: 'connecting',
@@ -36,7 +42,7 @@ export class StatusBar {
         // offline or shutting down: the connection banner says so
       }
     };
-    void poll();
+    void whenIdle(FIRST_POLL_MS).then(poll);
     window.setInterval(() => void poll(), POLL_MS);
   }
 

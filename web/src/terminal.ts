@@ -10,7 +10,7 @@ import { SearchAddon } from '@xterm/addon-search';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import type { WebglAddon } from '@xterm/addon-webgl';
-import { h } from './dom';
+import { h, whenIdle } from './dom';
 import type { ClientMessage, SessionAttachedMessage, TerminalOutputMessage } from './types';
 
 /**
@@ -117,16 +117,6 @@ const WEBGL_DELAY_MS = 500;
 /** How often a terminal asks for the WebGL chunk, and how long it waits after a failure. */
 const WEBGL_TRIES = 4;
 const WEBGL_RETRY_MS = 5_000;
-
-/** Resolves once the page is idle after ms, or a second later if it stays busy (a flood). */
-function whenIdle(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    window.setTimeout(() => {
-      if ('requestIdleCallback' in window) window.requestIdleCallback(() => resolve(), { timeout: 1_000 });
-      else resolve();
-    }, ms);
-  });
-}
 
 /**
  * Calls fn once the browser has drawn its next frame, or soon in a hidden
