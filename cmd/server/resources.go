@@ -36,11 +36,13 @@ func (s *server) getResources(c echo.Context) error {
 			continue
 		}
 		if tree == nil {
-			var err error
-			if tree, err = memory.ReadProcessTree("/proc"); err != nil {
+			// Read once, and only when a session runs: it is most of the cost.
+			t, err := memory.ReadProcessTree("/proc")
+			if err != nil {
 				s.log.Debug("resources: no process tree", "err", err)
 				break
 			}
+			tree = t
 		}
 		rss, err := tree.RSS(pid)
 		if err != nil {

@@ -579,10 +579,9 @@ func ReadProcessTree(procRoot string) (*ProcessTree, error) {
 // RSS returns the resident set size of pid and its descendants as the tree
 // was read; see ProcessTreeRSS.
 func (t *ProcessTree) RSS(pid int) (uint64, error) {
-	procRoot, children := t.procRoot, t.children
 	if !t.listed[pid] {
 		// Read it directly: this also gives the error naming its file.
-		if _, err := procfs.ReadStat(procRoot, pid); err != nil {
+		if _, err := procfs.ReadStat(t.procRoot, pid); err != nil {
 			return 0, fmt.Errorf("process tree of %d: %w", pid, err)
 		}
 	}
@@ -593,7 +592,7 @@ func (t *ProcessTree) RSS(pid int) (uint64, error) {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		rss, err := processRSS(procRoot, p)
+		rss, err := processRSS(t.procRoot, p)
 		switch {
 		case err == nil:
 			total += rss
@@ -602,7 +601,7 @@ func (t *ProcessTree) RSS(pid int) (uint64, error) {
 		}
 		// A descendant that vanished adds nothing, but its children, seen
 		// in the listing, are still walked.
-		for _, c := range children[p] {
+		for _, c := range t.children[p] {
 			if !seen[c] {
 				seen[c] = true
 				queue = append(queue, c)
