@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 )
@@ -57,6 +58,11 @@ type echoResult struct {
 // First keys back to back, after a warm-up, then typedKeys keys with a
 // person's pauses between them, on the same session, so the tight loop
 // is the typed keys' warm-up.
+//
+// The typed keys go in turn to the server, to a PTY of this process's
+// own (the floor) and to ttyd (--ttyd), key by key: this machine's host
+// slows it down for seconds at a time, and typed one after another, one
+// of them would meet such a spell and the others not.
 func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
@@ -67,7 +73,8 @@ func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoRe
 	defer r.close()
 	r.c.keepData = true
 
-	tight, err := typeKeys(ctx, r.c, r.ID, echoWarmup+keys, nil)
+	server := &typist{roundTrip: serverRoundTrip(r.c, r.ID)}
+	tight, err := typeLoop(ctx, echoWarmup+keys, server.roundTrip)
 	if err != nil {
 		return nil, fmt.Errorf("keys back to back: %w", err)
 	}
@@ -75,30 +82,77 @@ func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoRe
 		Tight:           echoSummary(tight[echoWarmup:]),
 		TypedPauseMinMs: ms(typedPauseMin), TypedPauseMaxMs: ms(typedPauseMax),
 	}
-	e.logf("echo, %d keys back to back: p50 %s, p99 %s; now %d typed keys", keys, micros(res.Tight.P50Micros), micros(res.Tight.P99Micros), typedKeys)
-	typed, err := typeKeys(ctx, r.c, r.ID, typedKeys, typingPauses())
-	if err != nil {
-		return nil, fmt.Errorf("typed keys: %w", err)
-	}
-	res.Typed = echoSummary(typed)
-	bare, err := typeBare(ctx, typedKeys, typingPauses())
+	e.logf("echo, %d keys back to back: p50 %s, p99 %s", keys, micros(res.Tight.P50Micros), micros(res.Tight.P99Micros))
+
+	bareTTY, endBare, err := startBare(ctx, echoCommand)
 	if err != nil {
 		return nil, fmt.Errorf("typed keys into a bare PTY: %w", err)
 	}
-	res.BareTyped = echoSummary(bare)
+	defer endBare()
+	bare := &typist{roundTrip: bareRoundTrip(ctx, bareTTY)}
+	typists := []*typist{server, bare}
+
+	var ttyd *typist
 	if e.ttyd != nil {
-		tight, typed, err := ttydEcho(ctx, e.ttyd, keys, typedKeys)
+		c, end, err := e.ttyd.start(ctx, echoCommand)
 		if err != nil {
 			return nil, fmt.Errorf("echo through ttyd: %w", err)
 		}
-		t, ty := echoSummary(tight), echoSummary(typed)
-		res.TTYDTight, res.TTYDTyped = &t, &ty
+		defer end()
+		ttyd = &typist{roundTrip: ttydRoundTrip(c)}
+		tight, err := typeLoop(ctx, echoWarmup+keys, ttyd.roundTrip)
+		if err != nil {
+			return nil, fmt.Errorf("keys back to back through ttyd: %w", err)
+		}
+		t := echoSummary(tight[echoWarmup:])
+		res.TTYDTight = &t
+		typists = append(typists, ttyd)
+	}
+
+	e.logf("echo: now %d keys typed into each of %d, in turn", typedKeys, len(typists))
+	if err := typeInTurn(ctx, typedKeys, typists); err != nil {
+		return nil, fmt.Errorf("typed keys: %w", err)
+	}
+	res.Typed = echoSummary(server.rtts)
+	res.BareTyped = echoSummary(bare.rtts)
+	if ttyd != nil {
+		t := echoSummary(ttyd.rtts)
+		res.TTYDTyped = &t
 	}
 	return res, nil
 }
 
-// typingPauses returns the pauses before typed keys, the same sequence on
-// every call: the bare PTY and the server are typed at to one rhythm.
+// typist is one way of typing a key: roundTrip sends it and returns once
+// its echo has come back. rtts are the typed keys' round trips.
+type typist struct {
+	roundTrip func(key byte) error
+	rtts      []time.Duration
+}
+
+// typeInTurn types n keys into each typist, taking them in turn, each key
+// after a pause drawn as typingPauses draws them. The first typist of
+// each round moves on by one, so none always follows the same other.
+func typeInTurn(ctx context.Context, n int, typists []*typist) error {
+	pause := typingPauses()
+	for i := range n {
+		for j := range typists {
+			t := typists[(i+j)%len(typists)]
+			if err := sleepCtx(ctx, pause()); err != nil {
+				return err
+			}
+			key := "ab"[i%2]
+			start := time.Now()
+			if err := t.roundTrip(key); err != nil {
+				return fmt.Errorf("key %d of %d: %w", i+1, n, err)
+			}
+			t.rtts = append(t.rtts, time.Since(start))
+		}
+	}
+	return nil
+}
+
+// typingPauses returns the pauses before typed keys: a person's rhythm,
+// the same sequence on every call.
 func typingPauses() func() time.Duration {
 	rng := rand.New(rand.NewPCG(typedSeed, typedSeed))
 	return func() time.Duration {
@@ -106,20 +160,12 @@ func typingPauses() func() time.Duration {
 	}
 }
 
-// typeBare types n keys into echoCommand in a PTY of its own, each after
-// a pause, and returns each key's round trip from the write to reading its
-// echo: what the kernel and the machine's wake-ups cost before any server
-// adds to them.
-func typeBare(ctx context.Context, n int, pause func() time.Duration) ([]time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
-	tty, end, err := startBare(ctx, echoCommand)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
+// bareRoundTrip types a key into echoCommand in a PTY of this process's
+// own (startBare) and waits for its echo: what the kernel and the
+// machine's wake-ups cost before any server adds to them.
+func bareRoundTrip(ctx context.Context, tty *os.File) func(key byte) error {
 	buf := make([]byte, 4<<10)
-	return typeLoop(ctx, n, pause, func(key byte) error {
+	return func(key byte) error {
 		if _, err := tty.Write([]byte{key}); err != nil {
 			return ptyErr(ctx, err)
 		}
@@ -132,15 +178,14 @@ func typeBare(ctx context.Context, n int, pause func() time.Duration) ([]time.Du
 				return nil
 			}
 		}
-	})
+	}
 }
 
-// typeKeys types n keys into the echo session, each once the echo of the
-// one before has come and, when pause is set, after a pause it returns,
-// and returns each key's round trip.
-func typeKeys(ctx context.Context, c *wsConn, sessionID string, n int, pause func() time.Duration) ([]time.Duration, error) {
+// serverRoundTrip types a key into the server's echo session and waits
+// for its echo.
+func serverRoundTrip(c *wsConn, sessionID string) func(key byte) error {
 	var f frame
-	return typeLoop(ctx, n, pause, func(key byte) error {
+	return func(key byte) error {
 		if err := c.input(sessionID, string(key)); err != nil {
 			return err
 		}
@@ -155,21 +200,16 @@ func typeKeys(ctx context.Context, c *wsConn, sessionID string, n int, pause fun
 				return errors.New("the echo program ended")
 			}
 		}
-	})
+	}
 }
 
-// typeLoop types n keys, alternately a and b, each after a pause when
-// pause is set, through roundTrip, which sends one key and returns once
-// its echo has come back; it returns each key's round trip. Every way of
-// typing (through the server, into a bare PTY, through ttyd) times its
-// keys here, so their figures compare.
-func typeLoop(ctx context.Context, n int, pause func() time.Duration, roundTrip func(key byte) error) ([]time.Duration, error) {
+// typeLoop types n keys back to back, alternately a and b, through
+// roundTrip, and returns each key's round trip.
+func typeLoop(ctx context.Context, n int, roundTrip func(key byte) error) ([]time.Duration, error) {
 	rtts := make([]time.Duration, 0, n)
 	for i := range n {
-		if pause != nil {
-			if err := sleepCtx(ctx, pause()); err != nil {
-				return nil, err
-			}
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
 		}
 		key := "ab"[i%2]
 		start := time.Now()

@@ -208,18 +208,10 @@ func ttydCat(ctx context.Context, p *ttydPeer, path string, size int64) (time.Du
 	return d, nil
 }
 
-// ttydEcho types keys into echoCommand through ttyd as measureEcho types
-// them through the server, on one program: back to back after the
-// warm-up, then typed with pauses, the first loop warming the second.
-func ttydEcho(ctx context.Context, p *ttydPeer, keys, typedKeys int) (tight, typed []time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
-	c, end, err := p.start(ctx, echoCommand)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer end()
-	roundTrip := func(key byte) error {
+// ttydRoundTrip types a key into echoCommand through ttyd and waits for
+// its echo, as serverRoundTrip does through the server.
+func ttydRoundTrip(c *ttydConn) func(key byte) error {
+	return func(key byte) error {
 		if err := c.input([]byte{key}); err != nil {
 			return err
 		}
@@ -232,11 +224,4 @@ func ttydEcho(ctx context.Context, p *ttydPeer, keys, typedKeys int) (tight, typ
 			}
 		}
 	}
-	if tight, err = typeLoop(ctx, echoWarmup+keys, nil, roundTrip); err != nil {
-		return nil, nil, fmt.Errorf("keys back to back: %w", err)
-	}
-	if typed, err = typeLoop(ctx, typedKeys, typingPauses(), roundTrip); err != nil {
-		return nil, nil, fmt.Errorf("typed keys: %w", err)
-	}
-	return tight[echoWarmup:], typed, nil
 }

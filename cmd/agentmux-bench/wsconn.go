@@ -150,9 +150,18 @@ func (c *wsConn) attach(sessionID string) error {
 	return c.send(map[string]any{"type": typeSessionAttach, "sessionId": sessionID})
 }
 
+// inputMessage is terminal.input. A struct, not a map: a map is encoded
+// with its keys sorted, which a typed key's round trip would count
+// against the server.
+type inputMessage struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Data      string `json:"data"`
+}
+
 // input sends terminal.input.
 func (c *wsConn) input(sessionID, data string) error {
-	return c.send(map[string]any{"type": typeTerminalInput, "sessionId": sessionID, "data": data})
+	return c.send(inputMessage{Type: typeTerminalInput, SessionID: sessionID, Data: data})
 }
 
 // ackMessage is terminal.ack: the client has consumed the session's
