@@ -50,9 +50,15 @@ type conn struct {
 	// found it cannot: the hub waits for it before dropping sockets.
 	farewell chan struct{}
 
-	// writeFailed reports whether a write failed, after which nothing more
-	// is written. Owned by the writer goroutine.
+	// writeMu serializes writes to the socket: the writer's, and a
+	// stream's own write of a small frame while the writer is idle
+	// (writeNow). It guards writeFailed: whether a write failed, after
+	// which nothing more is written.
+	writeMu     sync.Mutex
 	writeFailed bool
+	// handed counts the frames handed to the writer and not yet written;
+	// a stream writes a frame itself only when none is.
+	handed atomic.Int64
 
 	// who is the participant this connection is; the hub's mu protects it.
 	who *participant
@@ -343,6 +349,7 @@ func (c *conn) writeLoop() {
 			c.write(websocket.TextMessage, c.takeControl(b))
 		case b := <-c.output:
 			c.write(websocket.TextMessage, b)
+			c.handed.Add(-1)
 			putFrame(b)
 		case <-ticker.C:
 			deadline := time.Now().Add(c.hub.opts.WriteTimeout)
@@ -360,6 +367,31 @@ func (c *conn) writeLoop() {
 // the socket is gone. A message taken from a queue while the connection
 // is closing is still written: it may be the one telling the client why.
 func (c *conn) write(mt int, b []byte) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.writeLocked(mt, b)
+}
+
+// writeNow writes a stream's frame at once, in the stream's goroutine,
+// when the writer is idle and nothing waits for it, and reports whether
+// it did. A keystroke's echo then leaves without waking the writer, which
+// on an idle machine costs as much as the write itself. Nothing overtakes:
+// a frame handed to the writer keeps handed above 0 until it is written,
+// under writeMu.
+func (c *conn) writeNow(b []byte) bool {
+	if !c.writeMu.TryLock() {
+		return false
+	}
+	defer c.writeMu.Unlock()
+	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() {
+		return false
+	}
+	c.writeLocked(websocket.TextMessage, b)
+	return true
+}
+
+// writeLocked is write with writeMu held.
+func (c *conn) writeLocked(mt int, b []byte) {
 	if c.writeFailed {
 		return
 	}
@@ -373,7 +405,7 @@ func (c *conn) write(mt int, b []byte) {
 
 // drainControl writes the control messages already queued.
 func (c *conn) drainControl() {
-	for !c.writeFailed {
+	for {
 		select {
 		case b := <-c.control:
 			c.write(websocket.TextMessage, c.takeControl(b))
@@ -395,12 +427,14 @@ func (c *conn) finish() {
 		// of a shutdown) before saying goodbye.
 		c.drainControl()
 	}
+	c.writeMu.Lock()
 	if code != 0 && !c.writeFailed {
 		msg := websocket.FormatCloseMessage(code, text)
 		if err := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {
 			c.log.Debug("write close frame", "err", err)
 		}
 	}
+	c.writeMu.Unlock()
 	close(c.farewell)
 	t := time.NewTimer(closeGrace)
 	defer t.Stop()

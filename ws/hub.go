@@ -49,6 +49,11 @@ const (
 	// maxFrameBytes caps the output bytes in one frame, which bounds the
 	// memory a connection holds no matter how far behind it is.
 	maxFrameBytes = 4 * flushBytes
+	// writeNowBytes is the largest frame a stream writes itself when the
+	// writer is idle: keystrokes' echoes and small redraws, which a socket
+	// with room takes without waiting. Larger frames go through the
+	// writer, so a stream builds its next frame while one is written.
+	writeNowBytes = 4 << 10
 	// controlQueue and controlQueueBytes bound the control messages that
 	// may wait for a slow connection before it is dropped: by count, and
 	// by bytes, since a message may echo what the client sent.

@@ -375,12 +375,19 @@ func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time) error {
 }
 
 // send hands a frame to the connection's writer, waiting as long as it
-// takes: meanwhile the ring moves on without us.
+// takes: meanwhile the ring moves on without us. A small frame (an echo)
+// is written at once when the writer has nothing to do.
 func (st *stream) send(b []byte) error {
+	if len(b) <= writeNowBytes && st.c.writeNow(b) {
+		putFrame(b)
+		return nil
+	}
+	st.c.handed.Add(1)
 	select {
 	case st.c.output <- b:
 		return nil
 	case <-st.ctx.Done():
+		st.c.handed.Add(-1)
 		putFrame(b)
 		return st.ctx.Err()
 	}

@@ -375,3 +375,38 @@ func TestDetachStopsTheStream(t *testing.T) {
 		t.Fatalf("replay after detach = %q", rest.data)
 	}
 }
+
+// TestSmallFrameNeverOvertakesALargeOne checks the two ways a frame
+// leaves: a small one (an echo) written by its stream while the writer is
+// idle, and a large one handed to the writer. Each large block is followed
+// by a short line after a pause, so the line's frame is ready while the
+// block may still be on its way to a client behind a small socket buffer:
+// the line must wait for it.
+func TestSmallFrameNeverOvertakesALargeOne(t *testing.T) {
+	block := multiByteText(300 << 10)
+	const rounds = 20
+	var want []byte
+	for i := range rounds {
+		want = append(want, block...)
+		want = append(want, fmt.Sprintf("line %d\n", i)...)
+	}
+	e := newEnv(t, envOptions{scrollback: 16 << 20, sendBuffer: 16 << 10})
+	script := `stty raw -echo; echo ready; read go; i=0
+while [ $i -lt ` + fmt.Sprint(rounds) + ` ]; do cat "$0"; sleep 0.01; printf 'line %d\n' $i; sleep 0.03; i=$((i+1)); done`
+	s := e.session("sh", "-c", script, writeFile(t, block))
+	c := e.dial(nil)
+	c.attach(s.ID(), nil)
+	st := c.start(s.ID())
+	c.readUntil(s.ID(), st, exited)
+	if st.resets != 0 {
+		t.Fatalf("client was resynced %d times", st.resets)
+	}
+	if !bytes.Equal(st.data, want) {
+		i := firstDiff(st.data, want)
+		t.Fatalf("received %d bytes, want %d; first difference at %d: got %q, want %q",
+			len(st.data), len(want), i, clipAt(st.data, i), clipAt(want, i))
+	}
+}
+
+// clipAt returns up to 40 bytes of b from i.
+func clipAt(b []byte, i int) []byte { return b[i:min(len(b), i+40)] }
