@@ -366,10 +366,12 @@ func (c *conn) writeLoop() {
 // write writes one message unless an earlier write failed, which means
 // the socket is gone. A message taken from a queue while the connection
 // is closing is still written: it may be the one telling the client why.
-func (c *conn) write(mt int, b []byte) {
+// It reports whether the socket still takes writes.
+func (c *conn) write(mt int, b []byte) bool {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	c.writeLocked(mt, b)
+	return !c.writeFailed
 }
 
 // writeNow writes a stream's frame at once, in the stream's goroutine,
@@ -408,7 +410,9 @@ func (c *conn) drainControl() {
 	for {
 		select {
 		case b := <-c.control:
-			c.write(websocket.TextMessage, c.takeControl(b))
+			if !c.write(websocket.TextMessage, c.takeControl(b)) {
+				return
+			}
 		default:
 			return
 		}
