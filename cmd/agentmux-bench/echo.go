@@ -64,7 +64,9 @@ type echoResult struct {
 // slows it down for seconds at a time, and typed one after another, one
 // of them would meet such a spell and the others not.
 func measureEcho(ctx context.Context, e *benchEnv, keys, typedKeys int) (*echoResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	// The typed keys' pauses come on top of a run's bound: each of up to
+	// three typists waits at most typedPauseMax before each key.
+	ctx, cancel := context.WithTimeout(ctx, runTimeout+time.Duration(3*typedKeys)*typedPauseMax)
 	defer cancel()
 	r, err := e.newReadySession(ctx, "bench echo", echoCommand)
 	if err != nil {
