@@ -125,6 +125,10 @@ type limitConn struct {
 	once sync.Once
 }
 
+// NetConn returns the connection it counts, as tls.Conn does: the
+// WebSocket code reads the socket's send queue through it.
+func (c *limitConn) NetConn() net.Conn { return c.Conn }
+
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.l.release)
