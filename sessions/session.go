@@ -380,6 +380,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	}
 
 	var alerts alertScanner
+	var takers []*waiter
 	buf := make([]byte, 32<<10)
 	for {
 		// Clients that keep up pace the program: no read while the
@@ -387,7 +388,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		s.ring.waitRoom(len(buf), unpaced)
 		n, err := proc.Read(buf)
 		if n > 0 {
-			s.ring.write(buf[:n])
+			takers = s.ring.writeOffering(buf[:n], takers)
 			if s.heldPending.Load() {
 				s.flushHeld("the run's first output")
 			}
@@ -605,6 +606,14 @@ func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.
 // when giving up on the channel.
 func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 	return s.ring.wait(target, epoch)
+}
+
+// WaitOutputOrTake is WaitOutput for a reader that can send new output
+// itself without blocking: take is called in the session reader's
+// goroutine when output comes, and the channel is closed only if it
+// declines (see Taker).
+func (s *Session) WaitOutputOrTake(target, epoch uint64, take Taker) (<-chan struct{}, func()) {
+	return s.ring.waitOrTake(target, epoch, take)
 }
 
 // NoteDelivered records that output up to off was handed to a client, so

@@ -51,9 +51,9 @@ type conn struct {
 	farewell chan struct{}
 
 	// writeMu serializes writes to the socket: the writer's, and a
-	// stream's own write of a small frame while the writer is idle
-	// (writeNow). It guards writeFailed: whether a write failed, after
-	// which nothing more is written.
+	// small frame's while the writer is idle, by its stream (writeNow)
+	// or by the session's reader (writeIdle). It guards writeFailed:
+	// whether a write failed, after which nothing more is written.
 	writeMu     sync.Mutex
 	writeFailed bool
 	// handed counts the frames handed to the writer and not yet written;
@@ -386,6 +386,23 @@ func (c *conn) writeNow(b []byte) bool {
 	}
 	defer c.writeMu.Unlock()
 	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() {
+		return false
+	}
+	c.writeLocked(websocket.TextMessage, b)
+	return true
+}
+
+// writeIdle is writeNow for a frame sent by a session's reader
+// (stream.takeEcho), which serves every client of the session and so must
+// never wait for one: it writes only when everything written before has
+// left and been acknowledged (the socket's send queue is empty), so the
+// frame, at most writeNowBytes, fits at once whatever the client does.
+func (c *conn) writeIdle(b []byte) bool {
+	if len(b) > writeNowBytes || !c.writeMu.TryLock() {
+		return false
+	}
+	defer c.writeMu.Unlock()
+	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() || c.writeFailed || !sendQueueEmpty(c.ws.NetConn()) {
 		return false
 	}
 	c.writeLocked(websocket.TextMessage, b)

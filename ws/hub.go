@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -113,6 +114,10 @@ type Hub struct {
 	// lastTypist is, by session, the participant who typed there last.
 	lastTypist map[string]string
 	wg         sync.WaitGroup
+
+	// parks counts the times a stream's loop waited for output: an echo
+	// sent by the session's reader leaves it waiting (stream.takeEcho).
+	parks atomic.Int64
 }
 
 // NewHub returns a Hub with no connections.

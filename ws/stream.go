@@ -33,6 +33,12 @@ type stream struct {
 	// connection's reader goroutine, like the stream itself.
 	pacer   *sessions.Pacer
 	stalled bool
+
+	// parkMu guards parked: the loop's cursor while the loop waits for
+	// output, which the session's reader may use meanwhile to send an
+	// echo in the loop's place (takeEcho).
+	parkMu sync.Mutex
+	parked *cursor
 }
 
 func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
@@ -218,7 +224,7 @@ func (st *stream) take(next step, hold time.Duration, cur *cursor, state session
 		cur.exitSent = state.Epoch
 		return nil
 	case stepWait:
-		return st.wait(state.End+1, state.Epoch, nil)
+		return st.park(cur, state)
 	case stepHold:
 		timer.Reset(hold)
 		return st.wait(cur.off+flushBytes, state.Epoch, timer.C)
@@ -240,22 +246,87 @@ func (st *stream) resync(cur *cursor, state sessions.StreamState) error {
 
 // sendNext sends the next frame from the cursor and moves it past.
 func (st *stream) sendNext(cur *cursor, state sessions.StreamState) error {
-	sent, err := st.sendOutput(cur.off, cur.prefix, state, cur.live)
+	b, end, err := st.frame(cur, state)
 	if errors.Is(err, sessions.ErrOverrun) {
 		return nil // the next pass resyncs
 	}
 	if err != nil {
 		return err
 	}
-	if sent == 0 {
+	if b == nil {
 		// Only an unfinished character is waiting: wait for the rest.
 		return st.wait(state.End+1, state.Epoch, nil)
 	}
-	cur.off += uint64(sent)
+	if err := st.send(b); err != nil {
+		return err
+	}
+	cur.sent(end, state, st.s)
+	return nil
+}
+
+// sent moves the cursor past a frame that left, ending at end.
+func (cur *cursor) sent(end uint64, state sessions.StreamState, s *sessions.Session) {
+	s.NoteDelivered(end)
+	cur.off = end
 	cur.prefix = nil
 	cur.lastSent = time.Now()
 	cur.inputsSeen = state.Inputs
-	return nil
+}
+
+// park waits for output when all of it was sent. Meanwhile the session's
+// reader may send an echo for the loop (takeEcho): a keystroke's echo
+// then leaves without this goroutine waking up, which after a pause costs
+// about as much as the write itself.
+func (st *stream) park(cur *cursor, state sessions.StreamState) error {
+	st.c.hub.parks.Add(1)
+	st.parkMu.Lock()
+	st.parked = cur
+	st.parkMu.Unlock()
+	ready, cancel := st.s.WaitOutputOrTake(state.End+1, state.Epoch, st.takeEcho)
+	var err error
+	select {
+	case <-ready:
+	case <-st.ctx.Done():
+		err = st.ctx.Err()
+	}
+	cancel()
+	// A take in progress finishes before the loop has its cursor back.
+	st.parkMu.Lock()
+	st.parked = nil
+	st.parkMu.Unlock()
+	return err
+}
+
+// takeEcho is the stream's sessions.Taker: run by the session's reader
+// while the loop is parked, it sends output that follows input (an echo)
+// at once when that needs no waiting: no batching, a small frame, and a
+// connection that writes it without blocking (conn.writeIdle). Anything
+// else, it leaves to the loop.
+func (st *stream) takeEcho() (uint64, bool) {
+	if !st.parkMu.TryLock() {
+		return 0, false
+	}
+	defer st.parkMu.Unlock()
+	cur := st.parked
+	if cur == nil {
+		return 0, false
+	}
+	state := st.s.StreamState()
+	p := cur.pull(state, st.c.hub.opts.BatchInterval)
+	if next, _ := nextStep(p); next != stepSend || !p.echo || p.end-p.off > writeNowBytes {
+		return 0, false
+	}
+	b, end, err := st.frame(cur, state)
+	if err != nil || b == nil {
+		return 0, false
+	}
+	wrote := st.c.writeIdle(b)
+	putFrame(b)
+	if !wrote {
+		return 0, false
+	}
+	cur.sent(end, state, st.s)
+	return end + 1, true
 }
 
 // step is what the pull loop does next.
@@ -328,36 +399,31 @@ func nextStep(p pull) (step, time.Duration) {
 	return stepSend, 0
 }
 
-// sendOutput pulls up to maxFrameBytes from off, but not past live when
-// it starts before it, and hands them over as one frame, holding back an
+// frame encodes the next frame from the cursor: up to maxFrameBytes of
+// output, but not past live when it starts before it, holding back an
 // unfinished UTF-8 character unless the run has ended and it is the last
-// thing the program wrote. It returns how many stream bytes the frame
-// carried.
-func (st *stream) sendOutput(off uint64, prefix []byte, state sessions.StreamState, live uint64) (int, error) {
+// thing the program wrote. It returns the frame and the stream offset it
+// ends at; a nil frame when only an unfinished character waits.
+func (st *stream) frame(cur *cursor, state sessions.StreamState) ([]byte, uint64, error) {
 	rb := readBufs.Get().(*[]byte)
 	defer readBufs.Put(rb)
 	buf := *rb
-	if off < live && live-off < uint64(len(buf)) {
-		buf = buf[:live-off]
+	if cur.off < cur.live && cur.live-cur.off < uint64(len(buf)) {
+		buf = buf[:cur.live-cur.off]
 	}
-	n, err := st.s.ReadOutput(buf, off)
+	n, err := st.s.ReadOutput(buf, cur.off)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	chunk := buf[:n]
-	if !state.RunEnded || off+uint64(n) < state.End {
+	if !state.RunEnded || cur.off+uint64(n) < state.End {
 		chunk = chunk[:completeUTF8(chunk)]
 	}
 	if len(chunk) == 0 {
-		return 0, nil
+		return nil, 0, nil
 	}
-	end := off + uint64(len(chunk))
-	b := appendOutput(getFrame(), st.s.ID(), prefix, chunk, end)
-	if err := st.send(b); err != nil {
-		return 0, err
-	}
-	st.s.NoteDelivered(end)
-	return len(chunk), nil
+	end := cur.off + uint64(len(chunk))
+	return appendOutput(getFrame(), st.s.ID(), cur.prefix, chunk, end), end, nil
 }
 
 // wait blocks until the stream reaches target, the epoch moves on, timeout

@@ -410,3 +410,37 @@ while [ $i -lt ` + fmt.Sprint(rounds) + ` ]; do cat "$0"; sleep 0.01; printf 'li
 
 // clipAt returns up to 40 bytes of b from i.
 func clipAt(b []byte, i int) []byte { return b[i:min(len(b), i+40)] }
+
+// TestEchoLeavesFromTheSessionReader checks that a keystroke's echo is
+// sent by the session's reader while the client's stream waits for
+// output (stream.takeEcho): every echo arrives, in order, and the stream's
+// loop is not woken for each one, which is the hand-off a key saves.
+func TestEchoLeavesFromTheSessionReader(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.session("sh", "-c", `stty raw -echo; echo ready; exec cat`)
+	c := e.dial(nil)
+	c.attach(s.ID(), nil)
+	st := &stream{}
+	c.readUntil(s.ID(), st, contains(readyLine))
+	_, after, _ := strings.Cut(string(st.data), readyLine)
+	st.data = []byte(after)
+
+	const keys = 60
+	var want strings.Builder
+	before := e.hub.Parks()
+	for i := range keys {
+		key := string(rune('a' + i%26))
+		want.WriteString(key)
+		c.send(input(s.ID(), key))
+		c.readUntil(s.ID(), st, func(st *stream) bool { return len(st.data) >= want.Len() })
+	}
+	if string(st.data) != want.String() {
+		t.Fatalf("echoes = %q, want %q", st.data, want.String())
+	}
+	// Without the reader's help the loop wakes, sends and waits again
+	// for every key. A few keys may still go its way (a control message
+	// such as the typing announcement was being written).
+	if parks := e.hub.Parks() - before; parks > keys/4 {
+		t.Errorf("the stream's loop waited %d times for %d echoed keys, want at most %d", parks, keys, keys/4)
+	}
+}
