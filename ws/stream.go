@@ -14,7 +14,9 @@ import (
 // stream sends one session's output to one connection. Its goroutine pulls
 // from the session's ring at its own offset; it is the only sender of this
 // session's session.attached, terminal.output and terminal.exit on this
-// connection, so they arrive in order.
+// connection, so they arrive in order. (While it waits for output, the
+// session's reader may send an echo in its place, with its cursor: see
+// takeEcho.)
 type stream struct {
 	c     *conn
 	s     *sessions.Session
