@@ -7,8 +7,11 @@
 // Output flows by pull, never by push. Exactly one goroutine per run reads
 // the PTY and appends to the session's ring; it never waits for anybody.
 // Each subscriber keeps its own offset into the stream (seq) and copies out
-// everything new at its own pace (ReadOutput, WaitOutput). A subscriber that
-// falls more than the ring behind gets ErrOverrun and resyncs from
+// everything new at its own pace (ReadOutput, WaitOutput); a waiting one
+// may instead be offered new output in the reader's goroutine
+// (WaitOutputOrTake, at most four per read), which it takes without
+// blocking or declines. A subscriber that falls more than the ring behind
+// gets ErrOverrun and resyncs from
 // ReplayStart. So a slow or stuck client can neither grow memory nor slow
 // the program or any other client.
 package sessions

@@ -1,14 +1,22 @@
 // Package ws serves agentmux's WebSocket protocol (docs/protocol.md).
 //
 // Each connection has exactly one reader goroutine (the HTTP handler's) and
-// one writer goroutine; nothing else touches the socket. Attaching to a
-// session starts one stream goroutine per attachment, which pulls that
-// session's output from its own offset, batches it (a frame leaves at most
-// one batch interval after its first byte, at once after a quiet interval,
-// or as soon as 64 KiB are waiting) and hands whole frames to the writer.
-// A stream that cannot hand over its frame waits, and the session's ring
-// keeps moving without it; when it falls behind the ring it is resynced.
-// So a slow client slows nobody but itself.
+// one writer goroutine. Attaching to a session starts one stream goroutine
+// per attachment, which pulls that session's output from its own offset,
+// batches it (a frame leaves at most one batch interval after its first
+// byte, at once after a quiet interval, or as soon as 64 KiB are waiting)
+// and hands whole frames to the writer. A stream that cannot hand over its
+// frame waits, and the session's ring keeps moving without it; when it
+// falls behind the ring it is resynced. So a slow client slows nobody but
+// itself.
+//
+// Every write to a socket happens under the connection's writeMu with a
+// deadline. Besides the writer, two others may write a small frame, only
+// when nothing waits for the writer, so they cost a keystroke's echo a
+// goroutine hand-off rather than order or safety: the stream (writeNow),
+// and, while the stream waits for output, the session's PTY reader in its
+// place (writeIdle), which writes only when the socket's send queue is
+// empty, so it never waits for a client.
 //
 // Session lifecycle events go to every connection through a bounded queue;
 // a connection that lets it fill is dropped rather than waited for.

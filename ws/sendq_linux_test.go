@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -69,13 +70,8 @@ func TestWriteIdleWaitsForNobody(t *testing.T) {
 
 	// The handshake's reply may wait for a delayed acknowledgement.
 	first := []byte(`{"n":"first"}`)
-	deadline := time.Now().Add(waitTimeoutInternal)
-	for !c.writeIdle(first) {
-		if time.Now().After(deadline) {
-			t.Fatal("writeIdle refused a connection with nothing in flight")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, waitTimeoutInternal, "writeIdle to write to a connection with nothing in flight",
+		func() bool { return c.writeIdle(first) })
 
 	// The client reads nothing: fill its window until bytes queue here.
 	filler := bytes.Repeat([]byte("x"), 1<<10)
@@ -122,13 +118,8 @@ func TestWriteIdleWaitsForNobody(t *testing.T) {
 		}
 	}()
 	last := []byte(`{"n":"last"}`)
-	deadline = time.Now().Add(waitTimeoutInternal)
-	for !c.writeIdle(last) {
-		if time.Now().After(deadline) {
-			t.Fatal("writeIdle still refuses after the client read everything")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, waitTimeoutInternal, "writeIdle to write again once the client read everything",
+		func() bool { return c.writeIdle(last) })
 	msgs := <-got
 	if want := []string{`{"n":"first"}`, `{"n":"last"}`}; strings.Join(msgs, " ") != strings.Join(want, " ") {
 		t.Errorf("client received %q besides the filler, want %q", msgs, want)
