@@ -88,12 +88,12 @@ func (r *ring) write(p []byte) {
 	r.appendLocked(p, nil)
 }
 
-// writeOffering is write for the session's reader: up to maxTakers of the
-// readers it reaches that can take output themselves (waitOrTake) are
-// offered it in this goroutine, and woken only if they decline. A
-// keystroke's echo then goes out without waking the client's goroutine.
-// takers is the caller's scratch space, kept between calls and returned
-// empty.
+// writeOffering is write for the session's reader: when p follows input
+// (likely its echo), up to maxTakers of the readers it reaches that can
+// take output themselves (waitOrTake) are offered it in this goroutine,
+// and woken only if they decline. A keystroke's echo then goes out
+// without waking the client's goroutine. takers is the caller's scratch
+// space, kept between calls and returned empty.
 func (r *ring) writeOffering(p []byte, takers []*waiter) []*waiter {
 	takers = takers[:0]
 	r.mu.Lock()
@@ -104,13 +104,12 @@ func (r *ring) writeOffering(p []byte, takers []*waiter) []*waiter {
 		r.mu.Lock()
 		switch {
 		case w.gone:
-		case took && r.end < next && r.st.Epoch == w.epoch:
+		case took:
+			// Parked again, unless the stream moved on meanwhile.
 			w.target = next
-			r.waiters = append(r.waiters, w)
+			r.addWaiterLocked(w)
 		default:
-			// Declined, or the stream moved on meanwhile (more output, a
-			// new epoch): the reader looks for itself.
-			close(w.ch)
+			close(w.ch) // declined: the reader looks for itself
 		}
 		r.mu.Unlock()
 		takers[i] = nil
@@ -119,8 +118,9 @@ func (r *ring) writeOffering(p []byte, takers []*waiter) []*waiter {
 }
 
 // appendLocked appends p and wakes the readers it reaches. When takers is
-// not nil, up to maxTakers of those with a take are added to it instead
-// of woken; the caller offers them the output. mu must be held.
+// not nil and p follows input, up to maxTakers of those with a take are
+// added to it instead of woken; the caller offers them the output. mu
+// must be held.
 func (r *ring) appendLocked(p []byte, takers *[]*waiter) {
 	if len(p) == 0 {
 		return
@@ -142,14 +142,14 @@ func (r *ring) appendLocked(p []byte, takers *[]*waiter) {
 	copy(r.buf, p[n:])
 	r.end = newEnd
 
-	wakeAll := r.echoPending
+	echo := r.echoPending
 	r.echoPending = false
 	kept := r.waiters[:0]
 	for _, w := range r.waiters {
 		switch {
-		case !wakeAll && w.target > r.end:
+		case !echo && w.target > r.end:
 			kept = append(kept, w)
-		case w.take != nil && takers != nil && len(*takers) < maxTakers:
+		case echo && w.take != nil && takers != nil && len(*takers) < maxTakers:
 			*takers = append(*takers, w)
 		default:
 			close(w.ch)
@@ -283,11 +283,9 @@ func (r *ring) waitOrTake(target, epoch uint64, take Taker) (<-chan struct{}, fu
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w := &waiter{target: target, epoch: epoch, ch: make(chan struct{}), take: take}
-	if r.end >= target || r.st.Epoch != epoch {
-		close(w.ch)
+	if !r.addWaiterLocked(w) {
 		return w.ch, func() {}
 	}
-	r.waiters = append(r.waiters, w)
 	return w.ch, func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -299,6 +297,18 @@ func (r *ring) waitOrTake(target, epoch uint64, take Taker) (<-chan struct{}, fu
 			}
 		}
 	}
+}
+
+// addWaiterLocked registers w, or closes its channel at once when the
+// stream has already reached its target or left its epoch; it reports
+// whether w waits. mu must be held.
+func (r *ring) addWaiterLocked(w *waiter) bool {
+	if r.end >= w.target || r.st.Epoch != w.epoch {
+		close(w.ch)
+		return false
+	}
+	r.waiters = append(r.waiters, w)
+	return true
 }
 
 // update changes the run and close flags, moves the epoch on and wakes

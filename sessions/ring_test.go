@@ -609,6 +609,7 @@ func TestRingOffersOutputToTakers(t *testing.T) {
 	plain, cancelPlain := r.wait(1, 0)
 	defer cancelPlain()
 
+	r.noteInput() // what follows is an echo: only that is offered
 	scratch = r.writeOffering([]byte("a"), scratch)
 	if got := strings.Join(offers, ","); got != "takes,declines" {
 		t.Errorf("offered to %q, want takes,declines", got)
@@ -627,17 +628,29 @@ func TestRingOffersOutputToTakers(t *testing.T) {
 	// Output that does not come from the session's reader (a run's reset
 	// sequences) is never offered: the taker's own goroutine sends it.
 	offers = nil
+	r.noteInput()
 	r.write([]byte("b"))
 	if len(offers) != 0 || !isClosed(takes) {
 		t.Fatalf("plain write: offered to %v, taker woken %v; want none and true", offers, isClosed(takes))
 	}
 
+	// Output that does not follow input (a flood) is never offered: the
+	// reader spends nothing on takers that would decline it.
+	offers = nil
+	quiet, cancelQuiet := r.waitOrTake(3, 0, taker("quiet", true))
+	scratch = r.writeOffering([]byte("q"), scratch)
+	if len(offers) != 0 || !isClosed(quiet) {
+		t.Fatalf("write after no input: offered to %v, taker woken %v; want none and true", offers, isClosed(quiet))
+	}
+	cancelQuiet()
+
 	// A wait withdrawn while its take runs is not put back.
 	var cancelGone func()
-	gone, cancelGone := r.waitOrTake(3, 0, func() (uint64, bool) {
+	gone, cancelGone := r.waitOrTake(4, 0, func() (uint64, bool) {
 		cancelGone()
 		return r.state().End + 1, true
 	})
+	r.noteInput()
 	scratch = r.writeOffering([]byte("c"), scratch)
 	if isClosed(gone) || len(r.waiters) != 0 {
 		t.Errorf("withdrawn during its take: woken %v, %d waiters left; want false, 0", isClosed(gone), len(r.waiters))
@@ -645,13 +658,14 @@ func TestRingOffersOutputToTakers(t *testing.T) {
 
 	// A take that returns a target the stream already reached, or that
 	// runs across an epoch change, wakes its reader to look for itself.
-	behind, cancelBehind := r.waitOrTake(4, 0, func() (uint64, bool) { return r.state().End, true })
+	behind, cancelBehind := r.waitOrTake(5, 0, func() (uint64, bool) { return r.state().End, true })
 	defer cancelBehind()
-	moved, cancelMoved := r.waitOrTake(4, 0, func() (uint64, bool) {
+	moved, cancelMoved := r.waitOrTake(5, 0, func() (uint64, bool) {
 		r.update(func(*StreamState) {})
 		return r.state().End + 1, true
 	})
 	defer cancelMoved()
+	r.noteInput()
 	scratch = r.writeOffering([]byte("d"), scratch)
 	if !isClosed(behind) || !isClosed(moved) {
 		t.Errorf("stale take woken %v, take across an epoch woken %v; want both true", isClosed(behind), isClosed(moved))
@@ -661,10 +675,11 @@ func TestRingOffersOutputToTakers(t *testing.T) {
 	offers = nil
 	var chans []<-chan struct{}
 	for i := range maxTakers + 2 {
-		ch, cancel := r.waitOrTake(5, 1, taker(strconv.Itoa(i), true))
+		ch, cancel := r.waitOrTake(6, 1, taker(strconv.Itoa(i), true))
 		defer cancel()
 		chans = append(chans, ch)
 	}
+	r.noteInput()
 	r.writeOffering([]byte("e"), scratch)
 	if len(offers) != maxTakers {
 		t.Errorf("one write offered to %d takers, want %d", len(offers), maxTakers)

@@ -612,9 +612,9 @@ func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 }
 
 // WaitOutputOrTake is WaitOutput for a reader that can send new output
-// itself without blocking: take is called in the session reader's
-// goroutine when output comes, and the channel is closed only if it
-// declines (see Taker).
+// itself without blocking: when output that follows input comes, take is
+// called in the session reader's goroutine, and the channel is closed
+// only if it declines (see Taker). A nil take is plain WaitOutput.
 func (s *Session) WaitOutputOrTake(target, epoch uint64, take Taker) (<-chan struct{}, func()) {
 	return s.ring.waitOrTake(target, epoch, take)
 }

@@ -374,35 +374,29 @@ func (c *conn) write(mt int, b []byte) bool {
 	return !c.writeFailed
 }
 
-// writeNow writes a stream's frame at once, in the stream's goroutine,
-// when the writer is idle and nothing waits for it, and reports whether
-// it did. A keystroke's echo then leaves without waking the writer, which
-// on an idle machine costs as much as the write itself. Nothing overtakes:
-// a frame handed to the writer keeps handed above 0 until it is written,
-// under writeMu.
-func (c *conn) writeNow(b []byte) bool {
-	if !c.writeMu.TryLock() {
-		return false
-	}
-	defer c.writeMu.Unlock()
-	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() {
-		return false
-	}
-	c.writeLocked(websocket.TextMessage, b)
-	return true
-}
+// writeNow writes a stream's frame of at most writeNowBytes at once, in
+// the stream's goroutine, when the writer is idle and nothing waits for
+// it, and reports whether it did. A keystroke's echo then leaves without
+// waking the writer, which on an idle machine costs as much as the write
+// itself. Nothing overtakes: a frame handed to the writer keeps handed
+// above 0 until it is written, under writeMu.
+func (c *conn) writeNow(b []byte) bool { return c.writeSmall(b, false) }
 
 // writeIdle is writeNow for a frame sent by a session's reader
 // (stream.takeEcho), which serves every client of the session and so must
-// never wait for one: it writes only when everything written before has
-// left and been acknowledged (the socket's send queue is empty), so the
-// frame, at most writeNowBytes, fits at once whatever the client does.
-func (c *conn) writeIdle(b []byte) bool {
+// never wait for one: it writes only when, besides, everything written
+// before has left and been acknowledged (the socket's send queue is
+// empty), so the frame fits at once whatever the client does.
+func (c *conn) writeIdle(b []byte) bool { return c.writeSmall(b, true) }
+
+// writeSmall is writeNow, and writeIdle when emptySocket is set.
+func (c *conn) writeSmall(b []byte, emptySocket bool) bool {
 	if len(b) > writeNowBytes || !c.writeMu.TryLock() {
 		return false
 	}
 	defer c.writeMu.Unlock()
-	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() || c.writeFailed || !sendQueueEmpty(c.ws.NetConn()) {
+	// A failed write closes the connection, so isClosing covers it.
+	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() || emptySocket && !sendQueueEmpty(c.ws.NetConn()) {
 		return false
 	}
 	c.writeLocked(websocket.TextMessage, b)

@@ -32,6 +32,7 @@ func sendQueued(conn net.Conn) (int, bool) {
 	}
 }
 
+// ioctlOutq reads the send queue of the socket under sc.
 func ioctlOutq(sc syscall.Conn) (int, bool) {
 	rc, err := sc.SyscallConn()
 	if err != nil {

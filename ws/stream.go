@@ -229,7 +229,7 @@ func (st *stream) take(next step, hold time.Duration, cur *cursor, state session
 		return st.park(cur, state)
 	case stepHold:
 		timer.Reset(hold)
-		return st.wait(cur.off+flushBytes, state.Epoch, timer.C)
+		return st.wait(cur.off+flushBytes, state.Epoch, timer.C, nil)
 	}
 	return st.sendNext(cur, state)
 }
@@ -257,18 +257,18 @@ func (st *stream) sendNext(cur *cursor, state sessions.StreamState) error {
 	}
 	if b == nil {
 		// Only an unfinished character is waiting: wait for the rest.
-		return st.wait(state.End+1, state.Epoch, nil)
+		return st.wait(state.End+1, state.Epoch, nil, nil)
 	}
 	if err := st.send(b); err != nil {
 		return err
 	}
-	cur.sent(end, state, st.s)
+	st.sent(cur, end, state)
 	return nil
 }
 
 // sent moves the cursor past a frame that left, ending at end.
-func (cur *cursor) sent(end uint64, state sessions.StreamState, s *sessions.Session) {
-	s.NoteDelivered(end)
+func (st *stream) sent(cur *cursor, end uint64, state sessions.StreamState) {
+	st.s.NoteDelivered(end)
 	cur.off = end
 	cur.prefix = nil
 	cur.lastSent = time.Now()
@@ -281,22 +281,17 @@ func (cur *cursor) sent(end uint64, state sessions.StreamState, s *sessions.Sess
 // about as much as the write itself.
 func (st *stream) park(cur *cursor, state sessions.StreamState) error {
 	st.c.hub.parks.Add(1)
+	st.setParked(cur)
+	err := st.wait(state.End+1, state.Epoch, nil, st.takeEcho)
+	// A take in progress finishes before the loop has its cursor back.
+	st.setParked(nil)
+	return err
+}
+
+func (st *stream) setParked(cur *cursor) {
 	st.parkMu.Lock()
 	st.parked = cur
 	st.parkMu.Unlock()
-	ready, cancel := st.s.WaitOutputOrTake(state.End+1, state.Epoch, st.takeEcho)
-	var err error
-	select {
-	case <-ready:
-	case <-st.ctx.Done():
-		err = st.ctx.Err()
-	}
-	cancel()
-	// A take in progress finishes before the loop has its cursor back.
-	st.parkMu.Lock()
-	st.parked = nil
-	st.parkMu.Unlock()
-	return err
 }
 
 // takeEcho is the stream's sessions.Taker: run by the session's reader
@@ -327,7 +322,7 @@ func (st *stream) takeEcho() (uint64, bool) {
 	if !wrote {
 		return 0, false
 	}
-	cur.sent(end, state, st.s)
+	st.sent(cur, end, state)
 	return end + 1, true
 }
 
@@ -429,9 +424,10 @@ func (st *stream) frame(cur *cursor, state sessions.StreamState) ([]byte, uint64
 }
 
 // wait blocks until the stream reaches target, the epoch moves on, timeout
-// fires (when not nil) or the stream is stopped.
-func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time) error {
-	ready, cancel := st.s.WaitOutput(target, epoch)
+// fires (when not nil) or the stream is stopped; take, when not nil, is
+// offered echoes meanwhile (see park).
+func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time, take sessions.Taker) error {
+	ready, cancel := st.s.WaitOutputOrTake(target, epoch, take)
 	defer cancel()
 	select {
 	case <-ready:
@@ -446,7 +442,7 @@ func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time) error {
 // takes: meanwhile the ring moves on without us. A small frame (an echo)
 // is written at once when the writer has nothing to do.
 func (st *stream) send(b []byte) error {
-	if len(b) <= writeNowBytes && st.c.writeNow(b) {
+	if st.c.writeNow(b) {
 		putFrame(b)
 		return nil
 	}

@@ -142,12 +142,11 @@ func typeInTurn(ctx context.Context, n int, typists []*typist) error {
 			if err := sleepCtx(ctx, pause()); err != nil {
 				return err
 			}
-			key := "ab"[i%2]
-			start := time.Now()
-			if err := t.roundTrip(key); err != nil {
-				return fmt.Errorf("key %d of %d: %w", i+1, n, err)
+			rtt, err := press(i, n, t.roundTrip)
+			if err != nil {
+				return err
 			}
-			t.rtts = append(t.rtts, time.Since(start))
+			t.rtts = append(t.rtts, rtt)
 		}
 	}
 	return nil
@@ -213,14 +212,24 @@ func typeLoop(ctx context.Context, n int, roundTrip func(key byte) error) ([]tim
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		key := "ab"[i%2]
-		start := time.Now()
-		if err := roundTrip(key); err != nil {
-			return nil, fmt.Errorf("key %d of %d: %w", i+1, n, err)
+		rtt, err := press(i, n, roundTrip)
+		if err != nil {
+			return nil, err
 		}
-		rtts = append(rtts, time.Since(start))
+		rtts = append(rtts, rtt)
 	}
 	return rtts, nil
+}
+
+// press types key i of n, a and b alternately, through roundTrip and
+// returns its round trip. Every way of typing times its keys here, so
+// their figures compare.
+func press(i, n int, roundTrip func(key byte) error) (time.Duration, error) {
+	start := time.Now()
+	if err := roundTrip("ab"[i%2]); err != nil {
+		return 0, fmt.Errorf("key %d of %d: %w", i+1, n, err)
+	}
+	return time.Since(start), nil
 }
 
 // echoSummary summarizes round trips; rtts is sorted in place.
