@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentmux/agentmux/internal/procfs"
+	"github.com/agentmux/agentmux/internal/rawio"
 )
 
 // Options describe the command to start. Argv must name at least the
@@ -65,6 +66,7 @@ type ExitStatus struct {
 // concurrent use, but only one goroutine should read at a time.
 type Process struct {
 	master *os.File
+	raw    syscall.RawConn // master's, for rawio
 	cmd    *exec.Cmd
 	tag    string
 
@@ -111,7 +113,14 @@ func Start(opts Options) (*Process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
 	}
-	p := &Process{master: master, cmd: cmd, tag: opts.Tag, done: make(chan struct{})}
+	raw, err := master.SyscallConn()
+	if err != nil {
+		_ = master.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
+	}
+	p := &Process{master: master, raw: raw, cmd: cmd, tag: opts.Tag, done: make(chan struct{})}
 	go p.wait()
 	return p, nil
 }
@@ -172,17 +181,22 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Read reads terminal output. When the last holder of the slave side closes
 // it, Linux reports EIO; Read turns that into io.EOF, as the end of the
-// stream is what it means.
+// stream is what it means, and so is a Close.
+//
+// It reads through rawio: output that answers a keystroke after a pause
+// then skips the runtime's wake-up of its monitor thread (see rawio).
 func (p *Process) Read(b []byte) (int, error) {
-	n, err := p.master.Read(b)
-	if err != nil && isEndOfTerminal(err) {
+	n, err := rawio.Read(p.raw, b)
+	if err != nil && (errors.Is(err, syscall.EIO) || p.isClosed()) {
 		err = io.EOF
 	}
 	return n, err
 }
 
-func isEndOfTerminal(err error) bool {
-	return errors.Is(err, syscall.EIO) || errors.Is(err, os.ErrClosed)
+func (p *Process) isClosed() bool {
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	return p.closed
 }
 
 // Write writes input to the terminal, as keystrokes. It blocks while the
@@ -200,25 +214,11 @@ func (p *Process) Write(b []byte) (int, error) {
 // full). A keystroke then reaches the program without a hand-off to a
 // goroutine that may block.
 func (p *Process) TryWrite(b []byte) (int, error) {
-	rc, err := p.master.SyscallConn()
+	n, err := rawio.TryWrite(p.raw, b)
 	if err != nil {
 		return 0, fmt.Errorf("write pty: %w", err)
 	}
-	var (
-		n    int
-		werr error
-	)
-	err = rc.Write(func(fd uintptr) bool {
-		n, werr = unix.Write(int(fd), b)
-		return true // one attempt, whatever it gave: never park
-	})
-	if errors.Is(werr, unix.EAGAIN) {
-		return 0, nil
-	}
-	if err = cmp.Or(err, werr); err != nil {
-		return 0, fmt.Errorf("write pty: %w", err)
-	}
-	return max(n, 0), nil
+	return n, nil
 }
 
 // Resize sets the terminal size; the kernel sends SIGWINCH to the

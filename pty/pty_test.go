@@ -118,6 +118,40 @@ func TestWriteAndResize(t *testing.T) {
 	wait(t, p)
 }
 
+// TryWrite hands a key to a program without waiting: it takes what the
+// terminal takes now and reports a full input queue as 0, nil, never as
+// an error and never by blocking.
+func TestTryWriteNeverWaits(t *testing.T) {
+	p, err := pty.Start(pty.Options{Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if n, err := p.TryWrite([]byte("key\r")); n != 4 || err != nil {
+		t.Fatalf("TryWrite(key) = %d, %v; want 4, nil", n, err)
+	}
+	// sleep reads nothing: lines pile up until the terminal refuses.
+	line := []byte(strings.Repeat("x", 1023) + "\r")
+	total := 0
+	for {
+		n, err := p.TryWrite(line)
+		if err != nil {
+			t.Fatalf("TryWrite after %d bytes: %v", total, err)
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+		if total > 64<<20 {
+			t.Fatal("the terminal took 64 MiB from a program that reads nothing")
+		}
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+}
+
 func TestSignalReachesProcessGroup(t *testing.T) {
 	// The child shell starts a foreground sleep; signalling the group must
 	// end both, so the output stream closes.

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentmux/agentmux/internal/rawio"
 )
 
 // sendQueueEmpty reports whether everything written to conn has been sent
@@ -32,15 +34,16 @@ func sendQueued(conn net.Conn) (int, bool) {
 	}
 }
 
-// ioctlOutq reads the send queue of the socket under sc.
+// ioctlOutq reads the send queue of the socket under sc. It is asked
+// before an echo is sent, so it goes through rawio, as the socket's reads
+// and writes do in the server.
 func ioctlOutq(sc syscall.Conn) (int, bool) {
 	rc, err := sc.SyscallConn()
 	if err != nil {
 		return 0, false
 	}
-	var n int
-	var ioctlErr error
-	if err := rc.Control(func(fd uintptr) { n, ioctlErr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil || ioctlErr != nil {
+	n, err := rawio.IoctlInt(rc, unix.SIOCOUTQ)
+	if err != nil {
 		return 0, false
 	}
 	return n, true

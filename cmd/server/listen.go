@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/rawio"
 )
 
 // httpLimits are the timeouts of an HTTP listener. A client that opens
@@ -98,7 +100,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		<-l.slots
 		return nil, err
 	}
-	return &limitConn{Conn: c, l: l}, nil
+	// rawio: a typed key's echo then skips a wake-up of the runtime's
+	// monitor thread on each read and write of the socket.
+	return &limitConn{Conn: rawio.NewConn(c), l: l}, nil
 }
 
 // Close stops Accept, a waiting one included.
