@@ -36,7 +36,7 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 	)
 	err := rc.Read(func(fd uintptr) bool {
 		for {
-			n, errno = read(fd, p)
+			n, errno = sysRead(fd, p)
 			switch errno {
 			case syscall.EINTR:
 				continue
@@ -59,20 +59,26 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 
 // Write writes all of p to the descriptor behind rc, parking in the poller
 // while it takes nothing more. It returns how much was written.
-func Write(rc syscall.RawConn, p []byte) (int, error) {
+func Write(rc syscall.RawConn, p []byte) (int, error) { return write(rc, p, true) }
+
+// TryWrite writes as much of p as the descriptor behind rc takes now,
+// without waiting: 0, nil when it takes nothing.
+func TryWrite(rc syscall.RawConn, p []byte) (int, error) { return write(rc, p, false) }
+
+func write(rc syscall.RawConn, p []byte, park bool) (int, error) {
 	var (
 		n     int
 		errno syscall.Errno
 	)
 	err := rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			m, e := write(fd, p[n:])
+			m, e := sysWrite(fd, p[n:])
 			switch e {
 			case 0:
 				n += m
 			case syscall.EINTR:
 			case syscall.EAGAIN:
-				return false
+				return !park
 			default:
 				errno = e
 				return true
@@ -89,32 +95,6 @@ func Write(rc syscall.RawConn, p []byte) (int, error) {
 	return n, nil
 }
 
-// TryWrite writes as much of p as the descriptor behind rc takes now,
-// without waiting: 0, nil when it takes nothing.
-func TryWrite(rc syscall.RawConn, p []byte) (int, error) {
-	var (
-		n     int
-		errno syscall.Errno
-	)
-	err := rc.Write(func(fd uintptr) bool {
-		for {
-			n, errno = write(fd, p)
-			if errno != syscall.EINTR {
-				return true // one attempt, whatever it gave: never park
-			}
-		}
-	})
-	switch {
-	case err != nil:
-		return 0, err
-	case errno == syscall.EAGAIN:
-		return 0, nil
-	case errno != 0:
-		return 0, os.NewSyscallError("write", errno)
-	}
-	return n, nil
-}
-
 // IoctlInt returns the int that ioctl req reads from the descriptor
 // behind rc (SIOCOUTQ, say).
 func IoctlInt(rc syscall.RawConn, req uint) (int, error) {
@@ -122,7 +102,7 @@ func IoctlInt(rc syscall.RawConn, req uint) (int, error) {
 		v     int
 		errno syscall.Errno
 	)
-	if err := rc.Control(func(fd uintptr) { v, errno = ioctlInt(fd, req) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { v, errno = sysIoctlInt(fd, req) }); err != nil {
 		return 0, err
 	}
 	if errno != 0 {

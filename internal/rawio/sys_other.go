@@ -12,17 +12,17 @@ import (
 // Elsewhere the ordinary system calls serve: the monitor thread's wake-up
 // this package avoids was measured on Linux only.
 
-func read(fd uintptr, p []byte) (int, syscall.Errno) {
+func sysRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	n, err := unix.Read(int(fd), p)
 	return max(n, 0), errnoOf(err)
 }
 
-func write(fd uintptr, p []byte) (int, syscall.Errno) {
+func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	n, err := unix.Write(int(fd), p)
 	return max(n, 0), errnoOf(err)
 }
 
-func ioctlInt(fd uintptr, req uint) (int, syscall.Errno) {
+func sysIoctlInt(fd uintptr, req uint) (int, syscall.Errno) {
 	v, err := unix.IoctlGetInt(int(fd), req)
 	return v, errnoOf(err)
 }
