@@ -107,15 +107,8 @@ func Start(opts Options) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
 	}
-	master, err := pollable(started)
+	master, raw, err := pollable(started)
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
-	}
-	raw, err := master.SyscallConn()
-	if err != nil {
-		_ = master.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("start pty %q: %w", opts.Argv[0], err)
@@ -126,29 +119,35 @@ func Start(opts Options) (*Process, error) {
 }
 
 // pollable returns the master as a non-blocking file on Go's network
-// poller, and closes f. creack/pty leaves the master blocking (its ioctls
+// poller, with its raw connection for rawio, and closes f. creack/pty leaves the master blocking (its ioctls
 // go through Fd, which switches a file to blocking mode), and a blocking
 // read holds an OS thread and, until the runtime notices, a scheduler slot:
 // the goroutines that carry output to clients then wait for a CPU the PTY
 // reader is not using. On the poller a waiting read parks like a socket's.
-func pollable(f *os.File) (*os.File, error) {
+func pollable(f *os.File) (*os.File, syscall.RawConn, error) {
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return nil, fmt.Errorf("make pty pollable: %w", err)
+		return nil, nil, fmt.Errorf("make pty pollable: %w", err)
 	}
 	dup, dupErr := -1, error(nil)
 	if err := rc.Control(func(fd uintptr) { dup, dupErr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, fmt.Errorf("make pty pollable: %w", err)
+		return nil, nil, fmt.Errorf("make pty pollable: %w", err)
 	}
 	if dupErr != nil {
-		return nil, fmt.Errorf("make pty pollable: dup: %w", dupErr)
+		return nil, nil, fmt.Errorf("make pty pollable: dup: %w", dupErr)
 	}
 	if err := unix.SetNonblock(dup, true); err != nil {
 		_ = unix.Close(dup)
-		return nil, fmt.Errorf("make pty pollable: %w", err)
+		return nil, nil, fmt.Errorf("make pty pollable: %w", err)
 	}
-	return os.NewFile(uintptr(dup), f.Name()), nil
+	master := os.NewFile(uintptr(dup), f.Name())
+	raw, err := master.SyscallConn()
+	if err != nil {
+		_ = master.Close()
+		return nil, nil, fmt.Errorf("make pty pollable: %w", err)
+	}
+	return master, raw, nil
 }
 
 // wait is the only caller of cmd.Wait. It publishes the result by closing
