@@ -17,7 +17,15 @@ import (
 
 // OnFile tells every connection about a file event, and suggests showing a
 // document that was just written under docs/.
-func (h *Hub) OnFile(ev watcher.FileEvent) {
+func (h *Hub) OnFile(ev watcher.FileEvent) { h.OnSessionFile("", "", ev) }
+
+// OnSessionFile is OnFile for a session's worktree, which lies at prefix
+// ("<dir>/", relative to the workspace) and whose watcher reports ev.Rel
+// relative to itself: a document suggestion carries the session's id and
+// a workspace-relative path, and file.changed goes out as for the
+// workspace, so a client showing one of its documents reloads it when the
+// agent writes it again.
+func (h *Hub) OnSessionFile(sessionID, prefix string, ev watcher.FileEvent) {
 	h.broadcastInformational(wire.FileChangedMessage{
 		Type:      wire.TypeFileChanged,
 		Path:      ev.Path,
@@ -25,7 +33,7 @@ func (h *Hub) OnFile(ev watcher.FileEvent) {
 		Timestamp: ev.Time.UTC().Format(time.RFC3339Nano),
 	})
 	if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
-		h.suggestDoc("", ev.Rel)
+		h.suggestDoc(sessionID, prefix+ev.Rel)
 	}
 }
 
@@ -65,10 +73,6 @@ func (h *Hub) OnWorkflow(_ string, wf workflow.Workflow) { h.OnSessionWorkflow("
 func (h *Hub) OnSessionWorkflow(sessionID string, wf workflow.Workflow) {
 	h.broadcast(wire.WorkflowMessage{Type: wire.TypeWorkflowUpdated, SessionID: sessionID, Workflow: wire.WorkflowView(wf)})
 }
-
-// OnSessionDoc suggests showing a document just written in a session's
-// worktree; rel is workspace-relative.
-func (h *Hub) OnSessionDoc(sessionID, rel string) { h.suggestDoc(sessionID, rel) }
 
 // OnMemory records a change of memory level and tells every connection;
 // connections that open later are told at once while it is not ok.

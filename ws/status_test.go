@@ -58,8 +58,8 @@ func TestOneLayoutShiftPerWrite(t *testing.T) {
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
 	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/arch.md", Rel: "docs/arch.md", Op: watcher.FileAdded, Time: now})
-	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
-	e.hub.OnSessionDoc("s1", ".worktrees/a/docs/prd.md")
+	e.hub.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
+	e.hub.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
 	var shifts []string
 	for _, m := range c.sync() {
 		if m.Type == wire.TypeLayoutShift {

@@ -15,7 +15,7 @@ import (
 // worktreeWatches runs a workspace watcher per session worktree, since
 // the main watcher leaves .worktrees out: a workflow status file or a
 // document written in a session's worktree is that session's news, told
-// with its id. Each watcher runs from the session's creation (or the
+// with its id, and its files' changes are told as the workspace's are. Each watcher runs from the session's creation (or the
 // server's start, for a restored one) to its destruction or shutdown.
 type worktreeWatches struct {
 	ctx       context.Context // the server's watcher context
@@ -68,9 +68,7 @@ func (w *worktreeWatches) start(id, root string) {
 		Root:   root,
 		Ignore: w.ignore,
 		OnFile: func(ev watcher.FileEvent) {
-			if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
-				w.hub.OnSessionDoc(id, prefix+ev.Rel)
-			}
+			w.hub.OnSessionFile(id, prefix, ev)
 			w.diffs.onFile(ev.Path)
 		},
 		OnWorkflow: func(_ string, wf workflow.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
