@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmux/agentmux/internal/clip"
 	"github.com/agentmux/agentmux/worktree"
 )
 
@@ -63,20 +64,67 @@ func (m *Manager) create(opts CreateOptions) (_ *Session, err error) {
 	}
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.admitLocked(); err != nil {
+	if err := m.admitLocked(true); err != nil {
+		m.mu.Unlock()
 		return nil, err
 	}
-	s := m.newSessionLocked(plan)
-	if err := m.launchLocked(s, plan.argv); err != nil {
+	s := m.newSession(plan)
+	m.reserveLocked(s)
+	m.mu.Unlock()
+	if err := m.launch(s, plan.argv); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// Bounds of a create request's fields: far above what a person types,
+// far below what would make every session list and error reply large.
+const (
+	// MaxCommandArgs and MaxCommandBytes bound a request's own command.
+	MaxCommandArgs  = 256
+	MaxCommandBytes = 8 << 10
+	// maxPathBytes is PATH_MAX: no longer cwd names a directory.
+	maxPathBytes = 4096
+	// maxAgentBytes bounds a profile's name.
+	maxAgentBytes = 64
+	// maxBranchBytes bounds a worktree's branch name (a ref name is a
+	// file name under .git/refs).
+	maxBranchBytes = 255
+)
+
+// checkBounds refuses a create request whose fields are larger than any
+// real one, before anything looks at them.
+func checkBounds(opts CreateOptions) error {
+	if len(opts.Command) > MaxCommandArgs {
+		return fmt.Errorf("%w: command has %d arguments; at most %d are taken", ErrInvalid, len(opts.Command), MaxCommandArgs)
+	}
+	n := 0
+	for _, a := range opts.Command {
+		n += len(a)
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("%w: command argument %s contains a NUL byte, which no program can be given", ErrInvalid, clip.Quote(a))
+		}
+	}
+	if n > MaxCommandBytes {
+		return fmt.Errorf("%w: command is %d bytes long; at most %d are taken", ErrInvalid, n, MaxCommandBytes)
+	}
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{{"cwd", opts.Cwd, maxPathBytes}, {"agent", opts.Agent, maxAgentBytes}, {"worktree branch", opts.WorktreeBranch, maxBranchBytes}} {
+		if len(f.value) > f.max {
+			return fmt.Errorf("%w: %s is %d bytes long; at most %d are taken", ErrInvalid, f.name, len(f.value), f.max)
+		}
+	}
+	return nil
+}
+
 // planCreate checks a create request and resolves its profile, command,
 // working directory and size; it changes nothing.
 func (m *Manager) planCreate(opts CreateOptions) (createPlan, error) {
+	if err := checkBounds(opts); err != nil {
+		return createPlan{}, err
+	}
 	profile, argv, err := m.pickProfile(opts)
 	if err != nil {
 		return createPlan{}, err
@@ -119,18 +167,13 @@ func (m *Manager) planWorktree(plan *createPlan, opts CreateOptions) (worktree.W
 	return made, nil
 }
 
-// newSessionLocked builds the session a plan describes, with a fresh id,
-// not yet started or listed. mu must be held: an unnamed session takes its
-// number from the sessions created so far.
-func (m *Manager) newSessionLocked(plan createPlan) *Session {
+// newSession builds the session a plan describes, with a fresh id,
+// not yet started or listed; an unnamed one is named when it is listed.
+func (m *Manager) newSession(plan createPlan) *Session {
 	id := uuid.NewString()
-	name := plan.name
-	if name == "" {
-		name = fmt.Sprintf("%s %d", plan.profile.Name, m.created+1)
-	}
 	return &Session{
 		id:        id,
-		name:      name,
+		name:      plan.name,
 		profile:   plan.profile,
 		cwd:       plan.cwd,
 		env:       sessionEnv(m.opts.Env, id),
@@ -146,24 +189,39 @@ func (m *Manager) newSessionLocked(plan createPlan) *Session {
 	}
 }
 
-// launchLocked starts a new session's first run with argv (nil means its
-// profile's start command), lists it, announces it and starts its reader.
-// A session that does not start is not listed. mu must be held.
-func (m *Manager) launchLocked(s *Session, argv []string) error {
+// launch starts a new session reserved to start, its first run with argv
+// (nil means its profile's start command), then lists it, announces it and
+// starts its reader. A session that does not start is not listed.
+func (m *Manager) launch(s *Session, argv []string) error {
+	// Done last: Shutdown, which waits for it, then finds the session
+	// listed and its reader counted.
+	defer m.starts.Done()
 	if argv == nil {
 		argv = s.profile.StartArgv(s.id)
 	}
 	s.mu.Lock()
 	proc, err := s.startLocked(argv, "")
-	info := s.infoLocked()
 	done := s.runDone
 	s.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.starting, s)
 	if err != nil {
 		return err
 	}
 	m.created++
 	m.sessions[s.id] = s
+	s.mu.Lock()
+	if s.name == "" {
+		// Numbered as listed: a session that failed to start takes no
+		// number.
+		s.name = fmt.Sprintf("%s %d", s.profile.Name, m.created)
+	}
+	info := s.infoLocked()
+	s.mu.Unlock()
 	s.log.Info("session created", "name", s.name, "agent", s.profile.Name, "command", info.Command, "cwd", s.cwd)
+	// Under mu, so that no event of the session's (its removal) can come
+	// before it.
 	m.emit(Event{Kind: EventCreated, Session: info})
 	m.goPump(s, proc, done)
 	return nil
@@ -188,7 +246,7 @@ func (m *Manager) pickProfile(opts CreateOptions) (Profile, []string, error) {
 	p, ok := m.opts.Profiles[opts.Agent]
 	if !ok {
 		names := slices.Sorted(maps.Keys(m.opts.Profiles))
-		return Profile{}, nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrInvalid, opts.Agent, strings.Join(names, ", "))
+		return Profile{}, nil, fmt.Errorf("%w: unknown agent %s (known: %s)", ErrInvalid, clip.Quote(opts.Agent), strings.Join(names, ", "))
 	}
 	if err := p.CheckInstalled(); err != nil {
 		return Profile{}, nil, fmt.Errorf("%w: %w", ErrSpawn, err)
@@ -208,10 +266,10 @@ func (m *Manager) resolveCwd(cwd string) (string, error) {
 	cwd = filepath.Clean(cwd)
 	fi, err := os.Stat(cwd)
 	if err != nil {
-		return "", fmt.Errorf("%w: working directory %q does not exist", ErrInvalid, cwd)
+		return "", fmt.Errorf("%w: working directory %s does not exist", ErrInvalid, clip.Quote(cwd))
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%w: working directory %q is not a directory", ErrInvalid, cwd)
+		return "", fmt.Errorf("%w: working directory %s is not a directory", ErrInvalid, clip.Quote(cwd))
 	}
 	return cwd, nil
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agentmux/agentmux/internal/clip"
 )
 
 // HookConfig lets agents whose CLI has notification hooks (Claude Code)
@@ -141,7 +143,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		}
 		s.startWaitingLocked(why, true)
 	default:
-		return fmt.Errorf("%w: unknown hook event %q", ErrInvalid, p.Event)
+		return fmt.Errorf("%w: unknown hook event %s", ErrInvalid, clip.Quote(p.Event))
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ var (
 	ErrRunning      = errors.New("session is already running")
 	ErrNotRunning   = errors.New("session is not running")
 	ErrShuttingDown = errors.New("server is shutting down")
+	// ErrStoreFull means as many sessions are kept as Options.KeepSessions
+	// allows: ended ones must be deleted before another is created.
+	ErrStoreFull = errors.New("session store full")
 	// ErrWorktree means git refused the session's worktree; the message
 	// says why.
 	ErrWorktree = errors.New("worktree refused")
@@ -77,6 +80,10 @@ type Options struct {
 	// MaxSessions limits live sessions (those with a running process);
 	// 0 means 4.
 	MaxSessions int
+	// KeepSessions limits the sessions kept, running or ended: a create
+	// past it is refused with ErrStoreFull, and nothing is deleted to
+	// make room. 0 means DefaultKeepSessions.
+	KeepSessions int
 	// Scrollback is the size in bytes of each session's output ring;
 	// 0 means 1 MiB.
 	Scrollback int
@@ -155,11 +162,19 @@ type Manager struct {
 	journal *journal
 
 	// mu protects the fields below. Lock order: mu before a Session's mu.
+	// It is never held while a process starts (fork, exec, PATH lookups,
+	// reading an agent's files): those happen with only the Session's mu.
 	mu       sync.Mutex
 	sessions map[string]*Session
 	closing  bool
 	// created counts sessions ever created, to name them.
 	created int
+	// starting holds the sessions admitted to start (by Create, not yet
+	// listed, or by Resume) whose process is being started; they count
+	// as running for the limits. starts counts them for Shutdown, which
+	// waits for them before it stops what runs.
+	starting map[*Session]bool
+	starts   sync.WaitGroup
 	// runs tracks every session's PTY reader so Shutdown can wait for all.
 	runs sync.WaitGroup
 
@@ -181,6 +196,12 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	if opts.MaxSessions < 0 {
 		return nil, fmt.Errorf("max sessions %d: must be positive", opts.MaxSessions)
+	}
+	if opts.KeepSessions == 0 {
+		opts.KeepSessions = DefaultKeepSessions
+	}
+	if opts.KeepSessions < opts.MaxSessions {
+		return nil, fmt.Errorf("kept sessions %d: must be at least the %d sessions that may run", opts.KeepSessions, opts.MaxSessions)
 	}
 	if opts.Scrollback == 0 {
 		opts.Scrollback = 1 << 20
@@ -218,6 +239,7 @@ func NewManager(opts Options) (*Manager, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		sessions:  make(map[string]*Session),
+		starting:  make(map[*Session]bool),
 		savedEnd:  make(map[string]uint64),
 		stopSaver: make(chan struct{}),
 		saverDone: make(chan struct{}),
@@ -266,16 +288,29 @@ func (m *Manager) emit(ev Event) {
 // MaxSessions returns the live-session limit.
 func (m *Manager) MaxSessions() int { return m.opts.MaxSessions }
 
+// DefaultKeepSessions is how many sessions are kept, running or ended,
+// when Options.KeepSessions is 0.
+const DefaultKeepSessions = 50
+
+// KeepSessions returns the kept-sessions limit.
+func (m *Manager) KeepSessions() int { return m.opts.KeepSessions }
+
 // admit says whether a new session could start now.
 func (m *Manager) admit() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.admitLocked()
+	return m.admitLocked(true)
 }
 
-func (m *Manager) admitLocked() error {
+// admitLocked says whether a session may start now; isNew is set for one
+// that Create would add to those kept. mu must be held.
+func (m *Manager) admitLocked(isNew bool) error {
 	if m.closing {
 		return ErrShuttingDown
+	}
+	if kept := len(m.sessions) + m.creatingLocked(); isNew && kept >= m.opts.KeepSessions {
+		return fmt.Errorf("%w: %d sessions are kept, the most --keep-sessions allows; delete ended sessions to make room (nothing is deleted for you)",
+			ErrStoreFull, kept)
 	}
 	if n := m.liveLocked(); n >= m.opts.MaxSessions {
 		return fmt.Errorf("%w: %d of %d sessions are running", ErrLimitReached, n, m.opts.MaxSessions)
@@ -286,10 +321,15 @@ func (m *Manager) admitLocked() error {
 	return nil
 }
 
-// liveLocked counts sessions with a running process. mu must be held.
+// liveLocked counts sessions with a running process or one being
+// started. A starting session's own mu is held while its process starts,
+// so it is counted without taking it. mu must be held.
 func (m *Manager) liveLocked() int {
-	n := 0
+	n := len(m.starting)
 	for _, s := range m.sessions {
+		if m.starting[s] {
+			continue
+		}
 		s.mu.Lock()
 		if s.phase == phaseRunning {
 			n++
@@ -297,6 +337,33 @@ func (m *Manager) liveLocked() int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// creatingLocked counts the sessions Create is starting, not yet listed.
+// mu must be held.
+func (m *Manager) creatingLocked() int {
+	n := 0
+	for s := range m.starting {
+		if m.sessions[s.id] != s {
+			n++
+		}
+	}
+	return n
+}
+
+// reserveLocked admits s to start: it counts as running until release.
+// mu must be held.
+func (m *Manager) reserveLocked(s *Session) {
+	m.starting[s] = true
+	m.starts.Add(1)
+}
+
+// releaseResume ends a resumed session's reservation.
+func (m *Manager) releaseResume(s *Session) {
+	m.mu.Lock()
+	delete(m.starting, s)
+	m.mu.Unlock()
+	m.starts.Done()
 }
 
 // Get returns the session with this id, or ErrNotFound.
@@ -328,6 +395,31 @@ func (m *Manager) List() []*Session {
 // its profile's resume command. Its output continues the same stream, so
 // attached clients keep their offsets.
 func (m *Manager) Resume(id string) (*Session, error) {
+	s, err := m.reserveResume(id)
+	if err != nil {
+		return nil, err
+	}
+	defer m.releaseResume(s)
+	s.mu.Lock()
+	proc, err := s.startLocked(s.resumePlanLocked())
+	if err == nil {
+		s.reason = "resumed"
+	}
+	info := s.infoLocked()
+	done := s.runDone
+	// A failed start changed the status to error; say so either way.
+	m.emit(Event{Kind: EventStatus, Session: info})
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("session resumed", "command", info.Command)
+	m.goPump(s, proc, done)
+	return s, nil
+}
+
+// reserveResume admits session id to resume, or says why not.
+func (m *Manager) reserveResume(id string) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closing {
@@ -337,30 +429,19 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	s.mu.Lock()
-	if s.phase == phaseRunning {
-		s.mu.Unlock()
+	if m.starting[s] {
 		return nil, ErrRunning
 	}
-	s.mu.Unlock()
-	if err := m.admitLocked(); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
-	proc, err := s.startLocked(s.resumePlanLocked())
-	if err == nil {
-		s.reason = "resumed"
-	}
-	info := s.infoLocked()
-	done := s.runDone
+	running := s.phase == phaseRunning
 	s.mu.Unlock()
-	// A failed start changed the status to error; say so either way.
-	m.emit(Event{Kind: EventStatus, Session: info})
-	if err != nil {
+	if running {
+		return nil, ErrRunning
+	}
+	if err := m.admitLocked(false); err != nil {
 		return nil, err
 	}
-	s.log.Info("session resumed", "command", info.Command)
-	m.goPump(s, proc, done)
+	m.reserveLocked(s)
 	return s, nil
 }
 
@@ -419,6 +500,10 @@ func (m *Manager) destroy(ctx context.Context, id string) error {
 func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) error {
 	m.mu.Lock()
 	m.closing = true
+	m.mu.Unlock()
+	// What was admitted before still starts; then it is stopped too.
+	m.starts.Wait()
+	m.mu.Lock()
 	list := make([]*Session, 0, len(m.sessions))
 	for _, s := range m.sessions {
 		list = append(list, s)

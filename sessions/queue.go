@@ -111,7 +111,7 @@ func (s *Session) DequeuePrompt(authorID, promptID string) error {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.queue.Prompts, func(p Prompt) bool { return p.ID == promptID })
 	if i < 0 {
-		return fmt.Errorf("%w: %q (it may just have been delivered)", ErrPromptNotFound, clip.String(promptID, 40, "..."))
+		return fmt.Errorf("%w: %s (it may just have been delivered)", ErrPromptNotFound, clip.Quote(promptID))
 	}
 	p := s.queue.Prompts[i]
 	if p.Author.ID != authorID {

@@ -700,3 +700,34 @@ func TestScreensOfAnOlderFile(t *testing.T) {
 		t.Fatalf("after a save and a removal, load = %+v, skipped %v, %v", saved, skipped, err)
 	}
 }
+
+// TestKeptSessionsBoundHoldsAfterRestart: the sessions restored at start
+// count against KeepSessions, and none is dropped to make room, even when
+// more were kept than the new bound allows.
+func TestKeptSessionsBoundHoldsAfterRestart(t *testing.T) {
+	path, workspace := filepath.Join(t.TempDir(), "agentmux.db"), t.TempDir()
+	st := openTestStore(t, path)
+	m := newStoreManager(t, st, workspace, 4096)
+	for range 4 {
+		if _, err := m.Create(CreateOptions{Agent: "fake"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopManager(t, m)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openTestStore(t, path)
+	defer st.Close()
+	m, err := NewManager(Options{Workspace: workspace, MaxSessions: 2, KeepSessions: 3, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopManager(t, m)
+	if n := len(m.List()); n != 4 {
+		t.Fatalf("%d sessions restored, want all 4 (nothing deleted behind the user's back)", n)
+	}
+	if _, err := m.Create(CreateOptions{Command: []string{"true"}}); !errors.Is(err, ErrStoreFull) {
+		t.Fatalf("create with 4 kept of 3: %v, want ErrStoreFull", err)
+	}
+}

@@ -12,11 +12,14 @@ import (
 const (
 	CodeSessionNotFound     = "SESSION_NOT_FOUND"
 	CodeSessionLimitReached = "SESSION_LIMIT_REACHED"
-	CodePTYSpawnFailed      = "PTY_SPAWN_FAILED"
-	CodePermissionDenied    = "PERMISSION_DENIED"
-	CodeInvalidMessage      = "INVALID_MESSAGE"
-	CodeMemoryCritical      = "MEMORY_CRITICAL"
-	CodeInternal            = "INTERNAL_ERROR"
+	// CodeSessionStoreFull: as many sessions are kept, running or ended,
+	// as --keep-sessions allows; deleting ended ones makes room.
+	CodeSessionStoreFull = "SESSION_STORE_FULL"
+	CodePTYSpawnFailed   = "PTY_SPAWN_FAILED"
+	CodePermissionDenied = "PERMISSION_DENIED"
+	CodeInvalidMessage   = "INVALID_MESSAGE"
+	CodeMemoryCritical   = "MEMORY_CRITICAL"
+	CodeInternal         = "INTERNAL_ERROR"
 	// CodeWorktreeError: git refused a session's worktree (not a
 	// repository, invalid branch name, branch checked out elsewhere).
 	CodeWorktreeError = "WORKTREE_ERROR"
@@ -32,6 +35,9 @@ const (
 	CodePromptNotFound = "PROMPT_NOT_FOUND"
 	// CodeQueueFull: the session's queue holds its most prompts.
 	CodeQueueFull = "QUEUE_FULL"
+	// CodeBodyTooLarge (HTTP only, 413): a request body over the API's
+	// bound; nothing was done.
+	CodeBodyTooLarge = "BODY_TOO_LARGE"
 	// CodeNotFound (HTTP only): no such file or route.
 	CodeNotFound = "NOT_FOUND"
 	// CodeNotARepository (HTTP only): a diff was asked of a session whose
@@ -50,6 +56,8 @@ func ErrorCode(err error) string {
 		return CodeSessionNotFound
 	case errors.Is(err, sessions.ErrLimitReached):
 		return CodeSessionLimitReached
+	case errors.Is(err, sessions.ErrStoreFull):
+		return CodeSessionStoreFull
 	case errors.Is(err, sessions.ErrSpawn):
 		return CodePTYSpawnFailed
 	case errors.Is(err, sessions.ErrShuttingDown):

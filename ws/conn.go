@@ -13,6 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	textclip "github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -182,8 +184,10 @@ func (c *conn) sendJSON(msg any) {
 	c.sendControl(b)
 }
 
+// sendError reports a failed request to this client. The message is
+// bounded however it was made: a reply must not grow with the request.
 func (c *conn) sendError(e *protocolError) {
-	c.sendJSON(wire.ErrorMessage{Type: wire.TypeError, Message: e.msg, Code: e.code, SessionID: e.sessionID})
+	c.sendJSON(wire.ErrorMessage{Type: wire.TypeError, Message: textclip.Message(e.msg), Code: e.code, SessionID: e.sessionID})
 }
 
 func (c *conn) readLoop() {

@@ -25,8 +25,9 @@ import (
 	"github.com/agentmux/agentmux/wire"
 )
 
-// maxBodyBytes bounds API request bodies.
-const maxBodyBytes = 1 << 20
+// maxBodyBytes bounds API request bodies: every body is a small JSON
+// object, and one that is larger is refused with 413 before it is parsed.
+const maxBodyBytes = 64 << 10
 
 // tokenCookie carries the token after the UI took it from ?token=.
 const tokenCookie = "agentmux_token"
@@ -39,9 +40,11 @@ type apiError struct {
 	} `json:"error"`
 }
 
+// errorJSON answers with an API error. The message is bounded however it
+// was made: a reply must not grow with what the client sent.
 func errorJSON(c echo.Context, status int, code, msg string) error {
 	var body apiError
-	body.Error.Code, body.Error.Message = code, msg
+	body.Error.Code, body.Error.Message = code, textclip.Message(msg)
 	return c.JSON(status, body)
 }
 
@@ -55,7 +58,7 @@ func sessionError(c echo.Context, err error) error {
 		status = http.StatusConflict
 	case code == wire.CodeSessionNotFound:
 		status = http.StatusNotFound
-	case code == wire.CodeSessionLimitReached:
+	case code == wire.CodeSessionLimitReached, code == wire.CodeSessionStoreFull:
 		status = http.StatusConflict
 	case code == wire.CodePTYSpawnFailed, code == wire.CodeInvalidMessage, code == wire.CodeWorktreeError:
 		status = http.StatusBadRequest
@@ -111,7 +114,32 @@ func boundSessionID(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // clip bounds request text quoted in an error.
-func clip(s string) string { return textclip.String(s, 200, "...") }
+func clip(s string) string { return textclip.String(s, textclip.Quoted, "...") }
+
+// decodeBody decodes a request's JSON body into v: one JSON object of at
+// most maxBodyBytes, no unknown fields; an empty body leaves v as it is.
+// A failure has already been answered (400, or 413 for a body too large)
+// when it returns false.
+func decodeBody(c echo.Context, v any) (ok bool, _ error) {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		return false, errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeBodyTooLarge,
+			fmt.Sprintf("the request body is over %d bytes; API bodies are small JSON objects", maxBodyBytes))
+	}
+	if err != nil {
+		// The decoder's message may quote a field name of any length.
+		return false, errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: "+clip(err.Error()))
+	}
+	if dec.More() {
+		return false, errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: more than one JSON value")
+	}
+	return true, nil
+}
 
 // httpError renders echo's own errors (unknown route, wrong method) in the
 // API's error shape.
@@ -155,8 +183,8 @@ func (s *server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf(
-			"Host %q is not allowed: without --token the server answers only to localhost, IP addresses and --allowed-hosts, "+
-				"so other web pages cannot reach it through DNS rebinding; add the name with --allowed-hosts or set --token", host))
+			"Host %s is not allowed: without --token the server answers only to localhost, IP addresses and --allowed-hosts, "+
+				"so other web pages cannot reach it through DNS rebinding; add the name with --allowed-hosts or set --token", textclip.Quote(host)))
 	}
 }
 
@@ -269,7 +297,11 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			// No Path: the browser scopes the cookie to the directory of
 			// the page it asked for, which behind a path-prefix proxy
 			// (/proxy/8080/) is that prefix, and on a plain server "/".
-			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			// Secure when the browser came over https, to this server or
+			// to a proxy that says so: such a cookie is never sent over
+			// plain http. (Trusting the header costs nothing: a browser
+			// that came over http just keeps no Secure cookie.)
+			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: cameOverHTTPS(req)})
 			return c.Redirect(http.StatusSeeOther, signInRedirect(req.URL))
 		}
 		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
@@ -290,6 +322,21 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// cameOverHTTPS reports whether the browser's request came over https,
+// directly or through a proxy that says so (X-Forwarded-Proto, or
+// Forwarded's proto=).
+func cameOverHTTPS(req *http.Request) bool {
+	if req.TLS != nil || strings.EqualFold(strings.TrimSpace(strings.Split(req.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
+		return true
+	}
+	for _, part := range strings.Split(strings.Split(req.Header.Get("Forwarded"), ",")[0], ";") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(part), "="); ok && strings.EqualFold(k, "proto") {
+			return strings.EqualFold(strings.Trim(v, `"`), "https")
+		}
+	}
+	return false
 }
 
 // signInRedirect is where signing in sends the browser: the page it asked
@@ -324,9 +371,10 @@ func (s *server) health(c echo.Context) error {
 // is (file.changed carries absolute paths) and how many sessions may run.
 func (s *server) config(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{
-		"workspace":   s.cfg.Workspace,
-		"maxSessions": s.mgr.MaxSessions(),
-		"version":     version,
+		"workspace":    s.cfg.Workspace,
+		"maxSessions":  s.mgr.MaxSessions(),
+		"keepSessions": s.mgr.KeepSessions(),
+		"version":      version,
 	})
 }
 
@@ -384,14 +432,8 @@ type createRequest struct {
 
 func (s *server) createSession(c echo.Context) error {
 	var req createRequest
-	body := http.MaxBytesReader(c.Response(), c.Request().Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: "+err.Error())
-	}
-	if dec.More() {
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "bad request body: more than one JSON value")
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
 	}
 	var branch string
 	if req.Worktree != nil {
@@ -418,7 +460,7 @@ func (s *server) deleteSession(c echo.Context) error {
 		}
 		b, err := strconv.ParseBool(q)
 		if err != nil {
-			return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%s=%q: want true or false", name, q))
+			return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%s=%s: want true or false", name, textclip.Quote(q)))
 		}
 		*v = b
 	}

@@ -600,8 +600,15 @@ func TestToken(t *testing.T) {
 		if ck == nil {
 			t.Fatalf("no %s cookie in %q", tokenCookie, resp.Header.Values("Set-Cookie"))
 		}
-		if ck.Value != token || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "" {
-			t.Errorf("cookie %q: want value %q, HttpOnly, SameSite=Strict, no Path (the page's directory)", ck.String(), token)
+		if ck.Value != token || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "" || ck.Secure {
+			t.Errorf("cookie %q: want value %q, HttpOnly, SameSite=Strict, no Path (the page's directory), not Secure over http", ck.String(), token)
+		}
+		// Over https (here, as a TLS-ending proxy says it), Secure too.
+		for _, h := range [][2]string{{"X-Forwarded-Proto", "https"}, {"Forwarded", `for=1.2.3.4;proto="https"`}} {
+			resp, _ := e.do(http.MethodGet, "/?token="+token, "", h[0], h[1])
+			if sc := resp.Header.Get("Set-Cookie"); !strings.Contains(sc, "; Secure") || !strings.Contains(sc, "HttpOnly") || !strings.Contains(sc, "SameSite=Strict") {
+				t.Errorf("%s: Set-Cookie %q, want HttpOnly, SameSite=Strict and Secure", h[0], sc)
+			}
 		}
 
 		req, err := http.NewRequest(http.MethodGet, e.ts.URL+"/api/sessions", nil)

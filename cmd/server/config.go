@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -31,12 +33,14 @@ type config struct {
 	Agent          string
 	AgentCmd       []string
 	MaxSessions    int
+	KeepSessions   int
 	Scrollback     int
 	BatchInterval  time.Duration
 	ShutdownGrace  time.Duration
 	AllowedOrigins []string
 	AllowedHosts   []string
 	Token          string
+	TokenFile      string
 	LogLevel       slog.Level
 	MemWarn        float64
 	MemCritical    float64
@@ -49,6 +53,9 @@ type config struct {
 
 	// agentSet reports whether --agent was given, by flag or environment.
 	agentSet bool
+	// tokenOnCommandLine reports whether the token came from --token
+	// itself, where every process on the machine can read it.
+	tokenOnCommandLine bool
 }
 
 // envPrefix is prepended to a flag's name, upper-cased with dashes as
@@ -77,11 +84,45 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	cfg.tokenOnCommandLine = given["token"] && cfg.Token != ""
 	if err := applyEnv(fs, getenv, given); err != nil {
 		return config{}, err
 	}
 	cfg.agentSet = given["agent"]
+	if cfg.TokenFile != "" {
+		if cfg.Token != "" {
+			return config{}, errors.New("--token and --token-file both give a token; give one")
+		}
+		tok, err := readTokenFile(cfg.TokenFile)
+		if err != nil {
+			return config{}, err
+		}
+		cfg.Token = tok
+	}
 	return cfg, validate(cfg)
+}
+
+// readTokenFile returns the first line of the token file, refusing a file
+// that other users may read: the point of the file is that only the
+// server's user knows the token.
+func readTokenFile(name string) (string, error) {
+	f, fi, err := regfile.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("--token-file %s: the file's mode is %04o, so other users may read the token; make it readable by its owner only (chmod 600 %s)", name, perm, name)
+	}
+	line, err := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("--token-file %s: read: %w", name, err)
+	}
+	tok := strings.TrimSpace(line)
+	if tok == "" {
+		return "", fmt.Errorf("--token-file %s: the first line is empty; put the token there", name)
+	}
+	return tok, nil
 }
 
 // newFlagSet defines every flag, writing into cfg. It prints nothing:
@@ -106,6 +147,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		return nil
 	})
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", 4, "live sessions allowed at once")
+	fs.IntVar(&cfg.KeepSessions, "keep-sessions", sessions.DefaultKeepSessions, "sessions kept, running or ended; past it a new session is refused until ended ones are deleted (nothing is deleted for you)")
 	fs.Func("scrollback", "output ring kept per session, e.g. 1MiB, 512KiB (default 1MiB)", func(s string) error {
 		n, err := parseSize(s)
 		cfg.Scrollback = n
@@ -151,7 +193,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.Timing.IdleAfter, "idle-after", 5*time.Minute, "silence after which a running session shows as idle")
 	fs.DurationVar(&cfg.Timing.WarnAfter, "warn-after", 30*time.Minute, "silence after which a session is reported as possibly stuck")
 	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
-	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it")
+	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
+	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
@@ -209,6 +252,8 @@ func validate(cfg config) error {
 	switch {
 	case cfg.MaxSessions < 1:
 		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case cfg.KeepSessions < cfg.MaxSessions:
+		return fmt.Errorf("--keep-sessions %d: must be at least --max-sessions (%d)", cfg.KeepSessions, cfg.MaxSessions)
 	case cfg.Scrollback < 1024:
 		return fmt.Errorf("--scrollback %d: must be at least 1KiB", cfg.Scrollback)
 	case cfg.BatchInterval <= 0 || cfg.BatchInterval > time.Second:

@@ -23,7 +23,7 @@ var allFlags = []string{
 	"addr", "workspace", "agent", "agent-cmd", "max-sessions", "scrollback",
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
-	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts",
+	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
 }
 
 func TestEnvName(t *testing.T) {
@@ -116,10 +116,15 @@ var fullEnv = map[string]string{
 	"AGENTMUX_WARN_AFTER":       "10m",
 	"AGENTMUX_WARN_ERROR_AFTER": "1h",
 	"AGENTMUX_ALLOWED_HOSTS":    "Dev.Example, .ts.net",
+	"AGENTMUX_KEEP_SESSIONS":    "12",
 }
 
+// notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
+// would give a second token (TestTokenFile has it).
+var notInFullEnv = 1
+
 func TestConfigFromEnv(t *testing.T) {
-	if len(fullEnv) != len(allFlags) {
+	if len(fullEnv)+notInFullEnv != len(allFlags) {
 		t.Fatalf("fullEnv has %d variables for %d flags", len(fullEnv), len(allFlags))
 	}
 	cfg, err := parseConfig(nil, envOf(fullEnv), io.Discard)
@@ -132,6 +137,7 @@ func TestConfigFromEnv(t *testing.T) {
 		Agent:          "codex",
 		AgentCmd:       []string{"env-agent", "--fast"},
 		MaxSessions:    7,
+		KeepSessions:   12,
 		Scrollback:     2 << 20,
 		BatchInterval:  40 * time.Millisecond,
 		ShutdownGrace:  9 * time.Second,

@@ -95,7 +95,7 @@ func hookCall(c echo.Context, mgr *sessions.Manager) error {
 		// A browser page: hooks are never called from one.
 		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are not taken from web pages")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxHookBodyBytes))
 	if err != nil {
 		return errorJSON(c, http.StatusBadRequest, "INVALID_MESSAGE", "read hook input: "+err.Error())
 	}
@@ -133,6 +133,11 @@ func shellQuote(s string) string {
 // hookTimeout bounds a hook call: the agent waits for its hooks.
 const hookTimeout = 5 * time.Second
 
+// maxHookBodyBytes bounds a hook call's input. It is larger than the
+// API's bound: an agent's hook input quotes the tool's input, which for a
+// file write is the file, and it comes from this machine only.
+const maxHookBodyBytes = 1 << 20
+
 // hookMain is `agentmux hook`, run by an agent's hooks: it posts the hook
 // input from stdin to the server in $AGENTMUX_HOOK_URL with the session's
 // secret. It always exits 0 and prints nothing on stdout, since Claude
@@ -144,7 +149,7 @@ func hookMain(stdin io.Reader, getenv func(string) string, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmux hook: %s and %s are not set; run this from an agent agentmux started\n", sessions.EnvHookURL, sessions.EnvHookSecret)
 		return 0
 	}
-	body, err := io.ReadAll(io.LimitReader(stdin, maxBodyBytes))
+	body, err := io.ReadAll(io.LimitReader(stdin, maxHookBodyBytes))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmux hook: read input: %v\n", err)
 		return 0

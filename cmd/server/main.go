@@ -113,6 +113,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	s.mgr, err = sessions.NewManager(sessions.Options{
 		MaxSessions:    cfg.MaxSessions,
+		KeepSessions:   cfg.KeepSessions,
 		Scrollback:     cfg.Scrollback,
 		Workspace:      cfg.Workspace,
 		DefaultProfile: profile,
@@ -297,8 +298,11 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		// As Jupyter does: one URL that signs the browser in, then drops
 		// the token from the address bar.
 		log.Info("open this URL to sign in", "url", signInURL(addr, cfg.Token))
+		if cfg.tokenOnCommandLine {
+			log.Warn("the token was given with --token, so every process on this machine can read it in the server's command line (ps, /proc/PID/cmdline); pass it in AGENTMUX_TOKEN or with --token-file instead")
+		}
 	} else if !isLoopback(addr) {
-		log.Warn("listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set --token (or AGENTMUX_TOKEN), or listen on 127.0.0.1")
+		log.Warn("listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set a token (AGENTMUX_TOKEN or --token-file), or listen on 127.0.0.1")
 	}
 	if !web.Built() {
 		log.Warn("this binary has no UI build; the page at / says how to build it (make web)")

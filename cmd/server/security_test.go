@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,8 +97,32 @@ func TestStartupSecurityLines(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "http://"+r.addr+"/?token=a+b%26c") {
 		t.Errorf("sign-in lines %q, want one with the escaped token", lines)
 	}
+	// The flag shows the token to every process: one warning says how
+	// else to give it.
+	if w := linesWith(r.log.String(), "level=WARN", "--token", "/proc/PID/cmdline", "AGENTMUX_TOKEN", "--token-file"); len(w) != 1 {
+		t.Errorf("want one warning that --token is visible to other processes; log:\n%s", r.log)
+	}
 	r.signal(syscall.SIGTERM)
 	r.wait()
+
+	// Given in the environment or a file, it is not.
+	for _, how := range []struct {
+		env  func(string) string
+		args []string
+	}{
+		{envOf(map[string]string{"AGENTMUX_TOKEN": "s3cret"}), nil},
+		{noEnv, []string{"--token-file", writeTokenFile(t, "s3cret\n", 0o600)}},
+	} {
+		r := startRun(t, how.env, append([]string{"--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--agent-cmd", "sh"}, how.args...)...)
+		if lines := linesWith(r.log.String(), "open this URL to sign in", "token=s3cret"); len(lines) != 1 {
+			t.Errorf("%v: no sign-in line with the token; log:\n%s", how.args, r.log)
+		}
+		if w := linesWith(r.log.String(), "level=WARN", "token"); len(w) != 0 {
+			t.Errorf("%v: warned %q", how.args, w)
+		}
+		r.signal(syscall.SIGTERM)
+		r.wait()
+	}
 
 	open := startRun(t, noEnv, "--addr", "0.0.0.0:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
 	if w := linesWith(open.log.String(), "level=WARN", "without --token"); len(w) != 1 {
@@ -110,6 +137,50 @@ func TestStartupSecurityLines(t *testing.T) {
 	}
 	local.signal(syscall.SIGTERM)
 	local.wait()
+}
+
+// writeTokenFile writes a token file with mode perm and returns its path.
+func writeTokenFile(t *testing.T, content string, perm os.FileMode) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(name, []byte(content), perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(name, perm); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestTokenFile: the file's first line is the token; a file others may
+// read, an empty one, a missing one, or a token given twice stops
+// start-up with a line that says what to do.
+func TestTokenFile(t *testing.T) {
+	base := []string{"--workspace", t.TempDir()}
+	cfg, err := parseConfig(append(base, "--token-file", writeTokenFile(t, "  tok-en \nsecond line\n", 0o400)), noEnv, io.Discard)
+	if err != nil || cfg.Token != "tok-en" {
+		t.Fatalf("token file: token %q, err %v; want the first line, trimmed", cfg.Token, err)
+	}
+	cfg, err = parseConfig(base, envOf(map[string]string{"AGENTMUX_TOKEN_FILE": writeTokenFile(t, "envfile", 0o600)}), io.Discard)
+	if err != nil || cfg.Token != "envfile" || cfg.tokenOnCommandLine {
+		t.Fatalf("AGENTMUX_TOKEN_FILE: token %q, err %v", cfg.Token, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token-file", writeTokenFile(t, "tok", 0o644)}, "chmod 600"},
+		{[]string{"--token-file", writeTokenFile(t, "tok", 0o640)}, "other users may read"},
+		{[]string{"--token-file", writeTokenFile(t, "\n", 0o600)}, "first line is empty"},
+		{[]string{"--token-file", filepath.Join(t.TempDir(), "missing")}, "no such file"},
+		{[]string{"--token-file", t.TempDir()}, "not a regular file"},
+		{[]string{"--token-file", writeTokenFile(t, "tok", 0o600), "--token", "x"}, "give one"},
+	} {
+		_, err := parseConfig(append(base, tc.args...), noEnv, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
 }
 
 func TestSignInURL(t *testing.T) {

@@ -3,7 +3,10 @@
 // reply or a notification does not grow with what was sent.
 package clip
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // String returns s when it is at most max bytes long; otherwise its first
 // max bytes or fewer, cut at a character boundary, followed by tail.
@@ -17,3 +20,20 @@ func String(s string, max int, tail string) string {
 	}
 	return s[:cut] + tail
 }
+
+// Limits of what a reply quotes.
+const (
+	// Quoted is how much of one outside value Quote keeps: enough to
+	// recognise a path, a name or a branch, never a whole request.
+	Quoted = 200
+	// Reply bounds a whole error message as it leaves the server, the
+	// last guard for a message that quoted something without Quote.
+	Reply = 4 << 10
+)
+
+// Quote returns s clipped to Quoted bytes, as a Go-syntax quoted string
+// (what %q gives): how an error names a value it was sent.
+func Quote(s string) string { return strconv.Quote(String(s, Quoted, "...")) }
+
+// Message bounds an error message that is about to be sent to a client.
+func Message(s string) string { return String(s, Reply, " [message clipped]") }

@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,5 +26,22 @@ func TestString(t *testing.T) {
 		if utf8.ValidString(tc.s) && !utf8.ValidString(got) {
 			t.Errorf("String(%q, %d) = %q is not valid UTF-8", tc.s, tc.max, got)
 		}
+	}
+}
+
+func TestQuoteBoundsWhatItQuotes(t *testing.T) {
+	long := strings.Repeat("<\"", 1<<19) // 1 MiB that %q and JSON both grow
+	got := Quote(long)
+	if len(got) > 2*Quoted+16 {
+		t.Fatalf("Quote of 1 MiB is %d bytes; want at most about %d", len(got), 2*Quoted)
+	}
+	if !strings.HasPrefix(got, `"<\"<\"`) || !strings.HasSuffix(got, `..."`) {
+		t.Fatalf("Quote = %.40q..., want the value's start, quoted, then ...", got)
+	}
+	if Quote("docs/a b.md") != `"docs/a b.md"` {
+		t.Fatalf("Quote of a short value = %s, want it whole", Quote("docs/a b.md"))
+	}
+	if n := len(Message(long)); n > Reply+32 {
+		t.Fatalf("Message of 1 MiB is %d bytes; want at most %d", n, Reply)
 	}
 }
