@@ -4,9 +4,12 @@
 // line counts, and their patches on demand. It runs the git binary.
 //
 // A repository is the agent's to write, config and attributes included, so
-// nothing it says may run a command: diffs run without external diff
-// drivers or textconv, without the file-system monitor, and with every
-// clean or process filter the config names turned off. Untracked files are
+// nothing it says may run a command. Every git here is gitexec's, inert:
+// no network, no lazy fetch of a partial clone's missing objects, no
+// file-system monitor, no pager, editor or password prompt. On top of
+// that, diffs run without external diff drivers or textconv, without
+// hooks, and with every clean or process filter the config names turned
+// off. Untracked files are
 // diffed as git does new ones, by marking them intent-to-add in a copy of
 // the index that git then reads instead of the real one, which it never
 // writes.
@@ -185,11 +188,12 @@ func notRepo(dir string, err error) error {
 }
 
 // safeConfig returns the -c options that keep a hostile repository's
-// configuration from running anything during a diff: no file-system
-// monitor, and every filter it names without its clean and process
-// commands. (External diff drivers and textconv are off by option.)
+// configuration from running anything during a diff beyond what gitexec
+// already stops: no hooks, and every filter it names without its clean
+// and process commands. (External diff drivers and textconv are off by
+// option.)
 func safeConfig(ctx context.Context, dir string) ([]string, error) {
-	cfg := []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}
+	cfg := []string{"-c", "core.hooksPath=/dev/null"}
 	out, err := gitexec.Run(ctx, dir, "config", "--null", "--name-only", "--get-regexp", `^filter\.`)
 	if err != nil {
 		if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Code == 1 {

@@ -315,3 +315,88 @@ func TestBaseFromBranch(t *testing.T) {
 		t.Errorf("feature's change: %+v; want only f.txt (main's main.txt is not the agent's)", files)
 	}
 }
+
+// lazyFetchRepo is a repository that claims to be a partial clone of url,
+// whose first commit's a.txt is missing from the object store and changed
+// in the tree, so a diff needs a blob git can only fetch; its config makes
+// any ssh git starts, and the ext:: transport url may name, touch marker.
+func lazyFetchRepo(t *testing.T, url string) (dir, marker string) {
+	t.Helper()
+	dir = repo(t, map[string]string{"a.txt": "one\n"})
+	marker = filepath.Join(t.TempDir(), "fetched")
+	ssh := filepath.Join(t.TempDir(), "ssh")
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD:a.txt"))
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"},
+		{"extensions.partialClone", "origin"},
+		{"remote.origin.url", url},
+		{"remote.origin.promisor", "true"},
+		{"remote.origin.partialclonefilter", "blob:none"},
+		{"core.sshCommand", ssh},
+		{"protocol.allow", "always"},
+		{"protocol.ext.allow", "always"},
+	} {
+		gitT(t, dir, "config", kv[0], kv[1])
+	}
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "two\n")
+	return dir, marker
+}
+
+// notRun fails the test when marker exists, as something the repository
+// named ran, and removes it for the next check.
+func notRun(t *testing.T, what, marker string) {
+	t.Helper()
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("%s ran the repository's command: %q", what, b)
+		if err := os.Remove(marker); err != nil {
+			t.Fatal(err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+}
+
+// TestNoLazyFetch: in a partial clone missing a blob a diff needs, no
+// diff, summary or tracker update fetches it, by ssh (and its configured
+// command) or by the ext:: transport, which runs any command. They fail
+// instead, having run nothing.
+func TestNoLazyFetch(t *testing.T) {
+	for name, url := range map[string]string{
+		"ssh": "ssh://example.invalid/x",
+		"ext": "", // set below, naming the marker
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, marker := lazyFetchRepo(t, url)
+			if url == "" {
+				// ext:: splits its command at spaces; "% " is a space kept.
+				gitT(t, dir, "config", "remote.origin.url", "ext::sh -c touch% "+marker)
+			}
+			base, err := Base(ctx(t), dir, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Summary(ctx(t), dir, base, nil); err == nil {
+				t.Error("Summary of a tree whose base blob is missing: no error")
+			}
+			notRun(t, "Summary", marker)
+			if _, err := Patches(ctx(t), dir, base, nil, DefaultLimits); err == nil {
+				t.Error("Patches of a tree whose base blob is missing: no error")
+			}
+			notRun(t, "Patches", marker)
+			tr := NewTracker(dir, "")
+			_, _ = tr.Update(ctx(t), nil)
+			_, _ = tr.Update(ctx(t), []string{"a.txt"})
+			notRun(t, "Tracker.Update", marker)
+			if top, err := Top(ctx(t), dir); err != nil || top == "" {
+				t.Errorf("Top: %q, %v", top, err)
+			}
+			notRun(t, "Top", marker)
+		})
+	}
+}

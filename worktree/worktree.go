@@ -10,11 +10,16 @@
 // names the branch or directory and quotes git, with an error that wraps
 // one of the sentinels below so the caller can choose the answer.
 //
-// Every git runs with -C, in the C locale (its messages are recognised by
-// their English text), with no terminal to prompt on, without the
-// variables that would point it at another repository than -C names, and
-// in a process group of its own that is killed when the context ends.
-// Git 2.36 or later is needed (git worktree list -z).
+// Every git runs as gitexec runs it: with -C, in the C locale (its
+// messages are recognised by their English text), without the variables
+// that would point it at another repository than -C names, in a process
+// group of its own that is killed when the context ends, and inert: no
+// network, no lazy fetch of a partial clone's missing objects, no
+// file-system monitor, no pager, editor or prompt. So Add cannot check
+// out a branch whose files a partial clone has not fetched yet; it fails
+// and leaves nothing behind. Its checkout still runs the post-checkout
+// hook and the checkout filters the repository configures, as git
+// worktree add does. Git 2.36 or later is needed (git worktree list -z).
 package worktree
 
 import (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -170,5 +171,70 @@ func TestWorktreeSessionDiff(t *testing.T) {
 	}
 	if info := e.get(s.ID); info.Worktree == nil || info.Worktree.Base != "main" {
 		t.Errorf("worktree %+v: want base main recorded", info.Worktree)
+	}
+}
+
+// TestSessionDiffFetchesNothing: a workspace that claims to be a partial
+// clone, missing the blob its diff needs, with a promisor remote whose
+// transport runs a command of the config's choosing (ssh with
+// core.sshCommand, or ext::): neither the diff the API serves nor the
+// summaries the tracker makes, at the session's start and after a write,
+// run it. They fail instead.
+func TestSessionDiffFetchesNothing(t *testing.T) {
+	for _, transport := range []string{"ssh", "ext"} {
+		t.Run(transport, func(t *testing.T) {
+			e := newRepoAPI(t)
+			bin := t.TempDir()
+			script, ran := filepath.Join(bin, "evil"), filepath.Join(bin, "ran")
+			if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			url := "ssh://example.invalid/x"
+			if transport == "ext" {
+				// ext:: splits its command at spaces; "% " is a space kept.
+				url = "ext::sh -c touch% " + ran
+			}
+			blob := strings.TrimSpace(git(t, e.dir, "rev-parse", "HEAD:README.md"))
+			for _, kv := range [][2]string{
+				{"core.repositoryformatversion", "1"},
+				{"extensions.partialClone", "origin"},
+				{"remote.origin.url", url},
+				{"remote.origin.promisor", "true"},
+				{"core.sshCommand", script},
+				{"protocol.allow", "always"},
+				{"protocol.ext.allow", "always"},
+			} {
+				git(t, e.dir, "config", kv[0], kv[1])
+			}
+			if err := os.Remove(filepath.Join(e.dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+				t.Fatal(err)
+			}
+			writeWS(t, e.dir, "README.md", "hello\nworld\n")
+			notRun := func(what string) {
+				t.Helper()
+				if b, err := os.ReadFile(ran); err == nil {
+					t.Errorf("%s ran the repository's command: %q", what, b)
+					if err := os.Remove(ran); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// The tracker's failures are the points to look at the marker.
+			failures := func(n int) func() bool {
+				return func() bool { return strings.Count(e.log.String(), "cannot summarize a session's changes") >= n }
+			}
+
+			s := e.createCommand(sleeper())
+			testutil.Eventually(t, waitTimeout, "the tracker's first summary to fail", failures(1))
+			notRun("the tracker's first summary")
+
+			resp, b := e.do(http.MethodGet, "/api/sessions/"+s.ID+"/diff", "")
+			wantError(t, "diff", resp, b, http.StatusInternalServerError, wire.CodeInternal)
+			notRun("GET /api/sessions/:id/diff")
+
+			writeWS(t, e.dir, "README.md", "hello\nagain\n")
+			testutil.Eventually(t, waitTimeout, "the tracker's summary after a write to fail", failures(2))
+			notRun("the tracker's summary after a write")
+		})
 	}
 }

@@ -4,6 +4,39 @@
 // that would point it at another repository than -C names, without
 // taking optional locks an agent's own git would then trip on, and in a
 // process group of its own that is killed whole when the context ends.
+//
+// Every git it runs is passive, or inert: a repository is the agent's to
+// write, its .git/config included, and looking at it (a diff, a status, a
+// worktree list, a branch or config read, rev-parse, and the worktree
+// checkouts agentmux makes) must not run what that config names or reach
+// anything beyond the machine. So every git runs
+//
+//   - with no network: GIT_ALLOW_PROTOCOL names no real transport, so git
+//     refuses ssh, http, git, file (whose remote.<name>.uploadpack is a
+//     command) and every remote helper, ext:: included, whatever the
+//     repository's protocol.* config allows; core.sshCommand, a proxy
+//     command or a credential helper is never reached;
+//   - with no lazy fetch: a partial clone's missing objects are not
+//     fetched from its promisor remote (GIT_NO_LAZY_FETCH=1 on git 2.44
+//     and later; on older gits the fetch is started and refused as
+//     above), so a command that needs one fails instead;
+//   - without the file-system monitor (core.fsmonitor=false), which the
+//     config may name as a hook to run;
+//   - with no pager (--no-pager, GIT_PAGER=cat), no editor (GIT_EDITOR
+//     and GIT_SEQUENCE_EDITOR ":") and no password prompt: GIT_ASKPASS
+//     set but empty makes git skip core.askPass and SSH_ASKPASS, which is
+//     removed too, and GIT_TERMINAL_PROMPT=0 leaves it no terminal.
+//
+// The caller's env cannot lift these: they are set after it. What each
+// command may still run is its own business: changes turns off diff
+// drivers, textconv and filters, and worktree's checkouts run the
+// post-checkout hook and checkout filters as git worktree add does.
+//
+// Only an explicit user action, such as a push the user asks for, may
+// reach a remote or use the user's credentials; none exists yet. When one
+// is added it gets its own entry point here, beside Command, that leaves
+// out the network and lazy-fetch guards, and every other call stays
+// inert.
 package gitexec
 
 import (
@@ -31,8 +64,10 @@ const waitDelay = 5 * time.Second
 // (KEY=VALUE) are added to its environment. Run it with Run, or start it
 // and read its output yourself, then Wait and pass the error to Check.
 func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(Env(), env...)
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, args)...)
+	// The guards last: exec keeps the last of two values, so env cannot
+	// lift them.
+	cmd.Env = slices.Concat(Env(), env, inertEnv)
 	// A group of its own, killed whole: git runs hooks and other gits as
 	// children, which killing git alone would leave running.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -76,10 +111,7 @@ func RunEnv(ctx context.Context, dir string, env []string, stdin []byte, args ..
 // Check turns what running cmd (a Command) returned into the package's
 // errors; stderr is what it printed there.
 func Check(ctx context.Context, cmd *exec.Cmd, err error, stderr string) error {
-	name := "git " + cmd.Args[3]
-	if cmd.Args[3] == "worktree" && len(cmd.Args) > 4 {
-		name += " " + cmd.Args[4]
-	}
+	name := "git " + subcommand(cmd.Args)
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:
@@ -92,6 +124,23 @@ func Check(ctx context.Context, cmd *exec.Cmd, err error, stderr string) error {
 		return &Error{Name: name, Code: exitErr.ExitCode(), Stderr: strings.TrimSpace(stderr), err: exitErr}
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// subcommand returns what a Command runs, for messages: "diff",
+// "worktree add"; the options before it, of the package and the
+// caller's -c, are skipped.
+func subcommand(args []string) string {
+	rest := args[min(len(args), 1+len(inertOptions)+2):] // git, the options, -C dir
+	for len(rest) >= 2 && rest[0] == "-c" {
+		rest = rest[2:]
+	}
+	switch {
+	case len(rest) == 0:
+		return ""
+	case rest[0] == "worktree" && len(rest) > 1:
+		return rest[0] + " " + rest[1]
+	}
+	return rest[0]
 }
 
 // Error is a git that ran and exited non-zero.
@@ -143,32 +192,64 @@ func Reason(stderr string) string {
 	return strings.Join(lines[max(len(lines)-2, 0):], "; ")
 }
 
+// inertOptions come before -C on every git's command line; see the
+// package doc. -c outranks every config file git reads, and reaches the
+// gits git starts (submodules, the lazy fetch) through
+// GIT_CONFIG_PARAMETERS.
+var inertOptions = []string{"--no-pager", "-c", "core.fsmonitor=false"}
+
+// noProtocol is GIT_ALLOW_PROTOCOL's value: a list that names no
+// transport git has, so it refuses them all. Git checks a remote
+// helper's name against the list too, and remote.<name>.vcs can name any
+// helper, even one with a '/' that git would run from the repository's
+// directory: the name has none.
+const noProtocol = "agentmux-no-network"
+
+// inertEnv are the variables that keep every git passive; see the
+// package doc.
+var inertEnv = []string{
+	"GIT_ALLOW_PROTOCOL=" + noProtocol,
+	"GIT_NO_LAZY_FETCH=1",
+	"GIT_PAGER=cat",
+	"GIT_EDITOR=:",
+	"GIT_SEQUENCE_EDITOR=:",
+	// Set and empty, unlike unset: git then asks neither core.askPass nor
+	// SSH_ASKPASS.
+	"GIT_ASKPASS=",
+	// Nobody could answer a prompt.
+	"GIT_TERMINAL_PROMPT=0",
+}
+
 // strippedEnv are the variables that would point git at another
 // repository, index or object store than the one -C names (the server may
-// itself have been started by git, from a hook, with them set), or give
-// it configuration other than the repository's.
+// itself have been started by git, from a hook, with them set), give it
+// configuration other than the repository's, or run a program of the
+// server's environment's choosing (which inertEnv makes unreachable, but
+// need not be passed on).
 var strippedEnv = []string{
 	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_IMPLICIT_WORK_TREE",
 	"GIT_PREFIX", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE", "GIT_CONFIG_PARAMETERS",
-	"GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER",
-	// Set below.
-	"GIT_TERMINAL_PROMPT", "LC_ALL", "GIT_OPTIONAL_LOCKS",
+	"GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "PAGER", "SSH_ASKPASS",
+	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND",
+	// Set below, or by inertEnv.
+	"LC_ALL", "GIT_OPTIONAL_LOCKS", "GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH",
+	"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT",
 }
 
-// Env is the server's environment as git should see it.
+// Env is the server's environment as git should see it, inertEnv
+// included.
 func Env() []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(strippedEnv, k) || strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_")
 	})
-	return append(env,
-		// Nobody could answer a prompt.
-		"GIT_TERMINAL_PROMPT=0",
+	env = append(env,
 		// Git's messages in English, which Says and Reason rely on.
 		"LC_ALL=C",
 		// Status and diff would otherwise take the index lock to refresh
 		// it, and make the git of an agent working in the tree fail.
 		"GIT_OPTIONAL_LOCKS=0",
 	)
+	return append(env, inertEnv...)
 }

@@ -1,0 +1,157 @@
+package gitexec
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// The tests' gits, and the package's, read no user or system config.
+	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	goleak.VerifyTestMain(m)
+}
+
+const testTimeout = 20 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// gitT runs git in dir as a user would, failing the test on error.
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// hostileRepo is a repository with a commit, and a script that appends
+// its arguments to a marker file: a command the repository's config can
+// name, whose running the marker shows.
+func hostileRepo(t *testing.T) (dir, script, marker string) {
+	t.Helper()
+	dir = t.TempDir()
+	gitT(t, dir, "init", "-q")
+	gitT(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
+	bin := t.TempDir()
+	script, marker = filepath.Join(bin, "evil"), filepath.Join(bin, "ran")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, script, marker
+}
+
+func notRun(t *testing.T, what, marker string) {
+	t.Helper()
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("%s ran the repository's command: %q", what, b)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+}
+
+// TestNoNetwork: no transport is open to a git the package runs, not even
+// when the repository allows them all and the caller's env tries to: not
+// ssh with its configured command, not ext:: (any command), not a local
+// remote whose upload-pack is a command of the config's choosing.
+func TestNoNetwork(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]func(t *testing.T, dir, script, marker string) string{
+		"ssh": func(t *testing.T, dir, script, _ string) string {
+			gitT(t, dir, "config", "core.sshCommand", script)
+			return "ssh://example.invalid/x"
+		},
+		"ext": func(t *testing.T, dir, _, marker string) string {
+			// ext:: splits its command at spaces; "% " is a space kept.
+			return "ext::sh -c touch% " + marker
+		},
+		"file": func(t *testing.T, dir, script, _ string) string {
+			gitT(t, dir, "config", "remote.origin.uploadpack", script)
+			return "file://" + dir
+		},
+		"path": func(t *testing.T, dir, script, _ string) string {
+			gitT(t, dir, "config", "remote.origin.uploadpack", script)
+			return dir
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir, script, marker := hostileRepo(t)
+			gitT(t, dir, "config", "remote.origin.url", setup(t, dir, script, marker))
+			gitT(t, dir, "config", "protocol.allow", "always")
+			gitT(t, dir, "config", "protocol.ext.allow", "always")
+
+			_, err := Run(testContext(t), dir, "ls-remote", "origin")
+			if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("not allowed") {
+				t.Errorf("ls-remote: %v, want git's refusal of the transport", err)
+			}
+			notRun(t, "ls-remote", marker)
+			_, err = RunEnv(testContext(t), dir, []string{"GIT_ALLOW_PROTOCOL=ssh:ext:file"}, nil, "ls-remote", "origin")
+			if err == nil {
+				t.Error("ls-remote with GIT_ALLOW_PROTOCOL in env: no error")
+			}
+			notRun(t, "ls-remote with GIT_ALLOW_PROTOCOL in env", marker)
+		})
+	}
+}
+
+// TestNoPrompt: a password git would ask for is asked of no program, not
+// the config's core.askPass nor the environment's SSH_ASKPASS, and of no
+// terminal: git fails at once.
+func TestNoPrompt(t *testing.T) {
+	// Not parallel: it sets the environment.
+	dir, script, marker := hostileRepo(t)
+	gitT(t, dir, "config", "core.askPass", script)
+	t.Setenv("SSH_ASKPASS", script)
+	t.Setenv("GIT_ASKPASS", script)
+	// With no helper, git credential fill prompts for a user name.
+	_, err := RunEnv(testContext(t), dir, nil, []byte("protocol=https\nhost=example.com\n\n"), "credential", "fill")
+	if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("terminal prompts disabled") {
+		t.Errorf("credential fill: %v, want a refusal to prompt", err)
+	}
+	notRun(t, "credential fill", marker)
+}
+
+// TestNoPagerOrEditor: the pager and editor git would start are the
+// harmless ones, whatever the config names.
+func TestNoPagerOrEditor(t *testing.T) {
+	t.Parallel()
+	dir, script, _ := hostileRepo(t)
+	for _, key := range []string{"core.pager", "core.editor"} {
+		gitT(t, dir, "config", key, script)
+	}
+	for v, want := range map[string]string{"GIT_PAGER": "cat", "GIT_EDITOR": ":"} {
+		if got, err := Run(testContext(t), dir, "var", v); err != nil || strings.TrimSpace(got) != want {
+			t.Errorf("git var %s: %q, %v; want %q", v, got, err, want)
+		}
+	}
+}
+
+// TestErrorName: a failure is named by git's subcommand, past the
+// caller's -c options.
+func TestErrorName(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := hostileRepo(t)
+	_, err := Run(testContext(t), dir, "-c", "a.b=c", "worktree", "remove", "--", filepath.Join(dir, "nowhere"))
+	if ge := (*Error)(nil); !errors.As(err, &ge) || ge.Name != "git worktree remove" {
+		t.Errorf("error %#v, want one named git worktree remove", err)
+	}
+}
