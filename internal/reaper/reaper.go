@@ -268,9 +268,9 @@ func (r *Reaper) KillAll(ctx context.Context) error {
 		for _, pid := range procfs.Descendants(all, self) {
 			st := byPID[pid]
 			if st.State == 'Z' {
-				// Dead. Still left while a reap is to come: its parent
-				// is dying and will hand it to this process, or it was
-				// adopted and the next pass reaps it.
+				// Dead, but left to reap while its parent, dying too,
+				// has yet to hand it to this process. A zombie child of
+				// this process is os/exec's or was just reaped.
 				if st.PPID != self && r.canReap {
 					left = append(left, pid)
 				}
@@ -285,8 +285,6 @@ func (r *Reaper) KillAll(ctx context.Context) error {
 			}
 			left = append(left, pid)
 		}
-		// Zombie children are os/exec's, whose Waits reap them, or
-		// adopted ones this pass has just reaped.
 		if len(left) == 0 {
 			if len(killed) > 0 {
 				r.log.Info("killed processes left behind", "count", len(killed), "pids", slices.Sorted(maps.Keys(killed)))
