@@ -18,7 +18,9 @@
 // and closes it only after Wait has reaped it, so a child with a held
 // pidfd is os/exec's, and one without was adopted. Start checks that this
 // runtime does hold pidfds; where it does not, nothing is reaped, and
-// KillAll still ends everything at shutdown.
+// KillAll still ends everything at shutdown. So every child this program
+// starts must come from package os (os/exec included): one started with
+// syscall.ForkExec, or by C code, holds no pidfd and would be reaped here.
 package reaper
 
 import (
