@@ -148,10 +148,9 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=20s --retries=3 \
 # --shutdown-grace, and exits 0 within the grace period plus one second.
 STOPSIGNAL SIGTERM
 
-# tini is PID 1. It reaps the zombies that agents' tools leave behind when
-# they are re-parented to PID 1 (agentmux must not reap with wait4(-1): that
-# would steal its own children's exit codes from cmd.Wait), and it forwards
-# signals to agentmux.
+# tini is PID 1. It reaps the zombies of orphans re-parented to PID 1 (the
+# agents' own go to agentmux, a child subreaper, which reaps those and kills
+# them at shutdown), and it forwards signals to agentmux.
 #   -s: register as a child subreaper too, so reaping still works when
 #       something else is PID 1 (`docker run --init`, compose `init: true`,
 #       a dev container's "init": true) instead of tini warning and relying

@@ -257,17 +257,21 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // SignalSession sends sig to the child's process group and to every other
 // process still in the child's session: background jobs of a job-control
 // shell run in groups of their own but stay in the session the terminal
-// belongs to. With a Tag, processes that left the session but carry the
-// tag get it too. Missing processes are not an error.
+// belongs to. Every descendant of the child gets it too, in a session of
+// its own or not, and with a Tag so do the processes that carry the tag.
+// Missing processes are not an error.
 func (p *Process) SignalSession(sig syscall.Signal) error {
-	err := p.Signal(sig)
+	// The walk comes first: once the signal ends the child, its children
+	// are orphans, no longer its descendants.
 	members, walkErr := p.members()
+	err := p.Signal(sig)
 	return cmp.Or(err, signalAll(members, sig), walkErr)
 }
 
-// OpenFiles returns the paths that the child, the rest of its terminal
-// session and, with a Tag, the processes carrying it have open and match
-// accepts. It reads /proc; a process that ends meanwhile is skipped.
+// OpenFiles returns the paths that the child, its descendants, the rest of
+// its terminal session and, with a Tag, the processes carrying it have
+// open and match accepts. It reads /proc; a process that ends meanwhile
+// is skipped.
 func (p *Process) OpenFiles(match func(path string) bool) ([]string, error) {
 	pids, err := p.members()
 	var paths []string
@@ -286,13 +290,26 @@ func (p *Process) OpenFiles(match func(path string) bool) ([]string, error) {
 	return paths, err
 }
 
-// members lists the child's processes: its terminal session's, and with a
-// Tag those carrying it.
+// members lists the child's processes: its descendants, its terminal
+// session's, and with a Tag those carrying it. The session and the tag
+// each can be shed (setsid, env -i); descent cannot, and it still reaches
+// what a process in the middle of the tree started, as long as that
+// process lives. What was orphaned (its parent gone) is out of reach here:
+// the program that runs Processes adopts it as a child subreaper, and ends
+// it when it shuts down.
 func (p *Process) members() ([]int, error) {
+	all, err := procfs.Processes(procfs.Root)
+	if err != nil {
+		return nil, err
+	}
 	sid := p.Pid()
-	return processes(func(st procfs.Stat) bool {
-		return st.Session == sid || p.tag != "" && hasEnv(st.PID, p.tag)
-	})
+	descends := make(map[int]bool)
+	for _, pid := range procfs.Descendants(all, p.Pid()) {
+		descends[pid] = true
+	}
+	return matching(all, func(st procfs.Stat) bool {
+		return st.Session == sid || descends[st.PID] || p.tag != "" && hasEnv(st.PID, p.tag)
+	}), nil
 }
 
 // SignalTagged sends sig to every process whose environment holds tag
@@ -321,6 +338,12 @@ func processes(match func(procfs.Stat) bool) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	return matching(all, match), nil
+}
+
+// matching returns the pids in all, other than this process's, that match
+// reports true for.
+func matching(all []procfs.Stat, match func(procfs.Stat) bool) []int {
 	self := os.Getpid()
 	var pids []int
 	for _, st := range all {
@@ -328,7 +351,7 @@ func processes(match func(procfs.Stat) bool) ([]int, error) {
 			pids = append(pids, st.PID)
 		}
 	}
-	return pids, nil
+	return pids
 }
 
 // hasEnv reports whether process pid's environment holds entry. Another

@@ -129,3 +129,42 @@ func TestChildrenStartWithDefaultSignals(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalSessionReachesUntaggedDescendants: a process that left the
+// terminal's session and cleared its environment, so that neither the
+// session id nor the tag finds it, is still the child's descendant, and
+// is signalled with the rest.
+func TestSignalSessionReachesUntaggedDescendants(t *testing.T) {
+	tag := "PTY_TEST_TAG=" + strconv.Itoa(os.Getpid()) + "-c"
+	pidFile := t.TempDir() + "/daemon.pid"
+	// A background job of sh -c is in sh's group, not its leader, so
+	// setsid need not fork: the daemon stays sh's child (sh then execs
+	// sleep, keeping its pid).
+	p, err := pty.Start(pty.Options{
+		Argv: []string{"sh", "-c", `env -i setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & exec sleep 600`, pidFile},
+		Env:  append(os.Environ(), tag),
+		Tag:  tag,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	daemon := testutil.ReadPID(t, testTimeout, pidFile)
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+	testutil.Eventually(t, testTimeout, "the daemon to become sleep", func() bool {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", daemon))
+		return err == nil && strings.TrimSpace(string(comm)) == "sleep"
+	})
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", daemon))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid, err := unix.Getsid(daemon); err != nil || sid == p.Pid() || strings.Contains(string(env), tag) {
+		t.Fatalf("the daemon's session is %d (%v) and its environment %q; the test needs it outside the child's session %d and untagged", sid, err, env, p.Pid())
+	}
+	if err := p.SignalSession(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, testTimeout, "the daemon to die", func() bool { return testutil.ProcessGone(daemon) })
+	wait(t, p)
+}

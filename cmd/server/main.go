@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
@@ -268,6 +269,21 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		}
 	}
 
+	// Before anything can start a process: an orphan of one of ours must
+	// come to this process, not to PID 1, for shutdown to find it. The
+	// goroutine that reaps what is adopted ends with run, and this process
+	// stops being a subreaper then (it matters to tests, which call run
+	// again in the same process).
+	strays := reaper.Start(log)
+	defer strays.Stop()
+	reapCtx, stopReaping := context.WithCancel(context.Background())
+	var reaping sync.WaitGroup
+	reaping.Go(func() { strays.Run(reapCtx) })
+	defer func() {
+		stopReaping()
+		reaping.Wait()
+	}()
+
 	if limit, ok := memoryLimit(cfg, getenv); ok {
 		debug.SetMemoryLimit(limit)
 		log.Debug("memory limit for the Go heap", "bytes", limit)
@@ -322,7 +338,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		// Stop the agents and save; nothing is listening any more.
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+time.Second)
 		defer cancel()
-		if err := errors.Join(srv.mgr.Shutdown(ctx, cfg.ShutdownGrace), srv.close()); err != nil {
+		errAgents := srv.mgr.Shutdown(ctx, cfg.ShutdownGrace)
+		if err := errors.Join(errAgents, strays.KillAll(ctx), srv.close()); err != nil {
 			log.Error("stop", "err", err)
 		}
 		return 1
@@ -332,7 +349,7 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	if err := removeAddrFile(cfg.DataDir); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	if err := srv.shutdown(httpSrv, sigs); err != nil {
+	if err := srv.shutdown(httpSrv, sigs, strays); err != nil {
 		log.Error("shutdown", "err", err)
 		return 1
 	}
@@ -386,9 +403,10 @@ func listenError(addr string, err error) string {
 
 // shutdown stops the server within the grace period plus one second:
 // clients are told, new connections and sessions refused, agents get SIGHUP
-// and, when grace runs out, SIGKILL; then connections close with 1001. A
-// second signal cuts the wait short.
-func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
+// and, when grace runs out, SIGKILL; then connections close with 1001, and
+// whatever still runs that descends from this process, such as a daemon an
+// agent detached, is killed. A second signal cuts the wait short.
+func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal, strays *reaper.Reaper) error {
 	grace := s.cfg.ShutdownGrace
 	deadline := time.Now().Add(grace + time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -438,10 +456,21 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal) error {
 	errConns := s.hub.Close(connsCtx)
 	errHTTP := <-httpDone
 	tookConns := step()
+	// Last, when nothing of the server runs a process any more (no agent,
+	// no request, no watcher's git): anything still descending from it
+	// was left behind, and outliving the server is what it must not do.
+	// The sessions' own kill missed it because it left their sessions and
+	// tags and lost its parent, which handed it to this process. SIGKILL
+	// takes effect at once, so even a second signal leaves it its few
+	// milliseconds, within the overall deadline.
+	straysCtx, cancelStrays := context.WithDeadline(context.Background(), deadline)
+	defer cancelStrays()
+	errStrays := strays.KillAll(straysCtx)
+	tookStrays := step()
 	errStore := s.store.Close()
 	s.log.Info("shut down", "watchers", tookWatchers, "agents", tookAgents, "save", tookSave,
-		"connections", tookConns, "database", step())
-	errs := []error{errAgents, errHooks, errConns, errHTTP, errStore}
+		"connections", tookConns, "strays", tookStrays, "database", step())
+	errs := []error{errAgents, errHooks, errConns, errHTTP, errStrays, errStore}
 	for i, err := range errs {
 		// Only a second signal cancels ctx (running out of time is
 		// DeadlineExceeded): the operator asked to cut the wait short,

@@ -105,3 +105,33 @@ func Processes(root string) ([]Stat, error) {
 	}
 	return list, nil
 }
+
+// Descendants returns the pids in list that descend from pid through the
+// parent chain, pid itself left out, each parent before its children. The
+// parent link is the one tie a process cannot cut on its own: setsid
+// leaves the session, env -i drops any tag in the environment, but a
+// process stays its parent's child until that parent exits, and then, under
+// a child subreaper, it becomes the subreaper's.
+func Descendants(list []Stat, pid int) []int {
+	children := make(map[int][]int, len(list))
+	for _, st := range list {
+		if st.PID != st.PPID { // no loops, whatever a fixture says
+			children[st.PPID] = append(children[st.PPID], st.PID)
+		}
+	}
+	var out []int
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}

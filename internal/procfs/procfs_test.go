@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +142,29 @@ func TestProcessesReal(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("Processes(%s) has %d processes but not this one", Root, len(all))
+	}
+}
+
+func TestDescendants(t *testing.T) {
+	list := []Stat{
+		{PID: 1, PPID: 0},
+		{PID: 10, PPID: 1},
+		{PID: 11, PPID: 10, Session: 11}, // left 10's session: still its child
+		{PID: 12, PPID: 11},
+		{PID: 13, PPID: 10},
+		{PID: 20, PPID: 1}, // a sibling's tree
+		{PID: 21, PPID: 20},
+		{PID: 30, PPID: 30}, // a table read mid-change cannot make a loop
+	}
+	got := Descendants(list, 10)
+	want := []int{11, 13, 12}
+	if !slices.Equal(got, want) {
+		t.Errorf("Descendants(10) = %v, want %v (parents first)", got, want)
+	}
+	if got := Descendants(list, 12); len(got) != 0 {
+		t.Errorf("Descendants of a leaf = %v, want none", got)
+	}
+	if got := Descendants(list, 30); len(got) != 0 {
+		t.Errorf("Descendants of its own parent = %v, want none", got)
 	}
 }
