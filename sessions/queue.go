@@ -20,6 +20,11 @@ const (
 	MaxQueuedPrompts = 100
 	// MaxPromptBytes is the largest prompt the queue takes.
 	MaxPromptBytes = 64 << 10
+	// MaxQueueBytes bounds the text of all the prompts one session's
+	// queue holds. The whole queue is sent to every client that attaches
+	// (prompt.list), so it must stay far below what a connection may have
+	// waiting: with JSON's escaping it is at most twice this.
+	MaxQueueBytes = 256 << 10
 	// submitDelay separates a delivered prompt from the Enter that
 	// submits it.
 	submitDelay = 150 * time.Millisecond
@@ -53,6 +58,15 @@ type Prompt struct {
 type Queue struct {
 	Prompts []Prompt `json:"prompts"`
 	Rev     uint64   `json:"rev"`
+}
+
+// textBytes is the size of the queued prompts' text.
+func (q Queue) textBytes() int {
+	n := 0
+	for _, p := range q.Prompts {
+		n += len(p.Text)
+	}
+	return n
 }
 
 // cleanPrompt checks a prompt's text and returns it as it is typed: line
@@ -92,6 +106,10 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	}
 	if len(s.queue.Prompts) >= MaxQueuedPrompts {
 		return Prompt{}, 0, fmt.Errorf("%w: it holds %d prompts; remove one or wait for the agent to take the next", ErrQueueFull, MaxQueuedPrompts)
+	}
+	if n := s.queue.textBytes(); n+len(text) > MaxQueueBytes {
+		return Prompt{}, 0, fmt.Errorf("%w: it holds %d bytes of prompts and this one is %d; a queue holds at most %d: remove a prompt or wait for the agent to take the next",
+			ErrQueueFull, n, len(text), MaxQueueBytes)
 	}
 	p := Prompt{ID: uuid.NewString(), Author: author, Text: text, QueuedAt: time.Now().UTC()}
 	s.queue.Prompts = append(slices.Clip(s.queue.Prompts), p)

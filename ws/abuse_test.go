@@ -3,13 +3,16 @@ package ws_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -178,4 +181,135 @@ func linesOf(s, sub string) []string {
 		}
 	}
 	return out
+}
+
+// TestQueueStuffingLeavesTheSessionOpenable: prompts made of what JSON
+// escapes most cannot make a session's queue larger than a connection may
+// take: past MaxQueueBytes the queue refuses with QUEUE_FULL, and a fresh
+// attach gets session.attached and the whole queue, with the connection
+// left open.
+func TestQueueStuffingLeavesTheSessionOpenable(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	sid := e.session("sh", "-c", "exec sleep 60").ID()
+	stuffer := e.dial(nil)
+	text := strings.Repeat("<", sessions.MaxPromptBytes)
+	queued := 0
+	for range 7 {
+		stuffer.send(map[string]any{"type": wire.TypePromptQueue, "sessionId": sid, "text": text})
+		for {
+			m := stuffer.read()
+			if m.Type == wire.TypePromptQueuedAck {
+				queued++
+				break
+			}
+			if m.Type == wire.TypeError {
+				if m.Code != wire.CodeQueueFull || !strings.Contains(m.Message, "at most") {
+					t.Fatalf("queue refused with %+v, want QUEUE_FULL naming the bound", m)
+				}
+				break
+			}
+		}
+	}
+	if want := sessions.MaxQueueBytes / sessions.MaxPromptBytes; queued != want {
+		t.Fatalf("%d prompts of %d bytes queued, want %d", queued, len(text), want)
+	}
+
+	for i := range 3 { // every attach, not only the first
+		c := e.dial(nil)
+		c.send(attachMsg(sid))
+		c.expect(wire.TypeSessionAttached, sid)
+		_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+		for {
+			_, b, err := c.conn.ReadMessage()
+			if err != nil {
+				t.Fatalf("attach %d: waiting for prompt.list: %v", i, err)
+			}
+			var m msg
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Type != wire.TypePromptList {
+				continue
+			}
+			if len(m.Prompts) != queued || len(b) > 2*sessions.MaxQueueBytes+64<<10 {
+				t.Fatalf("attach %d: prompt.list of %d prompts in %d bytes, want %d in at most about twice their text", i, len(m.Prompts), len(b), queued)
+			}
+			break
+		}
+		c.sync() // still open
+	}
+}
+
+// TestHelloFloodSparesQuietViewers: 20 connections sending 200
+// client.hello each, all attached to one session, cost a quiet viewer of
+// that session one participants message per change it has not yet been
+// sent, never a backlog: it stays connected and ends up with everyone's
+// last names.
+func TestHelloFloodSparesQuietViewers(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	sid := e.session("sh", "-c", "exec sleep 60").ID()
+	viewer := e.dial(nil)
+	viewer.send(attachMsg(sid))
+	viewer.expect(wire.TypeSessionAttached, sid)
+
+	const conns, hellos = 20, 200
+	var (
+		wg       sync.WaitGroup
+		flooders []*client
+	)
+	defer func() {
+		for _, f := range flooders {
+			f.conn.Close()
+		}
+		wg.Wait()
+	}()
+	for i := range conns {
+		f := e.dial(nil)
+		flooders = append(flooders, f)
+		f.send(attachMsg(sid))
+		f.expect(wire.TypeSessionAttached, sid)
+		wg.Go(func() {
+			// Read everything, so the flooders themselves keep up.
+			for {
+				if _, _, err := f.conn.ReadMessage(); err != nil {
+					return
+				}
+			}
+		})
+		for j := range hellos {
+			if err := f.conn.WriteJSON(map[string]any{"type": wire.TypeClientHello, "name": fmt.Sprintf("flood-%d-%d", i, j)}); err != nil {
+				t.Fatalf("flooder %d: %v", i, err)
+			}
+		}
+	}
+	// The viewer reads only now: everything the flood made waits for it.
+	want := make([]string, 0, conns+1)
+	for i := range conns {
+		want = append(want, fmt.Sprintf("flood-%d-%d", i, hellos-1))
+	}
+	slices.Sort(want)
+	got, final := 0, false
+	for deadline := time.Now().Add(waitTimeout); !final && time.Now().Before(deadline); {
+		m := viewer.read()
+		if m.Type != wire.TypeSessionParticipants {
+			continue
+		}
+		got++
+		var names []string
+		for _, p := range m.Participants {
+			if strings.HasPrefix(p.Name, "flood-") {
+				names = append(names, p.Name)
+			}
+		}
+		slices.Sort(names)
+		final = slices.Equal(names, want)
+	}
+	if !final {
+		t.Fatalf("the viewer never saw every flooder's last name")
+	}
+	viewer.sync() // still connected
+	if got >= conns*hellos {
+		t.Errorf("the viewer was sent %d participants messages for %d hellos: not coalesced", got, conns*hellos)
+	}
+	t.Logf("%d hellos reached the quiet viewer as %d participants messages", conns*hellos, got)
 }

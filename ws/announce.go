@@ -5,7 +5,6 @@
 package ws
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
@@ -90,7 +89,7 @@ func (h *Hub) OnSessionDiff(sessionID string, s changes.Summarized) {
 	if _, err := h.opts.Sessions.Get(sessionID); err != nil {
 		return // destroyed meanwhile: nothing to keep for it
 	}
-	b, err := json.Marshal(wire.DiffView(sessionID, s))
+	b, err := wire.Marshal(wire.DiffView(sessionID, s))
 	if err != nil {
 		h.log.Error("encode session.diff", "err", err)
 		return

@@ -2,10 +2,10 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +38,15 @@ type conn struct {
 	// controlBytes is the size of the messages in control: the queue is
 	// bounded in bytes as well as in messages.
 	controlBytes atomic.Int64
+
+	// stateMu protects stale: the states (who is in a session, a
+	// session's prompt queue) this client is to be sent, each once,
+	// rendered as they are when the writer gets to them. However often
+	// others change a state, a connection holds one mark for it, never a
+	// backlog that could get it dropped. staleReady wakes the writer.
+	stateMu    sync.Mutex
+	stale      []stateKey
+	staleReady chan struct{}
 
 	// closeMu protects closeCode and closeText: the close frame to send,
 	// chosen by whoever closes first. 0 means send none.
@@ -79,6 +88,7 @@ func newConn(h *Hub, ws *websocket.Conn) *conn {
 		ctx:        ctx,
 		cancel:     cancel,
 		control:    make(chan []byte, controlQueue),
+		staleReady: make(chan struct{}, 1),
 		output:     make(chan []byte),
 		readerDone: make(chan struct{}),
 		writerDone: make(chan struct{}),
@@ -157,6 +167,46 @@ func (c *conn) sendControl(b []byte) {
 	}
 }
 
+// stateKey names a state message of which only the newest matters.
+type stateKey struct {
+	// kind is wire.TypeSessionParticipants or wire.TypePromptList.
+	kind      string
+	sessionID string
+}
+
+// sendState marks a state as changed for this client: the writer sends it
+// as it is then, once, however many changes came meanwhile.
+func (c *conn) sendState(kind, sessionID string) {
+	k := stateKey{kind, sessionID}
+	c.stateMu.Lock()
+	if !slices.Contains(c.stale, k) {
+		c.stale = append(c.stale, k)
+	}
+	c.stateMu.Unlock()
+	select {
+	case c.staleReady <- struct{}{}:
+	default: // the writer is already woken
+	}
+}
+
+// writeStates writes the states marked since it last ran.
+func (c *conn) writeStates() {
+	c.stateMu.Lock()
+	keys := c.stale
+	c.stale = nil
+	c.stateMu.Unlock()
+	for _, k := range keys {
+		b, err := c.hub.renderState(k)
+		if err != nil {
+			c.log.Debug("state not sent", "kind", k.kind, "session", k.sessionID, "err", err)
+			continue
+		}
+		if !c.write(websocket.TextMessage, b) {
+			return
+		}
+	}
+}
+
 // sendInformational queues a message the client can do without, such as a
 // file event, unless the queue is already three-quarters full, by count or
 // by bytes: a burst of them (a checkout of thousands of files) must not get
@@ -176,7 +226,7 @@ func (c *conn) takeControl(b []byte) []byte {
 }
 
 func (c *conn) sendJSON(msg any) {
-	b, err := json.Marshal(msg)
+	b, err := wire.Marshal(msg)
 	if err != nil {
 		c.log.Error("encode message", "err", err)
 		return
@@ -324,8 +374,9 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 			delete(c.streams, id)
 		}
 	}
-	// The queue as it is now; the events that change it carry higher revs.
-	c.sendJSON(wire.PromptListView(s.ID(), s.Queue()))
+	// The queue as it is when sent; the events that change it carry
+	// higher revs.
+	c.sendState(wire.TypePromptList, s.ID())
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	go st.run()
@@ -343,6 +394,9 @@ func (c *conn) writeLoop() {
 		case b := <-c.control:
 			c.write(websocket.TextMessage, c.takeControl(b))
 			continue
+		case <-c.staleReady:
+			c.writeStates()
+			continue
 		default:
 		}
 		select {
@@ -351,6 +405,8 @@ func (c *conn) writeLoop() {
 			return
 		case b := <-c.control:
 			c.write(websocket.TextMessage, c.takeControl(b))
+		case <-c.staleReady:
+			c.writeStates()
 		case b := <-c.output:
 			c.write(websocket.TextMessage, b)
 			c.handed.Add(-1)

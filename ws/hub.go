@@ -24,7 +24,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -205,7 +204,7 @@ func (h *Hub) register(c *conn) bool {
 	h.conns[c] = struct{}{}
 	h.wg.Add(1)
 	if lvl := h.memory.Level; lvl != "" && lvl != memory.OK {
-		if b, err := json.Marshal(wire.ResourceWarningView(h.memory)); err == nil {
+		if b, err := wire.Marshal(wire.ResourceWarningView(h.memory)); err == nil {
 			c.sendControl(b)
 		}
 	}
@@ -252,7 +251,7 @@ func (h *Hub) broadcastWith(msg any, send func(*conn, []byte)) {
 
 // broadcastLocked is broadcastWith for a caller that holds mu.
 func (h *Hub) broadcastLocked(msg any, send func(*conn, []byte)) {
-	b, err := json.Marshal(msg)
+	b, err := wire.Marshal(msg)
 	if err != nil {
 		h.log.Error("encode broadcast", "err", err)
 		return
@@ -270,7 +269,7 @@ func (h *Hub) Announce(grace time.Duration) {
 	if secs == 1 {
 		unit = "second"
 	}
-	b, err := json.Marshal(wire.ShutdownMessage{
+	b, err := wire.Marshal(wire.ShutdownMessage{
 		Type:          wire.TypeServerShutdown,
 		Message:       fmt.Sprintf("Server shutting down in %d %s.", secs, unit),
 		GracePeriodMs: grace.Milliseconds(),

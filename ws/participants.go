@@ -134,12 +134,10 @@ func (h *Hub) hello(c *conn, m *clientMessage) error {
 	}
 	// And the newcomer learns who is where, for the tabs it has not
 	// opened yet.
-	seen := make(map[string]bool)
 	for other := range h.conns {
 		for sid := range other.who.in {
-			if !seen[sid] && p.in[sid] == nil {
-				seen[sid] = true
-				c.sendJSON(h.participantsLocked(sid))
+			if p.in[sid] == nil {
+				c.sendState(wire.TypeSessionParticipants, sid)
 			}
 		}
 	}
@@ -199,10 +197,33 @@ func (h *Hub) forgetSessionLocked(sid string) {
 	delete(h.lastTypist, sid)
 }
 
-// announceParticipantsLocked tells every client who is in sid now. mu
-// must be held.
+// announceParticipantsLocked tells every client who is in sid now: the
+// list as it is when each client's writer sends it, so a burst of changes
+// (a client sending hellos in a loop) costs others one message, not one
+// each. mu must be held.
 func (h *Hub) announceParticipantsLocked(sid string) {
-	h.broadcastLocked(h.participantsLocked(sid), (*conn).sendControl)
+	for c := range h.conns {
+		c.sendState(wire.TypeSessionParticipants, sid)
+	}
+}
+
+// renderState encodes a state message as it is now; a session that is
+// gone has none.
+func (h *Hub) renderState(k stateKey) ([]byte, error) {
+	s, err := h.opts.Sessions.Get(k.sessionID)
+	if err != nil {
+		return nil, err
+	}
+	switch k.kind {
+	case wire.TypeSessionParticipants:
+		h.mu.Lock()
+		m := h.participantsLocked(k.sessionID)
+		h.mu.Unlock()
+		return wire.Marshal(m)
+	case wire.TypePromptList:
+		return wire.Marshal(wire.PromptListView(k.sessionID, s.Queue()))
+	}
+	return nil, fmt.Errorf("no state %q", k.kind)
 }
 
 // participantsLocked says who is in sid now. mu must be held.

@@ -124,8 +124,9 @@ func TestParticipants(t *testing.T) {
 	// Detaching leaves the session too.
 	a.send(map[string]any{"type": wire.TypeSessionDetach, "sessionId": sid})
 	d := e.dial(nil)
+	dName := d.expectWelcomeName()
 	d.send(attachMsg(sid))
-	d.participants(sid, "alice detached", namesAre(d.expectWelcomeName()))
+	d.participants(sid, "alice detached", namesAre(dName))
 }
 
 // expectWelcomeName returns the name in the welcome the client already

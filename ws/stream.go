@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -458,7 +457,7 @@ func (st *stream) send(b []byte) error {
 }
 
 func (st *stream) sendJSON(msg any) error {
-	b, err := json.Marshal(msg)
+	b, err := wire.Marshal(msg)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -84,5 +86,58 @@ func TestKeptSessionsBound(t *testing.T) {
 	}
 	if n := len(e.list()); n != 50 {
 		t.Errorf("%d sessions listed, want the 50 kept", n)
+	}
+}
+
+// TestStuffedQueueOpensAfterRestart: a queue filled to its bound with
+// what JSON escapes most is restored at start, and attaching to its
+// session still works, for every client.
+func TestStuffedQueueOpensAfterRestart(t *testing.T) {
+	args := serverArgs(t.TempDir(), t.TempDir())
+	r1 := startRun(t, noEnv, args...)
+	hc := newHTTPClient(t)
+	s := createAt(t, hc, "http://"+r1.addr, map[string]any{"command": sleeper()})
+	conn, _ := attach(t, r1.addr, s.ID)
+	text := strings.Repeat("<", sessions.MaxPromptBytes)
+	queued := 0
+	for range 7 {
+		if err := conn.WriteJSON(map[string]any{"type": wire.TypePromptQueue, "sessionId": s.ID, "text": text}); err != nil {
+			t.Fatal(err)
+		}
+		for m := (wsMsg{}); m.Type != wire.TypePromptQueuedAck && m.Type != wire.TypeError; {
+			var err error
+			if m, _, err = readWS(conn); err != nil {
+				t.Fatal(err)
+			}
+			if m.Type == wire.TypePromptQueuedAck {
+				queued++
+			}
+		}
+	}
+	if queued == 0 || queued*len(text) > sessions.MaxQueueBytes {
+		t.Fatalf("%d prompts of %d bytes queued; want some, within %d bytes", queued, len(text), sessions.MaxQueueBytes)
+	}
+	r1.signal(syscall.SIGTERM)
+	r1.wait()
+
+	r2 := startRun(t, noEnv, args...)
+	for range 2 {
+		conn, _ := attach(t, r2.addr, s.ID)
+		for {
+			m, b, err := readWS(conn)
+			if err != nil {
+				t.Fatalf("after the restart, waiting for prompt.list: %v", err)
+			}
+			if m.Type == wire.TypePromptList {
+				var list struct {
+					Prompts []wire.Prompt `json:"prompts"`
+				}
+				if err := json.Unmarshal(b, &list); err != nil || len(list.Prompts) != queued {
+					t.Fatalf("after the restart prompt.list has %d prompts (%v), want %d", len(list.Prompts), err, queued)
+				}
+				break
+			}
+		}
+		roundTrip(t, conn)
 	}
 }
