@@ -10,10 +10,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	textclip "github.com/agentmux/agentmux/internal/clip"
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -64,9 +66,9 @@ func (s *server) getFile(c echo.Context) error {
 	real, err := resolveWorkspaceFile(s.cfg.Workspace, rel)
 	switch {
 	case errors.Is(err, errOutside):
-		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf("%q: %v", rel, err))
+		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf("%s: %v", textclip.Quote(rel), err))
 	case errors.Is(err, fs.ErrNotExist):
-		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %s in the workspace", textclip.Quote(rel)))
 	case err != nil:
 		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
 	}
@@ -76,15 +78,23 @@ func (s *server) getFile(c echo.Context) error {
 	var pathErr *fs.PathError
 	switch {
 	case errors.Is(err, regfile.ErrNotRegular):
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%q is not a file", rel))
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("%s is not a file", textclip.Quote(rel)))
 	case errors.As(err, &pathErr) && pathErr.Op == "open":
-		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %q in the workspace", rel))
+		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no file %s in the workspace", textclip.Quote(rel)))
 	case err != nil:
 		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 	}
 	defer f.Close()
+	// A hard link is the same file under another name, maybe one outside
+	// the workspace (/etc/shadow linked in by whoever could write there):
+	// no path check can tell, so a file with more than one is not served.
+	// Asked of the open file, so nothing can swap it in between.
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf(
+			"%s has %d hard links, and a file linked from elsewhere may be outside the workspace, so it is not served; copy it to show it", textclip.Quote(rel), st.Nlink))
+	}
 	if fi.Size() > maxFileBytes {
-		return errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage, fmt.Sprintf("%q is %d bytes; at most %d are served", rel, fi.Size(), maxFileBytes))
+		return errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage, fmt.Sprintf("%s is %d bytes; at most %d are served", textclip.Quote(rel), fi.Size(), maxFileBytes))
 	}
 	ctype := mime.TypeByExtension(filepath.Ext(real))
 	switch strings.ToLower(filepath.Ext(real)) {

@@ -751,6 +751,10 @@ func TestFilesAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A hard link is the outside file itself under a name inside.
+	if err := os.Link(filepath.Join(outsideDir, "secret.md"), filepath.Join(e.dir, "docs", "hard.md")); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		what, query string
@@ -768,9 +772,13 @@ func TestFilesAPI(t *testing.T) {
 		{"symlinked directory to /etc", "path=out/passwd"},
 		{"relative symlink climbing out", "path=docs/rel-leak.md"},
 		{"symlink to a sibling directory", "path=sibling.md"},
+		{"hard link to a file outside", "path=docs/hard.md"},
 	} {
 		resp, b := rawGet(t, e, "/api/files?"+tc.query)
-		wantError(t, tc.what, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
+		msg := wantError(t, tc.what, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
+		if strings.HasPrefix(tc.what, "hard link") && !strings.Contains(msg, "hard links") {
+			t.Errorf("%s: message %q does not say why", tc.what, msg)
+		}
 		if strings.Contains(string(b), "root:") || strings.Contains(string(b), "TOP-SECRET") {
 			t.Errorf("%s: body leaks the file: %s", tc.what, b)
 		}
