@@ -9,10 +9,9 @@
 // file-system monitor, no pager, editor or password prompt. On top of
 // that, diffs run without external diff drivers or textconv, without
 // hooks, and with every clean or process filter the config names turned
-// off. Untracked files are
-// diffed as git does new ones, by marking them intent-to-add in a copy of
-// the index that git then reads instead of the real one, which it never
-// writes.
+// off (gitexec.NeutralConfig). Untracked files are diffed as git does
+// new ones, by marking them intent-to-add in a copy of the index that git
+// then reads instead of the real one, which it never writes.
 package changes
 
 import (
@@ -123,8 +122,9 @@ func (g *git) summary(ctx context.Context, dir, base string) ([]File, error) {
 	return parseRawNumstat(out)
 }
 
-// git is what a diff of one tree runs with: the safe configuration, and a
-// copy of the index with the untracked files marked intent-to-add.
+// git is what a diff of one tree runs with: gitexec.NeutralConfig's
+// options, and a copy of the index with the untracked files marked
+// intent-to-add.
 type git struct {
 	env   []string
 	cfg   []string
@@ -136,9 +136,9 @@ type git struct {
 // makes a copy of its index that holds them, so they diff as new files.
 func prepare(ctx context.Context, dir string, paths []string) (*git, error) {
 	g := &git{env: []string{"GIT_LITERAL_PATHSPECS=1"}, paths: paths}
-	cfg, err := safeConfig(ctx, dir)
+	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
-		return nil, err
+		return nil, notRepo(dir, err)
 	}
 	g.cfg = cfg
 	args := append(append(clone(cfg), "ls-files", "--others", "--exclude-standard", "-z", "--"), paths...)
@@ -185,34 +185,6 @@ func notRepo(dir string, err error) error {
 		return fmt.Errorf("%s: %w", dir, ErrNotRepository)
 	}
 	return err
-}
-
-// safeConfig returns the -c options that keep a hostile repository's
-// configuration from running anything during a diff beyond what gitexec
-// already stops: no hooks, and every filter it names without its clean
-// and process commands. (External diff drivers and textconv are off by
-// option.)
-func safeConfig(ctx context.Context, dir string) ([]string, error) {
-	cfg := []string{"-c", "core.hooksPath=/dev/null"}
-	out, err := gitexec.Run(ctx, dir, "config", "--null", "--name-only", "--get-regexp", `^filter\.`)
-	if err != nil {
-		if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Code == 1 {
-			return cfg, nil // no filter configured
-		}
-		return nil, notRepo(dir, fmt.Errorf("read the filters in git's config: %w", err))
-	}
-	seen := map[string]bool{}
-	for name := range strings.SplitSeq(strings.TrimRight(out, "\x00"), "\x00") {
-		// filter.<driver>.<key>; the driver's name may hold dots.
-		i, j := strings.Index(name, "."), strings.LastIndex(name, ".")
-		if i < 0 || j <= i || seen[name[i+1:j]] {
-			continue
-		}
-		driver := name[:j]
-		seen[name[i+1:j]] = true
-		cfg = append(cfg, "-c", driver+".clean=", "-c", driver+".smudge=", "-c", driver+".process=", "-c", driver+".required=false")
-	}
-	return cfg, nil
 }
 
 // copyIndex copies the tree's index to a temporary file and returns its

@@ -17,9 +17,13 @@
 // network, no lazy fetch of a partial clone's missing objects, no
 // file-system monitor, no pager, editor or prompt. So Add cannot check
 // out a branch whose files a partial clone has not fetched yet; it fails
-// and leaves nothing behind. Its checkout still runs the post-checkout
-// hook and the checkout filters the repository configures, as git
-// worktree add does. Git 2.36 or later is needed (git worktree list -z).
+// and leaves nothing behind. Its checkout, which the user asked for,
+// still runs the post-checkout hook and the checkout filters the
+// repository configures, as git worktree add does. Looking at a worktree
+// (Status, CheckClean, the check before Remove) runs none of the
+// repository's hooks or filters: files are read as they are
+// (gitexec.NeutralConfig). Git 2.36 or later is needed (git worktree
+// list -z).
 package worktree
 
 import (
@@ -277,6 +281,9 @@ func (p addPlan) createBranch(ctx context.Context, undo *undoStack) error {
 func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 	// Set before git runs: a git killed half way leaves a registration.
 	undo.push(func(ctx context.Context) error { return unregister(ctx, p.top, p.abs) })
+	// Without gitexec.NeutralConfig: this is the checkout the user asked
+	// for, and it runs the repository's smudge filters and post-checkout
+	// hook as git worktree add would.
 	_, err := run(ctx, p.top, "worktree", "add", "--", p.abs, p.branch)
 	if err == nil {
 		return nil
@@ -299,9 +306,21 @@ func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 // clean. An untracked directory is one entry, "dir/". Remove calls it to
 // decide whether removing would lose work, so it overrides any
 // configuration that would hide untracked files or submodule changes.
+// It runs none of the repository's filters: a file is compared with the
+// index as it is on disk.
 func Status(ctx context.Context, dir string) ([]string, error) {
-	out, err := run(ctx, dir, "status", "--porcelain=v1", "-z",
+	cfg, err := gitexec.NeutralConfig(ctx, dir)
+	if err != nil {
+		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+	}
+	return status(ctx, dir, cfg)
+}
+
+// status is Status with cfg, gitexec.NeutralConfig's options for dir.
+func status(ctx context.Context, dir string, cfg []string) ([]string, error) {
+	args := append(slices.Clip(cfg), "status", "--porcelain=v1", "-z",
 		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=none")
+	out, err := run(ctx, dir, args...)
 	if err != nil {
 		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
@@ -358,8 +377,15 @@ func Remove(ctx context.Context, dir string, force bool) error {
 		return newError(ErrNotWorktree, nil, "%s is the main worktree of its repository, not a linked worktree", abs)
 	}
 
+	// Without force git worktree remove checks the worktree with a status
+	// of its own, which gets cfg too; with force nothing looks at files.
+	var cfg []string
 	if !missing && !force {
-		paths, err := Status(ctx, abs)
+		// Read in the worktree: it can have config of its own.
+		if cfg, err = gitexec.NeutralConfig(ctx, abs); err != nil {
+			return wrapGit(err, nil, "read the config of the worktree %s", abs)
+		}
+		paths, err := status(ctx, abs, cfg)
 		if err != nil {
 			return err
 		}
@@ -367,7 +393,7 @@ func Remove(ctx context.Context, dir string, force bool) error {
 			return dirtyError(abs, paths)
 		}
 	}
-	args := []string{"worktree", "remove"}
+	args := append(slices.Clip(cfg), "worktree", "remove")
 	if force {
 		args = append(args, "--force")
 	}

@@ -828,3 +828,87 @@ func TestNoLazyFetch(t *testing.T) {
 		})
 	}
 }
+
+// filterRepo returns a repository whose committed attributes give every
+// file a filter and a diff driver, and a worktree of it on branch "f"
+// with a clean README.md. The config, set after the worktree was checked
+// out, makes the filter's clean and process commands and the driver's
+// textconv and command run the marker script, and makes the filter
+// required, so a failing one would fail the git that ran it.
+func filterRepo(t *testing.T) (repo, wt, marker string) {
+	t.Helper()
+	repo = newRepo(t)
+	writeFile(t, filepath.Join(repo, ".gitattributes"), "* filter=evil diff=evil\n")
+	gitT(t, repo, "add", ".gitattributes")
+	gitT(t, repo, "commit", "-q", "-m", "attributes")
+	wt = addWorktree(t, repo, "f")
+	script, marker := markerScript(t)
+	for _, kv := range [][2]string{
+		{"filter.evil.clean", script},
+		{"filter.evil.process", script},
+		{"filter.evil.required", "true"},
+		{"diff.evil.textconv", script},
+		{"diff.evil.command", script},
+	} {
+		gitT(t, repo, "config", kv[0], kv[1])
+	}
+	return repo, wt, marker
+}
+
+// statDirty sets path's modification time far in the past, so git no
+// longer trusts the index's record of it and reads the file, through its
+// clean filter, to tell whether it changed.
+func statDirty(t *testing.T, path string) {
+	t.Helper()
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoFilter: looking at a worktree runs none of the filters or diff
+// drivers its repository configures, and still tells a modified file
+// from one that was only touched.
+func TestNoFilter(t *testing.T) {
+	t.Parallel()
+	_, wt, marker := filterRepo(t)
+	ctx := testContext(t)
+	readme := filepath.Join(wt, "README.md")
+
+	statDirty(t, readme)
+	if got, err := Status(ctx, wt); err != nil || got != nil {
+		t.Errorf("Status of a touched worktree: %q, %v; want clean", got, err)
+	}
+	notRun(t, "Status", marker)
+	if err := CheckClean(ctx, wt); err != nil {
+		t.Errorf("CheckClean of a touched worktree: %v", err)
+	}
+	notRun(t, "CheckClean", marker)
+
+	// The same size, so only reading the file tells.
+	writeFile(t, readme, "HELLO\n")
+	statDirty(t, readme)
+	if got, err := Status(ctx, wt); err != nil || !slices.Equal(got, []string{"README.md"}) {
+		t.Errorf("Status of a modified worktree: %q, %v; want README.md", got, err)
+	}
+	notRun(t, "Status", marker)
+	assertKind(t, CheckClean(ctx, wt), ErrDirty, "README.md")
+	notRun(t, "CheckClean", marker)
+	assertKind(t, Remove(ctx, wt, false), ErrDirty, "README.md")
+	notRun(t, "Remove", marker)
+	if !exists(t, readme) {
+		t.Fatal("a refused Remove removed the worktree")
+	}
+
+	// Clean again but touched: Remove's check passes, and so must the one
+	// git worktree remove makes itself.
+	writeFile(t, readme, "hello\n")
+	statDirty(t, readme)
+	if err := Remove(ctx, wt, false); err != nil {
+		t.Fatal(err)
+	}
+	notRun(t, "Remove", marker)
+	if exists(t, wt) {
+		t.Errorf("%s still exists", wt)
+	}
+}

@@ -28,9 +28,12 @@
 //     removed too, and GIT_TERMINAL_PROMPT=0 leaves it no terminal.
 //
 // The caller's env cannot lift these: they are set after it. What each
-// command may still run is its own business: changes turns off diff
-// drivers, textconv and filters, and worktree's checkouts run the
-// post-checkout hook and checkout filters as git worktree add does.
+// command may still run is its caller's business. A git that only looks
+// at the tree (a diff, a status) must run none of the repository's hooks
+// or filters either: its caller puts NeutralConfig's options before the
+// subcommand, and a diff adds --no-ext-diff and --no-textconv. A
+// checkout the user asked for, like worktree's git worktree add, runs
+// the post-checkout hook and the checkout filters as git does.
 //
 // Only an explicit user action, such as a push the user asks for, may
 // reach a remote or use the user's credentials; none exists yet. When one
@@ -141,6 +144,42 @@ func subcommand(args []string) string {
 		return rest[0] + " " + rest[1]
 	}
 	return rest[0]
+}
+
+// NeutralConfig returns the -c options that keep the configuration of
+// the repository at dir from running commands of its own in a git that
+// only looks at the tree, beyond what Command already stops: no hooks,
+// and every filter the config names (the repository's, the user's or
+// the system's) without its clean, smudge and process commands and not
+// required, so git reads files as they are. Put them before the
+// subcommand; git passes them on to the gits it starts, as the status
+// git worktree remove runs. Read them for the directory the git will
+// work in: a linked worktree can have config of its own.
+//
+// They do not turn off external diff drivers or textconv, which an
+// empty value would not turn off either: git diff takes --no-ext-diff
+// and --no-textconv, and git status runs neither.
+func NeutralConfig(ctx context.Context, dir string) ([]string, error) {
+	cfg := []string{"-c", "core.hooksPath=/dev/null"}
+	out, err := Run(ctx, dir, "config", "--null", "--name-only", "--get-regexp", `^filter\.`)
+	if err != nil {
+		if ge := (*Error)(nil); errors.As(err, &ge) && ge.Code == 1 {
+			return cfg, nil // no filter configured
+		}
+		return nil, fmt.Errorf("read the filters in git's config: %w", err)
+	}
+	seen := map[string]bool{}
+	for name := range strings.SplitSeq(strings.TrimRight(out, "\x00"), "\x00") {
+		// filter.<driver>.<key>; the driver's name may hold dots.
+		i, j := strings.Index(name, "."), strings.LastIndex(name, ".")
+		if i < 0 || j <= i || seen[name[i+1:j]] {
+			continue
+		}
+		driver := name[:j]
+		seen[name[i+1:j]] = true
+		cfg = append(cfg, "-c", driver+".clean=", "-c", driver+".smudge=", "-c", driver+".process=", "-c", driver+".required=false")
+	}
+	return cfg, nil
 }
 
 // Error is a git that ran and exited non-zero.

@@ -155,3 +155,39 @@ func TestErrorName(t *testing.T) {
 		t.Errorf("error %#v, want one named git worktree remove", err)
 	}
 }
+
+// TestNeutralConfig: with NeutralConfig's options, git reads a file as it
+// is, running none of the filters the config names, a required one and
+// one whose name holds dots included.
+func TestNeutralConfig(t *testing.T) {
+	t.Parallel()
+	dir, script, marker := hostileRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("* filter=evil\n*.txt filter=a.b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.txt", "b"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("as it is\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, driver := range []string{"evil", "a.b"} {
+		for _, key := range []string{"clean", "process"} {
+			gitT(t, dir, "config", "filter."+driver+"."+key, script)
+		}
+		gitT(t, dir, "config", "filter."+driver+".required", "true")
+	}
+	want := gitT(t, dir, "hash-object", "--no-filters", "a.txt")
+
+	ctx := testContext(t)
+	cfg, err := NeutralConfig(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.txt", "b"} {
+		got, err := Run(ctx, dir, append(cfg, "hash-object", name)...)
+		if err != nil || strings.TrimSpace(got) != want {
+			t.Errorf("hash-object %s: %q, %v; want %s", name, got, err, want)
+		}
+	}
+	notRun(t, "hash-object", marker)
+}
