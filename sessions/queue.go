@@ -88,6 +88,11 @@ func cleanPrompt(text string) (string, error) {
 		r, _ := utf8.DecodeRuneInString(text[i:])
 		return "", fmt.Errorf("%w: the prompt contains the control character %U; only text, tabs and line breaks can be queued", ErrInvalid, r)
 	}
+	// Bidi overrides and invisible characters would let the queue show
+	// one prompt while the agent is given another.
+	if r, ok := firstInvisible(text, true); ok {
+		return "", fmt.Errorf("%w: the prompt contains the invisible character %U, which would make what is shown differ from what the agent reads", ErrInvalid, r)
+	}
 	return text, nil
 }
 

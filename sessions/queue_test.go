@@ -120,10 +120,22 @@ func TestQueueRefusals(t *testing.T) {
 		{"65 KiB", strings.Repeat("x", 65<<10), sessions.ErrInvalid},
 		{"escape", "ok\x1b[201~rm -rf", sessions.ErrInvalid},
 		{"invalid UTF-8", "\xff", sessions.ErrInvalid},
+		// Shown one way, read another by the agent.
+		{"bidi override", "delete the \u202etset\u202c file", sessions.ErrInvalid},
+		{"bidi isolate", "run \u2066rm -rf\u2069", sessions.ErrInvalid},
+		{"zero-width space", "r\u200bm", sessions.ErrInvalid},
+		{"Hangul filler", "ok\u3164", sessions.ErrInvalid},
+		{"line separator", "one\u2028two", sessions.ErrInvalid},
 	} {
 		if _, _, err := s.QueuePrompt(alice, tc.text); !errors.Is(err, tc.want) {
 			t.Errorf("%s: QueuePrompt = %v, want %v", tc.name, err, tc.want)
 		}
+	}
+	// An emoji's zero-width joiner is prose, not a trick.
+	if p, _, err := s.QueuePrompt(alice, "thank the family 👨\u200d👩\u200d👧"); err != nil {
+		t.Fatalf("a prompt with an emoji sequence: %v", err)
+	} else if err := s.DequeuePrompt(alice.ID, p.ID); err != nil {
+		t.Fatal(err)
 	}
 	if _, _, err := s.QueuePrompt(alice, strings.Repeat("y", sessions.MaxPromptBytes)); err != nil {
 		t.Fatalf("a prompt of exactly %d bytes: %v", sessions.MaxPromptBytes, err)

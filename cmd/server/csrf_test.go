@@ -274,7 +274,10 @@ func TestOnlyBearerTokens(t *testing.T) {
 // or a zero-width character could pass for another tab's.
 func TestNamesRefuseFormatCharacters(t *testing.T) {
 	e := newAPI(t)
-	for _, name := range []string{"build\u202egnp.exe", "bu\u200bild", "\u2066build\u2069", "\ufeffbuild", "x\u00ady", "a\u200db"} {
+	for _, name := range []string{"build\u202egnp.exe", "bu\u200bild", "\u2066build\u2069", "\ufeffbuild", "x\u00ady", "a\u200db",
+		// Hangul fillers are letters that draw nothing; U+2028 breaks the
+		// line; U+034F and U+180B join or vary nothing visible.
+		"\u3164", "build\u3164", "\u115f\u1160", "a\uffa0", "two\u2028lines", "para\u2029", "a\u034fb", "a\u180bb"} {
 		resp, b := e.do(http.MethodPost, "/api/sessions", fmt.Sprintf(`{"name":%q}`, name))
 		msg := wantError(t, fmt.Sprintf("name %+q", name), resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 		if !strings.Contains(msg, "U+") {
@@ -284,7 +287,7 @@ func TestNamesRefuseFormatCharacters(t *testing.T) {
 	if n := len(e.list()); n != 0 {
 		t.Fatalf("%d sessions with refused names", n)
 	}
-	for _, name := range []string{"build ✓", "日本語", "claude 1", "café"} {
+	for _, name := range []string{"build ✓", "日本語 café", "한국어 세션", "❤️ fix"} {
 		e.create(fmt.Sprintf(`{"name":%q}`, name))
 	}
 }
