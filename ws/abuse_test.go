@@ -15,6 +15,7 @@ import (
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/wire"
+	"github.com/agentmux/agentmux/ws"
 )
 
 // TestErrorsDoNotEchoLongFields: an error reply quotes what the client
@@ -312,4 +313,38 @@ func TestHelloFloodSparesQuietViewers(t *testing.T) {
 		t.Errorf("the viewer was sent %d participants messages for %d hellos: not coalesced", got, conns*hellos)
 	}
 	t.Logf("%d hellos reached the quiet viewer as %d participants messages", conns*hellos, got)
+}
+
+// TestOversizedFramesLogRateLimited: every connection that sends a frame
+// over ReadLimit is closed with 1009, but the log gets one line for the
+// lot, not one each.
+func TestOversizedFramesLogRateLimited(t *testing.T) {
+	var log testutil.SyncBuffer
+	e := newEnv(t, envOptions{log: &log})
+	huge := `{"type":"heartbeat","padding":"` + strings.Repeat("x", ws.ReadLimit) + `"}`
+	const conns = 8
+	for i := range conns {
+		c := e.dial(nil)
+		c.sendRaw(huge)
+		_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+		for {
+			_, _, err := c.conn.ReadMessage()
+			if err == nil {
+				continue
+			}
+			if !isCloseCode(err, websocket.CloseMessageTooBig) {
+				t.Fatalf("connection %d after an oversized frame: %v, want close 1009", i, err)
+			}
+			break
+		}
+	}
+	testutil.Eventually(t, waitTimeout, "the first line about it", func() bool {
+		return strings.Contains(log.String(), "over the read limit")
+	})
+	// Each closed connection has left by the time its reader logged; one
+	// more round trip on a live connection orders the log after them.
+	e.dial(nil).sync()
+	if n := strings.Count(log.String(), "over the read limit"); n != 1 {
+		t.Fatalf("%d log lines for %d oversized frames, want 1:\n%s", n, conns, log.String())
+	}
 }

@@ -252,8 +252,11 @@ func (c *conn) readLoop() {
 		if err != nil {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
-				// gorilla has already sent close 1009.
-				c.log.Info("client frame over the read limit; connection closed", "limit", ReadLimit)
+				// gorilla has already sent close 1009. Any client can cause
+				// this line, so it is rate-limited across connections.
+				if ok, suppressed := c.hub.oversize.Allow(); ok {
+					c.log.Info("client frame over the read limit; connection closed", "limit", ReadLimit, "closed since last line", suppressed)
+				}
 			case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived):
 				c.log.Debug("client closed the connection", "err", err)
 			default:

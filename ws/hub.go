@@ -36,6 +36,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
@@ -67,6 +68,9 @@ const (
 	// by bytes, since a message may echo what the client sent.
 	controlQueue      = 256
 	controlQueueBytes = 2 << 20
+	// oversizeLogEvery is the least time between two log lines about
+	// frames over ReadLimit.
+	oversizeLogEvery = 10 * time.Second
 	// closeGrace is how long a closing connection waits for the peer's
 	// close frame before dropping the socket.
 	closeGrace = time.Second
@@ -121,6 +125,8 @@ type Hub struct {
 	// lastTypist is, by session, the participant who typed there last.
 	lastTypist map[string]string
 	wg         sync.WaitGroup
+	// oversize limits the log lines about frames over ReadLimit.
+	oversize ratelog.Limiter
 
 	// parks counts the times a stream's loop waited for output: an echo
 	// sent by the session's reader leaves it waiting (stream.takeEcho).
@@ -147,7 +153,8 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string)}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string),
+		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	textclip "github.com/agentmux/agentmux/internal/clip"
@@ -242,7 +240,7 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if err := s.origins.Check(req); err != nil {
-			s.refusals.note(s.log, req, err)
+			s.noteRefusal(req, err)
 			return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, err.Error())
 		}
 		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead {
@@ -254,29 +252,18 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// refusalLog logs refused cross-origin requests at most once per
-// refusalLogEvery, counting the ones in between, so a hostile page that
-// retries in a loop cannot flood the log.
-type refusalLog struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
+// refusalLogEvery is the least time between two log lines about refused
+// cross-origin requests: a hostile page that retries in a loop cannot
+// flood the log; the lines count the ones left out.
 const refusalLogEvery = 10 * time.Second
 
-func (l *refusalLog) note(log *slog.Logger, r *http.Request, err error) {
-	l.mu.Lock()
-	now := time.Now()
-	if !l.last.IsZero() && now.Sub(l.last) < refusalLogEvery {
-		l.suppressed++
-		l.mu.Unlock()
+// noteRefusal logs a refused cross-origin request, rate-limited.
+func (s *server) noteRefusal(r *http.Request, err error) {
+	ok, suppressed := s.refusals.Allow()
+	if !ok {
 		return
 	}
-	suppressed := l.suppressed
-	l.last, l.suppressed = now, 0
-	l.mu.Unlock()
-	log.Warn("refused a request from another web page", "method", r.Method, "path", r.URL.Path,
+	s.log.Warn("refused a request from another web page", "method", r.Method, "path", r.URL.Path,
 		"remote", r.RemoteAddr, "reason", err.Error(), "refused since last line", suppressed)
 }
 

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
@@ -60,7 +61,7 @@ type server struct {
 	worktrees *worktreeWatches
 	origins   *sameorigin.Policy
 	diffs     *sessionDiffs
-	refusals  refusalLog
+	refusals  *ratelog.Limiter
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -102,7 +103,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, memory: mon, origins: origins, started: time.Now()}
+	s := &server{cfg: cfg, log: log, store: store, memory: mon, origins: origins, started: time.Now(),
+		refusals: &ratelog.Limiter{Every: refusalLogEvery}}
 	defer func() {
 		if err != nil {
 			s.abandon()
