@@ -40,6 +40,8 @@ declare global {
 
 /** Used until GET /api/config says otherwise (the server's default). */
 const DEFAULT_MAX_SESSIONS = 4;
+/** Sessions kept, running or ended, until GET /api/config says otherwise (the server's default). */
+const DEFAULT_KEEP_SESSIONS = 50;
 const NARROW = window.matchMedia('(max-width: 800px)');
 const SIDEBAR_KEY = 'agentmux.sidebarCollapsed';
 
@@ -48,6 +50,7 @@ let shuttingDown = false;
 let memoryCritical = false;
 let memoryPercent = 0;
 let maxSessions = DEFAULT_MAX_SESSIONS;
+let keepSessions = DEFAULT_KEEP_SESSIONS;
 /** The workspace's workflow, and each session's that came from its worktree. */
 let workspaceWorkflow: Workflow | null = null;
 const sessionWorkflows = new Map<string, Workflow>();
@@ -220,7 +223,16 @@ function updateNewSession(): void {
   else if (running >= maxSessions) {
     reason = `Session limit reached: ${running} of ${maxSessions} sessions are running. Close or stop one first.`;
   }
-  tabs.setNewSession(reason);
+  // At the bound on kept sessions "+" stays enabled: its dialog offers
+  // to delete the ended sessions when the server refuses the create.
+  let note: string | null = null;
+  const kept = store.all().length;
+  if (kept >= keepSessions) {
+    const ended = kept - running;
+    note = `The server keeps at most ${keepSessions} sessions, running or ended, and keeps ${kept}: ` +
+      (ended > 0 ? `delete ended sessions first (the dialog offers to delete the ${ended} ended).` : 'close one first.');
+  }
+  tabs.setNewSession(reason, note);
 }
 
 /** Everything that depends on canAct(). */
@@ -278,6 +290,7 @@ async function loadConfig(): Promise<void> {
     const c = await api.config();
     if (c.workspace) root.set(c.workspace);
     if (c.maxSessions && c.maxSessions > 0) maxSessions = c.maxSessions;
+    if (c.keepSessions && c.keepSessions > 0) keepSessions = c.keepSessions;
     statusBar.setVersion(c.version);
     updateNewSession();
     statusBar.sessionCount(store.runningCount(), maxSessions);

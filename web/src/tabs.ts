@@ -1,6 +1,8 @@
 // The tab bar (one tab per session, kept in step with the store), the
 // new-session dialog and the close confirmation, which for a session with
-// a git worktree offers to remove the worktree too.
+// a git worktree offers to remove the worktree too. When the server keeps
+// as many sessions as it may (SESSION_STORE_FULL), the new-session dialog
+// offers to delete the ended ones, after a confirmation in place.
 
 import { api, ApiError } from './api';
 import { formatTotals, type DiffSummaries } from './diffs';
@@ -35,6 +37,20 @@ export class TabBar {
   private readonly form = byId<HTMLFormElement>('new-session-form');
   private readonly formError = byId('new-session-error');
   private readonly createBtn = byId<HTMLButtonElement>('create-session');
+  private readonly storeFull = byId('store-full');
+  private readonly deleteEndedBtn = byId<HTMLButtonElement>('delete-ended');
+  private readonly deleteEndedConfirm = byId('delete-ended-confirm');
+  private readonly deleteEndedText = byId('delete-ended-text');
+  private readonly deleteEndedYes = byId<HTMLButtonElement>('delete-ended-yes');
+  private readonly deleteEndedNo = byId<HTMLButtonElement>('delete-ended-no');
+  /**
+   * The ended sessions the user was asked about, while the in-place
+   * confirmation shows: only these are deleted, and only if the server
+   * still says they do not run.
+   */
+  private endedAsked: string[] | null = null;
+  /** The ended sessions are being deleted (then the create is retried). */
+  private deletingEnded = false;
   private readonly confirm = byId<HTMLDialogElement>('confirm-close');
   private readonly confirmText = byId('confirm-close-text');
   private readonly confirmYes = byId<HTMLButtonElement>('confirm-yes');
@@ -84,6 +100,13 @@ export class TabBar {
       void this.create();
     });
     byId('new-session-cancel').addEventListener('click', () => this.dialog.close());
+    this.deleteEndedBtn.addEventListener('click', () => this.askDeleteEnded());
+    this.deleteEndedNo.addEventListener('click', () => {
+      this.endedAsked = null;
+      this.renderStoreFull();
+      this.deleteEndedBtn.focus();
+    });
+    this.deleteEndedYes.addEventListener('click', () => void this.deleteEnded());
     byId('confirm-no').addEventListener('click', () => this.confirm.close());
     this.confirmYes.addEventListener('click', () => this.confirmClose(false));
     this.forceBtn.addEventListener('click', () => this.confirmClose(true));
@@ -106,10 +129,15 @@ export class TabBar {
     this.render();
   }
 
-  /** Enables "+" or disables it with the reason as its tooltip. */
-  setNewSession(disabledReason: string | null): void {
+  /**
+   * Enables "+" or disables it with the reason as its tooltip. A note
+   * (the server keeps all the sessions it may) goes in the tooltip of an
+   * enabled "+": the dialog is where the way out, deleting ended
+   * sessions, is offered, so it must still open.
+   */
+  setNewSession(disabledReason: string | null, note: string | null = null): void {
     this.newBtn.disabled = disabledReason !== null;
-    this.newBtn.title = disabledReason ?? 'New session';
+    this.newBtn.title = disabledReason ?? (note ? `New session\n${note}` : 'New session');
     this.newBtn.setAttribute('aria-label', disabledReason ? `New session (unavailable: ${disabledReason})` : 'New session');
     byId<HTMLButtonElement>('empty-new-session').disabled = disabledReason !== null;
     byId('new-session-reason').textContent = disabledReason ?? '';
@@ -145,6 +173,7 @@ export class TabBar {
     }
     // The session being asked about went away (closed elsewhere): nothing left to confirm.
     if (this.confirm.open && this.closingId && !store.has(this.closingId)) this.confirm.close();
+    this.renderStoreFull();
   }
 
   /**
@@ -301,6 +330,7 @@ export class TabBar {
     if (this.newBtn.disabled) return;
     this.form.reset();
     this.formError.hidden = true;
+    this.hideStoreFull();
     this.createBtn.disabled = false;
     this.createBtn.textContent = 'Create';
     this.dialog.showModal(); // the name field has autofocus
@@ -316,18 +346,132 @@ export class TabBar {
     this.createBtn.disabled = true;
     this.createBtn.textContent = 'Creating…';
     this.formError.hidden = true;
+    this.hideStoreFull();
     try {
       const s = await api.createSession(req);
       this.deps.store.upsert(s);
       this.dialog.close();
       this.deps.onCreated(s.id);
     } catch (err) {
-      this.formError.textContent = describeCreateError(err);
+      const full = err instanceof ApiError && err.code === 'SESSION_STORE_FULL';
+      this.formError.textContent = full ? describeStoreFull(err, this.endedSessions().length) : describeCreateError(err);
       this.formError.hidden = false;
+      if (full) {
+        this.storeFull.hidden = false;
+        this.renderStoreFull();
+      }
     } finally {
       this.createBtn.disabled = false;
       this.createBtn.textContent = 'Create';
     }
+  }
+
+  /** The sessions whose agent does not run (and that are not being closed): those the store-full offer deletes. */
+  private endedSessions(): SessionEntry[] {
+    return this.deps.store.all().filter((e) => !isRunning(e.session) && !e.closing);
+  }
+
+  private hideStoreFull(): void {
+    this.storeFull.hidden = true;
+    this.endedAsked = null;
+    this.renderStoreFull();
+  }
+
+  /**
+   * The store-full offer, kept in step with the store: the count follows
+   * sessions that end or go meanwhile, and the question goes when none of
+   * the sessions asked about is left to delete.
+   */
+  private renderStoreFull(): void {
+    if (this.storeFull.hidden) return;
+    const ended = this.endedSessions();
+    const n = ended.length;
+    const canAct = this.deps.canAct();
+    this.deleteEndedBtn.textContent = `Delete ${n} ended session${n === 1 ? '' : 's'}`;
+    this.deleteEndedBtn.title = 'Delete the sessions whose agent has ended, to make room for a new one. Running sessions are kept.';
+    this.deleteEndedBtn.hidden = n === 0 || this.endedAsked !== null;
+    this.deleteEndedBtn.disabled = !canAct || this.deletingEnded;
+    if (this.endedAsked && !this.deletingEnded && !this.endedAsked.some((id) => ended.some((e) => e.session.id === id))) {
+      this.endedAsked = null;
+      this.deleteEndedBtn.hidden = n === 0;
+    }
+    this.deleteEndedConfirm.hidden = this.endedAsked === null;
+    this.deleteEndedYes.disabled = !canAct || this.deletingEnded;
+    this.deleteEndedNo.disabled = this.deletingEnded;
+    this.deleteEndedYes.textContent = this.deletingEnded ? 'Deleting…' : 'Delete and create';
+  }
+
+  /** The first click: asks, in place, which sessions go and what is lost. */
+  private askDeleteEnded(): void {
+    const ended = this.endedSessions();
+    if (ended.length === 0 || !this.deps.canAct()) return;
+    this.endedAsked = ended.map((e) => e.session.id);
+    const shown = ended.slice(0, 5);
+    const names: (Node | string)[] = [];
+    shown.forEach((e, i) => {
+      if (i > 0) names.push(i === shown.length - 1 && ended.length === shown.length ? ' and ' : ', ');
+      names.push(h('strong', { text: e.session.name }));
+    });
+    if (ended.length > shown.length) names.push(` and ${ended.length - shown.length} more`);
+    const n = ended.length;
+    const worktrees = ended.some((e) => e.session.worktree);
+    this.deleteEndedText.replaceChildren(
+      `Delete ${n === 1 ? 'the ended session' : `${n} ended sessions`} `,
+      ...names,
+      `? ${n === 1 ? 'Its' : 'Their'} saved screen and scrollback are discarded${worktrees ? '; worktrees stay on disk' : ''}. Running sessions are kept. Then the new session is created.`,
+    );
+    this.deleteEndedYes.setAttribute('aria-label', `Delete ${n} ended session${n === 1 ? '' : 's'} and create the new session`);
+    this.renderStoreFull();
+    this.deleteEndedNo.focus(); // as in the close confirmation: Enter does not destroy
+  }
+
+  /**
+   * The user confirmed: deletes the sessions asked about that the server
+   * still says are not running (one resumed meanwhile is kept), then
+   * retries the create the user asked for, with the form as it was.
+   */
+  private async deleteEnded(): Promise<void> {
+    const asked = this.endedAsked;
+    if (!asked || this.deletingEnded || !this.deps.canAct()) return;
+    const { store } = this.deps;
+    this.deletingEnded = true;
+    this.createBtn.disabled = true;
+    this.renderStoreFull();
+    let failure: string | null = null;
+    try {
+      const listed = await api.sessions();
+      const notRunning = new Set(listed.filter((s) => !isRunning(s)).map((s) => s.id));
+      // Gone already (deleted elsewhere): nothing to do but forget it here.
+      for (const id of asked) if (!listed.some((s) => s.id === id) && !store.get(id)?.closing) store.remove(id);
+      const ids = asked.filter((id) => notRunning.has(id) && store.has(id) && !store.get(id)?.closing);
+      for (const id of ids) store.setClosing(id, true);
+      const results = await Promise.allSettled(ids.map((id) => api.deleteSession(id)));
+      let failed = 0;
+      results.forEach((r, i) => {
+        const id = ids[i]!;
+        if (r.status === 'fulfilled' || (r.reason instanceof ApiError && r.reason.status === 404)) {
+          store.remove(id);
+          return;
+        }
+        store.setClosing(id, false);
+        failed++;
+        failure ??= (r.reason as Error).message;
+      });
+      if (failed > 0) failure = `Could not delete ${failed} of ${ids.length} ended sessions: ${failure}`;
+    } catch (err) {
+      failure = `Could not delete the ended sessions: ${(err as Error).message}`;
+    } finally {
+      this.deletingEnded = false;
+      this.createBtn.disabled = false;
+    }
+    this.endedAsked = null;
+    if (failure) {
+      this.formError.textContent = failure;
+      this.formError.hidden = false;
+      this.renderStoreFull();
+      return;
+    }
+    if (this.dialog.open) await this.create();
   }
 
   askClose(id: string): void {
@@ -435,6 +579,12 @@ export class TabBar {
 function worktreeDir(wt: Worktree): string {
   const i = wt.path.lastIndexOf('/.worktrees/');
   return i >= 0 ? wt.path.slice(i + 1) : wt.path;
+}
+
+/** The server keeps all the sessions it may: say what the way out is. */
+function describeStoreFull(err: ApiError, ended: number): string {
+  if (ended === 0) return `${err.message} Every session kept is running: close one first.`;
+  return err.message;
 }
 
 function describeCreateError(err: unknown): string {

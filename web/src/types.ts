@@ -326,6 +326,8 @@ export interface ResourcesResponse {
 export interface ConfigResponse {
   workspace?: string;
   maxSessions?: number;
+  /** Sessions the server keeps, running or ended; past it a create is refused (409 SESSION_STORE_FULL). */
+  keepSessions?: number;
   version?: string;
 }
 
