@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -316,50 +318,17 @@ func TestBaseFromBranch(t *testing.T) {
 	}
 }
 
-// lazyFetchRepo is a repository that claims to be a partial clone of url,
-// whose first commit's a.txt is missing from the object store and changed
-// in the tree, so a diff needs a blob git can only fetch; its config makes
-// any ssh git starts, and the ext:: transport url may name, touch marker.
-func lazyFetchRepo(t *testing.T, url string) (dir, marker string) {
+// lazyFetchRepo is a repository that claims to be a partial clone whose
+// fetch would run a command (see testutil.PromisorURL), with its first
+// commit's a.txt missing from the object store and changed in the tree,
+// so a diff needs a blob git can only fetch.
+func lazyFetchRepo(t *testing.T, transport string) (dir, marker string) {
 	t.Helper()
 	dir = repo(t, map[string]string{"a.txt": "one\n"})
-	marker = filepath.Join(t.TempDir(), "fetched")
-	ssh := filepath.Join(t.TempDir(), "ssh")
-	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	blob := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD:a.txt"))
-	for _, kv := range [][2]string{
-		{"core.repositoryformatversion", "1"},
-		{"extensions.partialClone", "origin"},
-		{"remote.origin.url", url},
-		{"remote.origin.promisor", "true"},
-		{"remote.origin.partialclonefilter", "blob:none"},
-		{"core.sshCommand", ssh},
-		{"protocol.allow", "always"},
-		{"protocol.ext.allow", "always"},
-	} {
-		gitT(t, dir, "config", kv[0], kv[1])
-	}
-	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
-		t.Fatal(err)
-	}
+	script, marker := testutil.MarkerScript(t)
+	testutil.MakePartialClone(t, dir, "a.txt", testutil.PromisorURL(transport, marker), script)
 	write(t, dir, "a.txt", "two\n")
 	return dir, marker
-}
-
-// notRun fails the test when marker exists, as something the repository
-// named ran, and removes it for the next check.
-func notRun(t *testing.T, what, marker string) {
-	t.Helper()
-	if b, err := os.ReadFile(marker); err == nil {
-		t.Errorf("%s ran the repository's command: %q", what, b)
-		if err := os.Remove(marker); err != nil {
-			t.Fatal(err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
 }
 
 // TestNoLazyFetch: in a partial clone missing a blob a diff needs, no
@@ -367,16 +336,9 @@ func notRun(t *testing.T, what, marker string) {
 // command) or by the ext:: transport, which runs any command. They fail
 // instead, having run nothing.
 func TestNoLazyFetch(t *testing.T) {
-	for name, url := range map[string]string{
-		"ssh": "ssh://example.invalid/x",
-		"ext": "", // set below, naming the marker
-	} {
-		t.Run(name, func(t *testing.T) {
-			dir, marker := lazyFetchRepo(t, url)
-			if url == "" {
-				// ext:: splits its command at spaces; "% " is a space kept.
-				gitT(t, dir, "config", "remote.origin.url", "ext::sh -c touch% "+marker)
-			}
+	for _, transport := range []string{"ssh", "ext"} {
+		t.Run(transport, func(t *testing.T) {
+			dir, marker := lazyFetchRepo(t, transport)
 			base, err := Base(ctx(t), dir, "")
 			if err != nil {
 				t.Fatal(err)
@@ -384,19 +346,19 @@ func TestNoLazyFetch(t *testing.T) {
 			if _, err := Summary(ctx(t), dir, base, nil); err == nil {
 				t.Error("Summary of a tree whose base blob is missing: no error")
 			}
-			notRun(t, "Summary", marker)
+			testutil.NotRun(t, "Summary", marker)
 			if _, err := Patches(ctx(t), dir, base, nil, DefaultLimits); err == nil {
 				t.Error("Patches of a tree whose base blob is missing: no error")
 			}
-			notRun(t, "Patches", marker)
+			testutil.NotRun(t, "Patches", marker)
 			tr := NewTracker(dir, "")
 			_, _ = tr.Update(ctx(t), nil)
 			_, _ = tr.Update(ctx(t), []string{"a.txt"})
-			notRun(t, "Tracker.Update", marker)
+			testutil.NotRun(t, "Tracker.Update", marker)
 			if top, err := Top(ctx(t), dir); err != nil || top == "" {
 				t.Errorf("Top: %q, %v", top, err)
 			}
-			notRun(t, "Top", marker)
+			testutil.NotRun(t, "Top", marker)
 		})
 	}
 }

@@ -704,34 +704,6 @@ func TestExclude(t *testing.T) {
 	assertKind(t, Exclude(ctx, tempDir(t), "/x/"), ErrNotRepo)
 }
 
-// markerScript writes an executable script that appends its arguments to
-// a marker file, and returns both paths: a command a hostile repository's
-// config names, whose running the marker shows.
-func markerScript(t *testing.T) (script, marker string) {
-	t.Helper()
-	dir := tempDir(t)
-	script, marker = filepath.Join(dir, "evil"), filepath.Join(dir, "ran")
-	writeFile(t, script, "#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n")
-	if err := os.Chmod(script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script, marker
-}
-
-// notRun fails the test when marker exists, as something the repository
-// named ran, and removes it for the next check.
-func notRun(t *testing.T, what, marker string) {
-	t.Helper()
-	if b, err := os.ReadFile(marker); err == nil {
-		t.Errorf("%s ran the repository's command: %q", what, b)
-		if err := os.Remove(marker); err != nil {
-			t.Fatal(err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-}
-
 // TestNoFSMonitor: a repository's file-system monitor hook runs neither
 // when Add checks a worktree out nor when Status, CheckClean or Remove
 // look at one.
@@ -739,7 +711,7 @@ func TestNoFSMonitor(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
 	ctx := testContext(t)
-	script, marker := markerScript(t)
+	script, marker := testutil.MarkerScript(t)
 	gitT(t, repo, "config", "core.fsmonitor", script)
 	// The setup's own gits ran the hook; only the package's count.
 	_ = os.Remove(marker)
@@ -748,19 +720,19 @@ func TestNoFSMonitor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notRun(t, "Add", marker)
+	testutil.NotRun(t, "Add", marker)
 	if got, err := Status(ctx, repo); err != nil || !slices.Equal(got, []string{".worktrees/"}) {
 		t.Errorf("Status: %q, %v", got, err)
 	}
-	notRun(t, "Status", marker)
+	testutil.NotRun(t, "Status", marker)
 	if err := CheckClean(ctx, wt.Path); err != nil {
 		t.Error(err)
 	}
-	notRun(t, "CheckClean", marker)
+	testutil.NotRun(t, "CheckClean", marker)
 	if err := Remove(ctx, wt.Path, false); err != nil {
 		t.Fatal(err)
 	}
-	notRun(t, "Remove", marker)
+	testutil.NotRun(t, "Remove", marker)
 }
 
 // TestNoLazyFetch: in a partial clone missing a blob that a status needs
@@ -778,7 +750,6 @@ func TestNoLazyFetch(t *testing.T) {
 			writeFile(t, filepath.Join(repo, "doc.txt"), text)
 			gitT(t, repo, "add", "doc.txt")
 			gitT(t, repo, "commit", "-q", "-m", "doc")
-			blob := gitT(t, repo, "rev-parse", "HEAD:doc.txt")
 			wt := filepath.Join(repo, ".worktrees", "r")
 			gitT(t, repo, "worktree", "add", "-q", "-b", "r", wt)
 			// A staged rename with an edit: finding it needs the old blob.
@@ -788,43 +759,24 @@ func TestNoLazyFetch(t *testing.T) {
 				gitT(t, dir, "add", "moved.txt")
 			}
 
-			script, marker := markerScript(t)
-			url := "ssh://example.invalid/x"
-			if transport == "ext" {
-				// ext:: splits its command at spaces; "% " is a space kept.
-				url = "ext::sh -c touch% " + marker
-			}
-			for _, kv := range [][2]string{
-				{"core.repositoryformatversion", "1"},
-				{"extensions.partialClone", "origin"},
-				{"remote.origin.url", url},
-				{"remote.origin.promisor", "true"},
-				{"remote.origin.partialclonefilter", "blob:none"},
-				{"core.sshCommand", script},
-				{"protocol.allow", "always"},
-				{"protocol.ext.allow", "always"},
-			} {
-				gitT(t, repo, "config", kv[0], kv[1])
-			}
-			if err := os.Remove(filepath.Join(repo, ".git", "objects", blob[:2], blob[2:])); err != nil {
-				t.Fatal(err)
-			}
+			script, marker := testutil.MarkerScript(t)
+			testutil.MakePartialClone(t, repo, "doc.txt", testutil.PromisorURL(transport, marker), script)
 
 			_, _ = Status(ctx, repo)
-			notRun(t, "Status", marker)
+			testutil.NotRun(t, "Status", marker)
 			_ = CheckClean(ctx, wt)
-			notRun(t, "CheckClean", marker)
+			testutil.NotRun(t, "CheckClean", marker)
 			_ = Remove(ctx, wt, false)
-			notRun(t, "Remove", marker)
+			testutil.NotRun(t, "Remove", marker)
 			if !exists(t, wt) {
 				t.Error("Remove removed a worktree whose status it could not tell")
 			}
 			_, _ = Add(ctx, repo, filepath.Join(repo, ".worktrees", "n"), "n")
-			notRun(t, "Add", marker)
+			testutil.NotRun(t, "Add", marker)
 			if _, err := Origin(ctx, repo); err != nil {
 				t.Error(err)
 			}
-			notRun(t, "Origin", marker)
+			testutil.NotRun(t, "Origin", marker)
 		})
 	}
 }
@@ -842,7 +794,7 @@ func filterRepo(t *testing.T) (repo, wt, marker string) {
 	gitT(t, repo, "add", ".gitattributes")
 	gitT(t, repo, "commit", "-q", "-m", "attributes")
 	wt = addWorktree(t, repo, "f")
-	script, marker := markerScript(t)
+	script, marker := testutil.MarkerScript(t)
 	for _, kv := range [][2]string{
 		{"filter.evil.clean", script},
 		{"filter.evil.process", script},
@@ -879,11 +831,11 @@ func TestNoFilter(t *testing.T) {
 	if got, err := Status(ctx, wt); err != nil || got != nil {
 		t.Errorf("Status of a touched worktree: %q, %v; want clean", got, err)
 	}
-	notRun(t, "Status", marker)
+	testutil.NotRun(t, "Status", marker)
 	if err := CheckClean(ctx, wt); err != nil {
 		t.Errorf("CheckClean of a touched worktree: %v", err)
 	}
-	notRun(t, "CheckClean", marker)
+	testutil.NotRun(t, "CheckClean", marker)
 
 	// The same size, so only reading the file tells.
 	writeFile(t, readme, "HELLO\n")
@@ -891,11 +843,11 @@ func TestNoFilter(t *testing.T) {
 	if got, err := Status(ctx, wt); err != nil || !slices.Equal(got, []string{"README.md"}) {
 		t.Errorf("Status of a modified worktree: %q, %v; want README.md", got, err)
 	}
-	notRun(t, "Status", marker)
+	testutil.NotRun(t, "Status", marker)
 	assertKind(t, CheckClean(ctx, wt), ErrDirty, "README.md")
-	notRun(t, "CheckClean", marker)
+	testutil.NotRun(t, "CheckClean", marker)
 	assertKind(t, Remove(ctx, wt, false), ErrDirty, "README.md")
-	notRun(t, "Remove", marker)
+	testutil.NotRun(t, "Remove", marker)
 	if !exists(t, readme) {
 		t.Fatal("a refused Remove removed the worktree")
 	}
@@ -907,7 +859,7 @@ func TestNoFilter(t *testing.T) {
 	if err := Remove(ctx, wt, false); err != nil {
 		t.Fatal(err)
 	}
-	notRun(t, "Remove", marker)
+	testutil.NotRun(t, "Remove", marker)
 	if exists(t, wt) {
 		t.Errorf("%s still exists", wt)
 	}

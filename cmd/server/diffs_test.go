@@ -184,41 +184,9 @@ func TestSessionDiffFetchesNothing(t *testing.T) {
 	for _, transport := range []string{"ssh", "ext"} {
 		t.Run(transport, func(t *testing.T) {
 			e := newRepoAPI(t)
-			bin := t.TempDir()
-			script, ran := filepath.Join(bin, "evil"), filepath.Join(bin, "ran")
-			if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\nexit 1\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			url := "ssh://example.invalid/x"
-			if transport == "ext" {
-				// ext:: splits its command at spaces; "% " is a space kept.
-				url = "ext::sh -c touch% " + ran
-			}
-			blob := strings.TrimSpace(git(t, e.dir, "rev-parse", "HEAD:README.md"))
-			for _, kv := range [][2]string{
-				{"core.repositoryformatversion", "1"},
-				{"extensions.partialClone", "origin"},
-				{"remote.origin.url", url},
-				{"remote.origin.promisor", "true"},
-				{"core.sshCommand", script},
-				{"protocol.allow", "always"},
-				{"protocol.ext.allow", "always"},
-			} {
-				git(t, e.dir, "config", kv[0], kv[1])
-			}
-			if err := os.Remove(filepath.Join(e.dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
-				t.Fatal(err)
-			}
+			script, ran := testutil.MarkerScript(t)
+			testutil.MakePartialClone(t, e.dir, "README.md", testutil.PromisorURL(transport, ran), script)
 			writeWS(t, e.dir, "README.md", "hello\nworld\n")
-			notRun := func(what string) {
-				t.Helper()
-				if b, err := os.ReadFile(ran); err == nil {
-					t.Errorf("%s ran the repository's command: %q", what, b)
-					if err := os.Remove(ran); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
 			// The tracker's failures are the points to look at the marker.
 			failures := func(n int) func() bool {
 				return func() bool { return strings.Count(e.log.String(), "cannot summarize a session's changes") >= n }
@@ -226,15 +194,15 @@ func TestSessionDiffFetchesNothing(t *testing.T) {
 
 			s := e.createCommand(sleeper())
 			testutil.Eventually(t, waitTimeout, "the tracker's first summary to fail", failures(1))
-			notRun("the tracker's first summary")
+			testutil.NotRun(t, "the tracker's first summary", ran)
 
 			resp, b := e.do(http.MethodGet, "/api/sessions/"+s.ID+"/diff", "")
 			wantError(t, "diff", resp, b, http.StatusInternalServerError, wire.CodeInternal)
-			notRun("GET /api/sessions/:id/diff")
+			testutil.NotRun(t, "GET /api/sessions/:id/diff", ran)
 
 			writeWS(t, e.dir, "README.md", "hello\nagain\n")
 			testutil.Eventually(t, waitTimeout, "the tracker's summary after a write to fail", failures(2))
-			notRun("the tracker's summary after a write")
+			testutil.NotRun(t, "the tracker's summary after a write", ran)
 		})
 	}
 }

@@ -17,9 +17,10 @@
 //     repository's protocol.* config allows; core.sshCommand, a proxy
 //     command or a credential helper is never reached;
 //   - with no lazy fetch: a partial clone's missing objects are not
-//     fetched from its promisor remote (GIT_NO_LAZY_FETCH=1 on git 2.44
-//     and later; on older gits the fetch is started and refused as
-//     above), so a command that needs one fails instead;
+//     fetched from its promisor remote (GIT_NO_LAZY_FETCH=1, honoured
+//     since git 2.45 and by the security releases back to 2.39.4; on
+//     older gits the fetch is started and refused as above: each of the
+//     two stops it alone), so a command that needs one fails instead;
 //   - without the file-system monitor (core.fsmonitor=false), which the
 //     config may name as a hook to run;
 //   - with no pager (--no-pager, GIT_PAGER=cat), no editor (GIT_EDITOR

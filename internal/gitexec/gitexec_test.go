@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -51,21 +53,8 @@ func hostileRepo(t *testing.T) (dir, script, marker string) {
 	dir = t.TempDir()
 	gitT(t, dir, "init", "-q")
 	gitT(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
-	bin := t.TempDir()
-	script, marker = filepath.Join(bin, "evil"), filepath.Join(bin, "ran")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	script, marker = testutil.MarkerScript(t)
 	return dir, script, marker
-}
-
-func notRun(t *testing.T, what, marker string) {
-	t.Helper()
-	if b, err := os.ReadFile(marker); err == nil {
-		t.Errorf("%s ran the repository's command: %q", what, b)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
 }
 
 // TestNoNetwork: no transport is open to a git the package runs, not even
@@ -103,12 +92,12 @@ func TestNoNetwork(t *testing.T) {
 			if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("not allowed") {
 				t.Errorf("ls-remote: %v, want git's refusal of the transport", err)
 			}
-			notRun(t, "ls-remote", marker)
+			testutil.NotRun(t, "ls-remote", marker)
 			_, err = RunEnv(testContext(t), dir, []string{"GIT_ALLOW_PROTOCOL=ssh:ext:file"}, nil, "ls-remote", "origin")
 			if err == nil {
 				t.Error("ls-remote with GIT_ALLOW_PROTOCOL in env: no error")
 			}
-			notRun(t, "ls-remote with GIT_ALLOW_PROTOCOL in env", marker)
+			testutil.NotRun(t, "ls-remote with GIT_ALLOW_PROTOCOL in env", marker)
 		})
 	}
 }
@@ -127,7 +116,7 @@ func TestNoPrompt(t *testing.T) {
 	if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("terminal prompts disabled") {
 		t.Errorf("credential fill: %v, want a refusal to prompt", err)
 	}
-	notRun(t, "credential fill", marker)
+	testutil.NotRun(t, "credential fill", marker)
 }
 
 // TestNoPagerOrEditor: the pager and editor git would start are the
@@ -189,5 +178,5 @@ func TestNeutralConfig(t *testing.T) {
 			t.Errorf("hash-object %s: %q, %v; want %s", name, got, err, want)
 		}
 	}
-	notRun(t, "hash-object", marker)
+	testutil.NotRun(t, "hash-object", marker)
 }
