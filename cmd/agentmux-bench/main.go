@@ -12,7 +12,10 @@
 //     stops reading, the clients acknowledging or not;
 //  5. the server's resident memory with four full sessions and
 //     acknowledging clients, before and after the sessions flood them;
-//  6. shutdown with busy sessions and restart until they are listed
+//  6. abuse: oversized request bodies and WebSocket frames on
+//     connections that never read, and a stuffed prompt queue, with the
+//     server's memory and a well-behaved client's keystroke echo meanwhile;
+//  7. shutdown with busy sessions and restart until they are listed
 //     (only with a server it started itself).
 //
 // The workloads are programs that run as sessions and read files this
@@ -59,10 +62,11 @@ const (
 	mFlood      = "flood"
 	mFanout     = "fanout"
 	mRSS        = "rss"
+	mAbuse      = "abuse"
 	mRestart    = "restart"
 )
 
-var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mRestart}
+var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mAbuse, mRestart}
 
 // options are the command line's. Sizes are in bytes, rates in bytes per
 // second.
@@ -90,6 +94,10 @@ type options struct {
 	RSSFloodBytes int64
 	RSSSettle     time.Duration
 	Scrollback    int64
+	AbuseRequests int
+	AbuseWSConns  int
+	AbuseWSFrames int
+	AbuseKeys     int
 }
 
 // defaults returns the options of a full run, or of a quick one. The
@@ -102,11 +110,13 @@ func defaults(quick bool) options {
 		return options{
 			Timeout: 3 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, TypedKeys: 100, FloodDuration: time.Second,
 			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 4 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
+			AbuseRequests: 100, AbuseWSConns: 10, AbuseWSFrames: 20, AbuseKeys: 50,
 		}
 	}
 	return options{
 		Timeout: 20 * time.Minute, FileBytes: 64 << 20, Runs: 5, Keys: 2000, TypedKeys: 600, FloodDuration: 3 * time.Second,
 		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 8 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
+		AbuseRequests: 250, AbuseWSConns: 20, AbuseWSFrames: 50, AbuseKeys: 50,
 	}
 }
 
@@ -139,6 +149,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	sizeVar(fs, &o.RSSFloodBytes, "rss-flood-size", full.RSSFloodBytes, "what each of the memory measurement's sessions prints while the clients are attached")
 	fs.DurationVar(&o.RSSSettle, "rss-settle", full.RSSSettle, "how long the server's RSS must hold still before the memory measurement reads it; keep it above the server's --save-interval, so a screen save counts")
 	sizeVar(fs, &o.Scrollback, "scrollback", full.Scrollback, "the server's --scrollback (passed to a server started with --server-bin)")
+	fs.IntVar(&o.AbuseRequests, "abuse-requests", full.AbuseRequests, fmt.Sprintf("abusive POST /api/sessions of each kind in the abuse measurement: a %s command, and a %s value", formatBytes(abuseBigBody), formatBytes(abuseValueBytes)))
+	fs.IntVar(&o.AbuseWSConns, "abuse-ws", full.AbuseWSConns, "WebSockets that send oversized frames and never read, in the abuse measurement")
+	fs.IntVar(&o.AbuseWSFrames, "abuse-frames", full.AbuseWSFrames, fmt.Sprintf("frames of %s each abusive WebSocket sends", formatBytes(abuseFrameBytes)))
+	fs.IntVar(&o.AbuseKeys, "abuse-keys", full.AbuseKeys, fmt.Sprintf("keys at least that a well-behaved client types %v apart during the abuse (it types on until the abuse is sent)", abuseKeyPause))
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "agentmux-bench measures a running agentmux over HTTP and its WebSocket.\n\n")
 		fmt.Fprintf(stderr, "Usage:\n  agentmux-bench --server-bin /tmp/agentmux [flags]\n  agentmux-bench --addr 127.0.0.1:8080 [--token T] [flags]\n\n")
@@ -167,6 +181,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"fanout-rate":    func() { o.FanoutRate = q.FanoutRate },
 			"rss-clients":    func() { o.RSSClients = q.RSSClients },
 			"rss-flood-size": func() { o.RSSFloodBytes = q.RSSFloodBytes },
+			"abuse-requests": func() { o.AbuseRequests = q.AbuseRequests },
+			"abuse-ws":       func() { o.AbuseWSConns = q.AbuseWSConns },
+			"abuse-frames":   func() { o.AbuseWSFrames = q.AbuseWSFrames },
+			"abuse-keys":     func() { o.AbuseKeys = q.AbuseKeys },
 		} {
 			if !given[name] {
 				apply()
@@ -189,6 +207,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("give --addr for a running server or --server-bin to start one, not both")
 	case o.Runs < 1 || o.Keys < 1 || o.TypedKeys < 1 || o.Clients < 1 || o.RSSClients < 1:
 		return options{}, errors.New("--runs, --keys, --typed-keys, --clients and --rss-clients must be at least 1")
+	case o.AbuseRequests < 1 || o.AbuseWSConns < 1 || o.AbuseWSFrames < 1 || o.AbuseKeys < 1:
+		return options{}, errors.New("--abuse-requests, --abuse-ws, --abuse-frames and --abuse-keys must be at least 1")
 	case o.FileBytes < 1<<10 || o.FanoutBytes < 1<<10 || o.RSSFloodBytes < 1<<10:
 		return options{}, errors.New("--file-size, --fanout-size and --rss-flood-size must be at least 1KiB")
 	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0:
@@ -307,8 +327,10 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 	}
 
 	// The memory measurement goes first, while the server has not yet
-	// grown for the other workloads.
-	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mRestart}
+	// grown for the other workloads; the abuse last on the shared server,
+	// since it may leave it grown or slowed (the restart measurement has a
+	// server of its own).
+	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mAbuse, mRestart}
 	for _, m := range order {
 		if !slices.Contains(o.Only, m) {
 			continue
@@ -348,6 +370,16 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 				}
 				r, err := measureRSS(ctx, e, rssOptions{Clients: o.RSSClients, FloodBytes: o.RSSFloodBytes, Settle: o.RSSSettle})
 				rep.RSS = r
+				return err
+			case mAbuse:
+				if e.serverPID == 0 {
+					rep.skip(m, "the server's process is unknown: "+pidNote)
+					return nil
+				}
+				r, err := measureAbuse(ctx, e, abuseOptions{
+					Requests: o.AbuseRequests, WSConns: o.AbuseWSConns, WSFrames: o.AbuseWSFrames, Keys: o.AbuseKeys, Settle: o.RSSSettle,
+				})
+				rep.Abuse = r
 				return err
 			case mRestart:
 				if o.ServerBin == "" {

@@ -96,7 +96,8 @@ func TestQuickRun(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, stderr := runTool(t, "--server-bin", serverBin(t), "--quick", "--json", jsonPath,
 		"--file-size", "512KiB", "--keys", "100", "--typed-keys", "20", "--flood-duration", "300ms", "--flood-rate", "2",
-		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms")
+		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms",
+		"--abuse-requests", "10", "--abuse-ws", "2", "--abuse-frames", "3", "--abuse-keys", "10")
 	if code != 0 {
 		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -106,6 +107,7 @@ func TestQuickRun(t *testing.T) {
 		"keystroke echo round trip, 100 keys back to back", "20 keys typed 10-50 ms apart",
 		"to 20 clients not acknowledging", "to 20 clients acknowledging every frame", "acknowledges once and stops reading",
 		"server RSS", "+ 11 acknowledging clients", "after each session printed 512 KiB more", "restart to 4 sessions listed",
+		"abuse: 10 POST /api/sessions of 1 MiB", "a client's keystroke echo", "a fresh client attaching after 7 prompts of 64 KiB",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -120,7 +122,7 @@ func TestQuickRun(t *testing.T) {
 	if err := json.Unmarshal(b, &keys); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%s", err, b)
 	}
-	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "restart"} {
+	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "abuse", "restart"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -231,6 +233,18 @@ func TestQuickRun(t *testing.T) {
 				t.Errorf("RSS step %s: %+v", step, st)
 			}
 		}
+	}
+
+	// The abuse is small here: its figures' shape is checked, and that
+	// the server refused every abusive request and let a fresh client in.
+	if a := r.Abuse; a == nil {
+		t.Error("no abuse")
+	} else if a.BigRequests != 10 || a.SmallRequests != 10 || a.RequestsWritten > 20 || a.WSConns != 2 || a.WSFramesPerConn != 3 ||
+		a.WSFramesWritten > 6 || a.StuffAccepted+a.StuffRefused != stuffPrompts || a.StuffAccepted == 0 || a.StuffError != "" ||
+		!a.Attached || !a.AttachedAfter || a.SessionsCreated != 0 || a.Echo.Keys < 10 || a.EchoError != "" || a.CutShort ||
+		a.BeforeMiB <= 0 || a.AfterMiB <= 0 || a.PeakMiB < max(a.BeforeMiB, a.AfterMiB) || a.HealthProbes == 0 ||
+		a.GrowthGoalMiB != 64 || a.EchoGoalMs != 100 {
+		t.Errorf("abuse %+v", a)
 	}
 
 	if s := r.Restart; s == nil {
@@ -347,7 +361,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.TypedKeys != 9 || o.Keys != q.Keys || o.RSSFloodBytes != q.RSSFloodBytes {
+	if o.TypedKeys != 9 || o.Keys != q.Keys || o.RSSFloodBytes != q.RSSFloodBytes || o.AbuseRequests != 100 || o.AbuseWSConns != 10 || o.AbuseWSFrames != 20 {
 		t.Errorf("--quick --typed-keys 9: %+v", o)
 	}
 	o, err = parseFlags(nil, &bytes.Buffer{})
@@ -355,7 +369,8 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if full := defaults(false); o.Keys != full.Keys || o.TypedKeys != 600 || o.Keys != 2000 || o.FileBytes != full.FileBytes || o.FloodRate != 64e6 ||
-		o.RSSClients != 11 || o.RSSFloodBytes != 8<<20 || o.RSSSettle != defaultSettle {
+		o.RSSClients != 11 || o.RSSFloodBytes != 8<<20 || o.RSSSettle != defaultSettle ||
+		o.AbuseRequests != 250 || o.AbuseWSConns != 20 || o.AbuseWSFrames != 50 || o.AbuseKeys != 50 {
 		t.Errorf("defaults %+v", o)
 	}
 	for _, bad := range [][]string{
@@ -366,6 +381,8 @@ func TestParseFlags(t *testing.T) {
 		{"--typed-keys", "0"},
 		{"--rss-settle", "0s"},
 		{"--rss-flood-size", "12"},
+		{"--abuse-requests", "0"},
+		{"--abuse-ws", "0"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {

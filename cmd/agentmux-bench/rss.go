@@ -145,34 +145,8 @@ func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, e
 		return mib(m.RSS), nil
 	}
 
-	// The peak sampler belongs to this function, which stops it and
-	// waits for it before returning.
-	var (
-		peakMu sync.Mutex
-		peak   = idle
-	)
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-sampleCtx.Done():
-				return
-			case <-tick.C:
-			}
-			if v, err := processRSS(e.serverPID); err == nil {
-				peakMu.Lock()
-				peak = max(peak, v)
-				peakMu.Unlock()
-			}
-		}
-	})
-	defer func() {
-		stopSampling()
-		sampler.Wait()
-	}()
+	peak := samplePeak(ctx, e.serverPID, idle)
+	defer peak.stop()
 
 	dir, err := os.MkdirTemp(e.tmp, "rss")
 	if err != nil {
@@ -290,12 +264,57 @@ func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, e
 		return nil, err
 	}
 	r.AgentsMiB = mib(agents)
-	stopSampling()
-	sampler.Wait()
-	peakMu.Lock()
-	r.PeakMiB = max(mib(peak), r.FullSessionsMiB, r.WithClientsMiB, r.AfterFloodsMiB)
-	peakMu.Unlock()
+	r.PeakMiB = max(mib(peak.stop()), r.FullSessionsMiB, r.WithClientsMiB, r.AfterFloodsMiB)
 	return r, nil
+}
+
+// peakSampler reads a process's RSS every peakSample from samplePeak on
+// and keeps the largest. Its one goroutine belongs to whoever called
+// samplePeak, who must call stop.
+type peakSampler struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// mu protects peak.
+	mu   sync.Mutex
+	peak uint64
+}
+
+// peakSample is how often a peakSampler reads the RSS.
+const peakSample = 10 * time.Millisecond
+
+// samplePeak starts sampling the RSS of process pid, from floor, until
+// stop or the end of ctx.
+func samplePeak(ctx context.Context, pid int, floor uint64) *peakSampler {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &peakSampler{cancel: cancel, peak: floor}
+	p.wg.Go(func() {
+		tick := time.NewTicker(peakSample)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if v, err := processRSS(pid); err == nil {
+				p.mu.Lock()
+				p.peak = max(p.peak, v)
+				p.mu.Unlock()
+			}
+		}
+	})
+	return p
+}
+
+// stop ends the sampling, waits for it, and returns the peak; it may be
+// called more than once.
+func (p *peakSampler) stop() uint64 {
+	p.cancel()
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peak
 }
 
 // settleRSS waits until the RSS of process pid has held still for window

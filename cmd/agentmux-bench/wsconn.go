@@ -138,6 +138,12 @@ func (c *wsConn) send(v any) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
+	return c.sendRaw(b)
+}
+
+// sendRaw writes b, which must be JSON, as one text frame: for frames
+// built by hand, which encoding/json would escape or copy.
+func (c *wsConn) sendRaw(b []byte) error {
 	_ = c.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if err := c.conn.WriteMessage(websocket.TextMessage, b); err != nil {
 		return c.failed("send", err)
