@@ -1,8 +1,8 @@
 // One xterm.js terminal per session: its addons, its place in the stream
 // (seq) and the attach/detach dance of docs/protocol.md section 4, its size,
 // back-pressure when output comes faster than xterm can draw it, terminal
-// queries in replays left unanswered, and the screen shown before the
-// scrollback on a reload.
+// queries in replays left unanswered (and nothing else sent while a replay
+// is parsed), and the screen shown before the scrollback on a reload.
 
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
