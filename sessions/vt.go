@@ -22,8 +22,10 @@ type vtState struct {
 	nparams int
 	// prefix is the CSI's private marker ('?', '>', '=' or '<'), or 0.
 	prefix byte
-	modes  vtModes
-	run    vtRunModes
+	// inter is the CSI's intermediate byte, or 0; only one is kept.
+	inter byte
+	modes vtModes
+	run   vtRunModes
 }
 
 type vtParse uint8
@@ -33,6 +35,7 @@ const (
 	vtEscape
 	vtEscapeIntermediate
 	vtCSI
+	vtCSIIntermediate // a CSI after its intermediate byte
 	vtCSIIgnore
 	vtOSC    // ESC ]: ends at BEL or ST
 	vtString // ESC P, X, ^ or _: ends at ST
@@ -104,6 +107,14 @@ func (v *vtState) step(c byte) {
 		}
 	case vtCSI:
 		v.csi(c)
+	case vtCSIIntermediate:
+		switch {
+		case c >= 0x40 && c <= 0x7e:
+			v.final(c)
+			v.state = vtGround
+		case c >= 0x20 && c <= 0x7e: // a second intermediate, or a parameter after one
+			v.state = vtCSIIgnore
+		}
 	case vtCSIIgnore:
 		if c >= 0x40 && c <= 0x7e {
 			v.state = vtGround
@@ -136,7 +147,7 @@ func (v *vtState) step(c byte) {
 func (v *vtState) escape(c byte) {
 	switch {
 	case c == '[':
-		v.state, v.prefix, v.nparams, v.params[0] = vtCSI, 0, 0, 0
+		v.state, v.prefix, v.inter, v.nparams, v.params[0] = vtCSI, 0, 0, 0, 0
 	case c == ']':
 		v.state = vtOSC
 	case c == 'P' || c == 'X' || c == '^' || c == '_':
@@ -178,8 +189,9 @@ func (v *vtState) csi(c byte) {
 		v.prefix = c // one of < = > ?
 	case c >= 0x3c && c <= 0x3f: // a marker after parameters: malformed
 		v.state = vtCSIIgnore
-	case c >= 0x20 && c <= 0x2f: // intermediates: no mode we track has one
-		v.state = vtCSIIgnore
+	case c >= 0x20 && c <= 0x2f:
+		v.inter = c
+		v.state = vtCSIIntermediate
 	case c >= 0x40 && c <= 0x7e:
 		v.final(c)
 		v.state = vtGround
@@ -192,6 +204,12 @@ func (v *vtState) csi(c byte) {
 // final acts on a complete CSI sequence ending in c.
 func (v *vtState) final(c byte) {
 	n := min(v.nparams, len(v.params))
+	if v.inter != 0 {
+		if v.inter == '!' && c == 'p' && v.prefix == 0 {
+			v.softReset()
+		}
+		return
+	}
 	switch {
 	case v.prefix == '?' && (c == 'h' || c == 'l'):
 		for _, mode := range v.params[:n] {
@@ -221,6 +239,20 @@ func (v *vtState) final(c byte) {
 	case v.prefix == '>' && c == 'm' && n >= 1 && v.params[0] == 4:
 		v.run.modifyOtherKeys = n >= 2 && v.params[1] != 0
 	}
+}
+
+// softReset acts on DECSTR (CSI ! p) as xterm.js does, since a replay must
+// leave a client's xterm.js where the program's output left it: the keys,
+// focus and paste modes, the cursor, autowrap, origin, margins, insert and
+// synchronized output go back to their defaults; the screen and the mouse
+// modes stay. (xterm itself keeps focus reporting and bracketed paste.)
+func (v *vtState) softReset() {
+	v.modes = vtModes{
+		altScreen:     v.modes.altScreen,
+		mouseTracking: v.modes.mouseTracking,
+		mouseEncoding: v.modes.mouseEncoding,
+	}
+	v.run.originMode, v.run.scrollRegion, v.run.insertMode, v.run.syncOutput = false, false, false, false
 }
 
 func (m *vtModes) set(mode int, on bool) {

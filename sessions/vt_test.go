@@ -118,6 +118,18 @@ func TestVTModes(t *testing.T) {
 		{"mode sequence after an ST", []string{"\x1b]0;t\x1b\\\x1b[?1049h"}, "\x1b[?1049h"},
 		{"RIS clears everything", []string{"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[?1h\x1b=\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[?2004h", "\x1bc"}, ""},
 		{"modes after RIS", []string{"\x1b[?2004h\x1bc\x1b[?25l"}, "\x1b[?25l"},
+		// DECSTR as xterm.js has it: the keys, focus and paste modes,
+		// the cursor and autowrap go back to their defaults; the screen
+		// and the mouse stay.
+		{"DECSTR resets keys, focus, paste, cursor, autowrap", []string{"\x1b[?1h\x1b=\x1b[?1004h\x1b[?2004h\x1b[?25l\x1b[?7l", "\x1b[!p"}, ""},
+		{"DECSTR keeps the screen and the mouse", []string{"\x1b[?1049h\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[!p"}, "\x1b[?1049h\x1b[?1002h\x1b[?1006h"},
+		{"DECSTR split across feeds", []string{"\x1b[?1004h\x1b[", "!", "p"}, ""},
+		{"DECSTR with a parameter", []string{"\x1b[?2004h\x1b[0!p"}, ""},
+		{"modes after DECSTR", []string{"\x1b[?2004h\x1b[!p\x1b[?1004h"}, "\x1b[?1004h"},
+		{"other final after !", []string{"\x1b[?1004h\x1b[!q"}, "\x1b[?1004h"},
+		{"private marker before !p", []string{"\x1b[?1004h\x1b[?!p"}, "\x1b[?1004h"},
+		{"two intermediates before p", []string{"\x1b[?1004h\x1b[!!p"}, "\x1b[?1004h"},
+		{"DECRQM is not DECSTR", []string{"\x1b[?1004h\x1b[?1004$p"}, "\x1b[?1004h"},
 		{
 			"every mode, in prefix order",
 			[]string{"\x1b[?2004h\x1b[?1004h\x1b[?1006h\x1b[?1002h\x1b=\x1b[?1h\x1b[?7l\x1b[?25l\x1b[?1049h"},
@@ -211,6 +223,7 @@ func TestRunReset(t *testing.T) {
 			[]string{"\r\n", "\x1b[?6l"}},
 		{"kitty keys, sync, insert, origin", "\x1b[>1u\x1b[?2026h\x1b[4h\x1b[?6h\x1b[>4;2m", []string{"\x1b[?6l", "\x1b[4l", "\x1b[?2026l", "\x1b[=0;1u", "\x1b[>4;0m"}, nil},
 		{"killed inside a sequence", "\x1b]0;tit", []string{"\x18"}, nil},
+		{"soft reset before the kill", "\x1b[?6h\x1b[4h\x1b[?2026h\x1b[1;9r\x1b[?1004h\x1b[!p\n", []string{RunResetBase}, []string{"\x1b[?", "\x1b[4l", "\x1b[r"}},
 		{"modes turned off again", "\x1b[?1049h\x1b[?1000h\x1b[?1049l\x1b[?1000l\n", []string{RunResetBase}, []string{"\x1b[?"}},
 	} {
 		var v vtState

@@ -1,8 +1,8 @@
 // One xterm.js terminal per session: its addons, its place in the stream
 // (seq) and the attach/detach dance of docs/protocol.md section 4, its size,
 // back-pressure when output comes faster than xterm can draw it, terminal
-// queries in replays left unanswered, and the screen shown before the
-// scrollback on a reload.
+// queries in replays left unanswered (and nothing else sent while a replay
+// is parsed), and the screen shown before the scrollback on a reload.
 
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
@@ -199,16 +199,38 @@ function newTerminal(size: { cols: number; rows: number }): Terminal {
  * that asked is long past the question, or gone, so the answer would land
  * on its command line or run as keys: while replayed bytes are parsed, the
  * queries are taken and answer nothing. Live output is answered as before.
+ *
+ * Turning focus reporting on (DECSET 1004) makes xterm.js report the focus
+ * at once, from inside the parser: replayed, a mode the program turned off
+ * long ago typed ESC [ O into whatever runs now. So what xterm sends while
+ * it parses a replayed mode change is dropped (see onInput); the modes
+ * themselves are set as the history sets them, so after the replay they
+ * are the program's.
  */
 class Feed {
   /** Characters handed to write whose callback has not fired yet. */
   pending = 0;
   /** True while xterm parses replayed output (set and cleared in order with the writes). */
   private replaying = false;
+  /**
+   * True from a replayed DECSET until the parser's task ends (or the
+   * replay does): data xterm sends meanwhile comes from the parser, not
+   * from the user, whose keys and clicks are tasks of their own.
+   */
+  private muted = false;
 
   constructor(readonly term: Terminal) {
     const p = term.parser;
     const swallow = (): boolean => this.replaying;
+    for (const final of ['h', 'l']) {
+      p.registerCsiHandler({ prefix: '?', final }, () => {
+        if (this.replaying && !this.muted) {
+          this.muted = true;
+          queueMicrotask(() => (this.muted = false));
+        }
+        return false; // xterm sets the mode
+      });
+    }
     for (const id of [
       { final: 'c' }, // DA1
       { prefix: '>', final: 'c' }, // DA2
@@ -250,7 +272,23 @@ class Feed {
       this.pending -= n;
       parsed();
     });
-    if (replayed) this.term.write('', () => (this.replaying = false));
+    if (replayed) {
+      this.term.write('', () => {
+        this.replaying = false;
+        this.muted = false; // live output may follow in the same task
+      });
+    }
+  }
+
+  /**
+   * Calls fn with what the terminal sends the program: keys, pastes, mouse
+   * and focus reports, answers to live queries, and nothing a replay made
+   * it send.
+   */
+  onInput(fn: (data: string) => void): void {
+    this.term.onData((data) => {
+      if (!this.muted) fn(data);
+    });
   }
 
   /** term.reset(), in order with the writes still queued in xterm. */
@@ -344,7 +382,7 @@ export class TerminalView {
     term.loadAddon(this.searchAddon);
     term.loadAddon(new WebLinksAddon((_ev, uri) => openLink(uri)));
     term.attachCustomKeyEventHandler((ev) => this.deps.keyFilter(ev));
-    term.onData((data) => this.deps.onInput(this.sessionId, data));
+    this.feed.onInput((data) => this.deps.onInput(this.sessionId, data));
     this.searchAddon.onDidChangeResults(({ resultIndex, resultCount }) =>
       this.deps.onSearchResults(this.sessionId, resultIndex, resultCount),
     );
