@@ -12,8 +12,8 @@ import (
 )
 
 // HookConfig lets agents whose CLI has notification hooks (Claude Code)
-// tell the server themselves when they wait for their user, which beats
-// every guess made from their output.
+// or a notify program (Codex) tell the server themselves when they wait
+// for their user, which beats every guess made from their output.
 type HookConfig struct {
 	// URL is the loopback endpoint hooks post to; the session's id is
 	// appended as the last path element.
@@ -22,6 +22,40 @@ type HookConfig struct {
 	// hook command, which posts to $AGENTMUX_HOOK_URL with
 	// $AGENTMUX_HOOK_SECRET.
 	SettingsFile string
+	// NotifyCommand is the program and arguments Codex runs as its notify
+	// program; Codex appends the notification (JSON) as the last
+	// argument, and the program posts it to $AGENTMUX_HOOK_URL with
+	// $AGENTMUX_HOOK_SECRET.
+	NotifyCommand []string
+}
+
+// agentArgs returns the arguments that point an agent of profile p at the
+// hooks, or nil when it has none or the server takes no hook calls (h is
+// nil).
+func (h *HookConfig) agentArgs(p Profile) []string {
+	switch {
+	case h == nil:
+		return nil
+	case p.Hooks:
+		// Claude Code reads extra settings, here its hooks, from a file.
+		return []string{"--settings", h.SettingsFile}
+	case p.Notify && len(h.NotifyCommand) > 0:
+		// A -c override holds for this run only: the user's own
+		// ~/.codex/config.toml is left as it is.
+		return []string{"-c", "notify=" + tomlStrings(h.NotifyCommand)}
+	}
+	return nil
+}
+
+// tomlStrings returns ss as a TOML array of basic strings. JSON's string
+// escapes (\", \\, \n, \uXXXX, ...) are all TOML's too, so a JSON array of
+// strings is that TOML array.
+func tomlStrings(ss []string) string {
+	b, err := json.Marshal(ss)
+	if err != nil {
+		panic(err) // a slice of strings: cannot fail
+	}
+	return string(b)
 }
 
 // Hook endpoint errors.
@@ -78,8 +112,11 @@ func newSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// hookPayload is the part of Claude Code's hook input the server reads.
+// hookPayload is the part of Claude Code's hook input, or of Codex's
+// notification, the server reads.
 type hookPayload struct {
+	// Type is a Codex notification's type; Claude's input has none.
+	Type      string `json:"type"`
 	Event     string `json:"hook_event_name"`
 	Source    string `json:"source"`
 	Message   string `json:"message"`
@@ -92,7 +129,7 @@ type hookPayload struct {
 }
 
 // Hook applies a call from the agent's hooks: secret must be the current
-// run's, payload Claude Code's hook input. It returns ErrHookSecret for a
+// run's, payload Claude Code's hook input or Codex's notification. It returns ErrHookSecret for a
 // wrong secret (or when no run is going) and ErrInvalid for input it
 // cannot read.
 func (s *Session) Hook(secret string, payload []byte) error {
@@ -106,6 +143,9 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	var p hookPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("%w: hook input is not JSON: %w", ErrInvalid, err)
+	}
+	if p.Event == "" && p.Type != "" {
+		return s.codexNotifyLocked(p.Type)
 	}
 	switch p.Event {
 	case "Notification":
@@ -146,6 +186,19 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		return fmt.Errorf("%w: unknown hook event %s", ErrInvalid, clip.Quote(p.Event))
 	}
 	return nil
+}
+
+// codexNotifyLocked applies a notification of type typ from Codex's notify
+// program. It leaves the question-mark guess on: Codex notifies only the
+// end of a turn, not its approval prompts, which the guess may still
+// catch. mu must be held.
+func (s *Session) codexNotifyLocked(typ string) error {
+	switch typ {
+	case "agent-turn-complete":
+		s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
+		return nil
+	}
+	return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(typ))
 }
 
 // hookedLocked notes that this run's agent reports through hooks, so the

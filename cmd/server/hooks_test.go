@@ -167,6 +167,79 @@ func TestClaudeHooks(t *testing.T) {
 	}
 }
 
+// fakeCodex stands in for Codex: it finds the program given as its notify
+// setting (-c notify=[...], a TOML array of plain strings here) and, at the
+// end of each turn, runs it with the notification as its last argument, as
+// Codex does. The first turn ends when a prompt is typed.
+const fakeCodex = `#!/bin/sh
+notify=
+while [ $# -gt 0 ]; do
+	case "$1" in -c) case "$2" in notify=*) notify=${2#notify=} ;; esac; shift ;; esac
+	shift
+done
+eval "set -- $(printf '%s' "$notify" | sed 's/^\[//; s/\]$//; s/,/ /g')"
+echo "started"
+read prompt
+echo "working on $prompt"
+"$@" '{"type":"agent-turn-complete","thread-id":"b5f6c1c2-1111-2222-3333-444455556666","turn-id":"1","cwd":"/w","client":"codex-tui","input-messages":["'"$prompt"'"],"last-assistant-message":"Done?"}'
+printf 'Done? '
+read prompt
+echo "working on $prompt"
+sleep 60
+`
+
+// installFakeCodex puts fakeCodex first on PATH as codex.
+func installFakeCodex(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "codex"), []byte(fakeCodex), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestCodexNotify runs a fake Codex that reports the end of its turn
+// through its notify program: the session waits, and the user's next
+// prompt ends the wait.
+func TestCodexNotify(t *testing.T) {
+	installFakeCodex(t)
+	e := newAPI(t)
+	next := statusEvents(t, e, nil)
+
+	s := e.create(`{"agent":"codex","name":"notified"}`)
+	i := slices.Index(s.Command, "-c")
+	if i < 0 || i+1 >= len(s.Command) || !strings.HasPrefix(s.Command[i+1], "notify=[") {
+		t.Fatalf("codex runs as %q, without -c notify=[...]", s.Command)
+	}
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/cmdline")
+	secret := envValue(environ, sessions.EnvHookSecret)
+	if len(secret) < 32 || bytes.Contains(cmdline, []byte(secret)) {
+		t.Fatalf("hook secret %q in the environment, command line %q", secret, cmdline)
+	}
+
+	if err := sess.Write([]byte("rename foo\r")); err != nil {
+		t.Fatal(err)
+	}
+	m := next("session.status", "waiting")
+	if m.Reason != "Codex finished its turn and waits for your next prompt" {
+		t.Errorf("waiting for %q, want the end of Codex's turn", m.Reason)
+	}
+	if ni := next("session.needsInput", ""); !strings.Contains(ni.Message, "'notified'") {
+		t.Errorf("needsInput message %q", ni.Message)
+	}
+	if err := sess.Write([]byte("go on\r")); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("session.status", ""); m.Status != "active" {
+		t.Errorf("after the next prompt: %+v, want active", m)
+	}
+}
+
 // TestHookEndpointRefusals tries the hook endpoint without the right
 // secret, from a browser page and from another machine.
 func TestHookEndpointRefusals(t *testing.T) {
@@ -252,7 +325,7 @@ func TestHookEndpointRefusals(t *testing.T) {
 
 func TestHookCommandWithoutServer(t *testing.T) {
 	var stderr bytes.Buffer
-	if code := hookMain(strings.NewReader("{}"), noEnv, &stderr); code != 0 {
+	if code := hookMain(nil, strings.NewReader("{}"), noEnv, &stderr); code != 0 {
 		t.Errorf("exit %d, want 0: a hook must never block the agent", code)
 	}
 	if !strings.Contains(stderr.String(), sessions.EnvHookURL) {
@@ -266,7 +339,7 @@ func TestHookCommandWithoutServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nobody listens there now
 	env := envOf(map[string]string{sessions.EnvHookURL: "http://" + addr + "/hooks/x", sessions.EnvHookSecret: "s"})
-	if code := hookMain(strings.NewReader("{}"), env, &stderr); code != 0 || stderr.Len() == 0 {
+	if code := hookMain(nil, strings.NewReader("{}"), env, &stderr); code != 0 || stderr.Len() == 0 {
 		t.Errorf("server gone: exit %d, stderr %q; want 0 and a reason", code, stderr.String())
 	}
 }
