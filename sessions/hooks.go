@@ -115,8 +115,10 @@ func newSecret() string {
 // hookPayload is the part of Claude Code's hook input, or of Codex's
 // notification, the server reads.
 type hookPayload struct {
-	// Type is a Codex notification's type; Claude's input has none.
+	// Type and ThreadID are a Codex notification's; Claude's input has
+	// neither.
 	Type      string `json:"type"`
+	ThreadID  string `json:"thread-id"`
 	Event     string `json:"hook_event_name"`
 	Source    string `json:"source"`
 	Message   string `json:"message"`
@@ -129,15 +131,16 @@ type hookPayload struct {
 }
 
 // Hook applies a call from the agent's hooks: secret must be the current
-// run's, payload Claude Code's hook input or Codex's notification. It returns ErrHookSecret for a
-// wrong secret (or when no run is going) and ErrInvalid for input it
-// cannot read.
+// run's, payload Claude Code's hook input or Codex's notification. It
+// returns ErrHookSecret for a wrong secret (or when no run is going) and
+// ErrInvalid for input it cannot read.
 func (s *Session) Hook(secret string, payload []byte) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	// The secret first: a caller without it learns nothing, not even
 	// how its input would be read.
-	if s.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) != 1 {
+	ok := s.isSecretLocked(secret)
+	s.mu.Unlock()
+	if !ok {
 		return ErrHookSecret
 	}
 	var p hookPayload
@@ -145,7 +148,12 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		return fmt.Errorf("%w: hook input is not JSON: %w", ErrInvalid, err)
 	}
 	if p.Event == "" && p.Type != "" {
-		return s.codexNotifyLocked(p.Type)
+		return s.codexNotify(secret, p)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isSecretLocked(secret) {
+		return ErrHookSecret // the run ended meanwhile
 	}
 	switch p.Event {
 	case "Notification":
@@ -188,17 +196,43 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	return nil
 }
 
-// codexNotifyLocked applies a notification of type typ from Codex's notify
-// program. It leaves the question-mark guess on: Codex notifies only the
-// end of a turn, not its approval prompts, which the guess may still
-// catch. mu must be held.
-func (s *Session) codexNotifyLocked(typ string) error {
-	switch typ {
-	case "agent-turn-complete":
-		s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
+// isSecretLocked reports whether secret is the current run's hook secret.
+// mu must be held.
+func (s *Session) isSecretLocked(secret string) bool {
+	return s.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) == 1
+}
+
+// codexNotify applies a notification from Codex's notify program, whose
+// run's secret is secret.
+//
+// Codex notifies the end of a turn of any of its threads, and a turn of
+// the user's conversation starts others (one names the conversation, and
+// may end first); so a notification counts only when its thread is the
+// conversation: the one learned, or the one whose record the run holds
+// open now, which a new conversation (/new) is before the poll learns it.
+// A notification without a thread id is the conversation's.
+//
+// It leaves the question-mark guess on: Codex notifies only the end of a
+// turn, not its approval prompts, which the guess may still catch.
+func (s *Session) codexNotify(secret string, p hookPayload) error {
+	if p.Type != "agent-turn-complete" {
+		return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(p.Type))
+	}
+	s.mu.Lock()
+	proc, conv := s.proc, s.conversation
+	s.mu.Unlock()
+	// Outside the lock: the look at the run's open files reads /proc.
+	if p.ThreadID != "" && p.ThreadID != conv && (proc == nil || openConversation(proc) != p.ThreadID) {
+		s.log.Debug("a Codex thread other than the conversation finished a turn", "thread", clip.Quote(p.ThreadID), "conversation", conv)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(typ))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isSecretLocked(secret) {
+		return ErrHookSecret // the run ended meanwhile
+	}
+	s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
+	return nil
 }
 
 // hookedLocked notes that this run's agent reports through hooks, so the

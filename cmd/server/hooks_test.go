@@ -169,8 +169,10 @@ func TestClaudeHooks(t *testing.T) {
 
 // fakeCodex stands in for Codex: it finds the program given as its notify
 // setting (-c notify=[...], a TOML array of plain strings here) and, at the
-// end of each turn, runs it with the notification as its last argument, as
-// Codex does. The first turn ends when a prompt is typed.
+// end of a turn, runs it with the notification as its last argument, as
+// Codex does. Like Codex it records the conversation in a rollout file it
+// holds open, and a turn of the conversation starts one of another thread
+// (Codex's task title), whose end is notified too.
 const fakeCodex = `#!/bin/sh
 notify=
 while [ $# -gt 0 ]; do
@@ -178,11 +180,20 @@ while [ $# -gt 0 ]; do
 	shift
 done
 eval "set -- $(printf '%s' "$notify" | sed 's/^\[//; s/\]$//; s/,/ /g')"
+conv=01a21ae5-de64-77d0-8685-5f2b725b3410
+dir=$(mktemp -d)/sessions/2026/01/02
+mkdir -p "$dir"
+exec 3>>"$dir/rollout-2026-01-02T03-04-05-$conv.jsonl"
+turn() {
+	"$@" '{"type":"agent-turn-complete","thread-id":"'"$thread"'","turn-id":"1","cwd":"/w","client":"codex-tui","input-messages":["'"$prompt"'"],"last-assistant-message":"Done."}'
+}
 echo "started"
 read prompt
-echo "working on $prompt"
-"$@" '{"type":"agent-turn-complete","thread-id":"b5f6c1c2-1111-2222-3333-444455556666","turn-id":"1","cwd":"/w","client":"codex-tui","input-messages":["'"$prompt"'"],"last-assistant-message":"Done?"}'
-printf 'Done? '
+thread=01a21ae5-ffae-74f0-92e9-50f7c221da3d turn "$@"
+echo "title done"
+read more
+thread=$conv turn "$@"
+printf 'Done. '
 read prompt
 echo "working on $prompt"
 sleep 60
@@ -223,6 +234,20 @@ func TestCodexNotify(t *testing.T) {
 	}
 
 	if err := sess.Write([]byte("rename foo\r")); err != nil {
+		t.Fatal(err)
+	}
+	// The task title's thread ended its turn (the notify program has
+	// returned): not the conversation's, so no wait.
+	testutil.Eventually(t, waitTimeout, "the title's notification", func() bool {
+		st := sess.StreamState()
+		b := make([]byte, st.End-st.Start)
+		n, _ := sess.ReadOutput(b, st.Start)
+		return bytes.Contains(b[:n], []byte("title done"))
+	})
+	if st := e.get(s.ID).Status; st != "active" {
+		t.Errorf("status %s after another thread's turn ended, want active", st)
+	}
+	if err := sess.Write([]byte("\r")); err != nil {
 		t.Fatal(err)
 	}
 	m := next("session.status", "waiting")
