@@ -149,20 +149,30 @@ func (s *Session) followConversation(proc *pty.Process, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		files, err := proc.OpenFiles(codexRollout.MatchString)
-		if err != nil || len(files) == 0 {
-			continue
-		}
-		newest, newestTime := "", time.Time{}
-		for _, f := range files {
-			if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(newestTime) {
-				newest, newestTime = f, fi.ModTime()
-			}
-		}
-		if m := codexRollout.FindStringSubmatch(newest); m != nil {
-			s.learnedConversation(m[1])
+		if id := openConversation(proc); id != "" {
+			s.learnedConversation(id)
 		}
 	}
+}
+
+// openConversation returns the id of the conversation a Codex run records
+// now: of the rollout files its processes hold open, the newest. It
+// returns "" when they hold none.
+func openConversation(proc *pty.Process) string {
+	files, err := proc.OpenFiles(codexRollout.MatchString)
+	if err != nil || len(files) == 0 {
+		return ""
+	}
+	newest, newestTime := "", time.Time{}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(newestTime) {
+			newest, newestTime = f, fi.ModTime()
+		}
+	}
+	if m := codexRollout.FindStringSubmatch(newest); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // learnedConversation records the agent's conversation id, and saves it.

@@ -12,8 +12,8 @@ import (
 )
 
 // HookConfig lets agents whose CLI has notification hooks (Claude Code)
-// tell the server themselves when they wait for their user, which beats
-// every guess made from their output.
+// or a notify program (Codex) tell the server themselves when they wait
+// for their user, which beats every guess made from their output.
 type HookConfig struct {
 	// URL is the loopback endpoint hooks post to; the session's id is
 	// appended as the last path element.
@@ -22,6 +22,40 @@ type HookConfig struct {
 	// hook command, which posts to $AGENTMUX_HOOK_URL with
 	// $AGENTMUX_HOOK_SECRET.
 	SettingsFile string
+	// NotifyCommand is the program and arguments Codex runs as its notify
+	// program; Codex appends the notification (JSON) as the last
+	// argument, and the program posts it to $AGENTMUX_HOOK_URL with
+	// $AGENTMUX_HOOK_SECRET.
+	NotifyCommand []string
+}
+
+// agentArgs returns the arguments that point an agent of profile p at the
+// hooks, or nil when it has none or the server takes no hook calls (h is
+// nil).
+func (h *HookConfig) agentArgs(p Profile) []string {
+	switch {
+	case h == nil:
+		return nil
+	case p.Hooks:
+		// Claude Code reads extra settings, here its hooks, from a file.
+		return []string{"--settings", h.SettingsFile}
+	case p.Notify && len(h.NotifyCommand) > 0:
+		// A -c override holds for this run only: the user's own
+		// ~/.codex/config.toml is left as it is.
+		return []string{"-c", "notify=" + tomlStrings(h.NotifyCommand)}
+	}
+	return nil
+}
+
+// tomlStrings returns ss as a TOML array of basic strings. JSON's string
+// escapes (\", \\, \n, \uXXXX, ...) are all TOML's too, so a JSON array of
+// strings is that TOML array.
+func tomlStrings(ss []string) string {
+	b, err := json.Marshal(ss)
+	if err != nil {
+		panic(err) // a slice of strings: cannot fail
+	}
+	return string(b)
 }
 
 // Hook endpoint errors.
@@ -78,8 +112,13 @@ func newSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// hookPayload is the part of Claude Code's hook input the server reads.
+// hookPayload is the part of Claude Code's hook input, or of Codex's
+// notification, the server reads.
 type hookPayload struct {
+	// Type and ThreadID are a Codex notification's; Claude's input has
+	// neither.
+	Type      string `json:"type"`
+	ThreadID  string `json:"thread-id"`
 	Event     string `json:"hook_event_name"`
 	Source    string `json:"source"`
 	Message   string `json:"message"`
@@ -92,20 +131,29 @@ type hookPayload struct {
 }
 
 // Hook applies a call from the agent's hooks: secret must be the current
-// run's, payload Claude Code's hook input. It returns ErrHookSecret for a
-// wrong secret (or when no run is going) and ErrInvalid for input it
-// cannot read.
+// run's, payload Claude Code's hook input or Codex's notification. It
+// returns ErrHookSecret for a wrong secret (or when no run is going) and
+// ErrInvalid for input it cannot read.
 func (s *Session) Hook(secret string, payload []byte) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	// The secret first: a caller without it learns nothing, not even
 	// how its input would be read.
-	if s.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) != 1 {
+	ok := s.isSecretLocked(secret)
+	s.mu.Unlock()
+	if !ok {
 		return ErrHookSecret
 	}
 	var p hookPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("%w: hook input is not JSON: %w", ErrInvalid, err)
+	}
+	if p.Event == "" && p.Type != "" {
+		return s.codexNotify(secret, p)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isSecretLocked(secret) {
+		return ErrHookSecret // the run ended meanwhile
 	}
 	switch p.Event {
 	case "Notification":
@@ -145,6 +193,45 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	default:
 		return fmt.Errorf("%w: unknown hook event %s", ErrInvalid, clip.Quote(p.Event))
 	}
+	return nil
+}
+
+// isSecretLocked reports whether secret is the current run's hook secret.
+// mu must be held.
+func (s *Session) isSecretLocked(secret string) bool {
+	return s.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) == 1
+}
+
+// codexNotify applies a notification from Codex's notify program, whose
+// run's secret is secret.
+//
+// Codex notifies the end of a turn of any of its threads, and a turn of
+// the user's conversation starts others (one names the conversation, and
+// may end first); so a notification counts only when its thread is the
+// conversation: the one learned, or the one whose record the run holds
+// open now, which a new conversation (/new) is before the poll learns it.
+// A notification without a thread id is the conversation's.
+//
+// It leaves the question-mark guess on: Codex notifies only the end of a
+// turn, not its approval prompts, which the guess may still catch.
+func (s *Session) codexNotify(secret string, p hookPayload) error {
+	if p.Type != "agent-turn-complete" {
+		return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(p.Type))
+	}
+	s.mu.Lock()
+	proc, conv := s.proc, s.conversation
+	s.mu.Unlock()
+	// Outside the lock: the look at the run's open files reads /proc.
+	if p.ThreadID != "" && p.ThreadID != conv && (proc == nil || openConversation(proc) != p.ThreadID) {
+		s.log.Debug("a Codex thread other than the conversation finished a turn", "thread", clip.Quote(p.ThreadID), "conversation", conv)
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isSecretLocked(secret) {
+		return ErrHookSecret // the run ended meanwhile
+	}
+	s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
 	return nil
 }
 

@@ -24,6 +24,10 @@ type Profile struct {
 	// Hooks reports whether the agent takes a Claude Code settings file
 	// (--settings) whose hooks say when it waits for its user.
 	Hooks bool `json:",omitempty"`
+	// Notify reports whether the agent takes a notify program (Codex's
+	// notify setting, given with -c) that it runs with a JSON argument
+	// when a turn ends.
+	Notify bool `json:",omitempty"`
 	// Conversation says how the agent's own conversation is found, so
 	// a resume continues it or says why it cannot: ConversationClaude or
 	// ConversationCodex; empty runs Resume as it is.
@@ -58,6 +62,7 @@ func BuiltinProfiles() map[string]Profile {
 			Name:         ProfileCodex,
 			Start:        []string{"codex", "--no-daemon"},
 			Resume:       []string{"codex", "resume", "{conversation}", "--no-daemon"},
+			Notify:       true,
 			Conversation: ConversationCodex,
 		},
 		ProfileAider: {

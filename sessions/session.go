@@ -289,12 +289,11 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 		return nil, s.failStartLocked(fmt.Errorf("working directory %s no longer exists", s.cwd))
 	}
 	env, secret := s.env, ""
-	if s.hooks != nil && s.profile.Hooks {
-		// Claude Code reads extra settings, here its hooks, from a file;
-		// the hooks find the server and prove who they are from the
+	if args := s.hooks.agentArgs(s.profile); args != nil {
+		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.
 		secret = newSecret()
-		argv = append(slices.Clone(argv), "--settings", s.hooks.SettingsFile)
+		argv = append(slices.Clone(argv), args...)
 		env = append(slices.Clip(env), EnvHookURL+"="+s.hooks.URL+"/"+s.id, EnvHookSecret+"="+secret)
 	}
 	proc, err := pty.Start(pty.Options{

@@ -21,7 +21,8 @@ import (
 )
 
 // Agents with notification hooks (Claude Code) run `agentmux hook` from
-// them; it forwards the hook's input to the server that started the agent.
+// them, and Codex runs it as its notify program; it forwards the hook's
+// input, or Codex's notification, to the server that started the agent.
 // The server takes those calls on a listener of their own, bound to the
 // loopback address whatever --addr is, so nothing outside the container
 // can reach it even when the UI is served to the network; each call must
@@ -54,7 +55,11 @@ func listenHooks(dataDir string, log *slog.Logger) (*hookServer, *sessions.HookC
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen for agent hooks: %w", err)
 	}
-	cfg := &sessions.HookConfig{URL: "http://" + ln.Addr().String() + "/hooks", SettingsFile: settings}
+	cfg := &sessions.HookConfig{
+		URL:           "http://" + ln.Addr().String() + "/hooks",
+		SettingsFile:  settings,
+		NotifyCommand: []string{exe, "hook"},
+	}
 	return &hookServer{ln: limitListen(ln, maxHookConnections, "hooks", log), done: make(chan struct{}), log: log}, cfg, nil
 }
 
@@ -138,21 +143,30 @@ const hookTimeout = 5 * time.Second
 // file write is the file, and it comes from this machine only.
 const maxHookBodyBytes = 1 << 20
 
-// hookMain is `agentmux hook`, run by an agent's hooks: it posts the hook
-// input from stdin to the server in $AGENTMUX_HOOK_URL with the session's
-// secret. It always exits 0 and prints nothing on stdout, since Claude
-// Code reads a hook's stdout and exit code as instructions (exit 2 would
-// block the tool the agent is about to use); trouble goes to stderr.
-func hookMain(stdin io.Reader, getenv func(string) string, stderr io.Writer) int {
+// hookMain is `agentmux hook [input]`, run by an agent's hooks: it posts
+// the hook input to the server in $AGENTMUX_HOOK_URL with the session's
+// secret. The input is the last argument when there is one (Codex's notify
+// program gets its notification so, with stdin closed), else stdin
+// (Claude Code's hooks). It always exits 0 and prints nothing on stdout,
+// since Claude Code reads a hook's stdout and exit code as instructions
+// (exit 2 would block the tool the agent is about to use); trouble goes
+// to stderr.
+func hookMain(args []string, stdin io.Reader, getenv func(string) string, stderr io.Writer) int {
 	url, secret := getenv(sessions.EnvHookURL), getenv(sessions.EnvHookSecret)
 	if url == "" || secret == "" {
 		fmt.Fprintf(stderr, "agentmux hook: %s and %s are not set; run this from an agent agentmux started\n", sessions.EnvHookURL, sessions.EnvHookSecret)
 		return 0
 	}
-	body, err := io.ReadAll(io.LimitReader(stdin, maxHookBodyBytes))
-	if err != nil {
-		fmt.Fprintf(stderr, "agentmux hook: read input: %v\n", err)
-		return 0
+	var body []byte
+	if len(args) > 0 {
+		body = []byte(args[len(args)-1])
+	} else {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxHookBodyBytes))
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmux hook: read input: %v\n", err)
+			return 0
+		}
+		body = b
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
 	defer cancel()

@@ -167,6 +167,104 @@ func TestClaudeHooks(t *testing.T) {
 	}
 }
 
+// fakeCodex stands in for Codex: it finds the program given as its notify
+// setting (-c notify=[...], a TOML array of plain strings here) and, at the
+// end of a turn, runs it with the notification as its last argument, as
+// Codex does. Like Codex it records the conversation in a rollout file it
+// holds open, and a turn of the conversation starts one of another thread
+// (Codex's task title), whose end is notified too.
+const fakeCodex = `#!/bin/sh
+notify=
+while [ $# -gt 0 ]; do
+	case "$1" in -c) case "$2" in notify=*) notify=${2#notify=} ;; esac; shift ;; esac
+	shift
+done
+eval "set -- $(printf '%s' "$notify" | sed 's/^\[//; s/\]$//; s/,/ /g')"
+conv=01a21ae5-de64-77d0-8685-5f2b725b3410
+dir=$(mktemp -d)/sessions/2026/01/02
+mkdir -p "$dir"
+exec 3>>"$dir/rollout-2026-01-02T03-04-05-$conv.jsonl"
+turn() {
+	"$@" '{"type":"agent-turn-complete","thread-id":"'"$thread"'","turn-id":"1","cwd":"/w","client":"codex-tui","input-messages":["'"$prompt"'"],"last-assistant-message":"Done."}'
+}
+echo "started"
+read prompt
+thread=01a21ae5-ffae-74f0-92e9-50f7c221da3d turn "$@"
+echo "title done"
+read more
+thread=$conv turn "$@"
+printf 'Done. '
+read prompt
+echo "working on $prompt"
+sleep 60
+`
+
+// installFakeCodex puts fakeCodex first on PATH as codex.
+func installFakeCodex(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "codex"), []byte(fakeCodex), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestCodexNotify runs a fake Codex that reports the end of its turn
+// through its notify program: the session waits, and the user's next
+// prompt ends the wait.
+func TestCodexNotify(t *testing.T) {
+	installFakeCodex(t)
+	e := newAPI(t)
+	next := statusEvents(t, e, nil)
+
+	s := e.create(`{"agent":"codex","name":"notified"}`)
+	i := slices.Index(s.Command, "-c")
+	if i < 0 || i+1 >= len(s.Command) || !strings.HasPrefix(s.Command[i+1], "notify=[") {
+		t.Fatalf("codex runs as %q, without -c notify=[...]", s.Command)
+	}
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/cmdline")
+	secret := envValue(environ, sessions.EnvHookSecret)
+	if len(secret) < 32 || bytes.Contains(cmdline, []byte(secret)) {
+		t.Fatalf("hook secret %q in the environment, command line %q", secret, cmdline)
+	}
+
+	if err := sess.Write([]byte("rename foo\r")); err != nil {
+		t.Fatal(err)
+	}
+	// The task title's thread ended its turn (the notify program has
+	// returned): not the conversation's, so no wait.
+	testutil.Eventually(t, waitTimeout, "the title's notification", func() bool {
+		st := sess.StreamState()
+		b := make([]byte, st.End-st.Start)
+		n, _ := sess.ReadOutput(b, st.Start)
+		return bytes.Contains(b[:n], []byte("title done"))
+	})
+	if st := e.get(s.ID).Status; st != "active" {
+		t.Errorf("status %s after another thread's turn ended, want active", st)
+	}
+	if err := sess.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	m := next("session.status", "waiting")
+	if m.Reason != "Codex finished its turn and waits for your next prompt" {
+		t.Errorf("waiting for %q, want the end of Codex's turn", m.Reason)
+	}
+	if ni := next("session.needsInput", ""); !strings.Contains(ni.Message, "'notified'") {
+		t.Errorf("needsInput message %q", ni.Message)
+	}
+	if err := sess.Write([]byte("go on\r")); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("session.status", ""); m.Status != "active" {
+		t.Errorf("after the next prompt: %+v, want active", m)
+	}
+}
+
 // TestHookEndpointRefusals tries the hook endpoint without the right
 // secret, from a browser page and from another machine.
 func TestHookEndpointRefusals(t *testing.T) {
@@ -252,7 +350,7 @@ func TestHookEndpointRefusals(t *testing.T) {
 
 func TestHookCommandWithoutServer(t *testing.T) {
 	var stderr bytes.Buffer
-	if code := hookMain(strings.NewReader("{}"), noEnv, &stderr); code != 0 {
+	if code := hookMain(nil, strings.NewReader("{}"), noEnv, &stderr); code != 0 {
 		t.Errorf("exit %d, want 0: a hook must never block the agent", code)
 	}
 	if !strings.Contains(stderr.String(), sessions.EnvHookURL) {
@@ -266,7 +364,7 @@ func TestHookCommandWithoutServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nobody listens there now
 	env := envOf(map[string]string{sessions.EnvHookURL: "http://" + addr + "/hooks/x", sessions.EnvHookSecret: "s"})
-	if code := hookMain(strings.NewReader("{}"), env, &stderr); code != 0 || stderr.Len() == 0 {
+	if code := hookMain(nil, strings.NewReader("{}"), env, &stderr); code != 0 || stderr.Len() == 0 {
 		t.Errorf("server gone: exit %d, stderr %q; want 0 and a reason", code, stderr.String())
 	}
 }

@@ -37,7 +37,7 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "hook":
-			os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+			os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
 		case "health":
 			os.Exit(healthMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
 		}

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 	// Agents started by servers under test run this binary as their hook
 	// command, as they run agentmux itself in production.
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
-		os.Exit(hookMain(os.Stdin, os.Getenv, os.Stderr))
+		os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)
 }

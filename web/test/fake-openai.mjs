@@ -1,0 +1,135 @@
+// A small local stand-in for the OpenAI Responses API, enough for the real
+// Codex CLI to answer a prompt. Codex is pointed at it with a model provider
+// of its own in a throwaway CODEX_HOME (see codexConfig). It runs in the
+// test's own process.
+//
+//   const api = await startFakeOpenAI({ reply: 'Hello' });
+//   CODEX_HOME/config.toml: codexConfig(api.url, { trusted: [dir] })
+//   env: { [FAKE_OPENAI_KEY_ENV]: FAKE_OPENAI_KEY }
+//   api.requests   every request seen: { method, path, model, stream, prompt,
+//                  endedAt (Date.now() when its answer was sent) }
+//   await api.close()
+//
+// Routes (under any prefix, so /v1/responses and /responses alike):
+//   POST .../responses   an assistant message with one output_text part, the
+//                        reply, streamed as server-sent events: created,
+//                        output_item.added, output_text.delta,
+//                        output_item.done, completed (the events Codex reads)
+//   GET  .../models      an empty model list
+//   anything else        404 with an OpenAI-shaped error body
+
+import http from 'node:http';
+
+/** The environment variable the provider reads its key from, and the key. */
+export const FAKE_OPENAI_KEY_ENV = 'AGENTMUX_FAKE_OPENAI_KEY';
+export const FAKE_OPENAI_KEY = 'sk-agentmux-test-fakekey0123456789';
+
+/** The text of the last user message of a Responses request ('' if none). */
+export function lastUserText(body) {
+  const input = typeof body?.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body?.input) ? body.input : [];
+  for (let i = input.length - 1; i >= 0; i--) {
+    const m = input[i];
+    if (m?.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    if (!Array.isArray(m.content)) return '';
+    return m.content.filter((c) => c?.type === 'input_text').map((c) => c.text).join('\n');
+  }
+  return '';
+}
+
+/** Codex's config.toml for a throwaway CODEX_HOME: the stand-in as its only provider, nothing else phoned. */
+export function codexConfig(url, { trusted = [] } = {}) {
+  const q = JSON.stringify; // a JSON string is a TOML basic string
+  const lines = [
+    'model = "gpt-5-codex"',
+    'model_provider = "agentmux-fake"',
+    'check_for_update_on_startup = false',
+    '[analytics]',
+    'enabled = false',
+    '[model_providers.agentmux-fake]',
+    'name = "agentmux stand-in"',
+    `base_url = ${q(url + '/v1')}`,
+    `env_key = ${q(FAKE_OPENAI_KEY_ENV)}`,
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+  ];
+  for (const dir of trusted) lines.push(`[projects.${q(dir)}]`, 'trust_level = "trusted"');
+  return lines.join('\n') + '\n';
+}
+
+function json(res, status, obj) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(obj));
+}
+
+/**
+ * Starts the stand-in on 127.0.0.1 (a free port unless `port` is given).
+ *   reply   the assistant's text, or a function (body) => text
+ *   log     called with each request record, e.g. for debugging
+ */
+export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port = 0, log } = {}) {
+  const requests = [];
+  let counter = 0;
+
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      /* not JSON: kept as null */
+    }
+    const path = new URL(req.url, 'http://x').pathname;
+    const record = { method: req.method, path, model: body?.model, stream: body?.stream === true, prompt: lastUserText(body) };
+    requests.push(record);
+    log?.(record);
+
+    if (req.method === 'POST' && path.endsWith('/responses')) {
+      const text = typeof reply === 'function' ? reply(body) : reply;
+      const id = `resp_fake_${++counter}`;
+      const msgId = `msg_fake_${counter}`;
+      const message = (content) => ({ type: 'message', id: msgId, role: 'assistant', status: 'completed', content });
+      const events = [
+        { type: 'response.created', response: { id, status: 'in_progress' } },
+        { type: 'response.output_item.added', output_index: 0, item: message([]) },
+        { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: msgId, delta: text },
+        { type: 'response.output_item.done', output_index: 0, item: message([{ type: 'output_text', text, annotations: [] }]) },
+        {
+          type: 'response.completed',
+          response: {
+            id,
+            status: 'completed',
+            usage: {
+              input_tokens: 42,
+              input_tokens_details: { cached_tokens: 0 },
+              output_tokens: 12,
+              output_tokens_details: { reasoning_tokens: 0 },
+              total_tokens: 54,
+            },
+          },
+        },
+      ];
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      res.end(() => (record.endedAt = Date.now()));
+      return;
+    }
+    if (req.method === 'GET' && path.endsWith('/models')) return json(res, 200, { object: 'list', data: [], models: [] });
+    json(res, 404, { error: { type: 'invalid_request_error', code: 'not_found', message: `the stand-in has no ${req.method} ${path}` } });
+  });
+
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
