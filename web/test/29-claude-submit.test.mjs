@@ -49,8 +49,11 @@ if (claude.skip) {
     async ({ t, page, server, frames, screenshot, onCleanup }) => {
       const stopBusy = busyLoops();
       onCleanup(stopBusy);
-      const asked = () => api.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages').map((r) => r.prompt);
-      const diagnostic = () => `the stand-in was asked: ${JSON.stringify(asked())}`;
+      // The user messages of the conversation: not Claude's own requests
+      // that quote a prompt (the session title's, in <session> tags).
+      const asked = () =>
+        api.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages' && !r.userText.includes('<session>')).map((r) => r.userText);
+      const diagnostic = () => `the stand-in was asked: ${JSON.stringify(asked().map((p) => p.slice(-120)))}`;
       const screen = async (id) => `Claude's screen: ${JSON.stringify(((await terminalLines(page, id)) ?? []).filter((l) => l.trim()))}`;
       const waitStatus = (id, status, reason, from = 0, timeout = 60_000) =>
         waitFor(() => frames.slice(from).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === status && (reason === undefined || f.reason === reason)), {
