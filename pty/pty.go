@@ -220,6 +220,39 @@ func (p *Process) TryWrite(b []byte) (int, error) {
 	return n, nil
 }
 
+// Unread returns how many bytes written to the terminal the program has
+// not read yet: what waits in the line discipline's input queue (in
+// canonical mode, only complete lines count, as a program reads no
+// others). Bytes the kernel is still moving from the master to that queue
+// are not counted, so 0 right after a write proves nothing on its own.
+//
+// The count is only to be had on the slave side, which the server does
+// not keep open (holding it would keep Read from ever seeing the end of
+// the stream): a descriptor for it is opened from the master for the one
+// ioctl, without making the terminal the server's controlling one.
+func (p *Process) Unread() (int, error) {
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	if p.closed {
+		return 0, fmt.Errorf("count unread input: %w", os.ErrClosed)
+	}
+	var n int
+	var ioctlErr error
+	err := p.raw.Control(func(fd uintptr) {
+		slave, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+		if errno != 0 {
+			ioctlErr = fmt.Errorf("open the slave side: %w", errno)
+			return
+		}
+		defer unix.Close(int(slave))
+		n, ioctlErr = unix.IoctlGetInt(int(slave), unix.TIOCINQ)
+	})
+	if err = cmp.Or(err, ioctlErr); err != nil {
+		return 0, fmt.Errorf("count unread input: %w", err)
+	}
+	return n, nil
+}
+
 // Resize sets the terminal size; the kernel sends SIGWINCH to the
 // foreground process group.
 func (p *Process) Resize(cols, rows uint16) error {

@@ -282,3 +282,53 @@ func TestSignalSessionReachesBackgroundJobs(t *testing.T) {
 	})
 	wait(t, p)
 }
+
+// Unread counts what the program has not read yet, and what it has read
+// no more; looking does not keep the terminal open, so the stream still
+// ends when the program does.
+func TestUnreadCountsInputTheProgramHasNotRead(t *testing.T) {
+	dir := t.TempDir()
+	ready, goAhead, took := dir+"/ready", dir+"/go", dir+"/took"
+	p, err := pty.Start(pty.Options{Argv: []string{"sh", "-c",
+		`stty raw -echo; touch "$0"; until [ -e "$1" ]; do sleep 0.01; done; head -c 6 >/dev/null; touch "$2"; exec sleep 60`,
+		ready, goAhead, took}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	exists := func(f string) func() bool {
+		return func() bool { _, err := os.Stat(f); return err == nil }
+	}
+	unread := func(want int) func() bool {
+		return func() bool {
+			n, err := p.Unread()
+			if err != nil {
+				t.Fatalf("Unread: %v", err)
+			}
+			return n == want
+		}
+	}
+	testutil.Eventually(t, testTimeout, "the program in raw mode", exists(ready))
+	if n, err := p.Unread(); n != 0 || err != nil {
+		t.Fatalf("Unread before any input = %d, %v; want 0, nil", n, err)
+	}
+	if _, err := p.Write([]byte("abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, testTimeout, "6 bytes unread while the program does not read", unread(6))
+	if err := os.WriteFile(goAhead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, testTimeout, "the program read its 6 bytes", exists(took))
+	if n, err := p.Unread(); n != 0 || err != nil {
+		t.Fatalf("Unread after the program read = %d, %v; want 0, nil", n, err)
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, p) // ends: the looks left nothing holding the terminal
+	wait(t, p)
+	if _, err := p.Unread(); err != nil {
+		t.Logf("Unread after the end: %v", err) // either way is fine; it must not hang
+	}
+}

@@ -61,6 +61,14 @@ func (q *inputQueue) push(p []byte) error {
 	return nil
 }
 
+// busy reports whether input waits to be written to the terminal, or is
+// being written.
+func (q *inputQueue) busy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending) > 0 || q.writing
+}
+
 // interrupt drops the input the terminal has not taken yet and queues p
 // (Ctrl+C) alone, as a terminal flushes its input queue on an interrupt:
 // typed-ahead text must not reach the program after it was interrupted.

@@ -25,9 +25,6 @@ const (
 	// (prompt.list), so it must stay far below what a connection may have
 	// waiting: with JSON's escaping it is at most twice this.
 	MaxQueueBytes = 256 << 10
-	// submitDelay separates a delivered prompt from the Enter that
-	// submits it.
-	submitDelay = 150 * time.Millisecond
 )
 
 // Errors of the prompt queue.
@@ -164,7 +161,9 @@ func (s *Session) deliverLocked() bool {
 		s.holdQueue = false
 		return false
 	}
-	if len(s.queue.Prompts) == 0 || s.in == nil || !s.waiting || !s.promptable {
+	// While an Enter still waits to submit earlier text, the prompt would
+	// be typed into that text: it waits for the Enter (submitLocked).
+	if len(s.queue.Prompts) == 0 || s.in == nil || !s.waiting || !s.promptable || s.typing != nil {
 		return false
 	}
 	p := s.queue.Prompts[0]
@@ -178,26 +177,16 @@ func (s *Session) deliverLocked() bool {
 	} else {
 		keys = append(keys, strings.ReplaceAll(p.Text, "\n", "\r")...)
 	}
-	s.ring.noteInput()
-	if err := s.in.push(keys); err != nil {
+	// The Enter goes on its own once the agent has taken the text (see
+	// typing.go): agents that tell a paste from typing by how keys come
+	// (Claude Code does) would take an Enter in the same burst for a line
+	// break in the prompt, not for submit.
+	if err := s.typeLocked(keys, true, "queued prompt "+p.ID); err != nil {
 		// The agent has left 1 MiB unread: it is not really waiting. The
 		// prompt stays first for the next period.
 		s.log.Warn("could not type the queued prompt", "prompt", p.ID, "err", err)
 		return false
 	}
-	// Enter goes separately, a moment later: agents that tell a paste from
-	// typing by how fast keys come (Claude Code does) would take an Enter
-	// in the same burst for a line break in the prompt, not for submit.
-	in := s.in
-	s.submit = time.AfterFunc(submitDelay, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.in == in { // the same run
-			if err := in.push([]byte{'\r'}); err != nil {
-				s.log.Warn("could not submit the queued prompt", "prompt", p.ID, "err", err)
-			}
-		}
-	})
 	s.touch()
 	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), 0, 1)
 	s.queue.Rev++

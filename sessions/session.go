@@ -189,14 +189,12 @@ type Session struct {
 	holdQueue  bool
 	promptable bool
 	// held is what was typed while no process ran, for the run being
-	// started (wake.go); nil when nothing waits. heldPending mirrors
-	// held != nil for the reader, which checks it on every read.
-	held        []byte
-	heldPending atomic.Bool
-	heldTimer   *time.Timer
-	// submit types the Enter after a delivered prompt; the run's end
-	// stops it.
-	submit *time.Timer
+	// started (wake.go); nil when nothing waits.
+	held []byte
+	// typing is text typed into the run whose Enter waits for the
+	// program to take it (typing.go); the run's end or an interrupt drops
+	// it.
+	typing *typing
 }
 
 // ID returns the session's id, a UUID.
@@ -391,9 +389,6 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		n, err := proc.Read(buf)
 		if n > 0 {
 			takers = s.ring.writeOffering(buf[:n], takers)
-			if s.heldPending.Load() {
-				s.flushHeld("the run's first output")
-			}
 			now := time.Now().UnixNano()
 			s.lastActivity.Store(now)
 			s.lastOutput.Store(now)
@@ -489,10 +484,7 @@ func (s *Session) finishRun(st ExitStatus) {
 	s.secret = "" // a dead run's hooks speak for nobody
 	s.waiting, s.idle = false, false
 	s.heldLostLocked()
-	if s.submit != nil {
-		s.submit.Stop()
-		s.submit = nil
-	}
+	s.typing = nil
 	switch {
 	case s.stopping:
 		s.status, s.reason = StatusStopped, "stopped"
@@ -535,13 +527,25 @@ func (s *Session) input(p []byte, interrupt bool) error {
 	in := s.in
 	if interrupt {
 		s.dropHeldLocked()
+		// An Enter waiting to submit, and what was typed behind it, go
+		// too: the user stopped what it would have sent.
+		s.typing = nil
 		// The waiting period this causes is the user's, not the queue's.
 		s.holdQueue = true
+	} else if in != nil && isTerminalReport(p) {
+		// The terminal answering the program (a query it sent while it
+		// starts) is not typing: holding it back could keep the program
+		// from getting ready to read what is held.
 	} else if s.held != nil {
 		// Keys typed before the new run read its terminal go after the
 		// ones held for it.
 		defer s.mu.Unlock()
 		return s.appendHeldLocked(p)
+	} else if s.typing != nil {
+		// Keys typed while an Enter waits for its text to be taken go
+		// after the Enter.
+		defer s.mu.Unlock()
+		return s.holdTypedLocked(p)
 	}
 	if in != nil && !isTerminalReport(p) {
 		if !interrupt {

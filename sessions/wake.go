@@ -7,15 +7,27 @@ import (
 )
 
 // Keys typed into a session with no process wake it: they are held, the
-// session is resumed, and the new run gets them once it reads its
-// terminal. A program that has not set up its terminal yet (raw mode, its
-// prompt) would lose or mangle keys sent before.
+// session is resumed, and the new run gets them once it is ready to take
+// them. A program that has not set up its terminal yet (raw mode, its
+// prompt) would lose or mangle keys sent before, and an agent's line
+// editor drawn late would find a typed Enter gone. Ready means: for an
+// agent that reports through hooks, its first waiting (Claude's
+// SessionStart hook); for others, the first quiet moment after output;
+// and for both, a bound as the last resort. A last Enter goes on its own
+// once the rest has been taken (typing.go).
 const (
 	// MaxHeldInput bounds the keys held for one session while it wakes.
 	MaxHeldInput = 64 << 10
-	// heldBound is how long held keys wait for the new run's first output
-	// or waiting signal before they are sent anyway.
+	// heldBound is how long held keys wait for a new run without hooks
+	// to go quiet after its first output before they are sent anyway.
 	heldBound = 3 * time.Second
+	// heldHookBound is heldBound for an agent that reports through hooks:
+	// Claude Code takes seconds to draw its prompt on a busy machine, and
+	// its hook says when it has.
+	heldHookBound = 15 * time.Second
+	// heldQuiet is the pause after output that says a run without hooks
+	// has drawn its screen and reads its terminal.
+	heldQuiet = 200 * time.Millisecond
 )
 
 // Type sends keys to a session. A session whose agent is not running is
@@ -87,7 +99,6 @@ func (s *Session) appendHeldLocked(p []byte) error {
 			ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
 	}
 	s.held = append(s.held, p...)
-	s.heldPending.Store(true)
 	return nil
 }
 
@@ -101,38 +112,51 @@ func (s *Session) dropHeld() int {
 func (s *Session) dropHeldLocked() int {
 	n := len(s.held)
 	s.held = nil
-	s.heldPending.Store(false)
-	if s.heldTimer != nil {
-		s.heldTimer.Stop()
-		s.heldTimer = nil
-	}
 	return n
 }
 
-// armHeldLocked starts the bound on a new run's wait for its held keys.
-// mu must be held.
+// armHeldLocked starts watching a new run for the moment it is ready to
+// take the keys held for it. mu must be held.
 func (s *Session) armHeldLocked() {
 	if s.held == nil {
 		return
 	}
-	in := s.in
-	s.heldTimer = time.AfterFunc(heldBound, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.in == in { // the same run: a later one has its own bound
-			s.flushHeldLocked("no output yet")
-		}
-	})
+	bound, byOutput := heldBound, true
+	if s.hooks != nil && s.profile.Hooks {
+		// Its output says nothing of its prompt: its first waiting does
+		// (startWaitingLocked).
+		bound, byOutput = heldHookBound, false
+	}
+	go s.awaitReady(s.in, s.lastOutput.Load(), bound, byOutput)
 }
 
-// flushHeld sends the held keys to the running program, if any wait.
-func (s *Session) flushHeld(why string) {
-	if !s.heldPending.Load() {
-		return
+// awaitReady sends the held keys to the run whose input is in once it
+// goes quiet after output (when byOutput), or at bound from started (unix
+// nanoseconds, the run's start), unless something else sent them first or
+// the run ended.
+func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration, byOutput bool) {
+	tick := time.NewTicker(typingPoll)
+	defer tick.Stop()
+	deadline := time.Unix(0, started).Add(bound)
+	for range tick.C {
+		why := ""
+		if last := s.lastOutput.Load(); byOutput && last > started && time.Since(time.Unix(0, last)) >= heldQuiet {
+			why = "the program went quiet after its first output"
+		} else if time.Now().After(deadline) {
+			why = fmt.Sprintf("no sign of readiness within %s", bound)
+		}
+		s.mu.Lock()
+		if s.in != in || s.held == nil {
+			s.mu.Unlock()
+			return
+		}
+		if why != "" {
+			s.flushHeldLocked(why)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.flushHeldLocked(why)
 }
 
 // flushHeldLocked sends the held keys to the running program. mu must be
@@ -143,8 +167,7 @@ func (s *Session) flushHeldLocked(why string) bool {
 	}
 	keys := s.held
 	n := s.dropHeldLocked()
-	s.ring.noteInput()
-	if err := s.in.push(keys); err != nil {
+	if err := s.typeKeysLocked(keys, "the keys typed while the session was stopped"); err != nil {
 		// A fresh run's queue is empty and holds 1 MiB: only a program
 		// that never read a byte gets here.
 		s.log.Warn("could not send the keys typed while the session was stopped", "bytes", n, "err", err)

@@ -4,7 +4,9 @@
 //
 //   const api = await startFakeAnthropic({ reply: 'Hello' });
 //   env: { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: FAKE_API_KEY }
-//   api.requests   every request seen: { method, path, model, stream, prompt }
+//   api.requests   every request seen: { method, path, model, stream, prompt,
+//                  userText } (prompt: the first 200 characters of userText,
+//                  the last user message's text)
 //   await api.close()
 //
 // Routes:
@@ -97,7 +99,8 @@ export async function startFakeAnthropic({ reply = 'Hello from the stand-in.', p
         body = {};
       }
       const p = new URL(req.url, 'http://x').pathname;
-      const rec = { method: req.method, path: p, model: body.model, stream: body.stream, prompt: lastUserText(body).slice(0, 200) };
+      const userText = lastUserText(body);
+      const rec = { method: req.method, path: p, model: body.model, stream: body.stream, prompt: userText.slice(0, 200), userText };
       requests.push(rec);
       log?.(rec);
       if (req.method === 'POST' && p === '/v1/messages') return messages(res, body);

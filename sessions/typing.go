@@ -1,0 +1,157 @@
+package sessions
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentmux/agentmux/pty"
+)
+
+// Typing text and then submitting it, for the prompt queue and for keys
+// held while a session woke. An agent's line editor that sees text and an
+// Enter arrive together may take the whole for a paste, where Enter is a
+// line break (Claude Code does, and on a busy machine anything may arrive
+// together): the text goes first, and the Enter on its own once the
+// program has taken the text. Taken means the terminal holds none of it
+// unread, and the program has since redrawn and gone quiet (or, if it
+// draws nothing, stayed quiet a while longer); submitBound is the last
+// resort. Input typed meanwhile waits behind the Enter, so nothing gets
+// between the text and its submit.
+const (
+	// takenQuiet is the pause in output, after a redraw that followed the
+	// text, that says the program has dealt with it.
+	takenQuiet = 100 * time.Millisecond
+	// unechoedQuiet is how long a program that draws nothing in answer
+	// must have left the text read before the Enter goes. Long, as the
+	// program may still be busy with the text: a loaded machine can keep
+	// one from drawing for hundreds of milliseconds.
+	unechoedQuiet = time.Second
+	// submitBound is how long the Enter waits for the text to be taken
+	// before it is sent anyway.
+	submitBound = 5 * time.Second
+	// typingPoll is how often the terminal is looked at while an Enter
+	// waits: unread input has no notification.
+	typingPoll = 10 * time.Millisecond
+)
+
+// typing is text sent to a run whose Enter waits for the program to take
+// it. Its fields are set once, but after, guarded by the session's mu.
+type typing struct {
+	in    *inputQueue
+	proc  *pty.Process
+	since int64 // unix nanoseconds, just before the text was queued
+	what  string
+	// after is input that came while the Enter waited; it follows it.
+	after []byte
+}
+
+// typeLocked types text into the current run and, when submit is set,
+// then the Enter that submits it once the program has taken the text. mu
+// must be held, and no other typing may be under way.
+func (s *Session) typeLocked(text []byte, submit bool, what string) error {
+	since := time.Now().UnixNano()
+	if len(text) > 0 {
+		s.ring.noteInput()
+		if err := s.in.push(text); err != nil {
+			return err
+		}
+	}
+	if !submit {
+		return nil
+	}
+	t := &typing{in: s.in, proc: s.proc, since: since, what: what}
+	s.typing = t
+	go s.submitWhenTaken(t)
+	return nil
+}
+
+// typeKeysLocked types keys as the user typed them: a last Enter waits
+// until the rest has been taken. mu must be held.
+func (s *Session) typeKeysLocked(keys []byte, what string) error {
+	if s.typing != nil {
+		return s.holdTypedLocked(keys) // behind the Enter under way
+	}
+	if n := len(keys); n > 1 && keys[n-1] == '\r' {
+		return s.typeLocked(keys[:n-1], true, what)
+	}
+	return s.typeLocked(keys, false, what)
+}
+
+// holdTypedLocked keeps input that comes while an Enter waits, for after
+// it. mu must be held, and s.typing set.
+func (s *Session) holdTypedLocked(p []byte) error {
+	t := s.typing
+	if len(t.after)+len(p) > MaxHeldInput {
+		return fmt.Errorf("%w: %d bytes already wait for session %s's agent to take %s; at most %d are held, so these %d were refused",
+			ErrInputFull, len(t.after), s.id, t.what, MaxHeldInput, len(p))
+	}
+	t.after = append(t.after, p...)
+	return nil
+}
+
+// submitWhenTaken sends t's Enter once the program has taken its text, or
+// at submitBound. It gives up when the typing is dropped (the run ended,
+// or the user interrupted).
+func (s *Session) submitWhenTaken(t *typing) {
+	tick := time.NewTicker(typingPoll)
+	defer tick.Stop()
+	bound := time.Unix(0, t.since).Add(submitBound)
+	for range tick.C {
+		taken := s.taken(t)
+		s.mu.Lock()
+		if s.typing != t {
+			s.mu.Unlock()
+			return
+		}
+		if taken || time.Now().After(bound) {
+			s.submitLocked(t, taken)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+// taken reports whether the program has taken t's text: written to the
+// terminal, none of it unread, and the program quiet since (see the top
+// of this file).
+func (s *Session) taken(t *typing) bool {
+	if t.in.busy() {
+		return false
+	}
+	if n, err := t.proc.Unread(); err != nil || n > 0 {
+		return false // an error: the run is ending, and the Enter with it
+	}
+	now, last := time.Now().UnixNano(), s.lastOutput.Load()
+	if last > t.since {
+		return time.Duration(now-last) >= takenQuiet
+	}
+	return time.Duration(now-t.since) >= unechoedQuiet
+}
+
+// submitLocked sends t's Enter, then what was typed while it waited. mu
+// must be held, and s.typing be t.
+func (s *Session) submitLocked(t *typing, taken bool) {
+	s.typing = nil
+	if s.in != t.in {
+		return
+	}
+	if !taken {
+		s.log.Warn("the agent has not taken the text typed into it; submitting anyway", "what", t.what, "after", submitBound)
+	}
+	s.ring.noteInput()
+	if err := t.in.push([]byte{'\r'}); err != nil {
+		s.log.Warn("could not submit", "what", t.what, "err", err)
+		return
+	}
+	s.log.Debug("submitted", "what", t.what, "after", time.Since(time.Unix(0, t.since)).Round(time.Millisecond))
+	if len(t.after) > 0 {
+		if err := s.typeKeysLocked(t.after, "keys typed while "+t.what+" was submitted"); err != nil {
+			s.log.Warn("could not send the keys typed while a submit waited", "bytes", len(t.after), "err", err)
+		}
+	} else if s.waiting {
+		// The agent waited again before the Enter went: the queue's turn
+		// was put off until now.
+		s.deliverLocked()
+	}
+}
