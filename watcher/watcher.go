@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,13 +26,35 @@ import (
 // DefaultIgnore are the directory and file names never watched.
 var DefaultIgnore = []string{"node_modules", ".git", ".worktrees"}
 
+// Temporaries are the names (path.Match patterns) of the files editors and
+// atomic writers keep beside the file being edited: left out unless
+// WorkspaceOptions.KeepTemporaries, because in the feed they drown the
+// one change the user made in adds and deletes of litter. vim alone,
+// saving main.go, makes .main.go.swp, probes the directory with 4913 and
+// renames the old file to main.go~; an agent's atomic write goes through
+// plan.md.tmp.<pid>.<time>.
+var Temporaries = []string{
+	"*.sw[a-p]", "*.swx", "4913", // vim's swap files and its probe of the directory
+	"*~",         // backups (vim, emacs, nano)
+	".#*", "#*#", // emacs's lock and auto-save files
+	".~lock.*#",                      // LibreOffice's lock files
+	"*.tmp.*",                        // atomic writes: file.tmp.<pid>.<time>
+	"*___jb_tmp___", "*___jb_old___", // JetBrains' safe write
+	"*.kate-swp", // Kate
+}
+
 // WorkspaceOptions configure a Workspace. Zero values are documented.
 type WorkspaceOptions struct {
 	// Root is the directory watched, recursively. Required.
 	Root string
 	// Ignore are more names or glob patterns (path.Match) that, matching
-	// any element of a path, leave it out, on top of DefaultIgnore.
+	// any element of a path, leave it out, on top of DefaultIgnore and,
+	// unless KeepTemporaries, Temporaries.
 	Ignore []string
+	// KeepTemporaries reports editors' swap, backup and lock files and
+	// atomic writers' temporaries like any other file; false leaves them
+	// out (see Temporaries).
+	KeepTemporaries bool
 	// Coalesce is how long a burst of events on one path is folded into
 	// one trailing event; 0 means 500 ms.
 	Coalesce time.Duration
@@ -108,7 +131,11 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		}
 	}
 	opts.Root = filepath.Clean(opts.Root)
-	opts.Ignore = append(append([]string(nil), DefaultIgnore...), opts.Ignore...)
+	ignore := slices.Clone(DefaultIgnore)
+	if !opts.KeepTemporaries {
+		ignore = append(ignore, Temporaries...)
+	}
+	opts.Ignore = append(ignore, opts.Ignore...)
 	opts.Coalesce = cmp.Or(opts.Coalesce, 500*time.Millisecond)
 	opts.UnlinkDelay = cmp.Or(opts.UnlinkDelay, 100*time.Millisecond)
 	opts.WorkflowDebounce = cmp.Or(opts.WorkflowDebounce, 500*time.Millisecond)

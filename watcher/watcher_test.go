@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/pty"
 	"github.com/agentmux/agentmux/watcher/workflow"
 )
 
@@ -517,5 +519,138 @@ func BenchmarkWatchLargeTree(b *testing.B) {
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// vimSave does to the file at p what vim 9 does on :w with its defaults
+// (swapfile, writebackup, backupcopy=auto), step by step as strace shows
+// it: the swap file exists while the file is open; the write probes the
+// directory with 4913, renames the old file to its backup, writes the new
+// one and deletes the backup.
+func vimSave(t *testing.T, p, content string) {
+	t.Helper()
+	dir, base := filepath.Dir(p), filepath.Base(p)
+	swap := filepath.Join(dir, "."+base+".swp")
+	write(t, swap, "b0VIM 9.0")
+	probe := filepath.Join(dir, "4913")
+	write(t, probe, "")
+	if err := os.Remove(probe); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p, p+"~"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, content)
+	for _, f := range []string{p + "~", swap} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// atomicWrite writes p as agents do: a temporary beside it, renamed over it.
+func atomicWrite(t *testing.T, p, content string) {
+	t.Helper()
+	tmp := fmt.Sprintf("%s.tmp.%d.%d", p, os.Getpid(), time.Now().UnixMilli())
+	write(t, tmp, content)
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEditorTemporariesAreLeftOut: a save in vim, an atomic write and the
+// other editors' litter give one event each for the files written, and
+// none for the temporaries.
+func TestEditorTemporariesAreLeftOut(t *testing.T) {
+	// A save whose steps straddle the removal's wait would be two events
+	// by design; the wait is widened so that a loaded machine running the
+	// race detector stays inside it.
+	opts := WorkspaceOptions{UnlinkDelay: 2 * time.Second}
+	e := startWatch(t, func(root string) {
+		write(t, filepath.Join(root, "main.go"), "package main\n")
+		write(t, filepath.Join(root, "docs", "plan.md"), "# Plan\n")
+	}, opts)
+	vimSave(t, filepath.Join(e.root, "main.go"), "package main\n\nfunc main() {}\n")
+	atomicWrite(t, filepath.Join(e.root, "docs", "plan.md"), "# Plan\n\nStep one.\n")
+	for _, rel := range []string{".#notes.txt", "#notes.txt#", ".~lock.budget.ods#", "notes.txt.swx", ".notes.txt.swo", "a.kt___jb_tmp___"} {
+		write(t, filepath.Join(e.root, rel), "litter")
+	}
+	e.quiet(t)
+	want := map[string][]string{"main.go": {"change"}, "docs/plan.md": {"change"}}
+	got := map[string][]string{}
+	for _, ev := range e.rec.all() {
+		got[ev.Rel] = append(got[ev.Rel], string(ev.Op))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestKeepTemporaries: with KeepTemporaries, editors' files are reported.
+func TestKeepTemporaries(t *testing.T) {
+	e := startWatch(t, nil, WorkspaceOptions{KeepTemporaries: true})
+	for _, rel := range []string{".main.go.swp", "main.go~", "4913"} {
+		write(t, filepath.Join(e.root, rel), "kept")
+		testutil.Eventually(t, watchTimeout, rel, func() bool { return slices.Equal(e.rec.eventsFor(rel), []string{"add"}) })
+	}
+}
+
+// TestVimSaveIsAChange runs vim itself in a terminal on a watched file:
+// opening, editing and saving it changes the file, and nothing else.
+func TestVimSaveIsAChange(t *testing.T) {
+	vim, err := exec.LookPath("vim")
+	if err != nil {
+		t.Skip("vim is not installed")
+	}
+	opts := WorkspaceOptions{UnlinkDelay: 2 * time.Second} // as in TestEditorTemporariesAreLeftOut
+	e := startWatch(t, func(root string) { write(t, filepath.Join(root, "main.go"), "package main\n") }, opts)
+	home := t.TempDir()
+	// No vimrc and no viminfo, but vim's own defaults (nocompatible), so
+	// the swap file, writebackup and backupcopy=auto are as a user has them.
+	p, err := pty.Start(pty.Options{
+		Argv: []string{vim, "-u", "NONE", "-N", "-i", "NONE", "main.go"},
+		Dir:  e.root,
+		Env:  []string{"HOME=" + home, "TERM=xterm-256color", "PATH=" + os.Getenv("PATH")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out := &testutil.SyncBuffer{}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, p)
+	}()
+	// The swap file is made as the file is opened: once vim shows the
+	// file, the edit begins.
+	testutil.Eventually(t, watchTimeout, "vim to open main.go", func() bool {
+		_, err := os.Stat(filepath.Join(e.root, ".main.go.swp"))
+		return err == nil && strings.Contains(out.String(), "main.go")
+	})
+	if _, err := p.Write([]byte("Gofunc main() {}\x1b:wq\r")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	defer cancel()
+	st, err := p.Wait(ctx)
+	if err != nil || st.Code != 0 {
+		t.Fatalf("vim ended with %+v, %v; it showed:\n%s", st, err, out.String())
+	}
+	<-copied
+	if data, err := os.ReadFile(filepath.Join(e.root, "main.go")); err != nil || string(data) != "package main\nfunc main() {}\n" {
+		t.Fatalf("vim wrote %q, %v", data, err)
+	}
+	e.quiet(t)
+	// Where vim writes the file in place (it does as root: no backup, no
+	// rename), its write and the truncation after it are a burst on one
+	// path, which may give a second change (see
+	// TestBurstGivesAtMostTwoEventsEndingInTheFinalState).
+	var got []string
+	for _, ev := range e.rec.all() {
+		got = append(got, string(ev.Op)+" "+ev.Rel)
+	}
+	if len(got) == 0 || len(got) > 2 || slices.ContainsFunc(got, func(s string) bool { return s != "change main.go" }) {
+		t.Fatalf("a save in vim gave %q, want a change of main.go and nothing else", got)
 	}
 }

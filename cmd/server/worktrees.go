@@ -22,9 +22,11 @@ type worktreeWatches struct {
 	wg        *sync.WaitGroup // the server's watcher goroutines
 	workspace string
 	ignore    []string
-	hub       *ws.Hub
-	diffs     *sessionDiffs
-	log       *slog.Logger
+	// keepTemporaries is --watch-temporaries.
+	keepTemporaries bool
+	hub             *ws.Hub
+	diffs           *sessionDiffs
+	log             *slog.Logger
 
 	mu      sync.Mutex
 	stopped bool // once halted, no watcher starts
@@ -65,8 +67,9 @@ func (w *worktreeWatches) start(id, root string) {
 	}
 	prefix = filepath.ToSlash(prefix) + "/"
 	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
-		Root:   root,
-		Ignore: w.ignore,
+		Root:            root,
+		Ignore:          w.ignore,
+		KeepTemporaries: w.keepTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			w.hub.OnSessionFile(id, prefix, ev)
 			w.diffs.onFile(ev.Path)
