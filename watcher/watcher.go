@@ -510,6 +510,7 @@ func (w *Workspace) watch(dir string) {
 func (w *Workspace) scan(initial bool) {
 	began := time.Now()
 	seen := make(map[string]bool, len(w.known))
+	var workflows []workflowFile
 	w.walk(w.opts.Root, func(p string, d fs.DirEntry) {
 		seen[p] = true
 		fi, err := d.Info()
@@ -520,7 +521,7 @@ func (w *Workspace) scan(initial bool) {
 		if initial {
 			w.known[p] = now
 			if rel, _ := w.rel(p); workflow.IsFile(rel) {
-				w.readWorkflow(rel)
+				workflows = append(workflows, workflowFile{rel: rel, mtime: now.mtime})
 			}
 			return
 		}
@@ -534,20 +535,47 @@ func (w *Workspace) scan(initial bool) {
 		}
 	}
 	if initial {
+		w.readNewestWorkflow(workflows)
 		w.log.Info("watching the workspace", "files", len(w.known), "directories", len(w.watched),
 			"unwatched", w.unwatched, "took", time.Since(began).Round(time.Millisecond))
 	}
 }
 
+// workflowFile is a workflow status file found by the initial scan.
+type workflowFile struct {
+	rel   string
+	mtime int64
+}
+
+// readNewestWorkflow makes the most recently written of the status files
+// found at start, of those that parse, the current workflow: the one the
+// agent wrote last is where the project stands. Of files written at the
+// same moment, the one nearest the root wins.
+func (w *Workspace) readNewestWorkflow(files []workflowFile) {
+	slices.SortFunc(files, func(a, b workflowFile) int {
+		return cmp.Or(cmp.Compare(b.mtime, a.mtime),
+			cmp.Compare(strings.Count(a.rel, "/"), strings.Count(b.rel, "/")),
+			strings.Compare(a.rel, b.rel))
+	})
+	for _, f := range files {
+		if w.readWorkflow(f.rel) {
+			return
+		}
+	}
+}
+
 // readWorkflow reads a workflow status file and, when it parses, makes it
-// the current workflow. A file that does not parse is reported once per
-// content, and the last good workflow stays.
-func (w *Workspace) readWorkflow(rel string) {
+// the current workflow, whichever file was current before: a project may
+// keep several (docs/bmm-workflow-status.yaml beside the method's own
+// .bmad/bmm/status/*.yaml), and the one just written is the news. A file
+// that does not parse is reported once per content, and the last good
+// workflow stays. It reports whether the file parsed.
+func (w *Workspace) readWorkflow(rel string) bool {
 	// A FIFO put in a status file's place must not block the read, and
 	// with it the watcher and the server's shutdown, until a writer comes.
 	data, err := regfile.Read(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
 	if err != nil {
-		return // removed or unreadable meanwhile; a later event reads it
+		return false // removed or unreadable meanwhile; a later event reads it
 	}
 	wf, err := workflow.Parse(data)
 	if err != nil {
@@ -555,25 +583,14 @@ func (w *Workspace) readWorkflow(rel string) {
 			w.badWorkflow[rel] = string(data)
 			w.log.Warn("workflow status file not understood; keeping the last good workflow", "file", rel, "err", err)
 		}
-		return
+		return false
 	}
 	delete(w.badWorkflow, rel)
-	w.mu.Lock()
-	cur := w.workflowRel
-	w.mu.Unlock()
-	// Several workflow files: the one nearest the workspace's root is the
-	// project's (a docs/ one beats one in a package deep down), as long as
-	// it is there.
-	if cur != "" && cur != rel && strings.Count(rel, "/") > strings.Count(cur, "/") {
-		if _, err := os.Lstat(filepath.Join(w.opts.Root, filepath.FromSlash(cur))); err == nil {
-			w.log.Debug("workflow file deeper than the current one; keeping the current", "file", rel, "current", cur)
-			return
-		}
-	}
 	w.mu.Lock()
 	w.workflow, w.workflowRel = wf, rel
 	w.mu.Unlock()
 	w.opts.OnWorkflow(rel, wf)
+	return true
 }
 
 // IsDocFile reports whether rel (workspace-relative, forward slashes) is a

@@ -400,33 +400,62 @@ func TestWorkflowReadAtStart(t *testing.T) {
 	}
 }
 
-// TestNearestWorkflowWins: of several workflow files the one nearest the
-// workspace's root is the project's, whichever is read or written last;
-// test data is left out.
-func TestNearestWorkflowWins(t *testing.T) {
-	e := startWatch(t, func(root string) {
-		write(t, filepath.Join(root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-1: in-progress\n")
-		write(t, filepath.Join(root, "docs", "sprint-status.yaml"), "development_status:\n  top-1: in-progress\n")
-		write(t, filepath.Join(root, "watcher", "testdata", "sprint-status.yaml"), "development_status:\n  sample-1: in-progress\n")
-	}, WorkspaceOptions{})
-	if wf, rel, ok := e.w.Workflow(); !ok || rel != "docs/sprint-status.yaml" || wf.CurrentStep != "top-1" {
-		t.Fatalf("workflow at start = %+v from %q, want docs/sprint-status.yaml", wf, rel)
+// TestLastWrittenWorkflowWins: of several workflow files the one written
+// last is the project's, at start (by modification time) and as they are
+// written; test data is left out.
+func TestLastWrittenWorkflowWins(t *testing.T) {
+	const (
+		docs   = "docs/bmm-workflow-status.yaml"
+		seed   = ".bmad/bmm/status/project.yaml"
+		sample = "watcher/testdata/sprint-status.yaml"
+	)
+	content := func(step string) string { return "workflow_status:\n  " + step + ": in-progress\n" }
+	// prepare writes the three files, the one named newest last in time.
+	prepare := func(newest string) func(root string) {
+		return func(root string) {
+			old := time.Now().Add(-time.Hour)
+			for i, rel := range []string{docs, seed, sample} {
+				p := filepath.Join(root, filepath.FromSlash(rel))
+				write(t, p, content(strings.Split(rel, "/")[0]+"-1"))
+				at := old.Add(time.Duration(i) * time.Minute)
+				if rel == newest {
+					at = old.Add(30 * time.Minute)
+				}
+				if err := os.Chtimes(p, at, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
-	// A write to the deeper one does not take over.
-	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-2: in-progress\n")
-	write(t, filepath.Join(e.root, "docs", "sprint-status.yaml"), "development_status:\n  top-2: in-progress\n")
-	testutil.Eventually(t, watchTimeout, "the top file's new step", func() bool {
-		wf, rel, _ := e.w.Workflow()
-		return rel == "docs/sprint-status.yaml" && wf.CurrentStep == "top-2"
+	t.Run("the seed's file written last", func(t *testing.T) {
+		e := startWatch(t, prepare(seed), WorkspaceOptions{})
+		if wf, rel, ok := e.w.Workflow(); !ok || rel != seed || wf.CurrentStep != ".bmad-1" {
+			t.Fatalf("workflow at start = %+v from %q, want %s", wf, rel, seed)
+		}
 	})
-	// Once the top one is gone, the deeper one is the project's.
-	if err := os.Remove(filepath.Join(e.root, "docs", "sprint-status.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-3: in-progress\n")
-	testutil.Eventually(t, watchTimeout, "the deeper file taking over", func() bool {
-		wf, rel, _ := e.w.Workflow()
-		return rel == "packages/ui/docs/sprint-status.yaml" && wf.CurrentStep == "deep-3"
+	t.Run("docs written last", func(t *testing.T) {
+		e := startWatch(t, prepare(docs), WorkspaceOptions{})
+		if wf, rel, ok := e.w.Workflow(); !ok || rel != docs || wf.CurrentStep != "docs-1" {
+			t.Fatalf("workflow at start = %+v from %q, want %s", wf, rel, docs)
+		}
+		// The seed's own file, deeper down, takes over when it is written,
+		// and docs/ again when that is.
+		write(t, filepath.Join(e.root, filepath.FromSlash(seed)), content("seed-2"))
+		testutil.Eventually(t, watchTimeout, "the seed's file taking over", func() bool {
+			wf, rel, _ := e.w.Workflow()
+			return rel == seed && wf.CurrentStep == "seed-2"
+		})
+		write(t, filepath.Join(e.root, filepath.FromSlash(docs)), content("docs-2"))
+		testutil.Eventually(t, watchTimeout, "docs/ taking over again", func() bool {
+			wf, rel, _ := e.w.Workflow()
+			return rel == docs && wf.CurrentStep == "docs-2"
+		})
+		// Test data never does.
+		write(t, filepath.Join(e.root, filepath.FromSlash(sample)), content("sample-2"))
+		e.quiet(t)
+		if wf, rel, _ := e.w.Workflow(); rel != docs || wf.CurrentStep != "docs-2" {
+			t.Fatalf("after a write to test data: %+v from %q", wf, rel)
+		}
 	})
 }
 

@@ -401,7 +401,11 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
-      else workspaceWorkflow = m.workflow;
+      else {
+        workspaceWorkflow = m.workflow;
+        // With several status files, the one written last is shown: name it.
+        if (m.file) workflow.setFile(m.file);
+      }
       showWorkflow();
       break;
     case 'resource.warning':

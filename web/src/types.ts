@@ -187,6 +187,8 @@ export interface WorkflowUpdatedMessage {
   /** Set when the workflow is that session's worktree's; absent for the workspace's. */
   sessionId?: string;
   workflow: Workflow;
+  /** The workspace's status file it was read from (workspace-relative); absent for a session's. */
+  file?: string;
 }
 
 export type DiffFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
