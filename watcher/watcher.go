@@ -102,10 +102,54 @@ type Workspace struct {
 	limitHit    bool                 // the kernel's watch limit was reached
 	unwatched   int                  // directories left without a watch
 
-	// mu protects workflow and workflowRel.
+	// mu protects workflow, workflowRel and docs.
 	mu          sync.Mutex
 	workflow    workflow.Workflow
 	workflowRel string
+	// docs are the documents (IsDocFile) there are, by rel, with their
+	// modification times: a page that loads late learns of them here.
+	docs map[string]time.Time
+}
+
+// Document is a markdown document under docs/ (see IsDocFile).
+type Document struct {
+	// Rel is relative to the watched root, with forward slashes.
+	Rel string
+	// ModTime is when it was last written.
+	ModTime time.Time
+}
+
+// Documents returns the documents under the root, most recently written
+// first, at most limit of them (all when limit is 0 or less).
+func (w *Workspace) Documents(limit int) []Document {
+	w.mu.Lock()
+	out := make([]Document, 0, len(w.docs))
+	for rel, t := range w.docs {
+		out = append(out, Document{Rel: rel, ModTime: t})
+	}
+	w.mu.Unlock()
+	slices.SortFunc(out, func(a, b Document) int {
+		return cmp.Or(b.ModTime.Compare(a.ModTime), strings.Compare(a.Rel, b.Rel))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// noteDoc records that rel is now a document written at mtime, or, when
+// gone, that it is no longer one.
+func (w *Workspace) noteDoc(rel string, mtime time.Time, gone bool) {
+	if !IsDocFile(rel) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if gone {
+		delete(w.docs, rel)
+	} else {
+		w.docs[rel] = mtime
+	}
 }
 
 type fileState struct {
@@ -160,6 +204,7 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		windows:     make(map[string]*window),
 		workflowDue: make(map[string]time.Time),
 		badWorkflow: make(map[string]string),
+		docs:        make(map[string]time.Time),
 	}, nil
 }
 
@@ -406,6 +451,7 @@ func (w *Workspace) settle(p string) {
 	case err == nil && fi.Mode().IsRegular():
 		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		w.known[p] = now
+		w.noteDoc(rel, fi.ModTime(), false)
 		switch {
 		case !wasKnown:
 			w.emit(p, rel, FileAdded)
@@ -417,6 +463,7 @@ func (w *Workspace) settle(p string) {
 		// either way the file clients know of is gone.
 		if wasKnown {
 			delete(w.known, p)
+			w.noteDoc(rel, time.Time{}, true)
 			w.emit(p, rel, FileRemoved)
 		}
 	}
@@ -520,7 +567,9 @@ func (w *Workspace) scan(initial bool) {
 		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		if initial {
 			w.known[p] = now
-			if rel, _ := w.rel(p); workflow.IsFile(rel) {
+			rel, _ := w.rel(p)
+			w.noteDoc(rel, fi.ModTime(), false)
+			if workflow.IsFile(rel) {
 				workflows = append(workflows, workflowFile{rel: rel, mtime: now.mtime})
 			}
 			return

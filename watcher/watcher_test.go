@@ -683,3 +683,39 @@ func TestVimSaveIsAChange(t *testing.T) {
 		t.Fatalf("a save in vim gave %q, want a change of main.go and nothing else", got)
 	}
 }
+
+// TestDocuments: the documents there are, found at start and as they are
+// written and removed, most recently written first.
+func TestDocuments(t *testing.T) {
+	rels := func(docs []Document) []string {
+		var out []string
+		for _, d := range docs {
+			out = append(out, d.Rel)
+		}
+		return out
+	}
+	e := startWatch(t, func(root string) {
+		old := time.Now().Add(-time.Hour)
+		for i, rel := range []string{"docs/a.md", "docs/sub/b.md", "docs/c.md", "README.md", "docs/notes.txt"} {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			write(t, p, "# "+rel)
+			at := old.Add(time.Duration(i) * time.Minute)
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, WorkspaceOptions{})
+	if got := rels(e.w.Documents(0)); !slices.Equal(got, []string{"docs/c.md", "docs/sub/b.md", "docs/a.md"}) {
+		t.Fatalf("documents at start: %q", got)
+	}
+	if got := rels(e.w.Documents(2)); !slices.Equal(got, []string{"docs/c.md", "docs/sub/b.md"}) {
+		t.Fatalf("the newest two: %q", got)
+	}
+	write(t, filepath.Join(e.root, "docs", "a.md"), "# a, again")
+	if err := os.Remove(filepath.Join(e.root, "docs", "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, watchTimeout, "a.md first and c.md gone", func() bool {
+		return slices.Equal(rels(e.w.Documents(0)), []string{"docs/a.md", "docs/sub/b.md"})
+	})
+}

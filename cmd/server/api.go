@@ -86,6 +86,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
+	api.GET("/documents", s.getDocuments)
 	api.GET("/resources", s.getResources)
 	api.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
