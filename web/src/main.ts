@@ -277,7 +277,7 @@ async function onConnected(): Promise<void> {
   pane.onConnected();
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
-  await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow()] : [refreshSessions()]);
+  await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
   connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
@@ -308,6 +308,17 @@ async function loadWorkflow(): Promise<void> {
     showWorkflow();
   } catch {
     // keep what is shown
+  }
+}
+
+/** The documents there are: written while this page was away, or before it opened. */
+async function loadDocuments(): Promise<void> {
+  const n = docs.beginLoad();
+  try {
+    const r = await api.documents();
+    docs.loaded(n, r.documents.map((d) => d.path));
+  } catch {
+    docs.abandoned(n); // an older server, or a network error: keep what is listed
   }
 }
 
@@ -546,4 +557,5 @@ byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('side
 onConnectionChange();
 void loadConfig();
 void loadWorkflow();
+void loadDocuments();
 statusBar.startPolling();

@@ -338,6 +338,11 @@ export interface WorkflowResponse {
   file: string | null;
 }
 
+/** GET /api/documents: newest first, at most 100. */
+export interface DocumentsResponse {
+  documents: { path: string; sessionId?: string; modifiedAt: string }[];
+}
+
 /** One file of GET /api/sessions/:id/diff. */
 export interface DiffFile extends DiffFileSummary {
   binary: boolean;
