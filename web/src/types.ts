@@ -331,6 +331,8 @@ export interface ConfigResponse {
   /** Sessions the server keeps, running or ended; past it a create is refused (409 SESSION_STORE_FULL). */
   keepSessions?: number;
   version?: string;
+  /** Whether the workspace is a git repository: worktrees need one. */
+  gitRepository?: boolean;
 }
 
 export interface WorkflowResponse {
