@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,13 +26,35 @@ import (
 // DefaultIgnore are the directory and file names never watched.
 var DefaultIgnore = []string{"node_modules", ".git", ".worktrees"}
 
+// Temporaries are the names (path.Match patterns) of the files editors and
+// atomic writers keep beside the file being edited: left out unless
+// WorkspaceOptions.KeepTemporaries, because in the feed they drown the
+// one change the user made in adds and deletes of litter. vim alone,
+// saving main.go, makes .main.go.swp, probes the directory with 4913 and
+// renames the old file to main.go~; an agent's atomic write goes through
+// plan.md.tmp.<pid>.<time>.
+var Temporaries = []string{
+	"*.sw[a-p]", "*.swx", "4913", // vim's swap files and its probe of the directory
+	"*~",         // backups (vim, emacs, nano)
+	".#*", "#*#", // emacs's lock and auto-save files
+	".~lock.*#",                      // LibreOffice's lock files
+	"*.tmp.*",                        // atomic writes: file.tmp.<pid>.<time>
+	"*___jb_tmp___", "*___jb_old___", // JetBrains' safe write
+	"*.kate-swp", // Kate
+}
+
 // WorkspaceOptions configure a Workspace. Zero values are documented.
 type WorkspaceOptions struct {
 	// Root is the directory watched, recursively. Required.
 	Root string
 	// Ignore are more names or glob patterns (path.Match) that, matching
-	// any element of a path, leave it out, on top of DefaultIgnore.
+	// any element of a path, leave it out, on top of DefaultIgnore and,
+	// unless KeepTemporaries, Temporaries.
 	Ignore []string
+	// KeepTemporaries reports editors' swap, backup and lock files and
+	// atomic writers' temporaries like any other file; false leaves them
+	// out (see Temporaries).
+	KeepTemporaries bool
 	// Coalesce is how long a burst of events on one path is folded into
 	// one trailing event; 0 means 500 ms.
 	Coalesce time.Duration
@@ -79,10 +102,54 @@ type Workspace struct {
 	limitHit    bool                 // the kernel's watch limit was reached
 	unwatched   int                  // directories left without a watch
 
-	// mu protects workflow and workflowRel.
+	// mu protects workflow, workflowRel and docs.
 	mu          sync.Mutex
 	workflow    workflow.Workflow
 	workflowRel string
+	// docs are the documents (IsDocFile) there are, by rel, with their
+	// modification times: a page that loads late learns of them here.
+	docs map[string]time.Time
+}
+
+// Document is a markdown document under docs/ (see IsDocFile).
+type Document struct {
+	// Rel is relative to the watched root, with forward slashes.
+	Rel string
+	// ModTime is when it was last written.
+	ModTime time.Time
+}
+
+// Documents returns the documents under the root, most recently written
+// first, at most limit of them (all when limit is 0 or less).
+func (w *Workspace) Documents(limit int) []Document {
+	w.mu.Lock()
+	out := make([]Document, 0, len(w.docs))
+	for rel, t := range w.docs {
+		out = append(out, Document{Rel: rel, ModTime: t})
+	}
+	w.mu.Unlock()
+	slices.SortFunc(out, func(a, b Document) int {
+		return cmp.Or(b.ModTime.Compare(a.ModTime), strings.Compare(a.Rel, b.Rel))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// noteDoc records that rel is now a document written at mtime, or, when
+// gone, that it is no longer one.
+func (w *Workspace) noteDoc(rel string, mtime time.Time, gone bool) {
+	if !IsDocFile(rel) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if gone {
+		delete(w.docs, rel)
+	} else {
+		w.docs[rel] = mtime
+	}
 }
 
 type fileState struct {
@@ -108,7 +175,11 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		}
 	}
 	opts.Root = filepath.Clean(opts.Root)
-	opts.Ignore = append(append([]string(nil), DefaultIgnore...), opts.Ignore...)
+	ignore := slices.Clone(DefaultIgnore)
+	if !opts.KeepTemporaries {
+		ignore = append(ignore, Temporaries...)
+	}
+	opts.Ignore = append(ignore, opts.Ignore...)
 	opts.Coalesce = cmp.Or(opts.Coalesce, 500*time.Millisecond)
 	opts.UnlinkDelay = cmp.Or(opts.UnlinkDelay, 100*time.Millisecond)
 	opts.WorkflowDebounce = cmp.Or(opts.WorkflowDebounce, 500*time.Millisecond)
@@ -133,6 +204,7 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 		windows:     make(map[string]*window),
 		workflowDue: make(map[string]time.Time),
 		badWorkflow: make(map[string]string),
+		docs:        make(map[string]time.Time),
 	}, nil
 }
 
@@ -379,6 +451,7 @@ func (w *Workspace) settle(p string) {
 	case err == nil && fi.Mode().IsRegular():
 		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		w.known[p] = now
+		w.noteDoc(rel, fi.ModTime(), false)
 		switch {
 		case !wasKnown:
 			w.emit(p, rel, FileAdded)
@@ -390,6 +463,7 @@ func (w *Workspace) settle(p string) {
 		// either way the file clients know of is gone.
 		if wasKnown {
 			delete(w.known, p)
+			w.noteDoc(rel, time.Time{}, true)
 			w.emit(p, rel, FileRemoved)
 		}
 	}
@@ -483,6 +557,7 @@ func (w *Workspace) watch(dir string) {
 func (w *Workspace) scan(initial bool) {
 	began := time.Now()
 	seen := make(map[string]bool, len(w.known))
+	var workflows []workflowFile
 	w.walk(w.opts.Root, func(p string, d fs.DirEntry) {
 		seen[p] = true
 		fi, err := d.Info()
@@ -492,8 +567,10 @@ func (w *Workspace) scan(initial bool) {
 		now := fileState{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 		if initial {
 			w.known[p] = now
-			if rel, _ := w.rel(p); workflow.IsFile(rel) {
-				w.readWorkflow(rel)
+			rel, _ := w.rel(p)
+			w.noteDoc(rel, fi.ModTime(), false)
+			if workflow.IsFile(rel) {
+				workflows = append(workflows, workflowFile{rel: rel, mtime: now.mtime})
 			}
 			return
 		}
@@ -507,20 +584,47 @@ func (w *Workspace) scan(initial bool) {
 		}
 	}
 	if initial {
+		w.readNewestWorkflow(workflows)
 		w.log.Info("watching the workspace", "files", len(w.known), "directories", len(w.watched),
 			"unwatched", w.unwatched, "took", time.Since(began).Round(time.Millisecond))
 	}
 }
 
+// workflowFile is a workflow status file found by the initial scan.
+type workflowFile struct {
+	rel   string
+	mtime int64
+}
+
+// readNewestWorkflow makes the most recently written of the status files
+// found at start, of those that parse, the current workflow: the one the
+// agent wrote last is where the project stands. Of files written at the
+// same moment, the one nearest the root wins.
+func (w *Workspace) readNewestWorkflow(files []workflowFile) {
+	slices.SortFunc(files, func(a, b workflowFile) int {
+		return cmp.Or(cmp.Compare(b.mtime, a.mtime),
+			cmp.Compare(strings.Count(a.rel, "/"), strings.Count(b.rel, "/")),
+			strings.Compare(a.rel, b.rel))
+	})
+	for _, f := range files {
+		if w.readWorkflow(f.rel) {
+			return
+		}
+	}
+}
+
 // readWorkflow reads a workflow status file and, when it parses, makes it
-// the current workflow. A file that does not parse is reported once per
-// content, and the last good workflow stays.
-func (w *Workspace) readWorkflow(rel string) {
+// the current workflow, whichever file was current before: a project may
+// keep several (docs/bmm-workflow-status.yaml beside the method's own
+// .bmad/bmm/status/*.yaml), and the one just written is the news. A file
+// that does not parse is reported once per content, and the last good
+// workflow stays. It reports whether the file parsed.
+func (w *Workspace) readWorkflow(rel string) bool {
 	// A FIFO put in a status file's place must not block the read, and
 	// with it the watcher and the server's shutdown, until a writer comes.
 	data, err := regfile.Read(filepath.Join(w.opts.Root, filepath.FromSlash(rel)))
 	if err != nil {
-		return // removed or unreadable meanwhile; a later event reads it
+		return false // removed or unreadable meanwhile; a later event reads it
 	}
 	wf, err := workflow.Parse(data)
 	if err != nil {
@@ -528,25 +632,14 @@ func (w *Workspace) readWorkflow(rel string) {
 			w.badWorkflow[rel] = string(data)
 			w.log.Warn("workflow status file not understood; keeping the last good workflow", "file", rel, "err", err)
 		}
-		return
+		return false
 	}
 	delete(w.badWorkflow, rel)
-	w.mu.Lock()
-	cur := w.workflowRel
-	w.mu.Unlock()
-	// Several workflow files: the one nearest the workspace's root is the
-	// project's (a docs/ one beats one in a package deep down), as long as
-	// it is there.
-	if cur != "" && cur != rel && strings.Count(rel, "/") > strings.Count(cur, "/") {
-		if _, err := os.Lstat(filepath.Join(w.opts.Root, filepath.FromSlash(cur))); err == nil {
-			w.log.Debug("workflow file deeper than the current one; keeping the current", "file", rel, "current", cur)
-			return
-		}
-	}
 	w.mu.Lock()
 	w.workflow, w.workflowRel = wf, rel
 	w.mu.Unlock()
 	w.opts.OnWorkflow(rel, wf)
+	return true
 }
 
 // IsDocFile reports whether rel (workspace-relative, forward slashes) is a

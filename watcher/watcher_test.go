@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/pty"
 	"github.com/agentmux/agentmux/watcher/workflow"
 )
 
@@ -398,33 +400,62 @@ func TestWorkflowReadAtStart(t *testing.T) {
 	}
 }
 
-// TestNearestWorkflowWins: of several workflow files the one nearest the
-// workspace's root is the project's, whichever is read or written last;
-// test data is left out.
-func TestNearestWorkflowWins(t *testing.T) {
-	e := startWatch(t, func(root string) {
-		write(t, filepath.Join(root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-1: in-progress\n")
-		write(t, filepath.Join(root, "docs", "sprint-status.yaml"), "development_status:\n  top-1: in-progress\n")
-		write(t, filepath.Join(root, "watcher", "testdata", "sprint-status.yaml"), "development_status:\n  sample-1: in-progress\n")
-	}, WorkspaceOptions{})
-	if wf, rel, ok := e.w.Workflow(); !ok || rel != "docs/sprint-status.yaml" || wf.CurrentStep != "top-1" {
-		t.Fatalf("workflow at start = %+v from %q, want docs/sprint-status.yaml", wf, rel)
+// TestLastWrittenWorkflowWins: of several workflow files the one written
+// last is the project's, at start (by modification time) and as they are
+// written; test data is left out.
+func TestLastWrittenWorkflowWins(t *testing.T) {
+	const (
+		docs   = "docs/bmm-workflow-status.yaml"
+		seed   = ".bmad/bmm/status/project.yaml"
+		sample = "watcher/testdata/sprint-status.yaml"
+	)
+	content := func(step string) string { return "workflow_status:\n  " + step + ": in-progress\n" }
+	// prepare writes the three files, the one named newest last in time.
+	prepare := func(newest string) func(root string) {
+		return func(root string) {
+			old := time.Now().Add(-time.Hour)
+			for i, rel := range []string{docs, seed, sample} {
+				p := filepath.Join(root, filepath.FromSlash(rel))
+				write(t, p, content(strings.Split(rel, "/")[0]+"-1"))
+				at := old.Add(time.Duration(i) * time.Minute)
+				if rel == newest {
+					at = old.Add(30 * time.Minute)
+				}
+				if err := os.Chtimes(p, at, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
-	// A write to the deeper one does not take over.
-	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-2: in-progress\n")
-	write(t, filepath.Join(e.root, "docs", "sprint-status.yaml"), "development_status:\n  top-2: in-progress\n")
-	testutil.Eventually(t, watchTimeout, "the top file's new step", func() bool {
-		wf, rel, _ := e.w.Workflow()
-		return rel == "docs/sprint-status.yaml" && wf.CurrentStep == "top-2"
+	t.Run("the seed's file written last", func(t *testing.T) {
+		e := startWatch(t, prepare(seed), WorkspaceOptions{})
+		if wf, rel, ok := e.w.Workflow(); !ok || rel != seed || wf.CurrentStep != ".bmad-1" {
+			t.Fatalf("workflow at start = %+v from %q, want %s", wf, rel, seed)
+		}
 	})
-	// Once the top one is gone, the deeper one is the project's.
-	if err := os.Remove(filepath.Join(e.root, "docs", "sprint-status.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(e.root, "packages", "ui", "docs", "sprint-status.yaml"), "development_status:\n  deep-3: in-progress\n")
-	testutil.Eventually(t, watchTimeout, "the deeper file taking over", func() bool {
-		wf, rel, _ := e.w.Workflow()
-		return rel == "packages/ui/docs/sprint-status.yaml" && wf.CurrentStep == "deep-3"
+	t.Run("docs written last", func(t *testing.T) {
+		e := startWatch(t, prepare(docs), WorkspaceOptions{})
+		if wf, rel, ok := e.w.Workflow(); !ok || rel != docs || wf.CurrentStep != "docs-1" {
+			t.Fatalf("workflow at start = %+v from %q, want %s", wf, rel, docs)
+		}
+		// The seed's own file, deeper down, takes over when it is written,
+		// and docs/ again when that is.
+		write(t, filepath.Join(e.root, filepath.FromSlash(seed)), content("seed-2"))
+		testutil.Eventually(t, watchTimeout, "the seed's file taking over", func() bool {
+			wf, rel, _ := e.w.Workflow()
+			return rel == seed && wf.CurrentStep == "seed-2"
+		})
+		write(t, filepath.Join(e.root, filepath.FromSlash(docs)), content("docs-2"))
+		testutil.Eventually(t, watchTimeout, "docs/ taking over again", func() bool {
+			wf, rel, _ := e.w.Workflow()
+			return rel == docs && wf.CurrentStep == "docs-2"
+		})
+		// Test data never does.
+		write(t, filepath.Join(e.root, filepath.FromSlash(sample)), content("sample-2"))
+		e.quiet(t)
+		if wf, rel, _ := e.w.Workflow(); rel != docs || wf.CurrentStep != "docs-2" {
+			t.Fatalf("after a write to test data: %+v from %q", wf, rel)
+		}
 	})
 }
 
@@ -518,4 +549,173 @@ func BenchmarkWatchLargeTree(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// vimSave does to the file at p what vim 9 does on :w with its defaults
+// (swapfile, writebackup, backupcopy=auto), step by step as strace shows
+// it: the swap file exists while the file is open; the write probes the
+// directory with 4913, renames the old file to its backup, writes the new
+// one and deletes the backup.
+func vimSave(t *testing.T, p, content string) {
+	t.Helper()
+	dir, base := filepath.Dir(p), filepath.Base(p)
+	swap := filepath.Join(dir, "."+base+".swp")
+	write(t, swap, "b0VIM 9.0")
+	probe := filepath.Join(dir, "4913")
+	write(t, probe, "")
+	if err := os.Remove(probe); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p, p+"~"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, content)
+	for _, f := range []string{p + "~", swap} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// atomicWrite writes p as agents do: a temporary beside it, renamed over it.
+func atomicWrite(t *testing.T, p, content string) {
+	t.Helper()
+	tmp := fmt.Sprintf("%s.tmp.%d.%d", p, os.Getpid(), time.Now().UnixMilli())
+	write(t, tmp, content)
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEditorTemporariesAreLeftOut: a save in vim, an atomic write and the
+// other editors' litter give one event each for the files written, and
+// none for the temporaries.
+func TestEditorTemporariesAreLeftOut(t *testing.T) {
+	// A save whose steps straddle the removal's wait would be two events
+	// by design; the wait is widened so that a loaded machine running the
+	// race detector stays inside it.
+	opts := WorkspaceOptions{UnlinkDelay: 2 * time.Second}
+	e := startWatch(t, func(root string) {
+		write(t, filepath.Join(root, "main.go"), "package main\n")
+		write(t, filepath.Join(root, "docs", "plan.md"), "# Plan\n")
+	}, opts)
+	vimSave(t, filepath.Join(e.root, "main.go"), "package main\n\nfunc main() {}\n")
+	atomicWrite(t, filepath.Join(e.root, "docs", "plan.md"), "# Plan\n\nStep one.\n")
+	for _, rel := range []string{".#notes.txt", "#notes.txt#", ".~lock.budget.ods#", "notes.txt.swx", ".notes.txt.swo", "a.kt___jb_tmp___"} {
+		write(t, filepath.Join(e.root, rel), "litter")
+	}
+	e.quiet(t)
+	want := map[string][]string{"main.go": {"change"}, "docs/plan.md": {"change"}}
+	got := map[string][]string{}
+	for _, ev := range e.rec.all() {
+		got[ev.Rel] = append(got[ev.Rel], string(ev.Op))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestKeepTemporaries: with KeepTemporaries, editors' files are reported.
+func TestKeepTemporaries(t *testing.T) {
+	e := startWatch(t, nil, WorkspaceOptions{KeepTemporaries: true})
+	for _, rel := range []string{".main.go.swp", "main.go~", "4913"} {
+		write(t, filepath.Join(e.root, rel), "kept")
+		testutil.Eventually(t, watchTimeout, rel, func() bool { return slices.Equal(e.rec.eventsFor(rel), []string{"add"}) })
+	}
+}
+
+// TestVimSaveIsAChange runs vim itself in a terminal on a watched file:
+// opening, editing and saving it changes the file, and nothing else.
+func TestVimSaveIsAChange(t *testing.T) {
+	vim, err := exec.LookPath("vim")
+	if err != nil {
+		t.Skip("vim is not installed")
+	}
+	opts := WorkspaceOptions{UnlinkDelay: 2 * time.Second} // as in TestEditorTemporariesAreLeftOut
+	e := startWatch(t, func(root string) { write(t, filepath.Join(root, "main.go"), "package main\n") }, opts)
+	home := t.TempDir()
+	// No vimrc and no viminfo, but vim's own defaults (nocompatible), so
+	// the swap file, writebackup and backupcopy=auto are as a user has them.
+	p, err := pty.Start(pty.Options{
+		Argv: []string{vim, "-u", "NONE", "-N", "-i", "NONE", "main.go"},
+		Dir:  e.root,
+		Env:  []string{"HOME=" + home, "TERM=xterm-256color", "PATH=" + os.Getenv("PATH")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out := &testutil.SyncBuffer{}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, p)
+	}()
+	// The swap file is made as the file is opened: once vim shows the
+	// file, the edit begins.
+	testutil.Eventually(t, watchTimeout, "vim to open main.go", func() bool {
+		_, err := os.Stat(filepath.Join(e.root, ".main.go.swp"))
+		return err == nil && strings.Contains(out.String(), "main.go")
+	})
+	if _, err := p.Write([]byte("Gofunc main() {}\x1b:wq\r")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	defer cancel()
+	st, err := p.Wait(ctx)
+	if err != nil || st.Code != 0 {
+		t.Fatalf("vim ended with %+v, %v; it showed:\n%s", st, err, out.String())
+	}
+	<-copied
+	if data, err := os.ReadFile(filepath.Join(e.root, "main.go")); err != nil || string(data) != "package main\nfunc main() {}\n" {
+		t.Fatalf("vim wrote %q, %v", data, err)
+	}
+	e.quiet(t)
+	// Where vim writes the file in place (it does as root: no backup, no
+	// rename), its write and the truncation after it are a burst on one
+	// path, which may give a second change (see
+	// TestBurstGivesAtMostTwoEventsEndingInTheFinalState).
+	var got []string
+	for _, ev := range e.rec.all() {
+		got = append(got, string(ev.Op)+" "+ev.Rel)
+	}
+	if len(got) == 0 || len(got) > 2 || slices.ContainsFunc(got, func(s string) bool { return s != "change main.go" }) {
+		t.Fatalf("a save in vim gave %q, want a change of main.go and nothing else", got)
+	}
+}
+
+// TestDocuments: the documents there are, found at start and as they are
+// written and removed, most recently written first.
+func TestDocuments(t *testing.T) {
+	rels := func(docs []Document) []string {
+		var out []string
+		for _, d := range docs {
+			out = append(out, d.Rel)
+		}
+		return out
+	}
+	e := startWatch(t, func(root string) {
+		old := time.Now().Add(-time.Hour)
+		for i, rel := range []string{"docs/a.md", "docs/sub/b.md", "docs/c.md", "README.md", "docs/notes.txt"} {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			write(t, p, "# "+rel)
+			at := old.Add(time.Duration(i) * time.Minute)
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, WorkspaceOptions{})
+	if got := rels(e.w.Documents(0)); !slices.Equal(got, []string{"docs/c.md", "docs/sub/b.md", "docs/a.md"}) {
+		t.Fatalf("documents at start: %q", got)
+	}
+	if got := rels(e.w.Documents(2)); !slices.Equal(got, []string{"docs/c.md", "docs/sub/b.md"}) {
+		t.Fatalf("the newest two: %q", got)
+	}
+	write(t, filepath.Join(e.root, "docs", "a.md"), "# a, again")
+	if err := os.Remove(filepath.Join(e.root, "docs", "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, watchTimeout, "a.md first and c.md gone", func() bool {
+		return slices.Equal(rels(e.w.Documents(0)), []string{"docs/a.md", "docs/sub/b.md"})
+	})
 }

@@ -103,6 +103,10 @@ type (
 		Type      string   `json:"type"`
 		SessionID string   `json:"sessionId,omitempty"`
 		Workflow  Workflow `json:"workflow"`
+		// File is the workspace's status file the workflow was read from,
+		// relative to the workspace; absent for a session's: with several
+		// status files, the one written last is shown, and named.
+		File string `json:"file,omitempty"`
 	}
 	// ResourceWarningMessage announces a memory level.
 	ResourceWarningMessage struct {

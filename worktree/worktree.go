@@ -528,6 +528,13 @@ func checkBranchName(ctx context.Context, top, branch string) error {
 	return nil
 }
 
+// IsRepository reports whether dir is inside a git work tree; false too
+// when git is missing. Outside one there are no worktrees to make.
+func IsRepository(ctx context.Context, dir string) bool {
+	_, err := toplevel(ctx, dir)
+	return err == nil
+}
+
 // toplevel returns the top directory of the work tree containing dir.
 func toplevel(ctx context.Context, dir string) (string, error) {
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")

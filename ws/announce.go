@@ -64,11 +64,14 @@ func (h *Hub) suggestDoc(sessionID, rel string) {
 	h.broadcastInformational(wire.LayoutShiftMessage{Type: wire.TypeLayoutShift, SessionID: sessionID, Mode: "split", Trigger: "file_write", Path: rel})
 }
 
-// OnWorkflow tells every connection about a newly read workflow.
-func (h *Hub) OnWorkflow(_ string, wf workflow.Workflow) { h.OnSessionWorkflow("", wf) }
+// OnWorkflow tells every connection about a newly read workflow of the
+// workspace and the status file (workspace-relative) it came from.
+func (h *Hub) OnWorkflow(rel string, wf workflow.Workflow) {
+	h.broadcast(wire.WorkflowMessage{Type: wire.TypeWorkflowUpdated, Workflow: wire.WorkflowView(wf), File: rel})
+}
 
 // OnSessionWorkflow tells every connection about a workflow read in a
-// session's worktree; an empty id means the workspace's own.
+// session's worktree.
 func (h *Hub) OnSessionWorkflow(sessionID string, wf workflow.Workflow) {
 	h.broadcast(wire.WorkflowMessage{Type: wire.TypeWorkflowUpdated, SessionID: sessionID, Workflow: wire.WorkflowView(wf)})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
+	"github.com/agentmux/agentmux/worktree"
 )
 
 // maxBodyBytes bounds API request bodies: every body is a small JSON
@@ -86,6 +88,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
+	api.GET("/documents", s.getDocuments)
 	api.GET("/resources", s.getResources)
 	api.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
@@ -355,15 +358,24 @@ func (s *server) health(c echo.Context) error {
 }
 
 // config tells the UI what it cannot know otherwise: where the workspace
-// is (file.changed carries absolute paths) and how many sessions may run.
+// is (file.changed carries absolute paths), how many sessions may run, and
+// whether the workspace is a git repository (asked each time: a user may
+// run git init meanwhile), without which the UI offers no worktree.
 func (s *server) config(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), gitAskTimeout)
+	defer cancel()
 	return c.JSON(http.StatusOK, map[string]any{
-		"workspace":    s.cfg.Workspace,
-		"maxSessions":  s.mgr.MaxSessions(),
-		"keepSessions": s.mgr.KeepSessions(),
-		"version":      version,
+		"workspace":     s.cfg.Workspace,
+		"maxSessions":   s.mgr.MaxSessions(),
+		"keepSessions":  s.mgr.KeepSessions(),
+		"version":       version,
+		"gitRepository": worktree.IsRepository(ctx, s.cfg.Workspace),
 	})
 }
+
+// gitAskTimeout bounds the git command behind GET /api/config's
+// gitRepository; one that takes longer answers false.
+const gitAskTimeout = 2 * time.Second
 
 // contentSecurityPolicy allows the page its own scripts only: no inline
 // script, no framing by others. Styles may be inline because xterm.js

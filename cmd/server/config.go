@@ -46,7 +46,10 @@ type config struct {
 	MemCritical    float64
 	MemInterval    time.Duration
 	WatchIgnore    []string
-	Timing         sessions.Timing
+	// WatchTemporaries reports editors' and atomic writers' temporary
+	// files too (watcher.Temporaries); false leaves them out.
+	WatchTemporaries bool
+	Timing           sessions.Timing
 
 	// Version asks only for the version.
 	Version bool
@@ -177,7 +180,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Float64Var(&cfg.MemWarn, "mem-warn", 87, "memory use, in percent of the container's limit, that shows a warning")
 	fs.Float64Var(&cfg.MemCritical, "mem-critical", 93, "memory use, in percent, above which new sessions are refused")
 	fs.DurationVar(&cfg.MemInterval, "mem-interval", 5*time.Second, "how often memory use is sampled")
-	fs.Func("watch-ignore", "comma-separated extra names or glob patterns the workspace watcher ignores (node_modules, .git and .worktrees always are)", func(s string) error {
+	fs.Func("watch-ignore", "comma-separated extra names or glob patterns the workspace watcher ignores (node_modules, .git and .worktrees always are, and editors' temporaries unless --watch-temporaries)", func(s string) error {
 		cfg.WatchIgnore = nil
 		for p := range strings.SplitSeq(s, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -189,6 +192,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		}
 		return nil
 	})
+	fs.BoolVar(&cfg.WatchTemporaries, "watch-temporaries", false, "report editors' swap, backup and lock files (.x.swp, 4913, x~, .#x, .~lock.x#) and atomic-write temporaries (x.tmp.*) as files too; by default the workspace watcher leaves them out")
 	fs.DurationVar(&cfg.Timing.QuestionQuiet, "question-quiet", 1500*time.Millisecond, "quiet after output whose last line ends with '?' before a session counts as waiting for input")
 	fs.DurationVar(&cfg.Timing.IdleAfter, "idle-after", 5*time.Minute, "silence after which a running session shows as idle")
 	fs.DurationVar(&cfg.Timing.WarnAfter, "warn-after", 30*time.Minute, "silence after which a session is reported as possibly stuck")

@@ -24,6 +24,7 @@ var allFlags = []string{
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
+	"watch-temporaries",
 }
 
 func TestEnvName(t *testing.T) {
@@ -89,34 +90,36 @@ func configEqual(a, b config) bool {
 		a.Token == b.Token && a.LogLevel == b.LogLevel && a.agentSet == b.agentSet &&
 		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
-		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts)
+		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
+		a.WatchTemporaries == b.WatchTemporaries
 }
 
 // fullEnv sets every flag's variable.
 var fullEnv = map[string]string{
-	"AGENTMUX_ADDR":             "0.0.0.0:9000",
-	"AGENTMUX_WORKSPACE":        "/env/ws",
-	"AGENTMUX_AGENT":            "codex",
-	"AGENTMUX_AGENT_CMD":        "env-agent --fast",
-	"AGENTMUX_MAX_SESSIONS":     "7",
-	"AGENTMUX_SCROLLBACK":       "2MiB",
-	"AGENTMUX_BATCH_INTERVAL":   "40ms",
-	"AGENTMUX_SHUTDOWN_GRACE":   "9s",
-	"AGENTMUX_ALLOWED_ORIGINS":  "http://a.example, http://b.example",
-	"AGENTMUX_TOKEN":            "envtok",
-	"AGENTMUX_LOG_LEVEL":        "debug",
-	"AGENTMUX_DATA_DIR":         "/env/data",
-	"AGENTMUX_SAVE_INTERVAL":    "2s",
-	"AGENTMUX_MEM_WARN":         "70",
-	"AGENTMUX_MEM_CRITICAL":     "80.5",
-	"AGENTMUX_MEM_INTERVAL":     "1s",
-	"AGENTMUX_WATCH_IGNORE":     "dist, *.log",
-	"AGENTMUX_QUESTION_QUIET":   "2s",
-	"AGENTMUX_IDLE_AFTER":       "1m",
-	"AGENTMUX_WARN_AFTER":       "10m",
-	"AGENTMUX_WARN_ERROR_AFTER": "1h",
-	"AGENTMUX_ALLOWED_HOSTS":    "Dev.Example, .ts.net",
-	"AGENTMUX_KEEP_SESSIONS":    "12",
+	"AGENTMUX_ADDR":              "0.0.0.0:9000",
+	"AGENTMUX_WORKSPACE":         "/env/ws",
+	"AGENTMUX_AGENT":             "codex",
+	"AGENTMUX_AGENT_CMD":         "env-agent --fast",
+	"AGENTMUX_MAX_SESSIONS":      "7",
+	"AGENTMUX_SCROLLBACK":        "2MiB",
+	"AGENTMUX_BATCH_INTERVAL":    "40ms",
+	"AGENTMUX_SHUTDOWN_GRACE":    "9s",
+	"AGENTMUX_ALLOWED_ORIGINS":   "http://a.example, http://b.example",
+	"AGENTMUX_TOKEN":             "envtok",
+	"AGENTMUX_LOG_LEVEL":         "debug",
+	"AGENTMUX_DATA_DIR":          "/env/data",
+	"AGENTMUX_SAVE_INTERVAL":     "2s",
+	"AGENTMUX_MEM_WARN":          "70",
+	"AGENTMUX_MEM_CRITICAL":      "80.5",
+	"AGENTMUX_MEM_INTERVAL":      "1s",
+	"AGENTMUX_WATCH_IGNORE":      "dist, *.log",
+	"AGENTMUX_QUESTION_QUIET":    "2s",
+	"AGENTMUX_IDLE_AFTER":        "1m",
+	"AGENTMUX_WARN_AFTER":        "10m",
+	"AGENTMUX_WARN_ERROR_AFTER":  "1h",
+	"AGENTMUX_ALLOWED_HOSTS":     "Dev.Example, .ts.net",
+	"AGENTMUX_KEEP_SESSIONS":     "12",
+	"AGENTMUX_WATCH_TEMPORARIES": "true",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -132,27 +135,28 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		Addr:           "0.0.0.0:9000",
-		Workspace:      "/env/ws",
-		Agent:          "codex",
-		AgentCmd:       []string{"env-agent", "--fast"},
-		MaxSessions:    7,
-		KeepSessions:   12,
-		Scrollback:     2 << 20,
-		BatchInterval:  40 * time.Millisecond,
-		ShutdownGrace:  9 * time.Second,
-		AllowedOrigins: []string{"http://a.example", "http://b.example"},
-		Token:          "envtok",
-		LogLevel:       slog.LevelDebug,
-		DataDir:        "/env/data",
-		SaveInterval:   2 * time.Second,
-		MemWarn:        70,
-		MemCritical:    80.5,
-		MemInterval:    time.Second,
-		WatchIgnore:    []string{"dist", "*.log"},
-		Timing:         sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
-		AllowedHosts:   []string{"dev.example", ".ts.net"},
-		agentSet:       true,
+		Addr:             "0.0.0.0:9000",
+		Workspace:        "/env/ws",
+		Agent:            "codex",
+		AgentCmd:         []string{"env-agent", "--fast"},
+		MaxSessions:      7,
+		KeepSessions:     12,
+		Scrollback:       2 << 20,
+		BatchInterval:    40 * time.Millisecond,
+		ShutdownGrace:    9 * time.Second,
+		AllowedOrigins:   []string{"http://a.example", "http://b.example"},
+		Token:            "envtok",
+		LogLevel:         slog.LevelDebug,
+		DataDir:          "/env/data",
+		SaveInterval:     2 * time.Second,
+		MemWarn:          70,
+		MemCritical:      80.5,
+		MemInterval:      time.Second,
+		WatchIgnore:      []string{"dist", "*.log"},
+		Timing:           sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
+		AllowedHosts:     []string{"dev.example", ".ts.net"},
+		agentSet:         true,
+		WatchTemporaries: true,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -183,6 +187,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--warn-after", "20m",
 		"--warn-error-after", "3h",
 		"--allowed-hosts", "box",
+		"--watch-temporaries=false",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {

@@ -144,8 +144,9 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	s.diffs = newSessionDiffs(s.hub, cfg.Workspace, log)
 	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
-		Root:   cfg.Workspace,
-		Ignore: cfg.WatchIgnore,
+		Root:            cfg.Workspace,
+		Ignore:          cfg.WatchIgnore,
+		KeepTemporaries: cfg.WatchTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			s.hub.OnFile(ev)
 			s.diffs.onFile(ev.Path)
@@ -193,7 +194,8 @@ func (s *server) start() {
 	s.stopWatchers = cancel
 	s.worktrees = &worktreeWatches{
 		ctx: ctx, wg: &s.watchers, workspace: s.cfg.Workspace, ignore: s.cfg.WatchIgnore,
-		hub: s.hub, diffs: s.diffs, log: s.log, running: make(map[string]runningWatch),
+		keepTemporaries: s.cfg.WatchTemporaries,
+		hub:             s.hub, diffs: s.diffs, log: s.log, running: make(map[string]runningWatch),
 	}
 	s.mgr.Subscribe(s.hub.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)

@@ -419,7 +419,7 @@ func TestWatchWorkflowFileReplacedByFifo(t *testing.T) {
 		release()
 		t.FailNow()
 	}
-	checkWorkflowUpdated(t, got[len(got)-1], sprintJSON)
+	checkWorkflowUpdated(t, got[len(got)-1], sprintJSON, "_bmad-output/sprint-status.yaml")
 	getWorkflow(t, e, sprintJSON, "_bmad-output/sprint-status.yaml")
 }
 
@@ -570,11 +570,12 @@ func getWorkflow(t testing.TB, e *apiEnv, wantWorkflow, wantFile string) {
 }
 
 // checkWorkflowUpdated checks a workflow.updated frame is exactly
-// {"type","workflow"} with the workflow want.
-func checkWorkflowUpdated(t testing.TB, ev watchEvent, want string) {
+// {"type","workflow","file"} with the workflow want, read from file.
+func checkWorkflowUpdated(t testing.TB, ev watchEvent, want, file string) {
 	t.Helper()
-	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","workflow":`+want+`}`)) {
-		t.Errorf("workflow.updated = %s, want workflow %s", ev.raw, want)
+	quoted, _ := json.Marshal(file)
+	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","workflow":`+want+`,"file":`+string(quoted)+`}`)) {
+		t.Errorf("workflow.updated = %s, want workflow %s from %s", ev.raw, want, file)
 	}
 }
 
@@ -590,7 +591,7 @@ func TestWatchWorkflow(t *testing.T) {
 	const statusRel = "docs/bmm-workflow-status.yaml"
 	writeWS(t, e.dir, statusRel, flatWorkflowYAML)
 	got := collectUntil(t, conn, "workflow.updated for "+statusRel, isWorkflowUpdated)
-	checkWorkflowUpdated(t, got[len(got)-1], flatWorkflowJSON)
+	checkWorkflowUpdated(t, got[len(got)-1], flatWorkflowJSON, statusRel)
 	getWorkflow(t, e, flatWorkflowJSON, statusRel)
 
 	// Malformed: one warning, no message, the good workflow stays.
@@ -605,7 +606,7 @@ func TestWatchWorkflow(t *testing.T) {
 	const sprintRel = "_bmad-output/sprint-status.yaml"
 	writeWS(t, e.dir, sprintRel, sprintYAML)
 	got = collectUntil(t, conn, "workflow.updated for "+sprintRel, isWorkflowUpdated)
-	checkWorkflowUpdated(t, got[len(got)-1], sprintJSON)
+	checkWorkflowUpdated(t, got[len(got)-1], sprintJSON, sprintRel)
 	getWorkflow(t, e, sprintJSON, sprintRel)
 	// Anything still due from the malformed file has been read by now: its
 	// last event came before the sprint file's, with the same debounce.
@@ -652,7 +653,7 @@ func TestWatchWorkflowAtStart(t *testing.T) {
 		{"name":"prd","status":"completed","displayName":"PRD"},
 		{"name":"architecture","status":"in_progress"}]}`
 	got := collectUntil(t, conn, "workflow.updated for "+rel, isWorkflowUpdated)
-	checkWorkflowUpdated(t, got[len(got)-1], want)
+	checkWorkflowUpdated(t, got[len(got)-1], want, rel)
 	getWorkflow(t, e, want, rel)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -341,5 +342,30 @@ func TestWorktreesSymlinkRefused(t *testing.T) {
 	}
 	if got := e.get(s.ID); !got.Running {
 		t.Errorf("the session was stopped by a refused removal: %+v", got)
+	}
+}
+
+// TestConfigSaysWhetherGitRepository: GET /api/config tells the UI whether
+// the workspace is a git repository, outside of which it offers no worktree.
+func TestConfigSaysWhetherGitRepository(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  func(*testing.T) *apiEnv
+		want bool
+	}{
+		{"a plain directory", func(t *testing.T) *apiEnv { return newAPI(t) }, false},
+		{"a repository", func(t *testing.T) *apiEnv { return newRepoAPI(t) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.env(t)
+			resp, b := e.do(http.MethodGet, "/api/config", "")
+			wantStatus(t, "GET /api/config", resp, b, http.StatusOK)
+			var cfg struct {
+				GitRepository *bool `json:"gitRepository"`
+			}
+			if err := json.Unmarshal(b, &cfg); err != nil || cfg.GitRepository == nil || *cfg.GitRepository != tc.want {
+				t.Fatalf("GET /api/config = %s, %v; want gitRepository %v", b, err, tc.want)
+			}
+		})
 	}
 }

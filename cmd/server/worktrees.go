@@ -22,9 +22,11 @@ type worktreeWatches struct {
 	wg        *sync.WaitGroup // the server's watcher goroutines
 	workspace string
 	ignore    []string
-	hub       *ws.Hub
-	diffs     *sessionDiffs
-	log       *slog.Logger
+	// keepTemporaries is --watch-temporaries.
+	keepTemporaries bool
+	hub             *ws.Hub
+	diffs           *sessionDiffs
+	log             *slog.Logger
 
 	mu      sync.Mutex
 	stopped bool // once halted, no watcher starts
@@ -34,6 +36,15 @@ type worktreeWatches struct {
 type runningWatch struct {
 	w      *watcher.Workspace
 	cancel context.CancelFunc
+	// prefix is the worktree's directory relative to the workspace, with
+	// a trailing slash.
+	prefix string
+}
+
+// sessionWatch is a running watcher and the session it is for.
+type sessionWatch struct {
+	id, prefix string
+	w          *watcher.Workspace
 }
 
 // onEvent starts or stops a session's watcher. It is called with the
@@ -65,8 +76,9 @@ func (w *worktreeWatches) start(id, root string) {
 	}
 	prefix = filepath.ToSlash(prefix) + "/"
 	wsw, err := watcher.NewWorkspace(watcher.WorkspaceOptions{
-		Root:   root,
-		Ignore: w.ignore,
+		Root:            root,
+		Ignore:          w.ignore,
+		KeepTemporaries: w.keepTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			w.hub.OnSessionFile(id, prefix, ev)
 			w.diffs.onFile(ev.Path)
@@ -79,7 +91,7 @@ func (w *worktreeWatches) start(id, root string) {
 		return
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
-	w.running[id] = runningWatch{w: wsw, cancel: cancel}
+	w.running[id] = runningWatch{w: wsw, cancel: cancel, prefix: prefix}
 	// Run reads the tree in this goroutine, not in the event's caller.
 	w.wg.Go(func() {
 		if err := wsw.Run(ctx); err != nil {
@@ -93,6 +105,17 @@ func (w *worktreeWatches) watcher(id string) *watcher.Workspace {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.running[id].w
+}
+
+// all returns the running watchers.
+func (w *worktreeWatches) all() []sessionWatch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]sessionWatch, 0, len(w.running))
+	for id, r := range w.running {
+		out = append(out, sessionWatch{id: id, prefix: r.prefix, w: r.w})
+	}
+	return out
 }
 
 func (w *worktreeWatches) stop(id string) {

@@ -1,7 +1,7 @@
 // The HTTP API (docs/protocol.md section 7). Every failure becomes an
 // ApiError carrying the server's code and message, ready to show.
 
-import type { ConfigResponse, DiffResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
+import type { ConfigResponse, DiffResponse, DocumentsResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -86,6 +86,8 @@ export const api = {
     await request('DELETE', `api/sessions/${encodeURIComponent(id)}${query ? `?${query}` : ''}`);
   },
   workflow: () => json<WorkflowResponse>('GET', 'api/workflow'),
+  /** The documents under docs/ (the workspace's and its worktrees'), newest first. */
+  documents: () => json<DocumentsResponse>('GET', 'api/documents'),
   /**
    * What a session changed in its tree, with patches (409 NOT_A_REPOSITORY
    * when its tree is not in a git repository).

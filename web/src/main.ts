@@ -277,7 +277,7 @@ async function onConnected(): Promise<void> {
   pane.onConnected();
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
-  await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow()] : [refreshSessions()]);
+  await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
   connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
@@ -291,6 +291,7 @@ async function loadConfig(): Promise<void> {
     if (c.workspace) root.set(c.workspace);
     if (c.maxSessions && c.maxSessions > 0) maxSessions = c.maxSessions;
     if (c.keepSessions && c.keepSessions > 0) keepSessions = c.keepSessions;
+    tabs.setWorktreesAvailable(c.gitRepository !== false);
     statusBar.setVersion(c.version);
     updateNewSession();
     statusBar.sessionCount(store.runningCount(), maxSessions);
@@ -308,6 +309,17 @@ async function loadWorkflow(): Promise<void> {
     showWorkflow();
   } catch {
     // keep what is shown
+  }
+}
+
+/** The documents there are: written while this page was away, or before it opened. */
+async function loadDocuments(): Promise<void> {
+  const n = docs.beginLoad();
+  try {
+    const r = await api.documents();
+    docs.loaded(n, r.documents.map((d) => d.path));
+  } catch {
+    docs.abandoned(n); // an older server, or a network error: keep what is listed
   }
 }
 
@@ -401,7 +413,11 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
-      else workspaceWorkflow = m.workflow;
+      else {
+        workspaceWorkflow = m.workflow;
+        // With several status files, the one written last is shown: name it.
+        if (m.file) workflow.setFile(m.file);
+      }
       showWorkflow();
       break;
     case 'resource.warning':
@@ -542,4 +558,5 @@ byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('side
 onConnectionChange();
 void loadConfig();
 void loadWorkflow();
+void loadDocuments();
 statusBar.startPolling();

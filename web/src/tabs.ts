@@ -67,6 +67,8 @@ export class TabBar {
   private measureFrame: number | undefined;
   /** The last removal was refused for uncommitted changes: offer to force it. */
   private worktreeDirty = false;
+  private readonly branchField = byId('worktree-field');
+  private readonly branchUnavailable = byId('worktree-unavailable');
 
   constructor(private readonly deps: TabBarDeps) {
     this.newBtn.addEventListener('click', () => this.openNewDialog());
@@ -326,6 +328,16 @@ export class TabBar {
     this.tabs.get(ids[next]!)?.focus(); // roving focus within the tab list, from a key press
   }
 
+  /**
+   * Whether the workspace is a git repository (GET /api/config): outside
+   * one the dialog offers no worktree, and says why, instead of letting
+   * git's error come back.
+   */
+  setWorktreesAvailable(available: boolean): void {
+    this.branchField.hidden = !available;
+    this.branchUnavailable.hidden = available;
+  }
+
   openNewDialog(): void {
     if (this.newBtn.disabled) return;
     this.form.reset();
@@ -339,7 +351,7 @@ export class TabBar {
   private async create(): Promise<void> {
     const data = new FormData(this.form);
     const name = String(data.get('name') ?? '').trim();
-    const branch = String(data.get('branch') ?? '').trim();
+    const branch = this.branchField.hidden ? '' : String(data.get('branch') ?? '').trim();
     const req: { name?: string; worktree?: { branch: string } } = {};
     if (name) req.name = name;
     if (branch) req.worktree = { branch };

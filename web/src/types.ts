@@ -187,6 +187,8 @@ export interface WorkflowUpdatedMessage {
   /** Set when the workflow is that session's worktree's; absent for the workspace's. */
   sessionId?: string;
   workflow: Workflow;
+  /** The workspace's status file it was read from (workspace-relative); absent for a session's. */
+  file?: string;
 }
 
 export type DiffFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
@@ -329,11 +331,18 @@ export interface ConfigResponse {
   /** Sessions the server keeps, running or ended; past it a create is refused (409 SESSION_STORE_FULL). */
   keepSessions?: number;
   version?: string;
+  /** Whether the workspace is a git repository: worktrees need one. */
+  gitRepository?: boolean;
 }
 
 export interface WorkflowResponse {
   workflow: Workflow | null;
   file: string | null;
+}
+
+/** GET /api/documents: newest first, at most 100. */
+export interface DocumentsResponse {
+  documents: { path: string; sessionId?: string; modifiedAt: string }[];
 }
 
 /** One file of GET /api/sessions/:id/diff. */
