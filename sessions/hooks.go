@@ -75,10 +75,13 @@ const HookHeader = "X-Agentmux-Hook-Secret"
 
 // ClaudeHookSettings returns a Claude Code settings file that runs command
 // (a shell command line) on the hooks that tell whether Claude waits for
-// its user: a notification (a permission prompt, or idle at the prompt),
-// the end of a turn, a question asked with the AskUserQuestion tool, a
-// prompt submitted, and the start of a session (Claude at its prompt, once
-// past its dialogs). The names are those of Claude Code's settings schema
+// its user: a permission request (the dialog asking to allow a tool, which
+// Claude tells its hooks just before it draws it, and names the tool and
+// its input; the notification about it comes seconds later), a
+// notification (a permission prompt, or idle at the prompt), the end of a
+// turn, a question asked with the AskUserQuestion tool, a prompt
+// submitted, and the start of a session (Claude at its prompt, once past
+// its dialogs). The names are those of Claude Code's settings schema
 // (2.1).
 func ClaudeHookSettings(command string) []byte {
 	type hook struct {
@@ -92,11 +95,12 @@ func ClaudeHookSettings(command string) []byte {
 	}
 	h := []hook{{Type: "command", Command: command, Timeout: 10}}
 	settings := map[string]any{"hooks": map[string][]matcher{
-		"Notification":     {{Hooks: h}},
-		"Stop":             {{Hooks: h}},
-		"UserPromptSubmit": {{Hooks: h}},
-		"SessionStart":     {{Hooks: h}},
-		"PreToolUse":       {{Matcher: "AskUserQuestion", Hooks: h}},
+		"Notification":      {{Hooks: h}},
+		"Stop":              {{Hooks: h}},
+		"UserPromptSubmit":  {{Hooks: h}},
+		"SessionStart":      {{Hooks: h}},
+		"PreToolUse":        {{Matcher: "AskUserQuestion", Hooks: h}},
+		"PermissionRequest": {{Hooks: h}},
 	}}
 	b, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
@@ -117,17 +121,29 @@ func newSecret() string {
 type hookPayload struct {
 	// Type and ThreadID are a Codex notification's; Claude's input has
 	// neither.
-	Type      string `json:"type"`
-	ThreadID  string `json:"thread-id"`
-	Event     string `json:"hook_event_name"`
-	Source    string `json:"source"`
-	Message   string `json:"message"`
-	ToolName  string `json:"tool_name"`
-	ToolInput struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread-id"`
+	Event    string `json:"hook_event_name"`
+	Source   string `json:"source"`
+	Message  string `json:"message"`
+	Cwd      string `json:"cwd"`
+	ToolName string `json:"tool_name"`
+	// ToolInput is read per tool: a Write's holds the whole file.
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// askedQuestion returns the first question of an AskUserQuestion's input,
+// cleaned, or "".
+func askedQuestion(input json.RawMessage) string {
+	var in struct {
 		Questions []struct {
 			Question string `json:"question"`
 		} `json:"questions"`
-	} `json:"tool_input"`
+	}
+	if json.Unmarshal(input, &in) != nil || len(in.Questions) == 0 {
+		return ""
+	}
+	return cleanText(in.Questions[0].Question)
 }
 
 // Hook applies a call from the agent's hooks: secret must be the current
@@ -173,11 +189,17 @@ func (s *Session) Hook(secret string, payload []byte) error {
 			return nil // other tools do not wait for the user
 		}
 		msg := "the agent asks you a question"
-		if qs := p.ToolInput.Questions; len(qs) > 0 && cleanText(qs[0].Question) != "" {
-			msg = "the agent asks: " + cleanText(qs[0].Question)
+		if q := askedQuestion(p.ToolInput); q != "" {
+			msg = "the agent asks: " + q
 		}
 		s.hookedLocked()
 		s.startWaitingLocked(msg, false)
+	case "PermissionRequest":
+		s.hookedLocked()
+		if p.ToolName == "AskUserQuestion" {
+			return nil // its PreToolUse hook has said the question
+		}
+		s.startPermissionWaitLocked(newPermission(p.ToolName, p.ToolInput, p.Cwd, s.cwd))
 	case "UserPromptSubmit":
 		s.hookedLocked()
 		s.endWaitingLocked("prompt submitted")

@@ -102,6 +102,9 @@ type Info struct {
 	Running bool
 	// Worktree is the git worktree the session runs in, if it has one.
 	Worktree *Worktree
+	// Permission is what the agent waits for its user to allow, while
+	// its waiting is a permission request; nil otherwise.
+	Permission *Permission
 	// Conversation is the id of the conversation the agent recorded, when
 	// its profile learns one (Codex); a resume continues it.
 	Conversation string
@@ -176,6 +179,9 @@ type Session struct {
 	warned    warnLevel
 	hooked    bool
 	waitEnded time.Time
+	// permission is what the current waiting asks to allow, when it is
+	// a permission request; nil otherwise.
+	permission *Permission
 	// secret authenticates the current run's hook calls; wake nudges its
 	// silence watcher.
 	secret string
@@ -241,6 +247,10 @@ func (s *Session) infoLocked() Info {
 	if s.exit != nil {
 		e := *s.exit
 		info.Exit = &e
+	}
+	if s.permission != nil {
+		p := *s.permission
+		info.Permission = &p
 	}
 	return info
 }
@@ -319,6 +329,7 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.stopping = false
 	s.status, s.reason = StatusActive, "started"
 	s.waiting, s.idle, s.warned, s.hooked = false, false, warnNone, false
+	s.permission = nil
 	s.waitEnded = time.Time{}
 	s.secret = secret
 	s.wake = make(chan struct{}, 1)
@@ -482,7 +493,7 @@ func (s *Session) finishRun(st ExitStatus) {
 	s.proc = nil
 	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
-	s.waiting, s.idle = false, false
+	s.waiting, s.idle, s.permission = false, false, nil
 	s.heldLostLocked()
 	s.typing = nil
 	switch {

@@ -78,6 +78,18 @@ func (s *Session) startWaitingLocked(why string, atPrompt bool) {
 	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' needs input: %s", s.name, why)})
 }
 
+// startPermissionWaitLocked marks the session waiting for its user to
+// allow what perm asks, why saying it in a sentence, and keeps perm for
+// its status until the wait ends. A dialog, not a prompt: a queued prompt would answer it. mu must
+// be held.
+func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
+	if s.phase != phaseRunning || s.waiting {
+		return // waiting already, for a reason said first
+	}
+	s.permission = &perm
+	s.startWaitingLocked(why, false)
+}
+
 // endWaitingLocked ends a waiting period. The user is back, so silence
 // counts afresh from now: an agent that then says nothing for the idle or
 // stuck limits is idle or stuck, and one that answers at once is not.
@@ -87,6 +99,7 @@ func (s *Session) endWaitingLocked(why string) {
 		return
 	}
 	s.waiting, s.idle, s.warned = false, false, warnNone
+	s.permission = nil
 	s.waitEnded = time.Now()
 	s.setRunStatusLocked(why)
 	select { // the watcher's deadlines moved

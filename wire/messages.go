@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/agentmux/agentmux/sessions"
+
 // Server-to-client messages, each as docs/protocol.md describes it.
 // terminal.output is not here: the ws package encodes it by hand, for
 // speed, as {"type","sessionId","data","seq"}.
@@ -49,12 +51,16 @@ type (
 		Status    string `json:"status"`
 		Reason    string `json:"reason,omitempty"`
 		Running   bool   `json:"running"`
+		// Permission is what a waiting agent asks to be allowed, when
+		// its waiting is a permission request.
+		Permission *sessions.Permission `json:"permission,omitempty"`
 	}
 	// NeedsInputMessage says an agent waits for its user.
 	NeedsInputMessage struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-		Message   string `json:"message"`
+		Type       string               `json:"type"`
+		SessionID  string               `json:"sessionId"`
+		Message    string               `json:"message"`
+		Permission *sessions.Permission `json:"permission,omitempty"`
 	}
 	// WarningMessage warns about one session.
 	WarningMessage struct {

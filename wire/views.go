@@ -27,6 +27,9 @@ type Session struct {
 	// process, which only a resume brings back.
 	Running  bool               `json:"running"`
 	Worktree *sessions.Worktree `json:"worktree,omitempty"`
+	// Permission is what a waiting agent asks to be allowed, as in
+	// session.status, for a page that loads while it waits.
+	Permission *sessions.Permission `json:"permission,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -44,6 +47,7 @@ func SessionView(info sessions.Info) Session {
 		Rows:           info.Rows,
 		Running:        info.Running,
 		Worktree:       info.Worktree,
+		Permission:     info.Permission,
 	}
 	if v.Command == nil {
 		v.Command = []string{}
@@ -168,7 +172,7 @@ func EventMessage(ev sessions.Event) any {
 	case sessions.EventDestroyed:
 		return DestroyedMessage{Type: TypeSessionDestroyed, SessionID: ev.Session.ID}
 	case sessions.EventNeedsInput:
-		return NeedsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message}
+		return NeedsInputMessage{Type: TypeSessionNeedsInput, SessionID: ev.Session.ID, Message: ev.Message, Permission: ev.Session.Permission}
 	case sessions.EventWarning:
 		return WarningMessage{Type: TypeSessionWarning, SessionID: ev.Session.ID, Message: ev.Message, Severity: string(ev.Severity)}
 	case sessions.EventPromptQueued:
@@ -178,6 +182,6 @@ func EventMessage(ev sessions.Event) any {
 	case sessions.EventPromptDequeued:
 		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:
-		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running}
+		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running, Permission: ev.Session.Permission}
 	}
 }

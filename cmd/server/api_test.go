@@ -187,7 +187,7 @@ func checkSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
 		}
 	}
 	for k := range fields {
-		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" {
+		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" {
 			t.Errorf("session %s has unexpected field %q", raw, k)
 		}
 	}

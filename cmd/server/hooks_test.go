@@ -43,8 +43,14 @@ sleep 60
 // installFakeClaude puts fakeClaude first on PATH as claude.
 func installFakeClaude(t *testing.T) {
 	t.Helper()
+	installClaude(t, fakeClaude)
+}
+
+// installClaude puts script first on PATH as claude.
+func installClaude(t *testing.T, script string) {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(fakeClaude), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -63,7 +69,7 @@ func TestClaudeHookSettings(t *testing.T) {
 	if err := json.Unmarshal(sessions.ClaudeHookSettings("'/opt/agent mux' hook"), &settings); err != nil {
 		t.Fatal(err)
 	}
-	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse", "SessionStart"} {
+	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse", "SessionStart", "PermissionRequest"} {
 		m := settings.Hooks[event]
 		if len(m) != 1 || len(m[0].Hooks) != 1 || m[0].Hooks[0].Type != "command" || m[0].Hooks[0].Command != "'/opt/agent mux' hook" {
 			t.Errorf("%s: %+v, want one command hook running the given command", event, m)
@@ -72,8 +78,82 @@ func TestClaudeHookSettings(t *testing.T) {
 	if m := settings.Hooks["PreToolUse"]; len(m) == 1 && m[0].Matcher != "AskUserQuestion" {
 		t.Errorf("PreToolUse matcher %q, want AskUserQuestion only", m[0].Matcher)
 	}
-	if len(settings.Hooks) != 5 {
-		t.Errorf("%d hook events, want 5", len(settings.Hooks))
+	if m := settings.Hooks["PermissionRequest"]; len(m) == 1 && m[0].Matcher != "" {
+		t.Errorf("PermissionRequest matcher %q, want every tool", m[0].Matcher)
+	}
+	if len(settings.Hooks) != 6 {
+		t.Errorf("%d hook events, want 6", len(settings.Hooks))
+	}
+}
+
+// TestPermissionRequestHook posts Claude's PermissionRequest hook input, as
+// its hook command does, with a Write's whole file in it: the session waits
+// at once, and session.status, session.needsInput and the session's view
+// name the tool and the file, never the file's content.
+func TestPermissionRequestHook(t *testing.T) {
+	installClaude(t, "#!/bin/sh\nexec sleep 60\n")
+	e := newAPI(t)
+	next := statusEvents(t, e, nil)
+	s := e.create(`{"agent":"claude","name":"perm"}`)
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+	secret, hookURL := envValue(environ, sessions.EnvHookSecret), envValue(environ, sessions.EnvHookURL)
+	post := func(payload any) {
+		t.Helper()
+		body, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, hookURL, bytes.NewReader(body))
+		req.Header.Set(sessions.HookHeader, secret)
+		if resp, b := e.send(req); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("PermissionRequest of %d bytes: status %d; body %s", len(body), resp.StatusCode, b)
+		}
+	}
+
+	content := strings.Repeat("A plan, line after line.\n", 36_000) // 900 KB: the listener takes up to 1 MiB
+	post(map[string]any{
+		"hook_event_name": "PermissionRequest",
+		"session_id":      s.ID,
+		"cwd":             s.Cwd,
+		"permission_mode": "default",
+		"tool_name":       "Write",
+		"tool_input":      map[string]string{"file_path": filepath.Join(s.Cwd, "docs", "plan.md"), "content": content},
+	})
+	const reason = "Claude wants to use Write on docs/plan.md"
+	want := sessions.Permission{Tool: "Write", Summary: "docs/plan.md"}
+	m := next("session.status", "")
+	if m.Status != "waiting" || m.Reason != reason || m.Permission == nil || *m.Permission != want {
+		t.Errorf("session.status %+v, permission %+v; want waiting, %q, %+v", m, m.Permission, reason, want)
+	}
+	ni := next("session.needsInput", "")
+	if !strings.Contains(ni.Message, reason) || ni.Permission == nil || *ni.Permission != want {
+		t.Errorf("session.needsInput %q, permission %+v; want the reason and %+v", ni.Message, ni.Permission, want)
+	}
+	if v := e.get(s.ID); v.Permission == nil || *v.Permission != want {
+		t.Errorf("GET the session: permission %+v, want %+v", v.Permission, want)
+	}
+
+	// Typing answers the dialog: active, and the permission is gone.
+	if err := sess.Write([]byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("session.status", ""); m.Status != "active" || m.Permission != nil {
+		t.Errorf("after the answer: %+v, permission %+v; want active and none", m, m.Permission)
+	}
+	if v := e.get(s.ID); v.Permission != nil {
+		t.Errorf("GET the session after the answer: permission %+v", v.Permission)
+	}
+
+	// A command as large: the reason quotes its start only.
+	post(map[string]any{"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": map[string]string{"command": "echo " + content}})
+	m = next("session.status", "waiting")
+	if !strings.HasPrefix(m.Reason, "Claude wants to use Bash: echo A plan, line after line. A plan") || len(m.Reason) > 200 ||
+		m.Permission == nil || len(m.Permission.Summary) > 200 {
+		t.Errorf("a huge command: reason of %d bytes %.100q, permission %+v", len(m.Reason), m.Reason, m.Permission)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
 )
 
 func TestMain(m *testing.M) {
@@ -121,6 +122,8 @@ type wsMsg struct {
 	Message       string `json:"message"`
 	Code          string `json:"code"`
 	GracePeriodMs *int64 `json:"gracePeriodMs"`
+	// Permission is session.status's and session.needsInput's.
+	Permission *sessions.Permission `json:"permission"`
 	// Timestamp is a number in heartbeats and a string in file.changed.
 	Timestamp json.RawMessage `json:"timestamp"`
 }

@@ -369,8 +369,8 @@ function onMessage(m: ServerMessage): void {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       for (const log of sessionEventLogs.values()) log.push(m);
       applySessionEvent(m);
-      if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason);
-      if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason);
+      if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason, m.permission);
+      if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason, m.permission);
       if (m.type === 'session.warning') {
         const name = store.get(m.sessionId)?.session.name ?? 'A session';
         toast(`${name}: ${m.message || 'no output for a long time.'}`, m.severity === 'error' ? 'error' : 'warning');
@@ -437,7 +437,7 @@ function applySessionEvent(m: ServerMessage): void {
       store.upsert(m.session);
       break;
     case 'session.status':
-      store.setStatus(m.sessionId, m.status, m.reason, m.running);
+      store.setStatus(m.sessionId, m.status, m.reason, m.running, m.permission);
       break;
     case 'session.destroyed':
       store.remove(m.sessionId);

@@ -4,6 +4,7 @@
 
 import { byId } from './dom';
 import type { SessionStore } from './store';
+import type { Permission } from './types';
 
 const BASE_TITLE = 'agentmux';
 
@@ -52,16 +53,21 @@ export class Notifier {
     this.bell.setAttribute('aria-pressed', String(p === 'granted'));
   }
 
-  /** A session started waiting for the user (at most one notification until it stops). */
-  needsInput(id: string, message?: string): void {
+  /**
+   * A session started waiting for the user (at most one notification until
+   * it stops). A permission request names the tool in the title and what
+   * it acts on in the body.
+   */
+  needsInput(id: string, message?: string, permission?: Permission): void {
     const entry = this.store.get(id);
     if (!entry || this.notified.has(id)) return;
     this.notified.add(id);
     if (!this.supported || Notification.permission !== 'granted') return;
     if (!document.hidden && this.store.activeId === id) return;
     try {
-      const n = new Notification(`${entry.session.name} needs input`, {
-        body: message || 'The agent is waiting for you.',
+      const title = permission ? `${entry.session.name} asks to use ${permission.tool}` : `${entry.session.name} needs input`;
+      const n = new Notification(title, {
+        body: permission?.summary || message || 'The agent is waiting for you.',
         tag: `agentmux-${id}`,
       });
       n.onclick = () => {

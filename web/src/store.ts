@@ -3,7 +3,7 @@
 // was warned of a long silence, and which one is on screen. Views
 // subscribe and re-render from it.
 
-import type { Session, SessionStatus, WarningSeverity } from './types';
+import type { Permission, Session, SessionStatus, WarningSeverity } from './types';
 import { loadSetting, saveSetting } from './settings';
 
 export interface SessionEntry {
@@ -12,6 +12,8 @@ export interface SessionEntry {
   reason: string;
   /** The agent asked for input (session.needsInput or status waiting). */
   needsInput: boolean;
+  /** What the waiting agent asks to be allowed, while it waits at a permission request. */
+  permission: Permission | null;
   /**
    * The latest session.warning's severity and message, until the session
    * next reports a status (it produced output, or waits, or ended).
@@ -49,8 +51,13 @@ function runningAfter(status: SessionStatus, given: boolean | undefined, previou
   return previous === undefined ? undefined : statusRuns(status);
 }
 
+/** The permission a session's view says its agent waits for, if any. */
+function permissionOf(s: Session): Permission | null {
+  return s.status === 'waiting' ? (s.permission ?? null) : null;
+}
+
 function newEntry(s: Session): SessionEntry {
-  return { session: s, reason: '', needsInput: s.status === 'waiting', warning: null, closing: false };
+  return { session: s, reason: '', needsInput: s.status === 'waiting', permission: permissionOf(s), warning: null, closing: false };
 }
 
 export class SessionStore {
@@ -100,6 +107,7 @@ export class SessionStore {
     if (e) {
       e.session = s;
       e.needsInput ||= s.status === 'waiting';
+      e.permission = permissionOf(s);
     } else {
       this.entries.set(s.id, newEntry(s));
     }
@@ -116,6 +124,7 @@ export class SessionStore {
       const e = this.entries.get(s.id);
       if (e) {
         e.session = s;
+        e.permission = permissionOf(s);
         if (s.status === 'waiting') e.needsInput = true;
         else if (!isRunning(s)) e.needsInput = false;
         // Output or a question since the warning: it no longer holds.
@@ -133,13 +142,14 @@ export class SessionStore {
    * A session.status: the status, its reason and whether the process runs
    * (running undefined: from the status, see runningAfter). It ends a
    * warning: the server reports a status when output resumes, the agent
-   * asks, or the run ends.
+   * asks, or the run ends. A permission comes with waiting only.
    */
-  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean): void {
+  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean, permission?: Permission): void {
     const e = this.entries.get(id);
     if (!e) return;
     e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running) };
     e.reason = reason;
+    e.permission = status === 'waiting' ? (permission ?? null) : null;
     // Waiting means the agent asks; any other status means it no longer does.
     e.needsInput = status === 'waiting';
     e.warning = null;
@@ -159,6 +169,7 @@ export class SessionStore {
     if (e.session.running === false && (status === 'active' || status === 'waiting')) return;
     e.session = { ...e.session, status, running: runningAfter(status, undefined, e.session.running) };
     e.needsInput = status === 'waiting';
+    if (status !== 'waiting') e.permission = null;
     if (status === 'active' || status === 'waiting') e.warning = null;
     this.changed();
   }

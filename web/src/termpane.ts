@@ -9,7 +9,7 @@ import type { Terminal } from '@xterm/xterm';
 import { byId, show } from './dom';
 import { isRunning, type SessionStore } from './store';
 import { TerminalView } from './terminal';
-import type { ClientMessage, ErrorMessage, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
+import type { ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
 import type { WsClient } from './ws';
 
 /** A client frame above 1 MiB closes the connection (protocol.md section 1). */
@@ -53,6 +53,9 @@ export class TerminalPane {
   private readonly meta = byId('term-meta');
   private readonly flowNote = byId('term-flow');
   private readonly resumingNote = byId('term-resuming');
+  private readonly permissionNote = byId('term-permission');
+  private readonly permissionTool = byId('term-permission-tool');
+  private readonly permissionSummary = byId('term-permission-summary');
   private readonly stopBtn = byId<HTMLButtonElement>('stop');
   private readonly searchBtn = byId<HTMLButtonElement>('search-toggle');
   private readonly resumeBar = byId('resume-bar');
@@ -167,6 +170,7 @@ export class TerminalPane {
       this.meta.textContent = '';
       this.resumeBar.hidden = true;
       this.resumingNote.hidden = true;
+      this.permissionNote.hidden = true;
       return;
     }
     const s = entry.session;
@@ -179,6 +183,7 @@ export class TerminalPane {
     const w = this.waking.get(s.id);
     const waking = !!w && w.failedAt === undefined;
     show(this.resumingNote, waking);
+    this.renderPermission(entry.permission, entry.reason);
     this.resumeBar.hidden = running || waking;
     if (!running) {
       this.resumeBar.dataset.status = s.status;
@@ -187,6 +192,16 @@ export class TerminalPane {
       this.resumeBtn.disabled = !canAct || entry.closing;
       this.resumeBtn.textContent = 'Resume';
     }
+  }
+
+  /** The permission the active session's agent waits for, if any: the tool, what it acts on, the reason as tooltip. */
+  private renderPermission(p: Permission | null, reason: string): void {
+    show(this.permissionNote, !!p);
+    if (!p) return;
+    this.permissionTool.textContent = p.tool;
+    this.permissionSummary.textContent = p.summary ?? '';
+    this.permissionSummary.hidden = !p.summary;
+    this.permissionNote.title = reason || `The agent asks to use ${p.tool}${p.summary ? ` on ${p.summary}` : ''}`;
   }
 
   /**

@@ -23,6 +23,15 @@ export interface Session {
   running?: boolean;
   /** The git worktree the session runs in, if it has one. */
   worktree?: Worktree;
+  /** What the agent asks to be allowed, while it waits at a permission request. */
+  permission?: Permission;
+}
+
+/** A permission request: the tool the agent wants to use and a short summary of its input. */
+export interface Permission {
+  tool: string;
+  /** A file's path, a command, a URL, or the input as clipped JSON; absent when there is nothing to say. */
+  summary?: string;
 }
 
 export interface Worktree {
@@ -122,6 +131,8 @@ export interface SessionStatusMessage {
   reason?: string;
   /** Whether the agent's process runs (absent from older servers). */
   running?: boolean;
+  /** With status waiting: what the agent asks to be allowed, when it is a permission request. */
+  permission?: Permission;
 }
 
 export interface SessionDestroyedMessage {
@@ -135,6 +146,7 @@ export interface SessionNeedsInputMessage {
   sessionId: string;
   message?: string;
   reason?: string;
+  permission?: Permission;
 }
 
 export type WarningSeverity = 'warning' | 'error';

@@ -11,8 +11,10 @@
 //
 // Routes:
 //   POST /v1/messages               an assistant message with one text block,
-//                                   the reply; streamed as server-sent events
-//                                   when the body has stream: true, else JSON
+//                                   the reply, or one tool_use block when the
+//                                   reply is { toolUse: { name, input } };
+//                                   streamed as server-sent events when the
+//                                   body has stream: true, else JSON
 //   POST /v1/messages/count_tokens  { input_tokens: 42 }
 //   GET  /v1/models                 a short model list
 //   HEAD or GET /                   200 (Claude probes whether the API is up)
@@ -53,7 +55,10 @@ function json(res, status, obj) {
 
 /**
  * Starts the stand-in on 127.0.0.1 (a free port unless `port` is given).
- *   reply   the assistant's text, or a function (body) => text
+ *   reply   the assistant's text, or a function (body) => text; either may
+ *           instead be { toolUse: { name, input } }: the assistant then asks
+ *           to use that tool (stop_reason tool_use), and Claude's next
+ *           request carries the tool_result
  *   log     called with each request record, e.g. for debugging
  */
 export async function startFakeAnthropic({ reply = 'Hello from the stand-in.', port = 0, log } = {}) {
@@ -64,13 +69,17 @@ export async function startFakeAnthropic({ reply = 'Hello from the stand-in.', p
     const n = ++counter;
     const id = `msg_fake_${n}`;
     const model = body.model ?? 'claude-sonnet-4-5';
-    const text = typeof reply === 'function' ? reply(body) : reply;
+    const answer = typeof reply === 'function' ? reply(body) : reply;
+    const tool = typeof answer === 'object' && answer?.toolUse;
+    const text = tool ? '' : answer;
+    const block = tool ? { type: 'tool_use', id: `toolu_fake_${n}`, name: tool.name, input: tool.input } : { type: 'text', text };
+    const stopReason = tool ? 'tool_use' : 'end_turn';
     const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     if (!body.stream) {
       return json(res, 200, {
         id, type: 'message', role: 'assistant', model,
-        content: [{ type: 'text', text }],
-        stop_reason: 'end_turn', stop_sequence: null, usage,
+        content: [block],
+        stop_reason: stopReason, stop_sequence: null, usage,
       });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_fake_${n}` });
@@ -78,11 +87,12 @@ export async function startFakeAnthropic({ reply = 'Hello from the stand-in.', p
     event('message_start', {
       message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     });
-    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+    event('content_block_start', { index: 0, content_block: tool ? { ...block, input: {} } : { type: 'text', text: '' } });
     event('ping', {});
-    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
+    const delta = tool ? { type: 'input_json_delta', partial_json: JSON.stringify(tool.input) } : { type: 'text_delta', text };
+    event('content_block_delta', { index: 0, delta });
     event('content_block_stop', { index: 0 });
-    event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } });
+    event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } });
     event('message_stop', {});
     res.end();
   }
