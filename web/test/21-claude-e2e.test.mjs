@@ -13,18 +13,16 @@
 // auto-updates off: it talks to nothing but the stand-in.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
-  uiTest, sel, tabById, waitFor, waitForLine, terminalLines, terminalPane, tempDir, TEST_DIR, SERVER_DOWN_CONSOLE,
+  uiTest, sel, tabById, waitFor, waitForLine, terminalLines, terminalPane, tempDir, SERVER_DOWN_CONSOLE,
 } from './harness.mjs';
-import { startFakeAnthropic, FAKE_API_KEY } from './fake-anthropic.mjs';
+import { startFakeAnthropic } from './fake-anthropic.mjs';
+import { claudeBinDir, claudeEnv, seedClaudeConfig } from './claude-cli.mjs';
 
 const NAME = 'the real Claude Code CLI: start, hooks report waiting, a prompt, a restart, Resume, a prompt queue';
-const BIN_DIR = path.join(TEST_DIR, 'node_modules', '.bin');
-const SCOPE_DIR = path.join(TEST_DIR, 'node_modules', '@anthropic-ai');
 
 const READY = 'Claude is ready for your first prompt';
 const RESUMED = 'Claude resumed the conversation and waits for your prompt';
@@ -32,59 +30,8 @@ const FINISHED = 'the agent finished and waits for your next prompt';
 const PROMPT = 'What colour is the sky today';
 const REPLY = 'The stand-in says the sky is green today.';
 
-/** Why this claude executable does not run, or null when it does. */
-function wontRun(file) {
-  const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' } });
-  if (!r.error && r.status === 0 && /Claude Code/.test(r.stdout)) return null;
-  return r.error?.message ?? `exit ${r.status}: ${(r.stderr || r.stdout).trim().split('\n')[0].slice(0, 200)}`;
-}
-
-/**
- * A directory with a working `claude` for the sessions' PATH, or { skip }.
- * node_modules/.bin/claude is the native binary once the package's
- * postinstall has copied it there; without that (install scripts not run)
- * it is a stub that fails, and the platform package's own binary is used.
- */
-async function claudeBinDir() {
-  const bin = path.join(BIN_DIR, 'claude');
-  if (!existsSync(bin)) return { skip: `${bin} is missing: run npm ci in web/test` };
-  const tried = [];
-  const why = wontRun(bin);
-  if (!why) return { dir: BIN_DIR };
-  tried.push(`${bin}: ${why}`);
-  const natives = (await fs.readdir(SCOPE_DIR).catch(() => []))
-    .filter((n) => n.startsWith('claude-code-'))
-    .map((n) => path.join(SCOPE_DIR, n, 'claude'))
-    .filter((f) => existsSync(f));
-  for (const native of natives) {
-    const whyNot = wontRun(native);
-    if (whyNot) {
-      tried.push(`${native}: ${whyNot}`);
-      continue;
-    }
-    const dir = await tempDir('claude-bin');
-    await fs.symlink(native, path.join(dir, 'claude'));
-    return { dir };
-  }
-  return { skip: `the Claude Code CLI cannot run on ${process.platform}-${process.arch} (${tried.join('; ')})` };
-}
-
 /** Claude's projects/ folder name for a working directory. */
 const projectDirName = (cwd) => cwd.replace(/[^a-zA-Z0-9]/g, '-');
-
-/** Writes CLAUDE_CONFIG_DIR/.claude.json so Claude starts straight at its prompt in (or under) dirs. */
-async function seedClaudeConfig(configDir, dirs) {
-  const projects = {};
-  for (const d of dirs) projects[d] = { hasTrustDialogAccepted: true };
-  const config = {
-    hasCompletedOnboarding: true,
-    theme: 'dark',
-    customApiKeyResponses: { approved: [FAKE_API_KEY.slice(-20)], rejected: [] },
-    projects,
-  };
-  await fs.mkdir(configDir, { recursive: true });
-  await fs.writeFile(path.join(configDir, '.claude.json'), JSON.stringify(config, null, 2));
-}
 
 const claude = await claudeBinDir();
 if (claude.skip) {
@@ -99,15 +46,7 @@ if (claude.skip) {
     {
       timeout: 300_000,
       allowConsole: SERVER_DOWN_CONSOLE,
-      env: {
-        PATH: `${claude.dir}:${process.env.PATH}`,
-        CLAUDE_CONFIG_DIR: configDir,
-        ANTHROPIC_BASE_URL: api.url,
-        ANTHROPIC_API_KEY: FAKE_API_KEY,
-        DISABLE_TELEMETRY: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-      },
+      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
       setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
     },
     async ({ t, page, server, frames, screenshot, onCleanup }) => {

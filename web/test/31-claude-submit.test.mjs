@@ -15,7 +15,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { uiTest, tabById, waitFor, terminalLines, terminalPane, tempDir, SERVER_DOWN_CONSOLE } from './harness.mjs';
 import { startFakeAnthropic } from './fake-anthropic.mjs';
-import { claudeBinDir, claudeEnv, seedClaudeConfig } from './claude-env.mjs';
+import { claudeBinDir, claudeEnv, seedClaudeConfig } from './claude-cli.mjs';
 
 const NAME = 'the real Claude Code CLI on a busy machine: ten queued prompts and keys typed after /exit are each submitted';
 const READY = 'Claude is ready for your first prompt';
@@ -43,7 +43,7 @@ if (claude.skip) {
     {
       timeout: 600_000,
       allowConsole: SERVER_DOWN_CONSOLE,
-      env: claudeEnv(claude.dir, configDir, api.url),
+      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
       setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
     },
     async ({ t, page, server, frames, screenshot, onCleanup }) => {

@@ -1,8 +1,8 @@
 // Running the real Claude Code CLI (the npm package @anthropic-ai/claude-code,
 // a devDependency of these tests) in a test: where a working `claude` is, and
 // a throwaway config that takes it straight to its prompt, talking to
-// nothing but the stand-in API (fake-anthropic.mjs). The same setup as
-// 21-claude-e2e.test.mjs.
+// nothing but the stand-in API (fake-anthropic.mjs). Every real-Claude test
+// uses it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
