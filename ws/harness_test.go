@@ -184,6 +184,8 @@ type msg struct {
 	Reset     bool   `json:"reset"`
 	Cols      int    `json:"cols"`
 	Rows      int    `json:"rows"`
+	// By names who set a session.resized's size.
+	By        string `json:"by"`
 	Status    string `json:"status"`
 	Reason    string `json:"reason"`
 	Code      string `json:"code"`
