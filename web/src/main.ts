@@ -108,6 +108,7 @@ const pane = new TerminalPane({
     store.setNeedsInput(id, false); // the user answered
   },
   toast,
+  meId,
 });
 
 // The test hook (web/README.md): present once the terminal pane exists.
@@ -135,7 +136,10 @@ const tabs = new TabBar({
   people,
   meId,
   onSelect: selectSession,
-  onCreated: selectSession,
+  onCreated: (id) => {
+    pane.claimSize(id); // who creates a session will type there
+    selectSession(id);
+  },
   onShowChanges: () => layout.set('changes'),
   toast,
 });
@@ -348,6 +352,9 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'terminal.exit':
       pane.onExit(m);
+      break;
+    case 'session.resized':
+      pane.onResized(m);
       break;
     case 'session.created':
     case 'session.status':
