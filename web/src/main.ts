@@ -9,7 +9,7 @@ import { ArtifactPane } from './artifact';
 import { colorFor } from './avatars';
 import { Banners } from './banners';
 import { ChangesView } from './changes';
-import { DiffSummaries } from './diffs';
+import { DiffSummaries, WorkspaceDiff } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
 import { Identity } from './identity';
@@ -142,6 +142,10 @@ const tabs = new TabBar({
   },
   onShowChanges: () => layout.set('changes'),
   toast,
+});
+new WorkspaceDiff(diffs, store, (id) => {
+  selectSession(id);
+  layout.set('changes');
 });
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
