@@ -645,8 +645,11 @@ export class TerminalView {
 
   /** The session's size changed (session.attached or session.resized). */
   private setSessionSize(size: Size): void {
-    this.sessionSize = { cols: clampSize(size.cols), rows: clampSize(size.rows) };
-    if (!this.holding) this.fitAndReport();
+    const { cols, rows } = (this.sessionSize = { cols: clampSize(size.cols), rows: clampSize(size.rows) });
+    if (this.holding) return;
+    // At once, shown or not: a hidden tab parses its replay too.
+    if (this.feed.term.cols !== cols || this.feed.term.rows !== rows) this.feed.term.resize(cols, rows);
+    this.fitAndReport();
   }
 
   /** What the sizing shows: whether this page has the size, the session's, and its own. */

@@ -139,6 +139,8 @@ uiTest('a page that only watches leaves the size alone and shows the session as 
     const t = await termSize(page, id);
     return t.cols === midSize.cols && t.rows === midSize.rows;
   }, { message: 'the first page draws the session at the size the 1024 page took' });
+  assert.ok(await page.getByRole('button', { name: 'Fit to this window' }).isVisible(), 'the first page, now watching, is offered "Fit to this window"');
+  await screenshot(page, 'view-size-desktop-watching');
   await screenshot(mid.page, 'view-size-1024-fitted');
 
   // Typing from the phone takes the size.
