@@ -297,6 +297,10 @@ func asksQuestion(tail []byte) (string, bool) {
 	return line, strings.HasSuffix(line, "?")
 }
 
+// IsTerminalReport is isTerminalReport, for the WebSocket server: a
+// terminal's own replies are not a user typing, so they take no size.
+func IsTerminalReport(p []byte) bool { return isTerminalReport(p) }
+
 // isTerminalReport reports whether p, written to a terminal, is nothing but
 // replies a terminal (here xterm.js) sends on its own: focus in and out,
 // cursor position and device attribute reports, OSC and DCS answers. Such

@@ -32,6 +32,17 @@ type (
 		// can attach again for its scrollback.
 		Partial bool `json:"partial,omitempty"`
 	}
+	// ResizedMessage announces the size a session's terminal now has:
+	// the clients that only watch draw it at that size.
+	ResizedMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Cols      int    `json:"cols"`
+		Rows      int    `json:"rows"`
+		// By is the id (client.welcome's) of the connection whose size
+		// it is: the one that typed last or took the size.
+		By string `json:"by"`
+	}
 	// ExitMessage reports that a session's process ended.
 	ExitMessage struct {
 		Type      string `json:"type"`

@@ -39,6 +39,8 @@ const (
 	TypeSessionNeedsInput = "session.needsInput"
 	TypeSessionWarning    = "session.warning"
 	TypeSessionDiff       = "session.diff"
+	// TypeSessionResized announces a session's new size, and who set it.
+	TypeSessionResized = "session.resized"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

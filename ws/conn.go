@@ -76,7 +76,7 @@ type conn struct {
 
 	// Owned by the reader goroutine.
 	streams map[string]*stream
-	sizes   map[string][2]int // the size this client last asked for, by session
+	sizes   map[string][2]int // the size this client last asked for, by session (size.go)
 }
 
 func newConn(h *Hub, ws *websocket.Conn) *conn {
@@ -106,6 +106,7 @@ func (c *conn) serve() {
 	go c.writeLoop()
 	c.readLoop()
 	c.close(0, "")
+	c.hub.dropSizes(c)
 	for id, st := range c.streams {
 		st.leave()
 		delete(c.streams, id)
@@ -321,11 +322,9 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 	}
 	switch m.Type {
 	case wire.TypeTerminalInput:
-		// The size of the client that last typed wins, as in tmux.
-		if size, ok := c.sizes[id]; ok {
-			if err := s.Resize(size[0], size[1]); err != nil {
-				return err
-			}
+		// Whoever types takes the session's size, as in tmux.
+		if err := c.hub.typedSize(c, s, []byte(*m.Data)); err != nil {
+			return err
 		}
 		// A session with no process is resumed, and gets these keys once
 		// it runs.
@@ -344,8 +343,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
 	case wire.TypeTerminalResize:
-		c.sizes[id] = [2]int{*m.Cols, *m.Rows}
-		return s.Resize(*m.Cols, *m.Rows)
+		return c.hub.resize(c, s, *m.Cols, *m.Rows, m.Take != nil && *m.Take)
 	case wire.TypeSessionAttach:
 		lines := 0
 		if m.Lines != nil {

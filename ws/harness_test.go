@@ -184,15 +184,17 @@ type msg struct {
 	Reset     bool   `json:"reset"`
 	Cols      int    `json:"cols"`
 	Rows      int    `json:"rows"`
-	Status    string `json:"status"`
-	Reason    string `json:"reason"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Severity  string `json:"severity"`
-	Path      string `json:"path"`
-	Running   *bool  `json:"running"`
-	ExitCode  int    `json:"exitCode"`
-	Signal    int    `json:"signal"`
+	// By names who set a session.resized's size.
+	By       string `json:"by"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Severity string `json:"severity"`
+	Path     string `json:"path"`
+	Running  *bool  `json:"running"`
+	ExitCode int    `json:"exitCode"`
+	Signal   int    `json:"signal"`
 	// Timestamp is a number in heartbeats and a string in file.changed.
 	Timestamp     json.RawMessage `json:"timestamp"`
 	Echo          *float64        `json:"echo"`

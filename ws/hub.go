@@ -128,6 +128,14 @@ type Hub struct {
 	// oversize limits the log lines about frames over ReadLimit.
 	oversize ratelog.Limiter
 
+	// sizeMu protects sizers: by session, the connection whose size the
+	// session has (see size.go). Taken before a session's lock and the
+	// hub's mu, never while either is held; so a destroyed session's entry
+	// is not dropped by OnEvent, which runs under the session's lock, but
+	// when its sizer's connection ends.
+	sizeMu sync.Mutex
+	sizers map[string]sizer
+
 	// parks counts the times a stream's loop waited for output: an echo
 	// sent by the session's reader leaves it waiting (stream.takeEcho).
 	parks atomic.Int64
@@ -154,6 +162,7 @@ func NewHub(opts Options) (*Hub, error) {
 		opts.Logger = slog.Default()
 	}
 	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string),
+		sizers:   make(map[string]sizer),
 		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,

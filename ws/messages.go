@@ -19,11 +19,13 @@ import (
 // fields tell "absent" from "zero", so validation can name what is missing;
 // a field of the wrong JSON type fails decoding.
 type clientMessage struct {
-	Type      string   `json:"type"`
-	SessionID *string  `json:"sessionId"`
-	Data      *string  `json:"data"`
-	Cols      *int     `json:"cols"`
-	Rows      *int     `json:"rows"`
+	Type      string  `json:"type"`
+	SessionID *string `json:"sessionId"`
+	Data      *string `json:"data"`
+	Cols      *int    `json:"cols"`
+	Rows      *int    `json:"rows"`
+	// Take, on terminal.resize, applies the size now, as typing would.
+	Take      *bool    `json:"take"`
 	Since     *uint64  `json:"since"`
 	Lines     *int     `json:"lines"`
 	Seq       *uint64  `json:"seq"`
@@ -123,7 +125,7 @@ func fieldKind(field string) string {
 		return "an integer"
 	case "since", "seq":
 		return "a non-negative integer"
-	case "pace":
+	case "pace", "take":
 		return "a boolean"
 	case "timestamp":
 		return "a number"

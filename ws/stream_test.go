@@ -256,20 +256,27 @@ func TestInterruptWritesETX(t *testing.T) {
 	}
 }
 
+// The rule of issue 27: a resize waits until its client types; then the
+// last client to type has its size, as in tmux. (It used to be the last
+// client to resize or type.)
 func TestResizeLastClientToTypeWins(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.session("sh", "-c", `stty -echo; while read line; do echo "size $(stty size)"; done`)
 	a, b := e.dial(nil), e.dial(nil)
 	a.attach(s.ID(), nil)
-	// Connections are independent, so let each resize land before the
-	// next.
 	a.send(map[string]any{"type": wire.TypeTerminalResize, "sessionId": s.ID(), "cols": 100, "rows": 30})
-	testutil.Eventually(t, waitTimeout, "a's resize", func() bool { return s.Info().Cols == 100 })
 	b.send(map[string]any{"type": wire.TypeTerminalResize, "sessionId": s.ID(), "cols": 120, "rows": 40})
-	testutil.Eventually(t, waitTimeout, "b's resize", func() bool { return s.Info().Cols == 120 })
+	a.sync()
+	b.sync()
+	if info := s.Info(); info.Cols != 80 || info.Rows != 24 {
+		t.Fatalf("resizes before anyone typed: session size = %dx%d, want 80x24", info.Cols, info.Rows)
+	}
+	// b types: its size wins.
+	b.send(input(s.ID(), "x\r"))
+	var st stream
+	a.readUntil(s.ID(), &st, contains("size 40 120"))
 	// a types: its size comes back.
 	a.send(input(s.ID(), "x\r"))
-	var st stream
 	a.readUntil(s.ID(), &st, contains("size 30 100"))
 	if info := s.Info(); info.Cols != 100 || info.Rows != 30 {
 		t.Fatalf("session size = %dx%d, want 100x30", info.Cols, info.Rows)

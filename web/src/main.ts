@@ -9,7 +9,7 @@ import { ArtifactPane } from './artifact';
 import { colorFor } from './avatars';
 import { Banners } from './banners';
 import { ChangesView } from './changes';
-import { DiffSummaries } from './diffs';
+import { DiffSummaries, WorkspaceDiff } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
 import { Identity } from './identity';
@@ -108,6 +108,7 @@ const pane = new TerminalPane({
     store.setNeedsInput(id, false); // the user answered
   },
   toast,
+  meId,
 });
 
 // The test hook (web/README.md): present once the terminal pane exists.
@@ -135,9 +136,16 @@ const tabs = new TabBar({
   people,
   meId,
   onSelect: selectSession,
-  onCreated: selectSession,
+  onCreated: (id) => {
+    pane.claimSize(id); // who creates a session will type there
+    selectSession(id);
+  },
   onShowChanges: () => layout.set('changes'),
   toast,
+});
+new WorkspaceDiff(diffs, store, (id) => {
+  selectSession(id);
+  layout.set('changes');
 });
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
@@ -360,6 +368,9 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'terminal.exit':
       pane.onExit(m);
+      break;
+    case 'session.resized':
+      pane.onResized(m);
       break;
     case 'session.created':
     case 'session.status':

@@ -5,7 +5,7 @@
 // offers to delete the ended ones, after a confirmation in place.
 
 import { api, ApiError } from './api';
-import { formatTotals, type DiffSummaries } from './diffs';
+import { formatTotals, ownsDiff, type DiffSummaries } from './diffs';
 import { byId, h } from './dom';
 import { renderTabPeople, type Participants } from './participants';
 import { isRunning, type SessionEntry, type SessionStore } from './store';
@@ -273,11 +273,16 @@ export class TabBar {
     if (span) renderTabPeople(span, this.deps.people, id, this.deps.meId());
   }
 
-  /** The session's "+N −M" from its latest session.diff; hidden when nothing changed. */
+  /**
+   * The session's "+N −M" from its latest session.diff, when it is its own
+   * (a worktree's: the workspace's shows once, in the status bar); hidden
+   * when nothing changed.
+   */
   private updateDiff(el: HTMLElement, id: string): void {
     const span = el.querySelector<HTMLElement>('[data-testid=tab-diff]');
     if (!span) return;
-    const m = this.deps.diffs.get(id);
+    const entry = this.deps.store.get(id);
+    const m = entry && ownsDiff(entry.session) ? this.deps.diffs.get(id) : undefined;
     const text = formatTotals(m);
     span.hidden = !text;
     if (!m || !text) {

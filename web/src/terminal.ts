@@ -11,7 +11,8 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import type { WebglAddon } from '@xterm/addon-webgl';
 import { h, whenIdle } from './dom';
-import type { ClientMessage, SessionAttachedMessage, TerminalOutputMessage } from './types';
+import { BASE_FONT_SIZE, cellSize, fittingSize, showAt, showOwn, type Size } from './termsize';
+import type { ClientMessage, SessionAttachedMessage, SessionResizedMessage, TerminalOutputMessage } from './types';
 
 /**
  * Flood control: when more than this many characters are written to xterm
@@ -167,6 +168,8 @@ export interface TerminalViewDeps {
   onTerminal(sessionId: string, term: Terminal): void;
   /** Scrollback search results changed. */
   onSearchResults(sessionId: string, index: number, count: number): void;
+  /** Whether this page holds the session's size, or the sizes, changed (see sizing). */
+  onSizing(sessionId: string): void;
 }
 
 type StreamState = 'detached' | 'attaching' | 'attached' | 'paused';
@@ -180,7 +183,7 @@ function newTerminal(size: { cols: number; rows: number }): Terminal {
     cursorBlink: true,
     cursorInactiveStyle: 'outline',
     fontFamily: '"JetBrains Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
-    fontSize: 13,
+    fontSize: BASE_FONT_SIZE,
     lineHeight: 1.15,
     scrollback: SCROLLBACK_LINES,
     theme: terminalTheme,
@@ -334,6 +337,18 @@ export class TerminalView {
   private cancelFillStart: (() => void) | null = null;
   /** The size last sent to the server on this connection. */
   private sentSize: { cols: number; rows: number } | null = null;
+  /**
+   * Whether this page holds the session's size (termsize.ts): it typed
+   * into the session, or took the size, on this connection. Until then it
+   * draws the session at sessionSize.
+   */
+  private holding = false;
+  /** The session's size, as the server last said. */
+  private sessionSize: Size;
+  /** What fits this pane at the normal font: this page's own size. */
+  private ownSize: Size | null = null;
+  /** The cell at the normal font, measured while drawn at it. */
+  private baseCell: { width: number; height: number } | null = null;
   private resizeTimer: number | undefined;
   private disposed = false;
   /**
@@ -360,6 +375,7 @@ export class TerminalView {
     attachNow: boolean,
   ) {
     this.host = h('div', { class: 'term-host', 'data-session-id': sessionId });
+    this.sessionSize = { cols: clampSize(size.cols || 80), rows: clampSize(size.rows || 24) };
     parent.append(this.host);
     this.feed = new Feed(newTerminal(size));
     if (attachNow) this.attach();
@@ -515,6 +531,7 @@ export class TerminalView {
   /** The connection is gone, and the server's attachment with it. */
   connectionLost(): void {
     this.sentSize = null;
+    this.holding = false; // a new connection holds nothing until it types
     this.dropFill();
     if (this.stream !== 'paused') this.stream = 'detached';
   }
@@ -522,6 +539,8 @@ export class TerminalView {
   onAttached(m: SessionAttachedMessage): void {
     // A resync that crossed our detach: the next attach starts over anyway.
     if (this.stream === 'paused' || this.stream === 'detached') return;
+    // Before the replay is parsed: drawn at the width it was written for.
+    this.setSessionSize(m);
     const fill = this.fill;
     if (fill) {
       // The whole replay, for the terminal that will replace this one.
@@ -620,28 +639,84 @@ export class TerminalView {
     this.fill = null;
   }
 
-  /** Fits the terminal to its pane and tells the server a new size. */
-  fitAndReport(): void {
+  /**
+   * Sizes the terminal, and tells the server this page's own size: while
+   * this page holds the session's size, the terminal fits the pane and the
+   * server applies it; until then the server only remembers it, and the
+   * terminal shows the session at the session's size. take asks the server
+   * to apply it now ("Fit to this window").
+   */
+  fitAndReport(take = false): void {
     if (this.disposed || !this.fit) return;
-    if (this.host.clientWidth > 0 && this.host.clientHeight > 0) {
-      try {
-        this.fit.fit();
-      } catch {
-        // not rendered yet
-      }
-    }
     const term = this.feed.term;
+    const shown = this.host.clientWidth > 0 && this.host.clientHeight > 0;
+    if (shown) {
+      if (this.holding) {
+        showOwn(term, this.host);
+        try {
+          this.fit.fit();
+        } catch {
+          // not rendered yet
+        }
+      }
+      if (term.options.fontSize === BASE_FONT_SIZE) this.baseCell = cellSize(term) ?? this.baseCell;
+      if (this.baseCell) {
+        this.ownSize = this.holding ? { cols: term.cols, rows: term.rows } : fittingSize(term, this.host, this.baseCell);
+        if (!this.holding) showAt(term, this.host, this.sessionSize, this.baseCell);
+      }
+      this.deps.onSizing(this.sessionId);
+    }
     if (this.fill && (this.fill.feed.term.cols !== term.cols || this.fill.feed.term.rows !== term.rows)) {
       this.fill.feed.term.resize(term.cols, term.rows);
     }
     if (this.stream === 'detached' || this.stream === 'paused') return;
-    if (this.host.clientWidth === 0) return; // hidden: keep the session's size
-    const cols = clampSize(term.cols);
-    const rows = clampSize(term.rows);
-    if (this.sentSize?.cols === cols && this.sentSize.rows === rows) return;
-    if (this.deps.send({ type: 'terminal.resize', sessionId: this.sessionId, cols, rows })) {
+    if (!shown || !this.ownSize) return; // hidden: keep the session's size
+    const cols = clampSize(this.ownSize.cols);
+    const rows = clampSize(this.ownSize.rows);
+    if (!take && this.sentSize?.cols === cols && this.sentSize.rows === rows) return;
+    const msg: ClientMessage = { type: 'terminal.resize', sessionId: this.sessionId, cols, rows };
+    if (take) msg.take = true;
+    if (this.deps.send(msg)) {
       this.sentSize = { cols, rows };
     }
+  }
+
+  /** The session's size changed (session.attached or session.resized). */
+  private setSessionSize(size: Size): void {
+    const { cols, rows } = (this.sessionSize = { cols: clampSize(size.cols), rows: clampSize(size.rows) });
+    if (this.holding) return;
+    // At once, shown or not: a hidden tab parses its replay too.
+    if (this.feed.term.cols !== cols || this.feed.term.rows !== rows) this.feed.term.resize(cols, rows);
+    this.fitAndReport();
+  }
+
+  /** What the sizing shows: whether this page has the size, the session's, and its own. */
+  get sizing(): { holding: boolean; session: Size; own: Size | null } {
+    return { holding: this.holding, session: this.sessionSize, own: this.ownSize };
+  }
+
+  /**
+   * The user typed here: the server gives the session this page's size
+   * before the keys, and this page holds it from now on (the keys follow
+   * this call).
+   */
+  typed(): void {
+    if (this.holding) return;
+    this.holding = true;
+    this.fitAndReport();
+  }
+
+  /** "Fit to this window": this page takes the session's size on purpose. */
+  take(): void {
+    this.holding = true;
+    this.fitAndReport(true);
+  }
+
+  /** A session.resized; mine: this connection set it. */
+  onResized(m: SessionResizedMessage, mine: boolean): void {
+    if (!mine) this.holding = false; // someone else typed, or took the size
+    this.setSessionSize(m);
+    if (mine) this.deps.onSizing(this.sessionId);
   }
 
   private scheduleFit(): void {

@@ -6,10 +6,12 @@
 // header says "resuming…" until it runs.
 
 import type { Terminal } from '@xterm/xterm';
-import { byId, show } from './dom';
+import { byId, h, show } from './dom';
 import { isRunning, type SessionStore } from './store';
 import { TerminalView } from './terminal';
-import type { ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, TerminalExitMessage, TerminalOutputMessage } from './types';
+import type {
+  ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, SessionResizedMessage, TerminalExitMessage, TerminalOutputMessage,
+} from './types';
 import type { WsClient } from './ws';
 
 /** A client frame above 1 MiB closes the connection (protocol.md section 1). */
@@ -42,6 +44,8 @@ export interface TerminalPaneDeps {
   /** The user typed or pasted into a session. */
   onUserInput(sessionId: string): void;
   toast(message: string, kind?: 'info' | 'error'): void;
+  /** This page's connection id (client.welcome): who a session.resized names. */
+  meId(): string | null;
 }
 
 export class TerminalPane {
@@ -68,6 +72,19 @@ export class TerminalPane {
   private shownId: string | null = null;
   /** Sessions woken by typing, by id. */
   private readonly waking = new Map<string, Waking>();
+  /** Sessions this page created whose terminal is not built yet: it takes their size. */
+  private readonly claims = new Set<string>();
+  /**
+   * "Fit to this window", shown while this page watches a session drawn at
+   * another size: it gives the session this page's size, for everyone.
+   */
+  private readonly fitBtn = h(
+    'button',
+    { class: 'btn btn-small btn-ghost fit-btn', type: 'button', 'aria-label': 'Fit to this window', hidden: true },
+    svgIcon('M2.5 6V2.5H6M10 2.5h3.5V6M13.5 10v3.5H10M6 13.5H2.5V10'),
+    h('span', { class: 'fit-size' }),
+    h('span', { class: 'btn-label' }, 'Fit to this window'),
+  );
 
   constructor(private readonly deps: TerminalPaneDeps) {
     this.stopBtn.addEventListener('click', () => {
@@ -91,6 +108,10 @@ export class TerminalPane {
         ev.preventDefault();
         this.closeSearch();
       }
+    });
+    this.searchBtn.before(this.fitBtn);
+    this.fitBtn.addEventListener('click', () => {
+      if (this.deps.canAct()) this.activeView?.take();
     });
     byId('search-next').addEventListener('click', () => this.find('next'));
     byId('search-prev').addEventListener('click', () => this.find('previous'));
@@ -138,8 +159,12 @@ export class TerminalPane {
         onSearchResults: (sid, index, count) => {
           if (sid === this.deps.store.activeId) this.showCount(index, count);
         },
+        onSizing: (sid) => {
+          if (sid === this.deps.store.activeId) this.renderFit();
+        },
       }, this.deps.ws.isOpen);
       this.views.set(entry.session.id, view);
+      if (this.claims.delete(entry.session.id)) view.take();
     }
     const visible = document.visibilityState === 'visible';
     for (const [vid, v] of this.views) {
@@ -165,6 +190,7 @@ export class TerminalPane {
     const canAct = this.deps.canAct();
     show(this.stopBtn, !!entry);
     this.searchBtn.hidden = !entry;
+    this.renderFit();
     if (!entry) {
       this.title.textContent = '';
       this.meta.textContent = '';
@@ -236,7 +262,11 @@ export class TerminalPane {
     }
     // xterm's own replies (focus, cursor and device reports) are not the
     // user answering; the server tells them apart the same way.
-    if (!isTerminalReport(data)) this.deps.onUserInput(sessionId);
+    if (!isTerminalReport(data)) {
+      this.deps.onUserInput(sessionId);
+      // Typing takes the session's size, as the server has it.
+      this.views.get(sessionId)?.typed();
+    }
     const frame = JSON.stringify({ type: 'terminal.input', sessionId, data });
     if (frame.length * 3 < MAX_FRAME_BYTES || new TextEncoder().encode(frame).length < MAX_FRAME_BYTES) {
       this.deps.ws.sendRaw(frame);
@@ -308,6 +338,35 @@ export class TerminalPane {
 
   onAttached(m: SessionAttachedMessage): void {
     this.views.get(m.sessionId)?.onAttached(m);
+  }
+
+  onResized(m: SessionResizedMessage): void {
+    this.views.get(m.sessionId)?.onResized(m, m.by !== '' && m.by === this.deps.meId());
+  }
+
+  /**
+   * A session this page just created: it takes the session's size, as the
+   * one who will type there, rather than show it at the server's default.
+   */
+  claimSize(sessionId: string): void {
+    const view = this.views.get(sessionId);
+    if (view) view.take();
+    else this.claims.add(sessionId);
+  }
+
+  /** "Fit to this window" and the size it would change, for the active session. */
+  private renderFit(): void {
+    const sizing = this.activeView?.sizing;
+    const own = sizing?.own;
+    const offer = !!sizing && !sizing.holding && !!own && (own.cols !== sizing.session.cols || own.rows !== sizing.session.rows);
+    this.fitBtn.hidden = !offer;
+    if (!offer || !sizing || !own) return;
+    const { cols, rows } = sizing.session;
+    this.fitBtn.querySelector('.fit-size')!.textContent = `${cols}×${rows}`;
+    this.fitBtn.title =
+      `Shown at the session's size, ${cols}×${rows}, set by whoever typed last. ` +
+      `Fit resizes it to this window (${own.cols}×${own.rows}) for everyone; typing here does too.`;
+    this.fitBtn.disabled = !this.deps.canAct();
   }
 
   onOutput(m: TerminalOutputMessage): void {
@@ -430,4 +489,16 @@ function describeEnded(status: string, reason: string, exitCode?: number): strin
     default:
       return reason && reason !== 'stopped' ? `The agent ended: ${reason}.` : 'The agent was stopped.';
   }
+}
+
+/** A 16-pixel stroked icon, as the header's others. */
+function svgIcon(path: string): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', path);
+  svg.append(p);
+  return svg;
 }

@@ -66,7 +66,7 @@ export type FileEvent = 'add' | 'change' | 'unlink';
 export type ClientMessage =
   | { type: 'terminal.input'; sessionId: string; data: string }
   | { type: 'terminal.interrupt'; sessionId: string }
-  | { type: 'terminal.resize'; sessionId: string; cols: number; rows: number }
+  | { type: 'terminal.resize'; sessionId: string; cols: number; rows: number; take?: boolean }
   | { type: 'session.attach'; sessionId: string; since?: number; lines?: number }
   | { type: 'session.detach'; sessionId: string }
   | { type: 'terminal.ack'; sessionId: string; seq: number; pace?: boolean }
@@ -103,6 +103,15 @@ export interface SessionAttachedMessage {
   live?: number;
   /** The replay left out older lines than the attach's lines asked for. */
   partial?: boolean;
+}
+
+/** A session's new size, and the connection (client.welcome's id) whose size it is. */
+export interface SessionResizedMessage {
+  type: 'session.resized';
+  sessionId: string;
+  cols: number;
+  rows: number;
+  by: string;
 }
 
 export interface TerminalOutputMessage {
@@ -309,6 +318,7 @@ export type ServerMessage =
   | SessionCreatedMessage
   | SessionStatusMessage
   | SessionDestroyedMessage
+  | SessionResizedMessage
   | SessionNeedsInputMessage
   | SessionWarningMessage
   | HeartbeatMessage

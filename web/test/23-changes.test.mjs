@@ -49,13 +49,15 @@ async function apiDiff(server, id) {
   return body;
 }
 
-uiTest('the Changes view: counts on the tab, the diff live in both views, collapse, copy, open', { setupWorkspace: initGitRepo, timeout: 90_000 }, async ({ page, server, context, screenshot }) => {
+uiTest('the Changes view: the workspace counts, the diff live in both views, collapse, copy, open', { setupWorkspace: initGitRepo, timeout: 90_000 }, async ({ page, server, context, screenshot }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin });
   const id = await createSession(page, 'agent');
   await waitForPrompt(page, id);
   const tab = tabById(page, id);
-  const tabDiff = tab.locator(sel('tab-diff'));
-  assert.equal(await tabDiff.isVisible(), false, 'no "+N −M" on the tab of a clean tree');
+  // Issue 27: a session in the workspace shows the workspace's changes,
+  // which are not its own, in the status bar rather than on its tab.
+  const tabDiff = page.locator(sel('workspace-diff'));
+  assert.equal(await tabDiff.isVisible(), false, 'no "+N −M" for a clean tree');
 
   // A clean tree: the view says so. Alt+4 shows it.
   await page.keyboard.press('Alt+4');
@@ -72,11 +74,12 @@ uiTest('the Changes view: counts on the tab, the diff live in both views, collap
   await page.keyboard.press('Alt+1');
   await waitLayout(page, 'terminal');
   await typeCommand(page, "printf 'alpha line\\nbeta line\\n' > notes.txt; printf 'more docs\\n' >> README.md; printf 'const answer = 42;\\n' > app.js");
-  await waitFor(async () => (await tabDiff.isVisible()) && (await text(tabDiff)) === '+4 \u22120', {
-    message: `the tab's "+4 \u22120" (now "${await tabDiff.textContent().catch(() => '')}")`,
+  await waitFor(async () => (await tabDiff.isVisible()) && (await text(tabDiff)) === 'workspace +4 \u22120', {
+    message: `the status bar's "workspace +4 \u22120" (now "${await tabDiff.textContent().catch(() => '')}")`,
   });
   assert.equal(await tabDiff.getAttribute('data-additions'), '4');
   assert.equal(await tabDiff.getAttribute('data-deletions'), '0');
+  assert.equal(await tab.locator(sel('tab-diff')).isVisible(), false, 'the workspace\'s counts are not on the tab');
 
   // A click on the counts shows the Changes view.
   await tabDiff.click();
@@ -144,7 +147,7 @@ uiTest('the Changes view: counts on the tab, the diff live in both views, collap
   await server.writeFile('notes.txt', 'alpha line\nbeta line\ngamma line\n');
   await waitFor(async () => (await fileRows(page)).find((r) => r[0] === 'notes.txt')?.[2] === '+3\u22120', { message: 'notes.txt +3 after the write' });
   await waitFor(async () => /gamma line/.test(await notes.locator(sel('changes-diff-body')).innerText()), { message: 'the new line drawn' });
-  await waitFor(async () => (await text(tabDiff)) === '+5 \u22120', { message: 'the tab\'s "+5 \u22120"' });
+  await waitFor(async () => (await text(tabDiff)) === 'workspace +5 \u22120', { message: 'the status bar\'s "workspace +5 \u22120"' });
   assert.equal(await readme.locator(sel('changes-diff-body')).evaluate((el) => el.__kept === true), true, 'README.md\'s diff was not redrawn');
 
   // A click on a file's name opens it in the document pane.
@@ -174,8 +177,8 @@ uiTest('hostile file names and contents render as text', { setupWorkspace: initG
   await server.writeFile('evil.html', `<p>hi</p>\n${HOSTILE_BODY}`);
   await server.writeFile(HOSTILE_JS_NAME, 'const s = "</script><script>window.__pwned=5</script>";\n');
   await server.writeFile('README.md', `# test workspace\n${HOSTILE_BODY}`);
-  const tabDiff = tabById(page, id).locator(sel('tab-diff'));
-  await waitFor(async () => (await text(tabDiff)) === '+8 \u22120', { message: `the tab's "+8 \u22120" (now "${await tabDiff.textContent().catch(() => '')}")` });
+  const tabDiff = page.locator(sel('workspace-diff'));
+  await waitFor(async () => (await text(tabDiff)) === 'workspace +8 \u22120', { message: `the status bar's "workspace +8 \u22120" (now "${await tabDiff.textContent().catch(() => '')}")` });
 
   // Anything the page adds from here on that could run or load.
   await page.evaluate(() => {
@@ -252,7 +255,8 @@ uiTest('the Changes view follows the active session; a worktree\'s file opens fr
   await server.writeFile('main-only.txt', 'from the workspace\n');
   await server.writeFile(path.join(wtRel, 'wt-only.txt'), 'from the worktree\none more\n');
   await waitFor(async () => (await text(wtTab.locator(sel('tab-diff')))) === '+2 \u22120', { message: 'the worktree tab\'s "+2 \u22120"' });
-  await waitFor(async () => (await text(tabById(page, main).locator(sel('tab-diff')))) === '+1 \u22120', { message: 'the workspace tab\'s "+1 \u22120"' });
+  await waitFor(async () => (await text(page.locator(sel('workspace-diff')))) === 'workspace +1 \u22120', { message: 'the workspace\'s "+1 \u22120" in the status bar' });
+  assert.equal(await tabById(page, main).locator(sel('tab-diff')).isVisible(), false, 'the workspace session\'s tab shows no counts');
 
   await page.keyboard.press('Alt+4');
   await waitState(page, 'ready');
@@ -297,7 +301,7 @@ uiTest('the Changes view fits a narrow window', { setupWorkspace: initGitRepo, v
   await waitForPrompt(page, id);
   await server.writeFile('notes.txt', 'a line long enough to need scrolling sideways in a window this narrow, which it does\n');
   await server.writeFile('README.md', '# test workspace\nmore\n');
-  await waitFor(async () => (await text(tabById(page, id).locator(sel('tab-diff')))) === '+2 \u22120', { message: 'the tab\'s "+2 \u22120"' });
+  await waitFor(async () => (await text(page.locator(sel('workspace-diff')))) === 'workspace +2 \u22120', { message: 'the status bar\'s "workspace +2 \u22120"' });
   await page.keyboard.press('Alt+4');
   await waitState(page, 'ready');
   for (const view of ['unified', 'split']) {

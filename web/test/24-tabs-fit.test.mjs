@@ -3,6 +3,8 @@
 // width; past that the strip scrolls sideways and keeps the active tab in
 // view.
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { uiTest, sel, createSession, tabById, waitFor, waitForPrompt, initGitRepo } from './harness.mjs';
 
 const LONG_NAMES = [
@@ -70,11 +72,11 @@ uiTest('four sessions with long names fit the tab strip at 1280 px', { setupWork
   const wt = await createSession(page, LONG_NAMES[3], { branch: 'feature/document-the-public-http-api' });
   await waitForPrompt(page, wt);
   ids.push(wt);
-  // A change in the workspace: the three workspace sessions' tabs show "+N −M" as well.
-  await server.writeFile('notes.txt', 'one\ntwo\n');
-  for (const id of ids.slice(0, 3)) {
-    await tabById(page, id).locator(sel('tab-diff')).waitFor({ state: 'visible' });
-  }
+  // A change in the worktree: its tab shows "+N −M" as well. (Issue 27: a
+  // change in the workspace shows in the status bar, on no tab.)
+  const wtPath = (await server.sessions()).find((s) => s.id === wt).worktree.path;
+  await fs.writeFile(path.join(wtPath, 'notes.txt'), 'one\ntwo\n');
+  await tabById(page, wt).locator(sel('tab-diff')).waitFor({ state: 'visible' });
   await tabById(page, wt).locator(sel('tab-branch')).waitFor({ state: 'visible' });
 
   // Tabs shrink: all four fit, no scrolling, names cut with an ellipsis.
