@@ -122,20 +122,32 @@ func TestStuffedQueueOpensAfterRestart(t *testing.T) {
 
 	r2 := startRun(t, noEnv, args...)
 	for range 2 {
-		conn, _ := attach(t, r2.addr, s.ID)
-		for {
+		conn, _, err := dialWS(t, "ws://"+r2.addr+"/ws", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.WriteJSON(map[string]any{"type": wire.TypeSessionAttach, "sessionId": s.ID}); err != nil {
+			t.Fatal(err)
+		}
+		// Both, in either order: the list is sent as state, when the
+		// writer gets to it, and may come before session.attached.
+		attached, listed := false, false
+		for !attached || !listed {
 			m, b, err := readWS(conn)
 			if err != nil {
-				t.Fatalf("after the restart, waiting for prompt.list: %v", err)
+				t.Fatalf("after the restart, waiting for session.attached (%v) and prompt.list (%v): %v", attached, listed, err)
 			}
-			if m.Type == wire.TypePromptList {
+			switch m.Type {
+			case wire.TypeSessionAttached:
+				attached = true
+			case wire.TypePromptList:
+				listed = true
 				var list struct {
 					Prompts []wire.Prompt `json:"prompts"`
 				}
 				if err := json.Unmarshal(b, &list); err != nil || len(list.Prompts) != queued {
 					t.Fatalf("after the restart prompt.list has %d prompts (%v), want %d", len(list.Prompts), err, queued)
 				}
-				break
 			}
 		}
 		roundTrip(t, conn)
