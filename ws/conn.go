@@ -26,6 +26,8 @@ type conn struct {
 	hub *Hub
 	ws  *websocket.Conn
 	log *slog.Logger
+	// opened is when the connection was upgraded.
+	opened time.Time
 
 	// ctx ends when the connection starts closing, for any reason.
 	ctx    context.Context
@@ -76,6 +78,7 @@ func newConn(h *Hub, ws *websocket.Conn) *conn {
 		hub:        h,
 		ws:         ws,
 		log:        h.log.With("remote", ws.RemoteAddr().String()),
+		opened:     time.Now(),
 		ctx:        ctx,
 		cancel:     cancel,
 		control:    make(chan []byte, controlQueue),
