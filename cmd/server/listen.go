@@ -39,6 +39,10 @@ const (
 	// included: far above what four sessions and a few browsers need, far
 	// below the usual limit of 1024 open files.
 	maxConnections = 256
+	// maxWebSockets caps the WebSockets among them, so that whatever
+	// WebSockets hold, plain HTTP (the health check, the API) has the
+	// other half.
+	maxWebSockets = maxConnections / 2
 	// maxHookConnections caps the hook listener's: a hook call is one
 	// short request from an agent.
 	maxHookConnections = 32
