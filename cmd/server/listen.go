@@ -151,8 +151,6 @@ func (l *limitListener) reserve() error {
 		}
 		idle, later := l.oldestIdle(time.Now())
 		if idle != nil {
-			l.log.Debug("closing an idle connection for a newcomer", "listener", l.name,
-				"remote", idle.RemoteAddr().String(), "state", idle.state.String())
 			// Its Close gives its slot back before it returns.
 			_ = idle.Close()
 			continue
@@ -215,6 +213,8 @@ func (l *limitListener) oldestIdle(now time.Time) (_ *limitConn, later time.Dura
 	}
 	if oldest != nil {
 		l.closed++
+		l.log.Debug("closing an idle connection for a newcomer", "listener", l.name,
+			"remote", oldest.RemoteAddr().String(), "state", oldest.state.String())
 		return oldest, 0
 	}
 	return nil, later
