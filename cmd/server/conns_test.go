@@ -127,8 +127,8 @@ func TestIdleWebSocketsDoNotLockOutOthers(t *testing.T) {
 	hc.CloseIdleConnections() // the idle WebSockets get the whole listener
 
 	idle := openIdleWebSockets(t, r, maxConnections, nil)
-	expectCloseCode(t, idle[0], "the oldest idle WebSocket", websocket.CloseTryAgainLater, idleCloseText)
 	expectHealthy(t, r)
+	expectCloseCode(t, idle[0], "the oldest idle WebSocket", websocket.CloseTryAgainLater, idleCloseText)
 	conn := attachWS(t, r, sess.ID)
 	heartbeat(t, conn, "the attached newcomer")
 	if n := len(linesWith(r.log.String(), "level=WARN", "WebSocket limit reached")); n != 1 {
