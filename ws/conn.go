@@ -26,7 +26,7 @@ type conn struct {
 	hub *Hub
 	ws  *websocket.Conn
 	log *slog.Logger
-	// opened is when the connection was upgraded.
+	// opened is when the hub admitted its upgrade.
 	opened time.Time
 
 	// ctx ends when the connection starts closing, for any reason.
@@ -72,13 +72,13 @@ type conn struct {
 	sizes   map[string][2]int // the size this client last asked for, by session
 }
 
-func newConn(h *Hub, ws *websocket.Conn) *conn {
+func newConn(h *Hub, ws *websocket.Conn, opened time.Time) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{
 		hub:        h,
 		ws:         ws,
 		log:        h.log.With("remote", ws.RemoteAddr().String()),
-		opened:     time.Now(),
+		opened:     opened,
 		ctx:        ctx,
 		cancel:     cancel,
 		control:    make(chan []byte, controlQueue),

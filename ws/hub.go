@@ -219,7 +219,8 @@ var (
 
 // ServeHTTP upgrades the request and serves the connection until it ends.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch err := h.admit(); {
+	admitted, err := h.admit()
+	switch {
 	case errors.Is(err, errShuttingDown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -239,7 +240,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("upgrade failed", "err", err, "remote", r.RemoteAddr)
 		return
 	}
-	c := newConn(h, ws)
+	c := newConn(h, ws, admitted)
 	if !h.register(c) {
 		c.closeNow(websocket.CloseGoingAway, "server is shutting down")
 		return
@@ -248,32 +249,35 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.serve()
 }
 
-// admit makes room for one more connection and counts it as upgrading.
-// At the cap it closes the oldest idle connection for it; when none is
-// idle, it refuses with errTooMany.
-func (h *Hub) admit() error {
+// admit makes room for one more connection, counts it as upgrading and
+// returns when it did: the connection's age counts from then, in the
+// order the requests came, however the upgrades that follow are
+// scheduled. At the cap it closes the oldest idle connection for it; when
+// none is idle, it refuses with errTooMany.
+func (h *Hub) admit() (time.Time, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
-		return errShuttingDown
+		return time.Time{}, errShuttingDown
 	}
+	now := time.Now()
 	if h.openLocked() >= h.opts.MaxConnections {
 		if !h.full {
 			h.full = true
 			h.log.Warn("WebSocket limit reached; closing the oldest idle WebSockets for newcomers, refusing newcomers when none is idle",
 				"limit", h.opts.MaxConnections, "idleGrace", h.opts.IdleGrace)
 		}
-		idle := h.oldestIdleLocked(time.Now())
+		idle := h.oldestIdleLocked(now)
 		if idle == nil {
 			h.refused++
-			return errTooMany
+			return time.Time{}, errTooMany
 		}
 		idle.log.Debug("closing an idle WebSocket for a newcomer", "opened", idle.opened)
 		idle.close(websocket.CloseTryAgainLater, idleCloseText)
 		h.evicted++
 	}
 	h.upgrading++
-	return nil
+	return now, nil
 }
 
 // openLocked counts the connections that hold a place: those upgrading,
