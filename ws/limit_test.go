@@ -69,7 +69,9 @@ func TestIdleConnectionMakesRoom(t *testing.T) {
 	attached := e.dial(nil)
 	attached.attach(s.ID(), nil)
 	attached.sync() // the hub knows it is attached once its next request is answered
+	// sync: a connection is idle, and may make room, once registered.
 	oldIdle, newIdle := e.dial(nil), e.dial(nil)
+	oldIdle.sync()
 	newIdle.sync()
 
 	newcomer := e.dial(nil)
@@ -82,9 +84,9 @@ func TestIdleConnectionMakesRoom(t *testing.T) {
 
 	// Two more newcomers: each takes an idle place (newIdle's, then the
 	// first of them); the episode is logged once.
-	e.dial(nil)
+	e.dial(nil).sync()
 	newIdle.expectClosed(websocket.CloseTryAgainLater, "try again later: too many idle connections")
-	e.dial(nil)
+	e.dial(nil).sync()
 	attached.sync()
 	newcomer.sync()
 	if n := strings.Count(log.String(), "WebSocket limit reached"); n != 1 {
