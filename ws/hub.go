@@ -219,6 +219,12 @@ var (
 
 // ServeHTTP upgrades the request and serves the connection until it ends.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !websocket.IsWebSocketUpgrade(r) || !h.checkOrigin(r) {
+		// A request the upgrader refuses (400, 403; it checks the same)
+		// must not close an idle connection to make room for itself.
+		_, _ = h.upgrader.Upgrade(w, r, nil)
+		return
+	}
 	admitted, err := h.admit()
 	switch {
 	case errors.Is(err, errShuttingDown):

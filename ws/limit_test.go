@@ -132,3 +132,33 @@ func TestNewConnectionIsNotIdleYet(t *testing.T) {
 	e.dialRefused()
 	first.sync()
 }
+
+// TestRefusedUpgradeMakesNoRoom: a request the hub refuses anyway, from a
+// foreign page or not an upgrade at all, does not close an idle
+// connection first.
+func TestRefusedUpgradeMakesNoRoom(t *testing.T) {
+	e := newEnv(t, envOptions{maxConnections: 1, idleGrace: noGrace})
+	idle := e.dial(nil)
+	idle.sync()
+	if _, err := e.tryDial(http.Header{"Origin": {"http://evil.example"}}, nil); !isStatus(err, http.StatusForbidden) {
+		t.Errorf("foreign origin: %v, want 403", err)
+	}
+	client := e.srv.Client() // closed with the server
+	resp, err := client.Get(e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("not an upgrade: %d, want 400", resp.StatusCode)
+	}
+	idle.sync()
+	if n := e.hub.Connections(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+func isStatus(err error, status int) bool {
+	var de *dialError
+	return errors.As(err, &de) && de.status == status
+}
