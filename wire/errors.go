@@ -43,7 +43,29 @@ const (
 	// CodeNotARepository (HTTP only): a diff was asked of a session whose
 	// tree is not in a git repository.
 	CodeNotARepository = "NOT_A_REPOSITORY"
+	// CodeTooManyConnections (HTTP only, 503): a WebSocket upgrade found
+	// the server at its cap of WebSockets with none idle to close for it
+	// (every one attached to a session, or only just opened); the client
+	// may try again later.
+	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
 )
+
+// ErrorBody is the body of every HTTP error: the API's and the
+// WebSocket's, before it upgrades.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// NewErrorBody returns the body for an HTTP error with this code and
+// message.
+func NewErrorBody(code, msg string) ErrorBody {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message = code, msg
+	return b
+}
 
 // ErrorCode returns the code for an error of the sessions package (or of
 // an admission check it passed on), so the WebSocket and the HTTP API

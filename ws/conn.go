@@ -26,6 +26,8 @@ type conn struct {
 	hub *Hub
 	ws  *websocket.Conn
 	log *slog.Logger
+	// opened is when the hub admitted its upgrade.
+	opened time.Time
 
 	// ctx ends when the connection starts closing, for any reason.
 	ctx    context.Context
@@ -79,12 +81,13 @@ type conn struct {
 	sizes   map[string][2]int // the size this client last asked for, by session (size.go)
 }
 
-func newConn(h *Hub, ws *websocket.Conn) *conn {
+func newConn(h *Hub, ws *websocket.Conn, opened time.Time) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{
 		hub:        h,
 		ws:         ws,
 		log:        h.log.With("remote", ws.RemoteAddr().String()),
+		opened:     opened,
 		ctx:        ctx,
 		cancel:     cancel,
 		control:    make(chan []byte, controlQueue),

@@ -90,6 +90,9 @@ type envOptions struct {
 	timing sessions.Timing
 	// log, when set, receives the hub's and the manager's logs at debug.
 	log io.Writer
+	// maxConnections and idleGrace are the hub's.
+	maxConnections int
+	idleGrace      time.Duration
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -118,12 +121,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	hub, err := ws.NewHub(ws.Options{
-		Sessions:      mgr,
-		BatchInterval: o.batchInterval,
-		PingInterval:  o.pingInterval,
-		WriteTimeout:  o.writeTimeout,
-		Origins:       origins,
-		Logger:        log,
+		Sessions:       mgr,
+		BatchInterval:  o.batchInterval,
+		PingInterval:   o.pingInterval,
+		WriteTimeout:   o.writeTimeout,
+		Origins:        origins,
+		Logger:         log,
+		MaxConnections: o.maxConnections,
+		IdleGrace:      o.idleGrace,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,12 @@
 //
 // Session lifecycle events go to every connection through a bounded queue;
 // a connection that lets it fill is dropped rather than waited for.
+//
+// The hub caps its open connections (Options.MaxConnections), below the
+// cap of the listener it is served from, so WebSockets never take every
+// socket from plain HTTP. At the cap, a newcomer takes the place of the
+// oldest idle connection, one attached to no session for IdleGrace; a
+// connection attached to a session is never closed for a newcomer.
 package ws
 
 import (
@@ -30,6 +36,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +55,12 @@ const (
 	DefaultBatchInterval = 16 * time.Millisecond
 	DefaultPingInterval  = 30 * time.Second
 	DefaultWriteTimeout  = 10 * time.Second
+	// DefaultMaxConnections is half the server's cap on sockets: far more
+	// than a few people with a few tabs each need.
+	DefaultMaxConnections = 128
+	// DefaultIdleGrace lets a page that has just connected attach before
+	// it may be closed as idle.
+	DefaultIdleGrace = 5 * time.Second
 
 	// ReadLimit is the largest client frame accepted; a larger one closes
 	// the connection with 1009.
@@ -105,6 +118,14 @@ type Options struct {
 	Origins *sameorigin.Policy
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxConnections caps the connections open at once; 0 means
+	// DefaultMaxConnections. At the cap an upgrade closes the oldest idle
+	// connection (with 1013, try again later) to take its place, and is
+	// refused with 503 when none is idle.
+	MaxConnections int
+	// IdleGrace is how long a connection attached to no session since it
+	// opened is still not idle; 0 means DefaultIdleGrace.
+	IdleGrace time.Duration
 }
 
 // Hub serves WebSocket connections and fans session events out to them.
@@ -135,6 +156,14 @@ type Hub struct {
 	// when its sizer's connection ends.
 	sizeMu sync.Mutex
 	sizers map[string]sizer
+	// upgrading counts the upgrades admitted and not yet registered: they
+	// count against MaxConnections.
+	upgrading int
+	// full reports whether the cap was reached and not yet left well
+	// behind; it keeps the log to one line per episode, and evicted and
+	// refused count what happened during it.
+	full             bool
+	evicted, refused int
 
 	// parks counts the times a stream's loop waited for output: an echo
 	// sent by the session's reader leaves it waiting (stream.takeEcho).
@@ -160,6 +189,12 @@ func NewHub(opts Options) (*Hub, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.IdleGrace <= 0 {
+		opts.IdleGrace = DefaultIdleGrace
 	}
 	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string),
 		sizers:   make(map[string]sizer),
@@ -187,22 +222,48 @@ func (h *Hub) checkOrigin(r *http.Request) bool {
 	return true
 }
 
+// idleCloseText is the reason of the close frame (1013) that an idle
+// connection gets when a newcomer takes its place.
+const idleCloseText = "try again later: too many idle connections"
+
+// Why admit refuses an upgrade.
+var (
+	errShuttingDown = errors.New("server is shutting down")
+	errTooMany      = errors.New("too many WebSockets are open, each attached to a session or only just opened; try again later")
+)
+
 // ServeHTTP upgrades the request and serves the connection until it ends.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	closing := h.closing
-	h.mu.Unlock()
-	if closing {
-		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+	if !websocket.IsWebSocketUpgrade(r) || !h.checkOrigin(r) {
+		// A request the upgrader refuses (400, 403; it checks the same)
+		// must not close an idle connection to make room for itself.
+		_, _ = h.upgrader.Upgrade(w, r, nil)
+		return
+	}
+	admitted, err := h.admit()
+	switch {
+	case errors.Is(err, errShuttingDown):
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	case err != nil:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", strconv.Itoa(int((h.opts.IdleGrace+time.Second-1)/time.Second)))
+		w.WriteHeader(http.StatusServiceUnavailable)
+		if b, err := wire.Marshal(wire.NewErrorBody(wire.CodeTooManyConnections, err.Error())); err == nil {
+			_, _ = w.Write(b)
+		}
 		return
 	}
 	// The upgrader has written the HTTP error (403 for a foreign origin).
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		h.mu.Lock()
+		h.upgrading--
+		h.mu.Unlock()
 		h.log.Debug("upgrade failed", "err", err, "remote", r.RemoteAddr)
 		return
 	}
-	c := newConn(h, ws)
+	c := newConn(h, ws, admitted)
 	if !h.register(c) {
 		c.closeNow(websocket.CloseGoingAway, "server is shutting down")
 		return
@@ -211,9 +272,71 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.serve()
 }
 
+// admit makes room for one more connection, counts it as upgrading and
+// returns when it did: the connection's age counts from then, in the
+// order the requests came, however the upgrades that follow are
+// scheduled. At the cap it closes the oldest idle connection for it; when
+// none is idle, it refuses with errTooMany.
+func (h *Hub) admit() (time.Time, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return time.Time{}, errShuttingDown
+	}
+	now := time.Now()
+	if h.openLocked() >= h.opts.MaxConnections {
+		if !h.full {
+			h.full = true
+			h.log.Warn("WebSocket limit reached; closing the oldest idle WebSockets for newcomers, refusing newcomers when none is idle",
+				"limit", h.opts.MaxConnections, "idleGrace", h.opts.IdleGrace)
+		}
+		idle := h.oldestIdleLocked(now)
+		if idle == nil {
+			h.refused++
+			return time.Time{}, errTooMany
+		}
+		idle.log.Debug("closing an idle WebSocket for a newcomer", "opened", idle.opened)
+		idle.close(websocket.CloseTryAgainLater, idleCloseText)
+		h.evicted++
+	}
+	h.upgrading++
+	return now, nil
+}
+
+// openLocked counts the connections that hold a place: those upgrading,
+// and those registered and not closing. A closing connection is gone
+// within closeGrace, or WriteTimeout for a peer that stopped reading. mu
+// must be held.
+func (h *Hub) openLocked() int {
+	n := h.upgrading
+	for c := range h.conns {
+		if !c.isClosing() {
+			n++
+		}
+	}
+	return n
+}
+
+// oldestIdleLocked returns the oldest connection attached to no session
+// and open for at least IdleGrace, or nil. mu must be held: it guards
+// who.in, which the reader changes through the hub (present).
+func (h *Hub) oldestIdleLocked(now time.Time) *conn {
+	var oldest *conn
+	for c := range h.conns {
+		if len(c.who.in) > 0 || c.isClosing() || now.Sub(c.opened) < h.opts.IdleGrace {
+			continue
+		}
+		if oldest == nil || c.opened.Before(oldest.opened) {
+			oldest = c
+		}
+	}
+	return oldest
+}
+
 func (h *Hub) register(c *conn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.upgrading--
 	if h.closing {
 		return false
 	}
@@ -235,6 +358,14 @@ func (h *Hub) unregister(c *conn) {
 	defer h.mu.Unlock()
 	delete(h.conns, c)
 	h.leftLocked(c)
+	// Leave the episode only well below the cap, so a count hovering at
+	// it does not log a line per connection.
+	if h.full && h.openLocked() < h.opts.MaxConnections*3/4 {
+		h.full = false
+		h.log.Info("WebSockets below the limit again", "open", len(h.conns),
+			"closedIdle", h.evicted, "refused", h.refused)
+		h.evicted, h.refused = 0, 0
+	}
 	h.wg.Done()
 }
 

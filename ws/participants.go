@@ -32,7 +32,8 @@ type participant struct {
 	name    string
 	color   string
 	viewing string
-	// in holds the sessions this connection is attached to.
+	// in holds the sessions this connection is attached to. One with
+	// none is idle, and may be closed to make room for a newcomer.
 	in map[string]*presence
 }
 

@@ -65,7 +65,7 @@ func TestWriteIdleWaitsForNobody(t *testing.T) {
 	defer client.Close()
 	ws := <-upgraded
 	defer ws.Close()
-	c := newConn(hub, ws)
+	c := newConn(hub, ws, time.Now())
 	defer c.cancel()
 
 	// The handshake's reply may wait for a delayed acknowledgement.

@@ -32,20 +32,10 @@ const maxBodyBytes = 64 << 10
 // tokenCookie carries the token after the UI took it from ?token=.
 const tokenCookie = "agentmux_token"
 
-// apiError is the body of every API error.
-type apiError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // errorJSON answers with an API error. The message is bounded however it
 // was made: a reply must not grow with what the client sent.
 func errorJSON(c echo.Context, status int, code, msg string) error {
-	var body apiError
-	body.Error.Code, body.Error.Message = code, textclip.Message(msg)
-	return c.JSON(status, body)
+	return c.JSON(status, wire.NewErrorBody(code, textclip.Message(msg)))
 }
 
 // sessionError answers a failure from the sessions package with its

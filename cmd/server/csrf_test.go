@@ -406,67 +406,152 @@ func TestListenerTimeouts(t *testing.T) {
 	}
 }
 
-// TestConnectionCap: finding 5. At the cap a new connection waits for one
-// to close, and the log says so once.
-func TestConnectionCap(t *testing.T) {
-	addr, log := serveWithLimits(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// holdHandler answers /hold once the test sends a token on release (or the
+// request ends), after a token on entered; anything else at once, 204.
+func holdHandler(entered, release chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
 		w.WriteHeader(http.StatusNoContent)
-	}), httpLimits{readHeader: waitTimeout, read: waitTimeout, write: waitTimeout, idle: waitTimeout}, 3)
-	var held []net.Conn
-	for range 3 {
+	})
+}
+
+// getOn sends a GET of path on c and reads the answer's status.
+func getOn(c net.Conn, path string) (int, error) {
+	_ = c.SetDeadline(time.Now().Add(waitTimeout))
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return 0, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// dialGet dials addr and GETs path in a goroutine; the answer's status, or
+// the error, comes on the channel.
+func dialGet(addr, path string) <-chan error {
+	answer := make(chan error, 1)
+	go func() {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			answer <- err
+			return
 		}
-		held = append(held, c)
+		defer c.Close()
+		status, err := getOn(c, path)
+		if err == nil && status != http.StatusNoContent {
+			err = fmt.Errorf("status %d, want 204", status)
+		}
+		answer <- err
+	}()
+	return answer
+}
+
+// TestConnectionCap: finding 5. At the cap, when every connection is in a
+// request, a new connection waits for one to end, and the log says so
+// once.
+func TestConnectionCap(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	addr, log := serveWithLimits(t, holdHandler(entered, release),
+		httpLimits{readHeader: waitTimeout, read: waitTimeout, write: waitTimeout, idle: waitTimeout}, 3)
+	var held []<-chan error
+	for range 3 {
+		held = append(held, dialGet(addr, "/hold"))
+		<-entered
 	}
-	// The fourth and fifth connect (the kernel's backlog) but are not
-	// served while three are open.
-	type result struct {
-		status int
-		err    error
-	}
-	answers := make(chan result, 2)
-	for range 2 {
-		go func() {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				answers <- result{err: err}
-				return
-			}
-			defer c.Close()
-			_ = c.SetDeadline(time.Now().Add(waitTimeout))
-			if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-				answers <- result{err: err}
-				return
-			}
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				answers <- result{err: err}
-				return
-			}
-			resp.Body.Close()
-			answers <- result{status: resp.StatusCode}
-		}()
-	}
+	// The fourth and fifth connect (the kernel's backlog, or Accept's
+	// hand) but are not served while three requests are in progress.
+	answers := []<-chan error{dialGet(addr, "/"), dialGet(addr, "/")}
 	testutil.Eventually(t, waitTimeout, "the cap logged", func() bool {
 		return len(linesWith(log.String(), "connection limit reached")) > 0
 	})
-	select {
-	case r := <-answers:
-		t.Fatalf("a connection over the cap was served: %+v", r)
-	default:
-	}
-	held[0].Close()
-	held[1].Close()
-	for range 2 {
-		if r := <-answers; r.err != nil || r.status != http.StatusNoContent {
-			t.Errorf("a waiting connection: %+v, want 204 once others closed", r)
+	for _, a := range answers {
+		select {
+		case err := <-a:
+			t.Fatalf("a connection over the cap was served: %v", err)
+		default:
 		}
 	}
-	held[2].Close()
+	release <- struct{}{}
+	release <- struct{}{}
+	for _, a := range answers {
+		if err := <-a; err != nil {
+			t.Errorf("a waiting connection: %v, want 204 once requests ended", err)
+		}
+	}
+	release <- struct{}{}
+	for _, h := range held {
+		if err := <-h; err != nil {
+			t.Errorf("a held request: %v", err)
+		}
+	}
 	if n := len(linesWith(log.String(), "level=WARN", "connection limit reached", "limit=3")); n != 1 {
 		t.Errorf("%d lines about the cap, want 1:\n%s", n, log)
+	}
+}
+
+// TestConnectionCapClosesIdle: at the cap a newcomer is served: the
+// listener closes for it the oldest connection that has sent no request
+// (once it has had quietGrace to), or one kept alive between requests;
+// never one in a request.
+func TestConnectionCapClosesIdle(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	addr, log := serveWithLimits(t, holdHandler(entered, release),
+		httpLimits{readHeader: waitTimeout, read: waitTimeout, write: waitTimeout, idle: waitTimeout}, 2)
+	busy := dialGet(addr, "/hold")
+	<-entered
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	if err := <-dialGet(addr, "/"); err != nil {
+		t.Fatalf("newcomer with a silent connection open: %v", err)
+	}
+	expectClosedConn(t, silent, "the silent connection")
+
+	kept, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if status, err := getOn(kept, "/"); err != nil || status != http.StatusNoContent {
+		t.Fatalf("keep-alive request: %d %v", status, err)
+	}
+	if err := <-dialGet(addr, "/"); err != nil {
+		t.Fatalf("newcomer with a kept-alive connection open: %v", err)
+	}
+	expectClosedConn(t, kept, "the kept-alive connection")
+
+	select {
+	case err := <-busy:
+		t.Fatalf("the request in progress ended: %v", err)
+	default:
+	}
+	release <- struct{}{}
+	if err := <-busy; err != nil {
+		t.Errorf("the request in progress: %v", err)
+	}
+	if n := len(linesWith(log.String(), "level=WARN", "connection limit reached")); n != 1 {
+		t.Errorf("%d lines about the cap, want 1:\n%s", n, log)
+	}
+}
+
+// expectClosedConn fails the test unless the server closes c within
+// waitTimeout.
+func expectClosedConn(t *testing.T, c net.Conn, what string) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("%s: read %d, %v; want it closed by the server", what, n, err)
 	}
 }
 

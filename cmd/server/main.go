@@ -69,6 +69,10 @@ type server struct {
 	watchers     sync.WaitGroup
 }
 
+// wsIdleGrace is the hub's IdleGrace: a variable, so that tests need not
+// wait it out.
+var wsIdleGrace = ws.DefaultIdleGrace
+
 // storeTimeout is how long start-up waits for a database another process
 // holds before saying so.
 const storeTimeout = 2 * time.Second
@@ -131,10 +135,12 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s.hub, err = ws.NewHub(ws.Options{
-		Sessions:      s.mgr,
-		BatchInterval: cfg.BatchInterval,
-		Origins:       origins,
-		Logger:        log,
+		Sessions:       s.mgr,
+		BatchInterval:  cfg.BatchInterval,
+		Origins:        origins,
+		Logger:         log,
+		MaxConnections: maxWebSockets,
+		IdleGrace:      wsIdleGrace,
 	})
 	if err != nil {
 		return nil, err
