@@ -19,7 +19,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
   uiTest, sel, createSession, tabById, waitFor, waitForPrompt, waitForLine, typeCommand, terminalLines,
-  terminalPane, SERVER_DOWN_CONSOLE,
+  terminalPane, reloadApp, waitForScreen, showLines, SERVER_DOWN_CONSOLE,
 } from './harness.mjs';
 
 // ---------------------------------------------------------------------------
@@ -42,32 +42,6 @@ function lastNonEmpty(lines) {
   return '';
 }
 
-function show(lines) {
-  return lines.filter((l) => l.trim()).slice(-30).map((l) => `    |${l}`).join('\n');
-}
-
-/** Reloads the page and waits for the app's test hook. */
-async function reloadApp(page) {
-  await page.reload();
-  await page.waitForFunction(() => window.__agentmux && window.__agentmux.terminals, null, { timeout: 20_000 });
-}
-
-/** Waits until the session's terminal buffer satisfies pred(lines); returns the lines. */
-async function waitForScreen(page, id, pred, message, timeout = 20_000) {
-  let last = null;
-  try {
-    return await waitFor(
-      async () => {
-        last = await terminalLines(page, id);
-        return last && pred(last) ? last : null;
-      },
-      { timeout, message },
-    );
-  } catch (err) {
-    if (last) err.message += `\nthe terminal shows:\n${show(last)}`;
-    throw err;
-  }
-}
 
 /** The rows on screen (the viewport) of a session's terminal, right-trimmed. */
 async function visibleRows(page, id) {
@@ -125,10 +99,10 @@ async function checkCleanCommand(page, id, cmd, want, what) {
     throw err;
   });
   const cmdLine = lines.findLast((l) => l.includes(arg));
-  assert.equal(cmdLine, `$ ${cmd}`, `${what}: nothing was typed before the command:\n${show(lines)}`);
-  assert.ok(lines.includes(want), `${what}: the output line is exactly ${want}:\n${show(lines)}`);
+  assert.equal(cmdLine, `$ ${cmd}`, `${what}: nothing was typed before the command:\n${showLines(lines)}`);
+  assert.ok(lines.includes(want), `${what}: the output line is exactly ${want}:\n${showLines(lines)}`);
   const junk = lines.filter((l) => ANSWER_JUNK.test(l));
-  assert.deepEqual(junk, [], `${what}: answers to terminal queries showed up on the screen:\n${show(lines)}`);
+  assert.deepEqual(junk, [], `${what}: answers to terminal queries showed up on the screen:\n${showLines(lines)}`);
   return lines;
 }
 
@@ -182,7 +156,7 @@ uiTest(
       (ls) => ls.includes(QUERIES_DONE) && isPrompt(lastNonEmpty(ls)),
       'the queries printed, answered live, and the prompt back',
     );
-    assert.equal(lastNonEmpty(lines), '$', `a clean prompt after the live answers were read:\n${show(lines)}`);
+    assert.equal(lastNonEmpty(lines), '$', `a clean prompt after the live answers were read:\n${showLines(lines)}`);
 
     for (const round of [1, 2]) {
       await reloadApp(page);
@@ -196,7 +170,7 @@ uiTest(
       await checkCleanCommand(page, id, `echo MARK${round}-$((6*7))`, `MARK${round}-42`, `reload ${round}`);
       // The swallowing ends with the replay: a live query is answered.
       lines = await checkLiveQueries(page, id, String(round));
-      assert.equal(lastNonEmpty(lines), '$', `reload ${round}: a clean prompt at the end:\n${show(lines)}`);
+      assert.equal(lastNonEmpty(lines), '$', `reload ${round}: a clean prompt at the end:\n${showLines(lines)}`);
       t.diagnostic(`reload ${round}: marker ran as typed, live queries answered`);
     }
     await screenshot('fidelity-queries');
@@ -290,7 +264,7 @@ uiTest(
     await page.keyboard.press('Enter');
     const lines = await waitForScreen(page, id, (ls) => ls.some((l) => l.includes('"notes.txt"') && /written/.test(l)) || isPrompt(lastNonEmpty(ls)), 'vim to write and quit');
     await waitForScreen(page, id, (ls) => isPrompt(lastNonEmpty(ls)), 'the shell prompt after :wq').catch((err) => {
-      err.message += `\n(before: ${show(lines)})`;
+      err.message += `\n(before: ${showLines(lines)})`;
       throw err;
     });
     assert.equal(await fs.readFile(file, 'utf8'), original, 'notes.txt on disk is unchanged');

@@ -158,6 +158,11 @@ uiTest('behind a path-prefix proxy: assets, API, WebSocket, lazy chunks and file
 
   // A reload asks only for what may have changed: index.html (304 by its
   // ETag) and live state; the hashed files come from the browser's cache.
+  // The WebGL chunk is asked for once the page has been idle a while: a
+  // reload before that would fetch it for the first time, not again.
+  await waitFor(() => rec.urls.some((u) => /\/chunks\/addon-webgl-[A-Z0-9]{8}\.js$/.test(u)), {
+    message: 'the WebGL chunk requested before the reload',
+  });
   const seen = proxy.responses.length;
   await page.reload();
   await page.waitForFunction(() => window.__agentmux && window.__agentmux.connectionState() === 'connected');

@@ -14,37 +14,13 @@
 //   exactly the focus changes made after the reload, and nothing from the
 //   reload itself.
 import assert from 'node:assert/strict';
-import { uiTest, createSession, waitFor, waitForPrompt, typeCommand, terminalLines, terminalPane } from './harness.mjs';
+import {
+  uiTest, createSession, waitFor, waitForPrompt, typeCommand, terminalLines, terminalPane, reloadApp, waitForScreen, showLines,
+} from './harness.mjs';
 
 // ---------------------------------------------------------------------------
 // Helpers (local to this file)
 
-function show(lines) {
-  return lines.filter((l) => l.trim()).slice(-30).map((l) => `    |${l}`).join('\n');
-}
-
-/** Reloads the page and waits for the app's test hook. */
-async function reloadApp(page) {
-  await page.reload();
-  await page.waitForFunction(() => window.__agentmux && window.__agentmux.terminals, null, { timeout: 20_000 });
-}
-
-/** Waits until the session's terminal buffer satisfies pred(lines); returns the lines. */
-async function waitForScreen(page, id, pred, message, timeout = 20_000) {
-  let last = null;
-  try {
-    return await waitFor(
-      async () => {
-        last = await terminalLines(page, id);
-        return last && pred(last) ? last : null;
-      },
-      { timeout, message },
-    );
-  } catch (err) {
-    if (last) err.message += `\nthe terminal shows:\n${show(last)}`;
-    throw err;
-  }
-}
 
 /** The input modes as xterm.js has them. */
 async function inputModes(page, id) {
@@ -131,9 +107,9 @@ uiTest(
       await focusTerminal(page, id);
       const got = await catLine(page, id, `CAT-END-${round}`, 'MODES-OFF-42');
       const lines = await terminalLines(page, id);
-      assert.equal(got, `CAT-END-${round}`, `reload ${round}: nothing but the typed line reached cat:\n${show(lines)}`);
+      assert.equal(got, `CAT-END-${round}`, `reload ${round}: nothing but the typed line reached cat:\n${showLines(lines)}`);
       const junk = lines.slice(lines.indexOf('MODES-OFF-42') + 1).filter((l) => l.includes('^['));
-      assert.deepEqual(junk, [], `reload ${round}: no escape sequence reached the program:\n${show(lines)}`);
+      assert.deepEqual(junk, [], `reload ${round}: no escape sequence reached the program:\n${showLines(lines)}`);
       t.diagnostic(`reload ${round}: cat got only ${got}`);
     }
     await screenshot('reload-input-modes-off');

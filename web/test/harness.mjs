@@ -634,3 +634,31 @@ export async function terminalHasFocus(page) {
     return !!(pane && document.activeElement && pane.contains(document.activeElement));
   }, sel('terminal'));
 }
+
+/** The last non-empty lines of a screen, indented, for a failure message. */
+export function showLines(lines) {
+  return lines.filter((l) => l.trim()).slice(-30).map((l) => `    |${l}`).join('\n');
+}
+
+/** Reloads the page and waits for the app's test hook. */
+export async function reloadApp(page) {
+  await page.reload();
+  await page.waitForFunction(() => window.__agentmux && window.__agentmux.terminals, null, { timeout: 20_000 });
+}
+
+/** Waits until the session's terminal buffer satisfies pred(lines); returns the lines. */
+export async function waitForScreen(page, id, pred, message, timeout = 20_000) {
+  let last = null;
+  try {
+    return await waitFor(
+      async () => {
+        last = await terminalLines(page, id);
+        return last && pred(last) ? last : null;
+      },
+      { timeout, message },
+    );
+  } catch (err) {
+    if (last) err.message += `\nthe terminal shows:\n${showLines(last)}`;
+    throw err;
+  }
+}
