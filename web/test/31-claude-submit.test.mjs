@@ -8,14 +8,10 @@
 // An agent's line editor takes text and an Enter that arrive together for
 // a paste, where Enter is a line break: the server types the text, then
 // the Enter on its own once Claude has taken the text.
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { uiTest, tabById, waitFor, terminalLines, terminalPane, tempDir, SERVER_DOWN_CONSOLE } from './harness.mjs';
-import { startFakeAnthropic } from './fake-anthropic.mjs';
-import { claudeBinDir, claudeEnv, seedClaudeConfig } from './claude-cli.mjs';
+import { tabById, waitFor, terminalLines, terminalPane, SERVER_DOWN_CONSOLE } from './harness.mjs';
+import { claudeUiTest } from './claude-cli.mjs';
 
 const NAME = 'the real Claude Code CLI on a busy machine: ten queued prompts and keys typed after /exit are each submitted';
 const READY = 'Claude is ready for your first prompt';
@@ -30,128 +26,118 @@ function busyLoops(n = 2) {
   };
 }
 
-const claude = await claudeBinDir();
-if (claude.skip) {
-  test(NAME, { skip: claude.skip }, () => {});
-} else {
-  const api = await startFakeAnthropic({ reply: REPLY });
-  after(() => api.close());
-  const configDir = path.join(await tempDir('claude'), 'config');
-
-  uiTest(
-    NAME,
-    {
-      timeout: 600_000,
-      allowConsole: SERVER_DOWN_CONSOLE,
-      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
-      setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
-    },
-    async ({ t, page, server, frames, screenshot, onCleanup }) => {
-      const stopBusy = busyLoops();
-      onCleanup(stopBusy);
-      // The user messages of the conversation: not Claude's own requests
-      // that quote a prompt (the session title's, in <session> tags).
-      const asked = () =>
-        api.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages' && !r.userText.includes('<session>')).map((r) => r.userText);
-      const diagnostic = () => `the stand-in was asked: ${JSON.stringify(asked().map((p) => p.slice(-120)))}`;
-      const screen = async (id) => `Claude's screen: ${JSON.stringify(((await terminalLines(page, id)) ?? []).filter((l) => l.trim()))}`;
-      const waitStatus = (id, status, reason, from = 0, timeout = 60_000) =>
-        waitFor(() => frames.slice(from).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === status && (reason === undefined || f.reason === reason)), {
-          timeout,
-          message: `session.status ${status}${reason ? ` "${reason}"` : ''} for ${id}`,
-        });
-      /** Waits until the stand-in was asked with text as a message; fails with Claude's screen. */
-      const waitAsked = async (id, text, timeout = 90_000) =>
-        waitFor(() => asked().some((p) => p.includes(text)), { timeout, message: `the model asked with ${JSON.stringify(text)}; ${diagnostic()}` }).catch(
-          async (err) => {
-            err.message += `\n${await screen(id)}`;
-            throw err;
-          },
-        );
-      /**
-       * A participant's own WebSocket, in the page: queues texts and
-       * returns the acks, or sends data as typed keys.
-       */
-      const participant = ({ id, texts = [], data }) =>
-        page.evaluate(
-          async ({ id, texts, data }) => {
-            const url = new URL('ws', document.baseURI);
-            url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-            const ws = new WebSocket(url);
-            const acks = [];
-            const done = new Promise((resolve, reject) => {
-              ws.onmessage = (e) => {
-                const m = JSON.parse(e.data);
-                if (m.type === 'error') reject(new Error(m.message));
-                if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
-              };
-            });
-            await new Promise((resolve) => (ws.onopen = resolve));
-            ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
-            for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
-            if (data !== undefined) ws.send(JSON.stringify({ type: 'terminal.input', sessionId: id, data }));
-            if (texts.length) await done;
-            ws.close();
-            return acks;
-          },
-          { id, texts, data },
-        );
-
-      const s = await server.createSession({ name: 'claude', agent: 'claude' });
-      const id = s.id;
-      await tabById(page, id).click();
-      await waitStatus(id, 'waiting', READY);
-
-      // 1. Ten prompts queued at once: each is typed when Claude waits,
-      // and each must be submitted, as a message of its own.
-      const queueFrom = frames.length;
-      const started = Date.now();
-      const acks = await participant({ id, texts: QUEUED });
-      assert.equal(acks.length, QUEUED.length);
-      for (const text of QUEUED) await waitAsked(id, text.split('\n')[0]);
-      t.diagnostic(`ten queued prompts submitted in ${Date.now() - started} ms`);
-      const texts = asked();
-      for (const [i, text] of QUEUED.entries()) {
-        const first = text.split('\n')[0];
-        const with_ = texts.filter((p) => p.includes(first));
-        // Its own turn: no other queued prompt pasted into it.
-        assert.ok(
-          with_.every((p) => QUEUED.every((o, j) => j === i || !p.includes(o.split('\n')[0]))),
-          `queued prompt ${i + 1} went as a message of its own: ${JSON.stringify(with_)}`,
-        );
-      }
-      assert.ok(texts.some((p) => p.includes('over two lines')), `the two-line prompt reached the model whole; ${diagnostic()}`);
-      const delivered = new Set(frames.slice(queueFrom).filter((f) => f.type === 'prompt.delivered' && f.sessionId === id).map((f) => f.promptId));
-      assert.equal(delivered.size, QUEUED.length, 'each queued prompt delivered once');
-      await screenshot('claude-submit-1-queue');
-
-      // 2. /exit, then keys typed into the ended session: they resume it,
-      // and the Enter typed after them submits them.
-      const endAndWake = async (text, type) => {
-        await waitFor(async () => (await server.api(`api/sessions/${id}`)).body?.session?.status === 'waiting', {
-          timeout: 60_000,
-          message: `${id} waiting at its prompt before /exit`,
-        });
-        await terminalPane(page).click();
-        await page.keyboard.type('/exit');
-        await waitFor(async () => ((await terminalLines(page, id)) ?? []).some((l) => /^\s*❯\s*\/exit/.test(l)), { timeout: 30_000, message: '/exit in the input box' });
-        await page.keyboard.press('Enter');
-        await waitFor(async () => (await tabById(page, id).getAttribute('data-status')) === 'stopped', { timeout: 60_000, message: `tab ${id} stopped after /exit` });
-        const from = Date.now();
-        await type(text);
-        await waitAsked(id, text);
-        t.diagnostic(`"${text}" submitted ${Date.now() - from} ms after it was typed into the ended session`);
-        const n = asked().filter((p) => p.includes(text)).length;
-        assert.ok(n >= 1, diagnostic());
-      };
-      await endAndWake('RECALL woken key by key', async (text) => {
-        await terminalPane(page).click();
-        await page.keyboard.type(text);
-        await page.keyboard.press('Enter');
+await claudeUiTest(
+  NAME,
+  {
+    reply: REPLY,
+    timeout: 600_000,
+    allowConsole: SERVER_DOWN_CONSOLE,
+  },
+  async ({ t, page, server, frames, screenshot, onCleanup, api, configDir }) => {
+    const stopBusy = busyLoops();
+    onCleanup(stopBusy);
+    // The user messages of the conversation: not Claude's own requests
+    // that quote a prompt (the session title's, in <session> tags).
+    const asked = () =>
+      api.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages' && !r.userText.includes('<session>')).map((r) => r.userText);
+    const diagnostic = () => `the stand-in was asked: ${JSON.stringify(asked().map((p) => p.slice(-120)))}`;
+    const screen = async (id) => `Claude's screen: ${JSON.stringify(((await terminalLines(page, id)) ?? []).filter((l) => l.trim()))}`;
+    const waitStatus = (id, status, reason, from = 0, timeout = 60_000) =>
+      waitFor(() => frames.slice(from).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === status && (reason === undefined || f.reason === reason)), {
+        timeout,
+        message: `session.status ${status}${reason ? ` "${reason}"` : ''} for ${id}`,
       });
-      await endAndWake('RECALL woken in one burst', (text) => participant({ id, data: `${text}\r` }));
-      await screenshot('claude-submit-2-woken');
-      stopBusy();
-    },
-  );
-}
+    /** Waits until the stand-in was asked with text as a message; fails with Claude's screen. */
+    const waitAsked = async (id, text, timeout = 90_000) =>
+      waitFor(() => asked().some((p) => p.includes(text)), { timeout, message: `the model asked with ${JSON.stringify(text)}; ${diagnostic()}` }).catch(
+        async (err) => {
+          err.message += `\n${await screen(id)}`;
+          throw err;
+        },
+      );
+    /**
+     * A participant's own WebSocket, in the page: queues texts and
+     * returns the acks, or sends data as typed keys.
+     */
+    const participant = ({ id, texts = [], data }) =>
+      page.evaluate(
+        async ({ id, texts, data }) => {
+          const url = new URL('ws', document.baseURI);
+          url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+          const ws = new WebSocket(url);
+          const acks = [];
+          const done = new Promise((resolve, reject) => {
+            ws.onmessage = (e) => {
+              const m = JSON.parse(e.data);
+              if (m.type === 'error') reject(new Error(m.message));
+              if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
+            };
+          });
+          await new Promise((resolve) => (ws.onopen = resolve));
+          ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
+          for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
+          if (data !== undefined) ws.send(JSON.stringify({ type: 'terminal.input', sessionId: id, data }));
+          if (texts.length) await done;
+          ws.close();
+          return acks;
+        },
+        { id, texts, data },
+      );
+
+    const s = await server.createSession({ name: 'claude', agent: 'claude' });
+    const id = s.id;
+    await tabById(page, id).click();
+    await waitStatus(id, 'waiting', READY);
+
+    // 1. Ten prompts queued at once: each is typed when Claude waits,
+    // and each must be submitted, as a message of its own.
+    const queueFrom = frames.length;
+    const started = Date.now();
+    const acks = await participant({ id, texts: QUEUED });
+    assert.equal(acks.length, QUEUED.length);
+    for (const text of QUEUED) await waitAsked(id, text.split('\n')[0]);
+    t.diagnostic(`ten queued prompts submitted in ${Date.now() - started} ms`);
+    const texts = asked();
+    for (const [i, text] of QUEUED.entries()) {
+      const first = text.split('\n')[0];
+      const with_ = texts.filter((p) => p.includes(first));
+      // Its own turn: no other queued prompt pasted into it.
+      assert.ok(
+        with_.every((p) => QUEUED.every((o, j) => j === i || !p.includes(o.split('\n')[0]))),
+        `queued prompt ${i + 1} went as a message of its own: ${JSON.stringify(with_)}`,
+      );
+    }
+    assert.ok(texts.some((p) => p.includes('over two lines')), `the two-line prompt reached the model whole; ${diagnostic()}`);
+    const delivered = new Set(frames.slice(queueFrom).filter((f) => f.type === 'prompt.delivered' && f.sessionId === id).map((f) => f.promptId));
+    assert.equal(delivered.size, QUEUED.length, 'each queued prompt delivered once');
+    await screenshot('claude-submit-1-queue');
+
+    // 2. /exit, then keys typed into the ended session: they resume it,
+    // and the Enter typed after them submits them.
+    const endAndWake = async (text, type) => {
+      await waitFor(async () => (await server.api(`api/sessions/${id}`)).body?.session?.status === 'waiting', {
+        timeout: 60_000,
+        message: `${id} waiting at its prompt before /exit`,
+      });
+      await terminalPane(page).click();
+      await page.keyboard.type('/exit');
+      await waitFor(async () => ((await terminalLines(page, id)) ?? []).some((l) => /^\s*❯\s*\/exit/.test(l)), { timeout: 30_000, message: '/exit in the input box' });
+      await page.keyboard.press('Enter');
+      await waitFor(async () => (await tabById(page, id).getAttribute('data-status')) === 'stopped', { timeout: 60_000, message: `tab ${id} stopped after /exit` });
+      const from = Date.now();
+      await type(text);
+      await waitAsked(id, text);
+      t.diagnostic(`"${text}" submitted ${Date.now() - from} ms after it was typed into the ended session`);
+      const n = asked().filter((p) => p.includes(text)).length;
+      assert.ok(n >= 1, diagnostic());
+    };
+    await endAndWake('RECALL woken key by key', async (text) => {
+      await terminalPane(page).click();
+      await page.keyboard.type(text);
+      await page.keyboard.press('Enter');
+    });
+    await endAndWake('RECALL woken in one burst', (text) => participant({ id, data: `${text}\r` }));
+    await screenshot('claude-submit-2-woken');
+    stopBusy();
+  },
+);

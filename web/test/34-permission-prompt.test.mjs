@@ -6,14 +6,13 @@
 // `permission` field in session.status and session.needsInput, the header's
 // permission note, the tab's tooltip and a browser notification saying the
 // same. Allowing it ends the wait: the file is written, the note goes.
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { uiTest, sel, tabById, waitFor, waitForLine, terminalLines, terminalPane, tempDir } from './harness.mjs';
-import { startFakeAnthropic, lastUserText } from './fake-anthropic.mjs';
-import { claudeBinDir, claudeEnv, seedClaudeConfig } from './claude-cli.mjs';
+import { sel, tabById, waitFor, waitForLine, terminalLines, terminalPane } from './harness.mjs';
+import { lastUserText } from './fake-anthropic.mjs';
+import { claudeUiTest } from './claude-cli.mjs';
 
 const NAME = "the real Claude Code CLI's permission prompt: waiting at once, naming the tool and the file";
 const PROMPT = 'Write the plan to docs/plan.md';
@@ -25,13 +24,11 @@ const DIALOG = /Do you want to create plan\.md\?/;
 // The session must be waiting this soon after the dialog is on screen.
 const WAITING_WITHIN_MS = 1000;
 
-const claude = await claudeBinDir();
-if (claude.skip) {
-  test(NAME, { skip: claude.skip }, () => {});
-} else {
-  // The session's directory, known once it is created: the Write's path is absolute.
-  let cwd = '';
-  const api = await startFakeAnthropic({
+// The session's directory, known once it is created: the Write's path is absolute.
+let cwd = '';
+await claudeUiTest(
+  NAME,
+  {
     reply: (body) => {
       const main = Array.isArray(body.tools) && body.tools.some((t) => t?.name === 'Write');
       if (main && cwd && lastUserText(body).includes(PROMPT)) {
@@ -39,113 +36,103 @@ if (claude.skip) {
       }
       return DONE;
     },
-  });
-  after(() => api.close());
-  const configDir = path.join(await tempDir('claude'), 'config');
+    timeout: 180_000,
+  },
+  async ({ t, page, server, frames, screenshot, onCleanup, api, configDir }) => {
+    onCleanup(() => t.diagnostic(`the stand-in saw: ${JSON.stringify(api.requests.map((r) => `${r.method} ${r.path} ${r.prompt.slice(0, 40)}`))}`));
+    // Notifications as if the user had allowed them, recorded, and the
+    // page as if the user had gone to another browser tab (the notifier
+    // stays quiet about the session on screen of a visible page).
+    await page.evaluate(() => {
+      window.__notifications = [];
+      window.Notification = class {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        constructor(title, options) {
+          window.__notifications.push({ title, body: options?.body });
+        }
+        close() {}
+      };
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    });
 
-  uiTest(
-    NAME,
-    {
-      timeout: 180_000,
-      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
-      setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
-    },
-    async ({ t, page, server, frames, screenshot, onCleanup }) => {
-      onCleanup(() => t.diagnostic(`the stand-in saw: ${JSON.stringify(api.requests.map((r) => `${r.method} ${r.path} ${r.prompt.slice(0, 40)}`))}`));
-      // Notifications as if the user had allowed them, recorded, and the
-      // page as if the user had gone to another browser tab (the notifier
-      // stays quiet about the session on screen of a visible page).
-      await page.evaluate(() => {
-        window.__notifications = [];
-        window.Notification = class {
-          static permission = 'granted';
-          static requestPermission = async () => 'granted';
-          constructor(title, options) {
-            window.__notifications.push({ title, body: options?.body });
-          }
-          close() {}
-        };
-        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
-      });
+    const s = await server.createSession({ name: 'planner', agent: 'claude' });
+    const id = s.id;
+    cwd = s.cwd;
+    await tabById(page, id).click();
+    await waitFor(() => page.evaluate((i) => !!window.__agentmux.terminals.get(i), id), { message: `a terminal for ${id}` });
+    await waitFor(() => frames.some((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting'), {
+      timeout: 60_000,
+      message: 'Claude at its prompt (SessionStart)',
+    });
+    await waitForLine(page, id, (l) => /^\s*❯/.test(l), { timeout: 60_000, message: "Claude's input box" });
 
-      const s = await server.createSession({ name: 'planner', agent: 'claude' });
-      const id = s.id;
-      cwd = s.cwd;
-      await tabById(page, id).click();
-      await waitFor(() => page.evaluate((i) => !!window.__agentmux.terminals.get(i), id), { message: `a terminal for ${id}` });
-      await waitFor(() => frames.some((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting'), {
-        timeout: 60_000,
-        message: 'Claude at its prompt (SessionStart)',
-      });
-      await waitForLine(page, id, (l) => /^\s*❯/.test(l), { timeout: 60_000, message: "Claude's input box" });
+    await terminalPane(page).click();
+    await page.keyboard.type(PROMPT);
+    await waitForLine(page, id, (l) => /^\s*❯/.test(l) && l.includes(PROMPT), { message: 'the prompt in the input box' });
+    // (Claude at its prompt made one notification already.)
+    await page.evaluate(() => (window.__notifications = []));
+    const from = frames.length;
+    await page.keyboard.press('Enter');
 
-      await terminalPane(page).click();
-      await page.keyboard.type(PROMPT);
-      await waitForLine(page, id, (l) => /^\s*❯/.test(l) && l.includes(PROMPT), { message: 'the prompt in the input box' });
-      // (Claude at its prompt made one notification already.)
-      await page.evaluate(() => (window.__notifications = []));
-      const from = frames.length;
-      await page.keyboard.press('Enter');
+    // Watch the screen and the frames together, so the two times are
+    // taken on one clock at the same granularity.
+    const permissionFrame = () =>
+      frames.slice(from).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting');
+    let dialogAt;
+    let waitingAt;
+    await waitFor(
+      async () => {
+        if (dialogAt === undefined && ((await terminalLines(page, id)) ?? []).some((l) => DIALOG.test(l))) dialogAt = Date.now();
+        if (waitingAt === undefined && permissionFrame()) waitingAt = Date.now();
+        return dialogAt !== undefined && (waitingAt !== undefined || Date.now() - dialogAt > WAITING_WITHIN_MS + 2000);
+      },
+      { timeout: 60_000, interval: 25, message: `Claude's dialog ${DIALOG} on screen` },
+    );
+    t.diagnostic(`waiting came ${waitingAt === undefined ? 'not at all' : `${waitingAt - dialogAt} ms`} after the dialog showed`);
+    assert.ok(waitingAt !== undefined && waitingAt - dialogAt <= WAITING_WITHIN_MS,
+      `session.status waiting within ${WAITING_WITHIN_MS} ms of the dialog (${waitingAt === undefined ? 'none' : `${waitingAt - dialogAt} ms`}): ${JSON.stringify(frames.slice(from).filter((f) => f.sessionId === id))}`);
+    const waiting = permissionFrame();
+    assert.equal(waiting.reason, REASON);
+    assert.deepEqual(waiting.permission, { tool: 'Write', summary: 'docs/plan.md' });
+    const ni = await waitFor(() => frames.slice(from).find((f) => f.type === 'session.needsInput' && f.sessionId === id), { message: 'session.needsInput' });
+    assert.deepEqual(ni.permission, { tool: 'Write', summary: 'docs/plan.md' });
+    assert.ok(ni.message.includes(REASON), `needsInput message ${JSON.stringify(ni.message)}`);
 
-      // Watch the screen and the frames together, so the two times are
-      // taken on one clock at the same granularity.
-      const permissionFrame = () =>
-        frames.slice(from).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting');
-      let dialogAt;
-      let waitingAt;
-      await waitFor(
-        async () => {
-          if (dialogAt === undefined && ((await terminalLines(page, id)) ?? []).some((l) => DIALOG.test(l))) dialogAt = Date.now();
-          if (waitingAt === undefined && permissionFrame()) waitingAt = Date.now();
-          return dialogAt !== undefined && (waitingAt !== undefined || Date.now() - dialogAt > WAITING_WITHIN_MS + 2000);
-        },
-        { timeout: 60_000, interval: 25, message: `Claude's dialog ${DIALOG} on screen` },
-      );
-      t.diagnostic(`waiting came ${waitingAt === undefined ? 'not at all' : `${waitingAt - dialogAt} ms`} after the dialog showed`);
-      assert.ok(waitingAt !== undefined && waitingAt - dialogAt <= WAITING_WITHIN_MS,
-        `session.status waiting within ${WAITING_WITHIN_MS} ms of the dialog (${waitingAt === undefined ? 'none' : `${waitingAt - dialogAt} ms`}): ${JSON.stringify(frames.slice(from).filter((f) => f.sessionId === id))}`);
-      const waiting = permissionFrame();
-      assert.equal(waiting.reason, REASON);
-      assert.deepEqual(waiting.permission, { tool: 'Write', summary: 'docs/plan.md' });
-      const ni = await waitFor(() => frames.slice(from).find((f) => f.type === 'session.needsInput' && f.sessionId === id), { message: 'session.needsInput' });
-      assert.deepEqual(ni.permission, { tool: 'Write', summary: 'docs/plan.md' });
-      assert.ok(ni.message.includes(REASON), `needsInput message ${JSON.stringify(ni.message)}`);
+    // The page says it: the header's note, the tab's tooltip, a notification.
+    const note = page.locator(sel('permission'));
+    await note.waitFor({ state: 'visible' });
+    assert.equal(await note.locator(sel('permission-tool')).textContent(), 'Write');
+    assert.equal(await note.locator(sel('permission-summary')).textContent(), 'docs/plan.md');
+    assert.equal(await note.getAttribute('title'), REASON);
+    const tab = tabById(page, id);
+    assert.equal(await tab.getAttribute('data-status'), 'waiting');
+    assert.match(await tab.getAttribute('title'), new RegExp(REASON));
+    const notes = await waitFor(async () => {
+      const n = await page.evaluate(() => window.__notifications);
+      return n.length > 0 && n;
+    }, { message: 'a browser notification' });
+    assert.deepEqual(notes, [{ title: 'planner asks to use Write', body: 'docs/plan.md' }]);
+    await screenshot('permission-prompt');
 
-      // The page says it: the header's note, the tab's tooltip, a notification.
-      const note = page.locator(sel('permission'));
-      await note.waitFor({ state: 'visible' });
-      assert.equal(await note.locator(sel('permission-tool')).textContent(), 'Write');
-      assert.equal(await note.locator(sel('permission-summary')).textContent(), 'docs/plan.md');
-      assert.equal(await note.getAttribute('title'), REASON);
-      const tab = tabById(page, id);
-      assert.equal(await tab.getAttribute('data-status'), 'waiting');
-      assert.match(await tab.getAttribute('title'), new RegExp(REASON));
-      const notes = await waitFor(async () => {
-        const n = await page.evaluate(() => window.__notifications);
-        return n.length > 0 && n;
-      }, { message: 'a browser notification' });
-      assert.deepEqual(notes, [{ title: 'planner asks to use Write', body: 'docs/plan.md' }]);
-      await screenshot('permission-prompt');
-
-      // Allowing it (the dialog's first choice) ends the wait: active, the
-      // note gone, the file written, and the turn ends waiting at the prompt.
-      const answered = frames.length;
-      await terminalPane(page).click();
-      await page.keyboard.press('1');
-      const active = await waitFor(() => frames.slice(answered).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'active'), {
-        message: 'session.status active after the answer',
-      });
-      assert.equal(active.permission, undefined);
-      await note.waitFor({ state: 'hidden' });
-      const plan = path.join(cwd, 'docs', 'plan.md');
-      await waitFor(() => existsSync(plan), { timeout: 30_000, message: `${plan} written` });
-      assert.equal(await fs.readFile(plan, 'utf8'), PLAN);
-      const finished = await waitFor(
-        () => frames.slice(answered).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting'),
-        { timeout: 30_000, message: 'waiting at the prompt after the turn' },
-      );
-      assert.equal(finished.permission, undefined, `the turn's end is no permission request: ${JSON.stringify(finished)}`);
-      assert.ok(await note.isHidden());
-    },
-  );
-}
+    // Allowing it (the dialog's first choice) ends the wait: active, the
+    // note gone, the file written, and the turn ends waiting at the prompt.
+    const answered = frames.length;
+    await terminalPane(page).click();
+    await page.keyboard.press('1');
+    const active = await waitFor(() => frames.slice(answered).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'active'), {
+      message: 'session.status active after the answer',
+    });
+    assert.equal(active.permission, undefined);
+    await note.waitFor({ state: 'hidden' });
+    const plan = path.join(cwd, 'docs', 'plan.md');
+    await waitFor(() => existsSync(plan), { timeout: 30_000, message: `${plan} written` });
+    assert.equal(await fs.readFile(plan, 'utf8'), PLAN);
+    const finished = await waitFor(
+      () => frames.slice(answered).find((f) => f.type === 'session.status' && f.sessionId === id && f.status === 'waiting'),
+      { timeout: 30_000, message: 'waiting at the prompt after the turn' },
+    );
+    assert.equal(finished.permission, undefined, `the turn's end is no permission request: ${JSON.stringify(finished)}`);
+    assert.ok(await note.isHidden());
+  },
+);

@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { TEST_DIR, tempDir } from './harness.mjs';
-import { FAKE_API_KEY } from './fake-anthropic.mjs';
+import { after, test } from 'node:test';
+import { TEST_DIR, tempDir, uiTest } from './harness.mjs';
+import { FAKE_API_KEY, startFakeAnthropic } from './fake-anthropic.mjs';
 
 const BIN_DIR = path.join(TEST_DIR, 'node_modules', '.bin');
 const SCOPE_DIR = path.join(TEST_DIR, 'node_modules', '@anthropic-ai');
@@ -79,4 +80,31 @@ export function claudeEnv({ binDir, configDir, apiURL }) {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
   };
+}
+
+/**
+ * A UI test with the real Claude CLI, or a skipped test saying why it
+ * cannot run here. The server's Claude sessions talk to a stand-in API
+ * started with reply (see startFakeAnthropic) and start in a throwaway
+ * config that trusts the workspace; body gets them as api and configDir,
+ * besides uiTest's fixture.
+ */
+export async function claudeUiTest(name, { reply, ...opts }, body) {
+  const claude = await claudeBinDir();
+  if (claude.skip) {
+    test(name, { skip: claude.skip }, () => {});
+    return;
+  }
+  const api = await startFakeAnthropic({ reply });
+  after(() => api.close());
+  const configDir = path.join(await tempDir('claude'), 'config');
+  uiTest(
+    name,
+    {
+      ...opts,
+      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
+      setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
+    },
+    (fx) => body({ ...fx, api, configDir }),
+  );
 }
