@@ -36,6 +36,31 @@
 // checkout the user asked for, like worktree's git worktree add, runs
 // the post-checkout hook and the checkout filters as git does.
 //
+// # Ownership
+//
+// Git refuses a repository that belongs to another user than the one it
+// runs as ("detected dubious ownership"), unless safe.directory names it:
+// the config and hooks of a repository someone else controls would
+// otherwise run that someone's commands as us. A workspace bind-mounted
+// from a host where it belongs to another uid is refused so. The user
+// names one directory as theirs, the workspace, and the server passes it
+// to Trust once, at start; from then on every git the package runs is
+// told, with -c safe.directory on its command line, to trust that
+// directory and, when it works in one, the worktree directly inside the
+// worktrees directory, and nothing else. The user's git config is never
+// written.
+//
+// Git compares safe.directory with the real path of the top of the work
+// tree it works in (a linked worktree's own top: its checks do not look
+// at the main one), so a symbolic link cannot carry the trust elsewhere,
+// and a repository nested inside the workspace, or one the workspace is
+// a subdirectory of, is still refused. Git reads safe.directory from
+// protected configuration only, never from a repository's, and counts
+// the command line as protected since 2.38; 2.35.2 to 2.37 read the
+// user's and the system's config only, so they still refuse. When git
+// refuses, the error is an *Error that is ErrUntrusted and says in words
+// which directory, whose it is, and what to do.
+//
 // Only an explicit user action, such as a push the user asks for, may
 // reach a remote or use the user's credentials; none exists yet. When one
 // is added it gets its own entry point here, beside Command, that leaves
@@ -50,14 +75,22 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// ErrNoGit means git is not on PATH.
-var ErrNoGit = errors.New("git is not installed (not found on PATH)")
+var (
+	// ErrNoGit means git is not on PATH.
+	ErrNoGit = errors.New("git is not installed (not found on PATH)")
+	// ErrUntrusted means git refused a repository that belongs to another
+	// user and is not the trusted workspace or one of its worktrees; the
+	// *Error that is it says which and what to do.
+	ErrUntrusted = errors.New("git refuses a repository that belongs to another user")
+)
 
 // waitDelay is how long a git killed by its context may keep its output
 // pipes open, through a child that left its process group, before Wait
@@ -68,7 +101,8 @@ const waitDelay = 5 * time.Second
 // (KEY=VALUE) are added to its environment. Run it with Run, or start it
 // and read its output yourself, then Wait and pass the error to Check.
 func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, args)...)
+	// The trust after -C, where subcommand skips a caller's -c too.
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, trustOptions(dir), args)...)
 	// The guards last: exec keeps the last of two values, so env cannot
 	// lift them.
 	cmd.Env = slices.Concat(Env(), env, inertEnv)
@@ -125,7 +159,9 @@ func Check(ctx context.Context, cmd *exec.Cmd, err error, stderr string) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", name, context.Cause(ctx))
 	case errors.As(err, &exitErr):
-		return &Error{Name: name, Code: exitErr.ExitCode(), Stderr: strings.TrimSpace(stderr), err: exitErr}
+		e := &Error{Name: name, Code: exitErr.ExitCode(), Stderr: strings.TrimSpace(stderr), err: exitErr}
+		e.refusal = refusal(e.Stderr)
+		return e
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
@@ -191,9 +227,15 @@ type Error struct {
 	// Stderr is what git said, trimmed.
 	Stderr string
 	err    *exec.ExitError
+	// refusal, when git refused a repository for its owner, says so in
+	// words; the error is then ErrUntrusted.
+	refusal string
 }
 
 func (e *Error) Error() string {
+	if e.refusal != "" {
+		return e.refusal
+	}
 	if r := Reason(e.Stderr); r != "" {
 		return e.Name + ": " + r
 	}
@@ -201,6 +243,10 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.err }
+
+// Is reports whether the error is target: ErrUntrusted when git refused
+// the repository for its owner.
+func (e *Error) Is(target error) bool { return target == ErrUntrusted && e.refusal != "" }
 
 // Says reports whether git's message contains one of the phrases; it is
 // how a refusal is told from another, as git has no error codes.
@@ -292,4 +338,113 @@ func Env() []string {
 		"GIT_OPTIONAL_LOCKS=0",
 	)
 	return append(env, inertEnv...)
+}
+
+// trust is what Trust was given, real paths; nil trusts nothing.
+type trust struct{ workspace, worktrees string }
+
+var trusted atomic.Pointer[trust]
+
+// Trust makes every git the package runs from now on trust, although it
+// belongs to another user, the repository whose top is workspace and the
+// linked worktrees each directly inside worktrees (the session worktrees
+// agentmux makes, <workspace>/.worktrees/<name>); see the package doc.
+// The server calls it once, at start, with the workspace the user named,
+// which is the only way a directory comes to be trusted; an empty
+// workspace trusts nothing again. Both are resolved now, as git compares
+// real paths; worktrees need not exist yet.
+func Trust(workspace, worktrees string) error {
+	if workspace == "" {
+		trusted.Store(nil)
+		return nil
+	}
+	ws, err := realAbs(workspace)
+	if err != nil {
+		return fmt.Errorf("trust the workspace: %w", err)
+	}
+	wt, err := filepath.Abs(worktrees)
+	if err != nil {
+		return fmt.Errorf("trust the worktrees: %w", err)
+	}
+	if rest, ok := strings.CutPrefix(wt, filepath.Clean(workspace)+string(filepath.Separator)); ok {
+		// The worktrees in the workspace, as they usually are: under its
+		// real path, even when they do not exist yet.
+		wt = filepath.Join(ws, rest)
+	} else if real, err := realAbs(wt); err == nil {
+		wt = real
+	}
+	trusted.Store(&trust{workspace: ws, worktrees: wt})
+	return nil
+}
+
+// trustOptions are the -c safe.directory options for a git run in dir:
+// the workspace, and the worktree dir is in when it is in one; none
+// before Trust. A dir that does not resolve gets the workspace only: git
+// will fail there anyway.
+func trustOptions(dir string) []string {
+	t := trusted.Load()
+	if t == nil {
+		return nil
+	}
+	opts := []string{"-c", "safe.directory=" + t.workspace}
+	real, err := realAbs(dir)
+	if err != nil {
+		return opts
+	}
+	if rest, ok := strings.CutPrefix(real, t.worktrees+string(filepath.Separator)); ok {
+		name, _, _ := strings.Cut(rest, string(filepath.Separator))
+		opts = append(opts, "-c", "safe.directory="+filepath.Join(t.worktrees, name))
+	}
+	return opts
+}
+
+// realAbs is dir absolute, with every symbolic link resolved.
+func realAbs(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// dubious is how git 2.35.2 and later begin refusing a repository for
+// its owner; the directory follows, quoted.
+const dubious = "detected dubious ownership in repository at '"
+
+// refusal says in words why git refused a repository for its owner, and
+// what to do, when stderr is that refusal; otherwise "".
+func refusal(stderr string) string {
+	_, rest, ok := strings.Cut(stderr, dubious)
+	if !ok {
+		return ""
+	}
+	dir, _, _ := strings.Cut(rest, "'\n")
+	dir = strings.TrimSuffix(dir, "'")
+	whose := "another user"
+	if uid, ok := foreignOwner(dir); ok {
+		whose = fmt.Sprintf("another user (uid %d; agentmux runs as uid %d)", uid, os.Getuid())
+	}
+	trusts := "agentmux trusts only the workspace it was given and its worktrees"
+	if t := trusted.Load(); t != nil {
+		trusts = fmt.Sprintf("agentmux trusts only the workspace it was given, %s, and its worktrees", t.workspace)
+	}
+	return fmt.Sprintf("git refuses to work in %s: it belongs to %s. %s, and leaves your git config alone. "+
+		"To use this repository, start agentmux with --workspace %s, or make it belong to uid %d, "+
+		"or trust it yourself: git config --global --add safe.directory %s",
+		dir, whose, trusts, dir, os.Getuid(), dir)
+}
+
+// foreignOwner returns the owner of dir, or of its .git, when one of
+// them is not the user the server runs as: the owner git objects to.
+func foreignOwner(dir string) (int, bool) {
+	for _, p := range []string{dir, filepath.Join(dir, ".git")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			return int(st.Uid), true
+		}
+	}
+	return 0, false
 }

@@ -180,3 +180,86 @@ func TestNeutralConfig(t *testing.T) {
 	}
 	testutil.NotRun(t, "hash-object", marker)
 }
+
+// trustT trusts workspace and its .worktrees for the rest of the test.
+func trustT(t *testing.T, workspace string) {
+	t.Helper()
+	if err := Trust(workspace, filepath.Join(workspace, ".worktrees")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Trust("", "") })
+}
+
+// TestTrust: a workspace that belongs to another user, its subdirectories
+// and a worktree under its .worktrees that belongs to another user too
+// are git's to work in once Trust names the workspace, through a symbolic
+// link as well; a repository nested in it, one beside it and one in a
+// look-alike directory are still refused, in words. Not parallel: Trust
+// is the package's.
+func TestTrust(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	gitT(t, root, "init", "-q", ws)
+	gitT(t, ws, "commit", "-q", "--allow-empty", "-m", "first")
+	gitT(t, ws, "worktree", "add", "-q", "-b", "feat", filepath.Join(ws, ".worktrees", "feat"))
+	if err := os.MkdirAll(filepath.Join(ws, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nested := filepath.Join(ws, "vendor", "lib")
+	other := filepath.Join(root, "other")
+	lookalike := filepath.Join(root, "ws.worktrees", "x")
+	for _, d := range []string{nested, other, lookalike} {
+		gitT(t, root, "init", "-q", d)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatal(err)
+	}
+	testutil.GiveAway(t, ws)
+	testutil.GiveAway(t, other)
+	testutil.GiveAway(t, lookalike)
+
+	ctx := testContext(t)
+	top := func(dir string) (string, error) {
+		out, err := Run(ctx, dir, "rev-parse", "--show-toplevel")
+		return strings.TrimSpace(out), err
+	}
+	refused := func(dir, repo string) {
+		t.Helper()
+		_, err := top(dir)
+		if !errors.Is(err, ErrUntrusted) {
+			t.Fatalf("git in %s: %v; want ErrUntrusted", dir, err)
+		}
+		for _, want := range []string{
+			"git refuses to work in " + repo + ": it belongs to another user (uid 65534",
+			"--workspace " + repo,
+			"git config --global --add safe.directory " + repo,
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("git in %s: %q\nwants %q", dir, err, want)
+			}
+		}
+	}
+
+	// Before Trust, git refuses the workspace as it would anyone's.
+	refused(ws, ws)
+
+	trustT(t, link)
+	for dir, want := range map[string]string{
+		ws:                                      ws,
+		link:                                    ws,
+		filepath.Join(ws, "sub", "deeper"):      ws,
+		filepath.Join(ws, ".worktrees", "feat"): filepath.Join(ws, ".worktrees", "feat"),
+		filepath.Join(link, ".worktrees", "feat"): filepath.Join(ws, ".worktrees", "feat"),
+	} {
+		if got, err := top(dir); err != nil || got != want {
+			t.Errorf("git in %s: top %q, %v; want %s", dir, got, err, want)
+		}
+	}
+	refused(nested, nested)
+	refused(other, other)
+	refused(lookalike, lookalike)
+	if !strings.Contains(func() string { _, err := top(other); return err.Error() }(), "the workspace it was given, "+ws+",") {
+		t.Error("the refusal does not name the trusted workspace")
+	}
+}
