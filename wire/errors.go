@@ -43,6 +43,11 @@ const (
 	// CodeNotARepository (HTTP only): a diff was asked of a session whose
 	// tree is not in a git repository.
 	CodeNotARepository = "NOT_A_REPOSITORY"
+	// CodeUntrustedRepository (HTTP only, 409): git refused the
+	// repository a session works in because it belongs to another user
+	// and is not the workspace agentmux trusts; the message says which
+	// and what to do.
+	CodeUntrustedRepository = "UNTRUSTED_REPOSITORY"
 	// CodeTooManyConnections (HTTP only, 503): a WebSocket upgrade found
 	// the server at its cap of WebSockets with none idle to close for it
 	// (every one attached to a session, or only just opened); the client

@@ -48,6 +48,11 @@ var (
 	// ErrNoGit means git is not on PATH, so no worktree can be managed;
 	// every function reports it rather than the failure it prevented.
 	ErrNoGit = gitexec.ErrNoGit
+	// ErrUntrusted means git refused the repository because it belongs to
+	// another user and is not the workspace the server trusts, or one of
+	// its worktrees (see gitexec.Trust); the error says which and what to
+	// do, and is passed on as it is, like ErrNoGit.
+	ErrUntrusted = gitexec.ErrUntrusted
 	// ErrNotRepo means the directory given is not inside a git work tree
 	// (or does not exist), so there is no repository to work on.
 	ErrNotRepo = errors.New("not inside a git work tree")
@@ -528,11 +533,12 @@ func checkBranchName(ctx context.Context, top, branch string) error {
 	return nil
 }
 
-// IsRepository reports whether dir is inside a git work tree; false too
-// when git is missing. Outside one there are no worktrees to make.
-func IsRepository(ctx context.Context, dir string) bool {
+// CheckRepository returns nil when dir is inside a git work tree git
+// will work in, else why not: ErrNotRepo, ErrUntrusted, ErrNoGit, the
+// context's end. Without one there are no worktrees to make.
+func CheckRepository(ctx context.Context, dir string) error {
 	_, err := toplevel(ctx, dir)
-	return err == nil
+	return err
 }
 
 // toplevel returns the top directory of the work tree containing dir.
@@ -792,15 +798,16 @@ func (e *kindError) Unwrap() []error {
 }
 
 // wrapGit describes a failed git step. When git ran and refused, the
-// error is of kind (if not nil); git missing or the context ending are
-// passed on with the step named, since they say nothing about the
-// repository or the branch. A nil err gives nil.
+// error is of kind (if not nil), unless it refused the repository for
+// its owner: that error, like git missing, is passed on as it is, since
+// it says all there is; the context ending is passed on with the step
+// named. A nil err gives nil.
 func wrapGit(err error, kind error, format string, args ...any) error {
 	var ge *gitexec.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNoGit):
+	case errors.Is(err, ErrNoGit), errors.Is(err, ErrUntrusted):
 		return err
 	case errors.As(err, &ge) && kind != nil:
 		return newError(kind, err, format, args...)

@@ -349,18 +349,25 @@ func (s *server) health(c echo.Context) error {
 
 // config tells the UI what it cannot know otherwise: where the workspace
 // is (file.changed carries absolute paths), how many sessions may run, and
-// whether the workspace is a git repository (asked each time: a user may
-// run git init meanwhile), without which the UI offers no worktree.
+// whether the workspace is a git repository git will work in (asked each
+// time: a user may run git init meanwhile), without which the UI offers
+// no worktree; when git refuses it for its owner, gitRefusal says so in
+// words, for the UI to show instead of "not a repository".
 func (s *server) config(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), gitAskTimeout)
 	defer cancel()
-	return c.JSON(http.StatusOK, map[string]any{
+	repoErr := worktree.CheckRepository(ctx, s.cfg.Workspace)
+	body := map[string]any{
 		"workspace":     s.cfg.Workspace,
 		"maxSessions":   s.mgr.MaxSessions(),
 		"keepSessions":  s.mgr.KeepSessions(),
 		"version":       version,
-		"gitRepository": worktree.IsRepository(ctx, s.cfg.Workspace),
-	})
+		"gitRepository": repoErr == nil,
+	}
+	if errors.Is(repoErr, worktree.ErrUntrusted) {
+		body["gitRefusal"] = repoErr.Error()
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 // gitAskTimeout bounds the git command behind GET /api/config's

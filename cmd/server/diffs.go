@@ -329,15 +329,25 @@ func (s *server) getDiff(c echo.Context) error {
 			fmt.Sprintf("the session works in %s, which is not inside a git repository: there is nothing to compare its files with", info.Cwd))
 	}
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "find the session's tree: "+err.Error())
+		return diffError(c, "find the session's tree", err)
 	}
 	base, err := changes.Base(ctx, top, from)
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "find the session's base: "+err.Error())
+		return diffError(c, "find the session's base", err)
 	}
 	d, err := changes.Patches(ctx, top, base, paths, changes.DefaultLimits)
 	if err != nil {
-		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, "diff the session's tree: "+err.Error())
+		return diffError(c, "diff the session's tree", err)
 	}
 	return c.JSON(http.StatusOK, d)
+}
+
+// diffError answers a diff whose step failed: 409 when git refused the
+// repository for its owner, which its message explains to the user, else
+// 500.
+func diffError(c echo.Context, step string, err error) error {
+	if errors.Is(err, gitexec.ErrUntrusted) {
+		return errorJSON(c, http.StatusConflict, wire.CodeUntrustedRepository, err.Error())
+	}
+	return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, step+": "+err.Error())
 }

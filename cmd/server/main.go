@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
@@ -85,6 +86,12 @@ const dbFile = "agentmux.db"
 // session and memory events subscribe to them, and the watchers start. On
 // an error nothing is left open.
 func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
+	// Before anything runs git: the workspace may belong to another uid
+	// (bind-mounted from the host), which git refuses unless told it is
+	// the user's. It is the one directory the user named as theirs.
+	if err := gitexec.Trust(cfg.Workspace, filepath.Join(cfg.Workspace, sessions.WorktreesDir)); err != nil {
+		return nil, err
+	}
 	profile, err := defaultProfile(cfg, log)
 	if err != nil {
 		return nil, err
