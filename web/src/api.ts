@@ -90,7 +90,8 @@ export const api = {
   documents: () => json<DocumentsResponse>('GET', 'api/documents'),
   /**
    * What a session changed in its tree, with patches (409 NOT_A_REPOSITORY
-   * when its tree is not in a git repository).
+   * when its tree is not in a git repository, 409 UNTRUSTED_REPOSITORY when
+   * git refuses it for belonging to another user).
    */
   diff: (id: string) => json<DiffResponse>('GET', `api/sessions/${encodeURIComponent(id)}/diff`),
   resources: () => json<ResourcesResponse>('GET', 'api/resources'),

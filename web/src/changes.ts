@@ -26,7 +26,8 @@ type Renderer = typeof import('./diffview');
 type DiffView = 'unified' | 'split';
 
 /** data-state of [data-testid=changes]. */
-export type ChangesState = 'idle' | 'loading' | 'ready' | 'clean' | 'not-a-repository' | 'error' | 'no-session';
+export type ChangesState =
+  'idle' | 'loading' | 'ready' | 'clean' | 'not-a-repository' | 'untrusted-repository' | 'error' | 'no-session';
 
 const VIEW_KEY = 'agentmux.diffView';
 /** A session.diff for the shown session refetches after this much quiet. */
@@ -188,6 +189,13 @@ export class ChangesView {
       this.clear();
       this.showMessage('not-a-repository', 'Not a git repository', sentence(e.message),
         'Changes are shown for sessions that work in a git repository: run git init in the workspace, or start agentmux in a repository.');
+      return;
+    }
+    if (e.code === 'UNTRUSTED_REPOSITORY') {
+      // Git will not look at the repository at all: nothing shown stays
+      // true, and the server's message says whose it is and what to do.
+      this.clear();
+      this.showMessage('untrusted-repository', 'Git refuses this repository', sentence(e.message));
       return;
     }
     if (this.data) {

@@ -299,7 +299,7 @@ async function loadConfig(): Promise<void> {
     if (c.workspace) root.set(c.workspace);
     if (c.maxSessions && c.maxSessions > 0) maxSessions = c.maxSessions;
     if (c.keepSessions && c.keepSessions > 0) keepSessions = c.keepSessions;
-    tabs.setWorktreesAvailable(c.gitRepository !== false);
+    tabs.setWorktreesAvailable(c.gitRepository !== false, c.gitRefusal);
     statusBar.setVersion(c.version);
     updateNewSession();
     statusBar.sessionCount(store.runningCount(), maxSessions);

@@ -69,6 +69,8 @@ export class TabBar {
   private worktreeDirty = false;
   private readonly branchField = byId('worktree-field');
   private readonly branchUnavailable = byId('worktree-unavailable');
+  /** What the page says when the workspace is no repository: restored after a refusal is gone. */
+  private readonly notRepositoryText = this.branchUnavailable.textContent ?? '';
 
   constructor(private readonly deps: TabBarDeps) {
     this.newBtn.addEventListener('click', () => this.openNewDialog());
@@ -334,13 +336,19 @@ export class TabBar {
   }
 
   /**
-   * Whether the workspace is a git repository (GET /api/config): outside
-   * one the dialog offers no worktree, and says why, instead of letting
-   * git's error come back.
+   * Whether the workspace is a git repository git will work in (GET
+   * /api/config): otherwise the dialog offers no worktree, and says why,
+   * instead of letting git's error come back. refusal is the server's
+   * sentence when git refuses the workspace for its owner, which says
+   * what to do; without it the workspace is no repository at all.
    */
-  setWorktreesAvailable(available: boolean): void {
+  setWorktreesAvailable(available: boolean, refusal = ''): void {
     this.branchField.hidden = !available;
     this.branchUnavailable.hidden = available;
+    this.branchUnavailable.textContent = refusal
+      ? `Worktrees cannot be made here: ${refusal}${/[.!?]$/.test(refusal) ? '' : '.'}`
+      : this.notRepositoryText;
+    this.branchUnavailable.dataset.kind = refusal ? 'untrusted-repository' : 'not-a-repository';
   }
 
   openNewDialog(): void {

@@ -353,8 +353,13 @@ export interface ConfigResponse {
   /** Sessions the server keeps, running or ended; past it a create is refused (409 SESSION_STORE_FULL). */
   keepSessions?: number;
   version?: string;
-  /** Whether the workspace is a git repository: worktrees need one. */
+  /** Whether the workspace is a git repository git will work in: worktrees need one. */
   gitRepository?: boolean;
+  /**
+   * When git refuses the workspace because it belongs to another user:
+   * why, in words, with what to do.
+   */
+  gitRefusal?: string;
 }
 
 export interface WorkflowResponse {
