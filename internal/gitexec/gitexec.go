@@ -47,8 +47,9 @@
 // to Trust once, at start; from then on every git the package runs is
 // told, with -c safe.directory on its command line, to trust that
 // directory and, when it works in one, the worktree directly inside the
-// worktrees directory, and nothing else. The user's git config is never
-// written.
+// worktrees directory, and nothing else. (A repository there that is no
+// worktree is trusted too: the directory is agentmux's, inside the one
+// the user named.) The user's git config is never written.
 //
 // Git compares safe.directory with the real path of the top of the work
 // tree it works in (a linked worktree's own top: its checks do not look
@@ -422,7 +423,7 @@ func refusal(stderr string) string {
 	dir = strings.TrimSuffix(dir, "'")
 	whose := "another user"
 	if uid, ok := foreignOwner(dir); ok {
-		whose = fmt.Sprintf("another user (uid %d; agentmux runs as uid %d)", uid, os.Getuid())
+		whose = fmt.Sprintf("another user (uid %d; agentmux runs as uid %d)", uid, os.Geteuid())
 	}
 	trusts := "agentmux trusts only the workspace it was given and its worktrees"
 	if t := trusted.Load(); t != nil {
@@ -431,18 +432,19 @@ func refusal(stderr string) string {
 	return fmt.Sprintf("git refuses to work in %s: it belongs to %s. %s, and leaves your git config alone. "+
 		"To use this repository, start agentmux with --workspace %s, or make it belong to uid %d, "+
 		"or trust it yourself: git config --global --add safe.directory %s",
-		dir, whose, trusts, dir, os.Getuid(), dir)
+		dir, whose, trusts, dir, os.Geteuid(), dir)
 }
 
 // foreignOwner returns the owner of dir, or of its .git, when one of
-// them is not the user the server runs as: the owner git objects to.
+// them is not the user the server runs as (git compares the effective
+// uid): the owner git objects to.
 func foreignOwner(dir string) (int, bool) {
 	for _, p := range []string{dir, filepath.Join(dir, ".git")} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 			return int(st.Uid), true
 		}
 	}
