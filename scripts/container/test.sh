@@ -456,6 +456,8 @@ extra_containers+=("$name")
 docker run -d --name "$name" -p "127.0.0.1:$port_foreign:8080" -v "$foreign:/workspace" \
 	-e AGENTMUX_PUBLISHED_HOST=127.0.0.1 "$image" >/dev/null || fail "docker run failed"
 started "$name" "workspace owned by uid 4242"
-"${node_cmd[@]}" scripts/container/sessions.mjs git "http://127.0.0.1:$port_foreign" notes.txt foreign-branch ||
+if ! "${node_cmd[@]}" scripts/container/sessions.mjs git "http://127.0.0.1:$port_foreign" notes.txt foreign-branch; then
+	docker logs "$name" 2>&1 | tail -n 15 | sed 's/^/   | /' >&2
 	fail "git in a workspace owned by another uid: the diff or the worktree session failed (above). This is expected until agentmux trusts a workspace owned by another uid (issue 28's workspace-trust change); with that change it must pass"
+fi
 summary+=("workspace owned by uid 4242: the session's diff answered 200, a worktree session started")
