@@ -147,10 +147,10 @@ info "docker CLI $client, engine $engine"
 # BuildKit when there is one, as most people build; the Dockerfile needs
 # none of its features, and step 8 builds it with the legacy builder.
 if docker buildx version >/dev/null 2>&1; then
-	build=(docker buildx build --load)
+	build=(docker buildx build --load --progress=plain)
 	info "builder: BuildKit through buildx ($(docker buildx version | head -n 1))"
 elif [ "${client%%.*}" -lt 23 ] 2>/dev/null; then
-	build=(env DOCKER_BUILDKIT=1 docker build)
+	build=(env DOCKER_BUILDKIT=1 docker build --progress=plain)
 	info "builder: BuildKit through DOCKER_BUILDKIT=1 (docker CLI $client has it built in)"
 else
 	build=(env DOCKER_BUILDKIT=0 docker build)
@@ -195,13 +195,14 @@ fi
 # ---------------------------------------------------------------- build
 step "build $image"
 t=$EPOCHREALTIME
-if ! "${build[@]}" --progress=plain -f "$dockerfile" -t "$image" \
+if ! "${build[@]}" -f "$dockerfile" -t "$image" \
 	--build-arg AGENT_CLI= --build-arg AGENT_UID=1000 --build-arg AGENT_GID=1000 \
 	--build-arg VERSION=container-test . >"$logdir/build.log" 2>&1; then
 	tail -n 40 "$logdir/build.log" | sed 's/^/   | /'
 	fail "docker build failed (whole log: $logdir/build.log)"
 fi
-cached=$(grep -c ' CACHED$' "$logdir/build.log" || true)
+# BuildKit says CACHED, the legacy builder "Using cache".
+cached=$(grep -c -e ' CACHED$' -e 'Using cache' "$logdir/build.log" || true)
 info "built in $(since "$t")s ($cached steps cached); $(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
 healthcheck=$(docker image inspect --format '{{json .Config.Healthcheck}}' "$image")
 info "HEALTHCHECK: $healthcheck"
