@@ -41,11 +41,16 @@ type config struct {
 	AllowedHosts   []string
 	Token          string
 	TokenFile      string
-	LogLevel       slog.Level
-	MemWarn        float64
-	MemCritical    float64
-	MemInterval    time.Duration
-	WatchIgnore    []string
+	// PublishedHost is the host address through which a container's port
+	// is published (the HOST of docker's -p HOST:PORT:CONTAINERPORT), as
+	// the person who started it says; empty when not said. It changes
+	// only what start-up logs about listening without a token.
+	PublishedHost string
+	LogLevel      slog.Level
+	MemWarn       float64
+	MemCritical   float64
+	MemInterval   time.Duration
+	WatchIgnore   []string
 	// WatchTemporaries reports editors' and atomic writers' temporary
 	// files too (watcher.Temporaries); false leaves them out.
 	WatchTemporaries bool
@@ -199,6 +204,14 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
+	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
+		h := strings.Trim(strings.TrimSpace(s), "[]")
+		if net.ParseIP(h) == nil {
+			return errors.New("want an IP address, as in docker's -p 127.0.0.1:8080:8080")
+		}
+		cfg.PublishedHost = h
+		return nil
+	})
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs

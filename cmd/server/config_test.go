@@ -24,7 +24,7 @@ var allFlags = []string{
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
-	"watch-temporaries",
+	"watch-temporaries", "published-host",
 }
 
 func TestEnvName(t *testing.T) {
@@ -91,7 +91,7 @@ func configEqual(a, b config) bool {
 		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
-		a.WatchTemporaries == b.WatchTemporaries
+		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost
 }
 
 // fullEnv sets every flag's variable.
@@ -120,6 +120,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_ALLOWED_HOSTS":     "Dev.Example, .ts.net",
 	"AGENTMUX_KEEP_SESSIONS":     "12",
 	"AGENTMUX_WATCH_TEMPORARIES": "true",
+	"AGENTMUX_PUBLISHED_HOST":    "127.0.0.1",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -157,6 +158,7 @@ func TestConfigFromEnv(t *testing.T) {
 		AllowedHosts:     []string{"dev.example", ".ts.net"},
 		agentSet:         true,
 		WatchTemporaries: true,
+		PublishedHost:    "127.0.0.1",
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -188,6 +190,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--warn-error-after", "3h",
 		"--allowed-hosts", "box",
 		"--watch-temporaries=false",
+		"--published-host", "[::1]",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -213,6 +216,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		WatchIgnore:    []string{"tmp"},
 		Timing:         sessions.Timing{QuestionQuiet: 3 * time.Second, IdleAfter: 2 * time.Minute, WarnAfter: 20 * time.Minute, ErrorAfter: 3 * time.Hour},
 		AllowedHosts:   []string{"box"},
+		PublishedHost:  "::1",
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -279,6 +283,8 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--allowed-origins", "good.example"}, []string{"allowed-origins", `"good.example"`, "http:// or https://"}},
 		{[]string{"--allowed-origins", "http://a.example, https://b.example/app"}, []string{"allowed-origins", "https://b.example/app", "nothing else"}},
 		{[]string{"--allowed-origins", "null"}, []string{"allowed-origins", "null"}},
+		{[]string{"--published-host", "localhost"}, []string{"published-host", "localhost", "IP address", "-p 127.0.0.1:8080:8080"}},
+		{[]string{"--published-host", "127.0.0.1:8080"}, []string{"published-host", "IP address"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {
@@ -303,6 +309,8 @@ func TestConfigValidation(t *testing.T) {
 		{"--batch-interval", "1ms"},
 		{"--shutdown-grace", "0"},
 		{"--allowed-origins", "https://A.example:8443/, http://[::1]:3000, *"},
+		{"--published-host", "0.0.0.0"},
+		{"--published-host", "::"},
 	} {
 		if _, err := parseConfig(args, noEnv, io.Discard); err != nil {
 			t.Errorf("%q: %v", args, err)

@@ -334,8 +334,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		if cfg.tokenOnCommandLine {
 			log.Warn("the token was given with --token, so every process on this machine can read it in the server's command line (ps, /proc/PID/cmdline); pass it in AGENTMUX_TOKEN or with --token-file instead")
 		}
-	} else if !isLoopback(addr) {
-		log.Warn("listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set a token (AGENTMUX_TOKEN or --token-file), or listen on 127.0.0.1")
+	} else if level, msg, ok := noTokenNotice(addr, cfg.PublishedHost); ok {
+		log.Log(context.Background(), level, msg)
 	}
 	if !web.Built() {
 		log.Warn("this binary has no UI build; the page at / says how to build it (make web)")
@@ -498,4 +498,25 @@ func (s *server) shutdown(httpSrv *http.Server, sigs <-chan os.Signal, strays *r
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// noTokenNotice says what start-up logs about a server without a token
+// that listens on addr: nothing on loopback; elsewhere a warning, since
+// anyone who can connect can run commands. In a container the address
+// that matters is the one its port is published on, which the server
+// cannot see: when the person who started it says (--published-host) that
+// it is a loopback address, the line is information instead. A container
+// started with -p 0.0.0.0:8080:8080, or without saying, still warns.
+func noTokenNotice(addr, publishedHost string) (slog.Level, string, bool) {
+	if isLoopback(addr) {
+		return 0, "", false
+	}
+	if publishedHost == "" {
+		return slog.LevelWarn, "listening on " + addr + " without --token: anyone who can reach this address can run commands in your workspace; set a token (AGENTMUX_TOKEN or --token-file), or listen on 127.0.0.1. " +
+			"In a container, this address is the one its port is published on: when that is 127.0.0.1 only (docker run -p 127.0.0.1:8080:8080), say so with AGENTMUX_PUBLISHED_HOST=127.0.0.1, and this becomes information", true
+	}
+	if ip := net.ParseIP(publishedHost); ip != nil && ip.IsLoopback() {
+		return slog.LevelInfo, "listening on " + addr + " without --token; the port is published on " + publishedHost + " only (--published-host), so only processes on that machine can connect", true
+	}
+	return slog.LevelWarn, "listening on " + addr + " without --token, and the port is published on " + publishedHost + " (--published-host): anyone who can reach that address can run commands in your workspace; set a token (AGENTMUX_TOKEN or --token-file)", true
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -137,6 +138,50 @@ func TestStartupSecurityLines(t *testing.T) {
 	}
 	local.signal(syscall.SIGTERM)
 	local.wait()
+
+	// In a container published on loopback only, as docker-compose.yml
+	// says in AGENTMUX_PUBLISHED_HOST: the same line, as information.
+	published := startRun(t, envOf(map[string]string{"AGENTMUX_PUBLISHED_HOST": "127.0.0.1"}), "--addr", "0.0.0.0:0", "--workspace", t.TempDir(), "--agent-cmd", "sh")
+	if w := linesWith(published.log.String(), "level=WARN", "token"); len(w) != 0 {
+		t.Errorf("published on loopback: warned %q", w)
+	}
+	if i := linesWith(published.log.String(), "level=INFO", "without --token", "published on 127.0.0.1 only"); len(i) != 1 {
+		t.Errorf("published on loopback: want one information line saying so; log:\n%s", published.log)
+	}
+	published.signal(syscall.SIGTERM)
+	published.wait()
+}
+
+// TestNoTokenNotice: only a loopback address the server listens on, or a
+// loopback address its container's port is said to be published on,
+// spares the warning; a container that says nothing, or says it is
+// published everywhere, warns, and the warning tells how to say it.
+func TestNoTokenNotice(t *testing.T) {
+	for _, tc := range []struct {
+		addr, published string
+		level           slog.Level
+		logged          bool
+		want            []string
+	}{
+		{"127.0.0.1:8080", "", 0, false, nil},
+		{"[::1]:8080", "0.0.0.0", 0, false, nil},
+		{"0.0.0.0:8080", "", slog.LevelWarn, true, []string{"0.0.0.0:8080 without --token", "anyone", "AGENTMUX_TOKEN", "In a container", "AGENTMUX_PUBLISHED_HOST=127.0.0.1"}},
+		{"[::]:8080", "", slog.LevelWarn, true, []string{"[::]:8080 without --token", "anyone"}},
+		{"[::]:8080", "127.0.0.1", slog.LevelInfo, true, []string{"[::]:8080 without --token", "published on 127.0.0.1 only", "--published-host"}},
+		{"0.0.0.0:8080", "::1", slog.LevelInfo, true, []string{"published on ::1 only"}},
+		{"0.0.0.0:8080", "0.0.0.0", slog.LevelWarn, true, []string{"published on 0.0.0.0", "anyone", "AGENTMUX_TOKEN"}},
+		{"0.0.0.0:8080", "192.0.2.7", slog.LevelWarn, true, []string{"published on 192.0.2.7", "anyone"}},
+	} {
+		level, msg, logged := noTokenNotice(tc.addr, tc.published)
+		if logged != tc.logged || level != tc.level {
+			t.Errorf("%s published on %q: logged %v at %v, want %v at %v (%q)", tc.addr, tc.published, logged, level, tc.logged, tc.level, msg)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s published on %q: %q does not say %q", tc.addr, tc.published, msg, w)
+			}
+		}
+	}
 }
 
 // writeTokenFile writes a token file with mode perm and returns its path.

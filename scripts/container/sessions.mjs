@@ -5,6 +5,7 @@
 //   node sessions.mjs create  <base-url> <name> <marker>      prints the id
 //   node sessions.mjs restored <base-url> <id>=<marker> ...
 //   node sessions.mjs resume  <base-url> <id>=<marker> ...
+//   node sessions.mjs git     <base-url> <changed-file> <branch>
 //
 // Needs a global WebSocket: Node 22 or later, or Node 20 with
 // --experimental-websocket (test.sh adds the flag when it is needed).
@@ -143,8 +144,31 @@ async function resume(base, list) {
   }
 }
 
+// git checks agentmux's git features in a workspace that is a repository
+// with <changed-file> modified: a session there has a diff that names the
+// file (GET /api/sessions/<id>/diff: 200), and a session in a worktree on
+// a new <branch> starts (POST /api/sessions with worktree: 201). Each
+// failure quotes the server's answer.
+async function git(base, file, branch) {
+  const c = await api(base, 'GET', '/api/config');
+  if (c.status !== 200) fail(`GET /api/config: ${c.status} ${c.text}`);
+  if (c.json.gitRepository !== true) fail(`GET /api/config: the workspace is not seen as a git repository: ${c.text}`);
+  const command = ['bash', '-c', 'exec bash -i'];
+  const r = await api(base, 'POST', '/api/sessions', { name: 'git', command });
+  if (r.status !== 201) fail(`POST /api/sessions: ${r.status} ${r.text}`);
+  const id = r.json.session.id;
+  const d = await api(base, 'GET', `/api/sessions/${id}/diff`);
+  if (d.status !== 200) fail(`GET /api/sessions/${id}/diff: ${d.status} ${d.text}`);
+  if (!d.text.includes(file)) fail(`GET /api/sessions/${id}/diff: 200, but the diff does not name ${file}: ${d.text.slice(0, 400)}`);
+  console.log(`   GET /api/sessions/${id}/diff: 200, names ${file}`);
+  const w = await api(base, 'POST', '/api/sessions', { name: branch, command, worktree: { branch } });
+  if (w.status !== 201) fail(`POST /api/sessions with worktree ${branch}: ${w.status} ${w.text}`);
+  const wt = w.json.session.worktree;
+  console.log(`   POST /api/sessions with worktree ${branch}: 201, ${JSON.stringify(wt)}`);
+}
+
 const [cmd, base, ...rest] = process.argv.slice(2);
-if (!base || !/^https?:\/\//.test(base)) fail('usage: sessions.mjs create|restored|resume <base-url> ...');
+if (!base || !/^https?:\/\//.test(base)) fail('usage: sessions.mjs create|restored|resume|git <base-url> ...');
 if (typeof WebSocket !== 'function') fail('this Node has no WebSocket: use Node 22+, or Node 20 with --experimental-websocket');
 switch (cmd) {
   case 'create':
@@ -156,6 +180,10 @@ switch (cmd) {
     break;
   case 'resume':
     await resume(base, pairs(rest));
+    break;
+  case 'git':
+    if (rest.length !== 2) fail('usage: sessions.mjs git <base-url> <changed-file> <branch>');
+    await git(base, rest[0], rest[1]);
     break;
   default:
     fail(`unknown command ${cmd}`);

@@ -24,15 +24,29 @@
 #  7. moves the port three ways, and checks that the container turns
 #     healthy each time: --addr in the compose service's command (the
 #     same project, recreated), AGENTMUX_ADDR, and AGENTMUX_ADDR=[::]:PORT
-#     (asked on 127.0.0.1, so it works without IPv6 in the container).
+#     (asked on 127.0.0.1, so it works without IPv6 in the container);
+#     the compose container, published on 127.0.0.1, must log "without
+#     --token" as information, and those started by hand (docker run,
+#     without AGENTMUX_PUBLISHED_HOST) as a warning;
+#  8. builds the image with docker-compose 1.x as the README documents it
+#     (`docker-compose build`: the legacy builder, no BuildKit) and starts
+#     it until healthy; skipped, and said, without docker-compose 1.x;
+#  9. starts the image on a workspace that is a git repository owned by
+#     another uid (4242, as a bind mount from a host user who is not the
+#     agent), and checks that a session's diff answers 200 and that a
+#     worktree session starts. This needs agentmux to trust a workspace
+#     owned by another uid (issue 28's workspace-trust change); without
+#     it git refuses the repository and this step fails. It comes last,
+#     so everything before it has been checked by then.
 #
 # It removes the containers and volumes it made on exit, whatever happens;
 # it keeps the image (so the next build is warm) and the stand-ins.
 #
-# Needs: a Docker engine with BuildKit (the buildx plugin; or a docker CLI
-# older than 23 with DOCKER_BUILDKIT=1), `docker compose` or
-# docker-compose, Node 20 or later, and, where base images must be made
-# here, root and debootstrap. See docs/container.md.
+# Needs: a Docker engine (BuildKit is used when there is one: the buildx
+# plugin, or a docker CLI older than 23 with DOCKER_BUILDKIT=1; else the
+# legacy builder), `docker compose` or docker-compose, Node 20 or later,
+# git, and, where base images must be made here, root and debootstrap.
+# See docs/container.md.
 #
 # Environment: CONTAINER_TEST_IMAGE (tag to build, default
 # agentmux:container-test), CONTAINER_TEST_DOCKERFILE (default Dockerfile),
@@ -46,9 +60,16 @@ image=${CONTAINER_TEST_IMAGE:-agentmux:container-test}
 dockerfile=${CONTAINER_TEST_DOCKERFILE:-Dockerfile}
 
 start=$EPOCHREALTIME
-step() { printf '\n== %s\n' "$*"; }
+failed_step=
+image_v1=
+current_step=
+step() {
+	current_step=$*
+	printf '\n== %s\n' "$*"
+}
 info() { printf '   %s\n' "$*"; }
 fail() {
+	failed_step=$current_step
 	printf '\ncontainer-test: FAILED: %s\n' "$*" >&2
 	exit 1
 }
@@ -61,6 +82,7 @@ workspace=$logdir/workspace
 compose=()
 compose_started=
 extra_containers=()
+v1_compose=()
 standins=
 summary=()
 
@@ -77,6 +99,10 @@ cleanup() {
 	for c in "${extra_containers[@]}"; do
 		docker rm -f -v "$c" >/dev/null 2>&1 && info "removed container $c and its volume"
 	done
+	if [ ${#v1_compose[@]} != 0 ]; then
+		"${v1_compose[@]}" down -v --remove-orphans >"$logdir/down-v1.log" 2>&1 &&
+			info "removed the docker-compose 1.x project $project-v1"
+	fi
 	if [ -n "$compose_started" ]; then
 		if "${compose[@]}" down -v --remove-orphans >"$logdir/down.log" 2>&1; then
 			info "removed compose project $project: its container, network and volumes"
@@ -86,17 +112,23 @@ cleanup() {
 		fi
 	fi
 	# The workspace may hold files the container's uid made.
-	rm -rf "$workspace" 2>/dev/null || docker run --rm -v "$logdir:/w" --user 0 --entrypoint rm "$image" -rf /w/workspace >/dev/null 2>&1
+	for w in workspace workspace-v1 workspace-foreign; do
+		rm -rf "${logdir:?}/$w" 2>/dev/null || docker run --rm -v "$logdir:/w" --user 0 --entrypoint rm "$image" -rf "/w/$w" >/dev/null 2>&1
+	done
 	if [ $rc = 0 ]; then
 		rm -rf "$logdir"
-		info "kept: image $image, and the base images${standins:+ (stand-ins: $standins)}"
-		if [ ${#summary[@]} != 0 ]; then
-			step "summary"
-			printf '   %s\n' "${summary[@]}"
-		fi
-		printf '\ncontainer-test: PASSED in %ss\n' "$(since "$start")"
+		info "kept: images $image${image_v1:+ and $image_v1}, and the base images${standins:+ (stand-ins: $standins)}"
 	else
 		info "logs kept in $logdir"
+	fi
+	if [ ${#summary[@]} != 0 ]; then
+		step "summary${failed_step:+ (up to the failure)}"
+		printf '   %s\n' "${summary[@]}"
+	fi
+	if [ $rc = 0 ]; then
+		printf '\ncontainer-test: PASSED in %ss\n' "$(since "$start")"
+	else
+		printf '\ncontainer-test: FAILED after %ss%s\n' "$(since "$start")" "${failed_step:+, at: $failed_step}" >&2
 	fi
 	exit $rc
 }
@@ -112,16 +144,17 @@ client=$(docker version --format '{{.Client.Version}}')
 engine=$(docker version --format '{{.Server.Version}}')
 info "docker CLI $client, engine $engine"
 
-# BuildKit: the Dockerfile's RUN --mount=type=cache needs it; the legacy
-# builder stops at the first --mount.
+# BuildKit when there is one, as most people build; the Dockerfile needs
+# none of its features, and step 8 builds it with the legacy builder.
 if docker buildx version >/dev/null 2>&1; then
-	build=(docker buildx build --load)
+	build=(docker buildx build --load --progress=plain)
 	info "builder: BuildKit through buildx ($(docker buildx version | head -n 1))"
 elif [ "${client%%.*}" -lt 23 ] 2>/dev/null; then
-	build=(env DOCKER_BUILDKIT=1 docker build)
+	build=(env DOCKER_BUILDKIT=1 docker build --progress=plain)
 	info "builder: BuildKit through DOCKER_BUILDKIT=1 (docker CLI $client has it built in)"
 else
-	fail "the Dockerfile needs BuildKit, and docker CLI $client has no buildx plugin: without it \`docker build\` uses the legacy builder, which fails on RUN --mount, and DOCKER_BUILDKIT=1 is refused. Install the buildx plugin (docs/container.md, Building)."
+	build=(env DOCKER_BUILDKIT=0 docker build)
+	info "builder: the legacy builder (docker CLI $client has no buildx plugin, and refuses DOCKER_BUILDKIT=1 without it)"
 fi
 
 if docker compose version >/dev/null 2>&1; then
@@ -133,6 +166,7 @@ else
 fi
 info "compose: ${compose[*]} ($("${compose[@]}" version --short 2>/dev/null || "${compose[@]}" version | head -n 1))"
 
+command -v git >/dev/null || fail "git is needed to make the workspace owned by another uid (step 9)"
 command -v node >/dev/null || fail "node is needed for the session checks (Node 20 or later)"
 node_cmd=(node)
 if ! node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
@@ -161,13 +195,14 @@ fi
 # ---------------------------------------------------------------- build
 step "build $image"
 t=$EPOCHREALTIME
-if ! "${build[@]}" --progress=plain -f "$dockerfile" -t "$image" \
+if ! "${build[@]}" -f "$dockerfile" -t "$image" \
 	--build-arg AGENT_CLI= --build-arg AGENT_UID=1000 --build-arg AGENT_GID=1000 \
 	--build-arg VERSION=container-test . >"$logdir/build.log" 2>&1; then
 	tail -n 40 "$logdir/build.log" | sed 's/^/   | /'
 	fail "docker build failed (whole log: $logdir/build.log)"
 fi
-cached=$(grep -c ' CACHED$' "$logdir/build.log" || true)
+# BuildKit says CACHED, the legacy builder "Using cache".
+cached=$(grep -c -e ' CACHED$' -e 'Using cache' "$logdir/build.log" || true)
 info "built in $(since "$t")s ($cached steps cached); $(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
 healthcheck=$(docker image inspect --format '{{json .Config.Healthcheck}}' "$image")
 info "HEALTHCHECK: $healthcheck"
@@ -198,7 +233,7 @@ printf 'services:\n  agentmux:\n    image: %s\n' "$image" >"$logdir/compose.test
 : >"$logdir/empty.env"
 # Only this test's settings: no .env, and none of the caller's agentmux
 # variables (a token would make every request here a 401).
-unset AGENTMUX_TOKEN AGENTMUX_AGENT AGENTMUX_ALLOWED_ORIGINS AGENTMUX_ALLOWED_HOSTS ANTHROPIC_API_KEY OPENAI_API_KEY
+unset AGENTMUX_TOKEN AGENTMUX_AGENT AGENTMUX_ALLOWED_ORIGINS AGENTMUX_ALLOWED_HOSTS AGENTMUX_PUBLISHED_HOST ANTHROPIC_API_KEY OPENAI_API_KEY
 export AGENTMUX_PORT=$port WORKSPACE=$workspace AGENT_CLI= AGENT_UID=1000 AGENT_GID=1000 AGENTMUX_VERSION=container-test
 compose=("${compose[@]}" -p "$project" --env-file "$logdir/empty.env" -f docker-compose.yml -f "$logdir/compose.test.yml")
 compose_started=1
@@ -286,6 +321,18 @@ started() {
 }
 started "$cid" "first start"
 info "log: $(docker logs "$cid" 2>&1 | grep -m 1 'agentmux listening' || echo '(no "agentmux listening" line)')"
+
+# no_token_line <container> <level>: the start-up line about listening
+# without a token must be there, at this level (INFO or WARN), once.
+no_token_line() {
+	local lines
+	lines=$(docker logs "$1" 2>&1 | grep 'without --token' || true)
+	grep -q "level=$2 " <<<"$lines" && [ "$(grep -c . <<<"$lines")" = 1 ] ||
+		fail "container ${1:0:12}: want one $2 line about listening without a token; its lines: ${lines:-none}"
+	info "${2,,}: $(sed -E 's/.*msg="([^"]*)".*/\1/' <<<"$lines" | cut -c1-150)..."
+}
+# compose publishes on 127.0.0.1 and says so in AGENTMUX_PUBLISHED_HOST.
+no_token_line "$cid" INFO
 if [ -n "$new_check" ]; then
 	out=$(docker exec "$cid" agentmux health 2>&1) || fail "agentmux health in the running container: $out"
 	info "docker exec ... agentmux health: $out (exit 0)"
@@ -345,4 +392,73 @@ for addr in 0.0.0.0:9090 '[::]:9092'; do
 	started "$name" "port moved with AGENTMUX_ADDR=$addr"
 	out=$(docker exec "$name" /usr/local/bin/agentmux health 2>&1) || fail "agentmux health with AGENTMUX_ADDR=$addr: $out"
 	info "agentmux health: $out"
+	# Started by hand, without saying where it is published: it warns.
+	no_token_line "$name" WARN
 done
+summary+=("without a token: compose's container (published on 127.0.0.1) logs it as information, containers started by hand warn")
+
+# ------------------------------------------------ docker-compose 1.x
+# As the README says a docker-compose 1.x user builds: `docker-compose
+# build`, which without DOCKER_BUILDKIT=1 uses the legacy builder.
+step "build and start with docker-compose 1.x (legacy builder)"
+v1_version=
+if command -v docker-compose >/dev/null; then
+	v1_version=$(docker-compose version --short 2>/dev/null || true)
+fi
+if [ "${v1_version%%.*}" != 1 ]; then
+	info "skipped: no docker-compose 1.x here${v1_version:+ (docker-compose is $v1_version)}"
+	summary+=("docker-compose 1.x: skipped, not installed")
+else
+	image_v1=$image-compose-v1
+	port_v1=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+	mkdir -p "$logdir/workspace-v1"
+	chmod 0755 "$logdir/workspace-v1"
+	printf 'services:\n  agentmux:\n    image: %s\n' "$image_v1" >"$logdir/compose.v1.yml"
+	v1_compose=(env -u DOCKER_BUILDKIT -u COMPOSE_DOCKER_CLI_BUILD AGENTMUX_PORT="$port_v1" WORKSPACE="$logdir/workspace-v1"
+		docker-compose -p "$project-v1" --env-file "$logdir/empty.env" -f docker-compose.yml -f "$logdir/compose.v1.yml")
+	t=$EPOCHREALTIME
+	if ! "${v1_compose[@]}" build >"$logdir/build-v1.log" 2>&1; then
+		tail -n 40 "$logdir/build-v1.log" | sed 's/^/   | /'
+		fail "docker-compose $v1_version build failed (whole log: $logdir/build-v1.log)"
+	fi
+	# The legacy builder numbers its steps; BuildKit does not.
+	grep -q '^Step 1/' "$logdir/build-v1.log" || fail "docker-compose build did not use the legacy builder (no \"Step 1/\" in $logdir/build-v1.log)"
+	info "docker-compose $v1_version build: legacy builder, $(grep -c '^Step ' "$logdir/build-v1.log") steps ($(grep -c 'Using cache' "$logdir/build-v1.log") cached) in $(since "$t")s; $(docker image inspect --format '{{.Size}}' "$image_v1" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
+	"${v1_compose[@]}" up -d --no-build >"$logdir/up-v1.log" 2>&1 || { cat "$logdir/up-v1.log"; fail "docker-compose up failed"; }
+	cid_v1=$("${v1_compose[@]}" ps -q agentmux)
+	[ -n "$cid_v1" ] || fail "docker-compose started no agentmux container"
+	info "container ${cid_v1:0:12}, port 127.0.0.1:$port_v1"
+	started "$cid_v1" "docker-compose $v1_version (legacy builder) start"
+	no_token_line "$cid_v1" INFO
+	curl_out=$(node -e 'fetch(process.argv[1]).then(r => r.text()).then(t => console.log(t))' "http://127.0.0.1:$port_v1/api/health") ||
+		fail "GET /api/health on the docker-compose 1.x container"
+	info "GET /api/health: $curl_out"
+fi
+
+# ------------------------------------ a workspace owned by another uid
+# A bind mount whose files belong to a host user who is not the agent
+# (uid 1000 here): git refuses such a repository ("dubious ownership")
+# unless agentmux trusts the workspace it was given. The files are
+# writable by all, so that only git's ownership check stands in the way.
+step "workspace owned by uid 4242 (needs issue 28's workspace-trust change)"
+foreign=$logdir/workspace-foreign
+mkdir -p "$foreign"
+git -C "$foreign" init -q -b main
+printf 'one\n' >"$foreign/notes.txt"
+git -C "$foreign" add notes.txt
+git -C "$foreign" -c user.name=test -c user.email=test@example.invalid commit -q -m first
+printf 'two\n' >>"$foreign/notes.txt"
+chmod -R a+rwX "$foreign"
+chown -R 4242:4242 "$foreign"
+info "git repository at $foreign, owned by $(stat -c %u:%g "$foreign"), notes.txt changed"
+port_foreign=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+name=$project-foreign
+extra_containers+=("$name")
+docker run -d --name "$name" -p "127.0.0.1:$port_foreign:8080" -v "$foreign:/workspace" \
+	-e AGENTMUX_PUBLISHED_HOST=127.0.0.1 "$image" >/dev/null || fail "docker run failed"
+started "$name" "workspace owned by uid 4242"
+if ! "${node_cmd[@]}" scripts/container/sessions.mjs git "http://127.0.0.1:$port_foreign" notes.txt foreign-branch; then
+	docker logs "$name" 2>&1 | tail -n 15 | sed 's/^/   | /' >&2
+	fail "git in a workspace owned by another uid: the diff or the worktree session failed (above). This is expected until agentmux trusts a workspace owned by another uid (issue 28's workspace-trust change); with that change it must pass"
+fi
+summary+=("workspace owned by uid 4242: the session's diff answered 200, a worktree session started")
