@@ -43,7 +43,7 @@ test-ui: web
 build: web
 	$(GO) build -o bin/agentmux ./cmd/server
 
-# Benchmarks behind the figures in README.md (not part of `make test`).
+# Benchmarks behind the figures in docs/performance.md (not part of `make test`).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ws/
 	$(GO) test -run '^$$' -bench . ./sessions/
