@@ -31,6 +31,7 @@ var clientSeeds = []struct {
 	{`{"type":"terminal.resize","sessionId":"a","cols":0,"rows":24}`, false},
 	{`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":1001}`, false},
 	{`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":24,"take":1}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":1` + strings.Repeat("0", 300) + `,"rows":24}`, false},
 	{`{"type":"terminal.ack","sessionId":"a","seq":1048576}`, true},
 	{`{"type":"terminal.ack","sessionId":"a","seq":0,"pace":true}`, true},
 	{`{"type":"terminal.ack","sessionId":"a"}`, false},
