@@ -116,8 +116,8 @@ type Options struct {
 	Store *Store
 	// SaveInterval is how often changed screens are saved; 0 means 5 s.
 	SaveInterval time.Duration
-	// Timing holds the delays of waiting, idle and stuck detection; zero
-	// fields take their defaults.
+	// Timing holds the delays of waiting, idle and stuck detection and of
+	// flow control; zero fields take their defaults.
 	Timing Timing
 	// Hooks, when set, has agents whose profile supports hooks report when
 	// they wait for their user; nil means output alone tells.

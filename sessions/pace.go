@@ -12,20 +12,22 @@ import (
 // blocks on its writes, as under a slow real terminal) rather than
 // overwrite output the fastest of them has not consumed. Only the fastest
 // counts, so a slower pacer still falls behind and is resynced; and one
-// that stops making progress for stallAfter while behind paces no more,
-// for good, so a stuck client can never hold the program. A client that
-// goes away (a page reloading) keeps its hold as long as a stalled one
-// would, unless another client takes over sooner: the page that comes
+// that stops making progress for Timing.StallAfter while behind paces no
+// more, for good, so a stuck client can never hold the program. A client
+// that goes away (a page reloading) keeps its hold as long as a stalled
+// one would, unless another client takes over sooner: the page that comes
 // back finds the output where it left it.
 
-// stallAfter is how long a pacer may go without consuming anything while
-// output waits for it before it stops pacing.
-const stallAfter = 2 * time.Second
+// defaultStallAfter is Timing.StallAfter's default.
+const defaultStallAfter = 2 * time.Second
 
 // Pacer is one client's hold on a session's program; see Session.Pace.
 // Its methods are safe for concurrent use.
 type Pacer struct {
 	r *ring
+	// stallAfter is how long it may go without consuming anything while
+	// output waits for it before it stops pacing.
+	stallAfter time.Duration
 	// Guarded by r.mu.
 	ack      uint64    // the furthest offset it consumed
 	progress time.Time // when ack last moved on, or when it was caught up
@@ -36,12 +38,14 @@ type Pacer struct {
 
 // Pace makes the caller, a client reading the session's output from offset
 // at, pace the program until Close or until it stalls.
-func (s *Session) Pace(at uint64) *Pacer { return s.ring.pace(at) }
+func (s *Session) Pace(at uint64) *Pacer {
+	return s.ring.pace(at, s.timing.withDefaults().StallAfter)
+}
 
-func (r *ring) pace(at uint64) *Pacer {
+func (r *ring) pace(at uint64, stallAfter time.Duration) *Pacer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := &Pacer{r: r, ack: min(max(at, r.start()), r.end), progress: time.Now()}
+	p := &Pacer{r: r, stallAfter: stallAfter, ack: min(max(at, r.start()), r.end), progress: time.Now()}
 	if r.pacers == nil {
 		r.pacers = make(map[*Pacer]struct{})
 	}
@@ -78,7 +82,7 @@ func (p *Pacer) Stalled() bool {
 // Leave ends the caller's use of the pacer when its client went away
 // without saying it stopped consuming: the connection closed, most often
 // because the page is reloading. The hold lasts until the pacer would
-// have stalled (stallAfter without progress, counted from now if it was
+// have stalled (StallAfter without progress, counted from now if it was
 // caught up), or until another client paces the program, whichever is
 // first: a page back within that time finds the output where it left it
 // instead of a ring further on, and a client that never comes back holds
@@ -124,13 +128,13 @@ func (r *ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Ti
 		if p.ack >= r.end && !p.left {
 			p.progress = now // caught up: nothing waits for it
 		}
-		if now.Sub(p.progress) >= stallAfter {
+		if now.Sub(p.progress) >= p.stallAfter {
 			p.stalled = true
 			delete(r.pacers, p)
 			continue
 		}
 		limit, held = max(limit, p.ack+uint64(len(r.buf))), true
-		if deadline := p.progress.Add(stallAfter); check.IsZero() || deadline.Before(check) {
+		if deadline := p.progress.Add(p.stallAfter); check.IsZero() || deadline.Before(check) {
 			check = deadline
 		}
 	}

@@ -22,7 +22,7 @@ func TestPacersHoldTheWriterForTheFastest(t *testing.T) {
 	if _, held := roomNow(r); held {
 		t.Fatal("held with no pacer")
 	}
-	slow, fast := r.pace(0), r.pace(0)
+	slow, fast := r.pace(0, defaultStallAfter), r.pace(0, defaultStallAfter)
 	r.write(make([]byte, 90))
 	fast.Ack(60)
 	slow.Ack(10)
@@ -44,14 +44,14 @@ func TestPacersHoldTheWriterForTheFastest(t *testing.T) {
 }
 
 // TestStalledPacerLetsGo: a pacer behind the writer that makes no progress
-// for stallAfter stops pacing for good; one that is caught up is not
+// for its StallAfter stops pacing for good; one that is caught up is not
 // stalled by waiting for output.
 func TestStalledPacerLetsGo(t *testing.T) {
 	r := newRing(100)
-	p := r.pace(0)
+	p := r.pace(0, defaultStallAfter)
 	r.write(make([]byte, 50))
 	r.mu.Lock()
-	p.progress = time.Now().Add(-stallAfter - time.Millisecond)
+	p.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
 	_, held, _ := r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held || !p.Stalled() {
@@ -62,7 +62,7 @@ func TestStalledPacerLetsGo(t *testing.T) {
 		t.Error("a stalled pacer paces again after an ack")
 	}
 
-	q := r.pace(50) // caught up
+	q := r.pace(50, defaultStallAfter) // caught up
 	r.mu.Lock()
 	q.progress = time.Now().Add(-time.Hour)
 	_, held, _ = r.roomLocked(time.Now())
@@ -76,7 +76,7 @@ func TestStalledPacerLetsGo(t *testing.T) {
 // pacer acknowledges, and at once when released.
 func TestWaitRoom(t *testing.T) {
 	r := newRing(100)
-	p := r.pace(0)
+	p := r.pace(0, defaultStallAfter)
 	r.write(make([]byte, 100))
 	if limit, held := roomNow(r); !held || limit >= 110 {
 		t.Fatalf("limit %d held %v: the writer would not wait", limit, held)
@@ -114,7 +114,7 @@ func TestWaitRoom(t *testing.T) {
 // had it been caught up), or until another client paces.
 func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
 	r := newRing(100)
-	p := r.pace(0)
+	p := r.pace(0, defaultStallAfter)
 	r.write(make([]byte, 100))
 	p.Leave()
 	if limit, held := roomNow(r); !held || limit != 100 {
@@ -125,13 +125,13 @@ func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
 	if limit, held := roomNow(r); !held || limit != 100 {
 		t.Fatalf("limit %d held %v: a left pacer moved or let go", limit, held)
 	}
-	q := r.pace(30)
+	q := r.pace(30, defaultStallAfter)
 	if limit, held := roomNow(r); !held || limit != 130 {
 		t.Fatalf("limit %d held %v once another client paces, want 130 (the new one's)", limit, held)
 	}
 	q.Leave()
 	r.mu.Lock()
-	q.progress = time.Now().Add(-stallAfter - time.Millisecond)
+	q.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
 	_, held, _ := r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held {
@@ -140,10 +140,10 @@ func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
 
 	// Caught up when it left: it may not stay caught up for ever, as a
 	// pacer still there would.
-	c := r.pace(r.end)
+	c := r.pace(r.end, defaultStallAfter)
 	c.Leave()
 	r.mu.Lock()
-	c.progress = time.Now().Add(-stallAfter - time.Millisecond)
+	c.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
 	_, held, _ = r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held {

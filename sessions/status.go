@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Timing holds the delays of status detection. Zero fields take the
-// defaults; tests shorten them to milliseconds.
+// Timing holds the delays of status detection and flow control. Zero
+// fields take the defaults; tests shorten them to milliseconds, or
+// lengthen them so a slow machine cannot trip them.
 type Timing struct {
 	// QuestionQuiet is how long output must pause, its last line ending
 	// with '?', before a session counts as waiting; default 1.5 s.
@@ -21,6 +22,10 @@ type Timing struct {
 	// ErrorAfter is the silence after which that warning becomes an
 	// error; default 2 hours.
 	ErrorAfter time.Duration
+	// StallAfter is how long a client pacing the program (see Pacer) may
+	// go without consuming anything while output waits for it before it
+	// paces no more; default 2 s.
+	StallAfter time.Duration
 }
 
 func (t Timing) withDefaults() Timing {
@@ -35,6 +40,9 @@ func (t Timing) withDefaults() Timing {
 	}
 	if t.ErrorAfter <= 0 {
 		t.ErrorAfter = 2 * time.Hour
+	}
+	if t.StallAfter <= 0 {
+		t.StallAfter = defaultStallAfter
 	}
 	return t
 }

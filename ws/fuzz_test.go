@@ -6,52 +6,179 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
 
-// FuzzDecodeClientMessage checks that no input crashes the decoder and that
-// whatever it accepts is a complete, valid message.
+// clientSeeds holds, for every client-to-server message type, frames the
+// decoder must take and frames it must refuse, plus frames that are no
+// message at all. TestClientSeeds checks each verdict; the fuzzer starts
+// from them.
+var clientSeeds = []struct {
+	frame string
+	valid bool
+}{
+	{`{"type":"terminal.input","sessionId":"a","data":"ls\r"}`, true},
+	{`{"type":"terminal.input","sessionId":"a","data":""}`, true},
+	{`{"type":"terminal.input","sessionId":"a"}`, false},
+	{`{"type":"terminal.input","data":"ls\r"}`, false},
+	{`{"type":"terminal.interrupt","sessionId":"a"}`, true},
+	{`{"type":"terminal.interrupt","sessionId":""}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":24}`, true},
+	{`{"type":"terminal.resize","sessionId":"a","cols":1000,"rows":1,"take":true}`, true},
+	{`{"type":"terminal.resize","sessionId":"a","cols":"80","rows":24}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":80}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":0,"rows":24}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":1001}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":24,"take":1}`, false},
+	{`{"type":"terminal.resize","sessionId":"a","cols":1` + strings.Repeat("0", 300) + `,"rows":24}`, false},
+	{`{"type":"terminal.ack","sessionId":"a","seq":1048576}`, true},
+	{`{"type":"terminal.ack","sessionId":"a","seq":0,"pace":true}`, true},
+	{`{"type":"terminal.ack","sessionId":"a"}`, false},
+	{`{"type":"terminal.ack","sessionId":"a","seq":-1}`, false},
+	{`{"type":"terminal.ack","sessionId":"a","seq":1,"pace":"yes"}`, false},
+	{`{"type":"session.attach","sessionId":"a"}`, true},
+	{`{"type":"session.attach","sessionId":"a","since":123,"lines":100000}`, true},
+	{`{"type":"session.attach","sessionId":"a","lines":0}`, false},
+	{`{"type":"session.attach","sessionId":"a","lines":100001}`, false},
+	{`{"type":"session.attach","sessionId":"a","since":-1}`, false},
+	{`{"type":"session.detach","sessionId":"a"}`, true},
+	{`{"type":"session.detach"}`, false},
+	{`{"type":"session.resume","sessionId":"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17"}`, true},
+	{`{"type":"session.resume","sessionId":"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17x"}`, false},
+	{`{"type":"client.hello"}`, true},
+	{`{"type":"client.hello","name":"alice","color":"#61afef","key":"b3c1f0a9d2e84f6c9a7e","viewing":"a"}`, true},
+	{`{"type":"client.hello","name":7}`, false},
+	{`{"type":"client.hello","sessionId":"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17x"}`, false},
+	{`{"type":"prompt.queue","sessionId":"a","text":"Now add tests."}`, true},
+	{`{"type":"prompt.queue","sessionId":"a","text":""}`, true},
+	{`{"type":"prompt.queue","sessionId":"a"}`, false},
+	{`{"type":"prompt.dequeue","sessionId":"a","promptId":"p"}`, true},
+	{`{"type":"prompt.dequeue","sessionId":"a","promptId":""}`, false},
+	{`{"type":"prompt.dequeue","sessionId":"a"}`, false},
+	{`{"type":"heartbeat","timestamp":1.5}`, true},
+	{`{"type":"heartbeat"}`, true},
+	{`{"type":"heartbeat","timestamp":"now"}`, false},
+	{`{"type":"x"}`, false},
+	{`{"sessionId":"a"}`, false},
+	{`{"type":`, false},
+	{`null`, false},
+	{`[]`, false},
+	{"\xff", false},
+}
+
+// required lists, for each client-to-server message type, the fields
+// docs/protocol.md says it must carry; a type missing here is unknown.
+var required = map[string][]string{
+	wire.TypeTerminalInput:     {"sessionId", "data"},
+	wire.TypeTerminalInterrupt: {"sessionId"},
+	wire.TypeTerminalResize:    {"sessionId", "cols", "rows"},
+	wire.TypeTerminalAck:       {"sessionId", "seq"},
+	wire.TypeSessionAttach:     {"sessionId"},
+	wire.TypeSessionDetach:     {"sessionId"},
+	wire.TypeSessionResume:     {"sessionId"},
+	wire.TypeClientHello:       {},
+	wire.TypePromptQueue:       {"sessionId", "text"},
+	wire.TypePromptDequeue:     {"sessionId", "promptId"},
+	wire.TypeHeartbeat:         {},
+}
+
+// followsProtocol reports whether m, a frame whose fields all had the
+// right JSON types, is a message docs/protocol.md allows: a known type,
+// its required fields present (sessionId and promptId not empty), a
+// sessionId no longer than a UUID, sizes within the session's bounds and
+// lines within 1..MaxReplayLines. It restates the rules from the document,
+// apart from the decoder's code, so that the two can disagree.
+func followsProtocol(m *clientMessage) bool {
+	fields, known := required[m.Type]
+	if !known || m.SessionID != nil && len(*m.SessionID) > wire.MaxSessionIDLen {
+		return false
+	}
+	present := map[string]bool{
+		"sessionId": m.SessionID != nil && *m.SessionID != "",
+		"data":      m.Data != nil,
+		"cols":      m.Cols != nil,
+		"rows":      m.Rows != nil,
+		"seq":       m.Seq != nil,
+		"text":      m.Text != nil,
+		"promptId":  m.PromptID != nil && *m.PromptID != "",
+	}
+	for _, f := range fields {
+		if !present[f] {
+			return false
+		}
+	}
+	inSize := func(n *int) bool { return n == nil || *n >= sessions.MinSize && *n <= sessions.MaxSize }
+	if m.Type == wire.TypeTerminalResize && !(inSize(m.Cols) && inSize(m.Rows)) {
+		return false
+	}
+	if m.Type == wire.TypeSessionAttach && m.Lines != nil && (*m.Lines < 1 || *m.Lines > wire.MaxReplayLines) {
+		return false
+	}
+	return true
+}
+
+// checkDecode decodes b and fails t unless the verdict is the protocol's:
+// a frame that is not a JSON object of well-typed fields is refused, and
+// one that is is taken exactly when followsProtocol says so. A refusal is
+// an INVALID_MESSAGE whose reply cannot grow with what the client sent.
+func checkDecode(t *testing.T, b []byte) (accepted bool) {
+	t.Helper()
+	m, perr := decodeClientMessage(b)
+	if (m == nil) == (perr == nil) {
+		t.Fatalf("decode %q: message %v and error %v", b, m, perr)
+	}
+	if perr != nil {
+		if perr.code != wire.CodeInvalidMessage || perr.msg == "" {
+			t.Fatalf("decode %q: error %+v", b, perr)
+		}
+		if len(perr.sessionID) > wire.MaxSessionIDLen {
+			t.Fatalf("decode %q: the error echoes a %d-byte sessionId", b, len(perr.sessionID))
+		}
+		// 64 bytes of quoted client text at most, plus the message's own words.
+		if len(perr.msg) > 64+len("...")+128 {
+			t.Fatalf("decode %q: error message of %d bytes: %q", b, len(perr.msg), perr.msg)
+		}
+	}
+	var parsed clientMessage
+	want := json.Unmarshal(b, &parsed) == nil && followsProtocol(&parsed)
+	if got := perr == nil; got != want {
+		t.Fatalf("decode %q: accepted %v, but the protocol says %v (error %v)", b, got, want, perr)
+	}
+	return want
+}
+
+// TestClientSeeds checks the decoder's verdict on each seed and that the
+// seeds cover every client-to-server message type, taken and refused.
+func TestClientSeeds(t *testing.T) {
+	taken, refused := map[string]bool{}, map[string]bool{}
+	for _, s := range clientSeeds {
+		if got := checkDecode(t, []byte(s.frame)); got != s.valid {
+			t.Errorf("seed %s: valid %v, want %v", s.frame, got, s.valid)
+		}
+		var probe struct{ Type string }
+		_ = json.Unmarshal([]byte(s.frame), &probe) // frames that are no object have no type
+		if s.valid {
+			taken[probe.Type] = true
+		} else {
+			refused[probe.Type] = true
+		}
+	}
+	for typ := range required {
+		if !taken[typ] || !refused[typ] {
+			t.Errorf("no seed of type %s is taken (%v) or none refused (%v)", typ, taken[typ], refused[typ])
+		}
+	}
+}
+
+// FuzzDecodeClientMessage checks that no input crashes the decoder and
+// that it takes exactly the frames the protocol allows.
 func FuzzDecodeClientMessage(f *testing.F) {
-	for _, seed := range []string{
-		`{"type":"terminal.input","sessionId":"a","data":"ls\r"}`,
-		`{"type":"terminal.resize","sessionId":"a","cols":80,"rows":24}`,
-		`{"type":"session.attach","sessionId":"a","since":123}`,
-		`{"type":"heartbeat","timestamp":1.5}`,
-		`{"type":"terminal.resize","sessionId":"a","cols":"80"}`,
-		`{"type":`, `null`, `[]`, `{"type":"x"}`, "\xff",
-	} {
-		f.Add([]byte(seed))
+	for _, s := range clientSeeds {
+		f.Add([]byte(s.frame))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, perr := decodeClientMessage(b)
-		if (m == nil) == (perr == nil) {
-			t.Fatalf("decode %q: message %v and error %v", b, m, perr)
-		}
-		if perr != nil {
-			if perr.code != wire.CodeInvalidMessage || perr.msg == "" {
-				t.Fatalf("decode %q: error %+v", b, perr)
-			}
-			return
-		}
-		if m.Type == wire.TypeHeartbeat {
-			return
-		}
-		if m.SessionID == nil || *m.SessionID == "" {
-			t.Fatalf("accepted %q without a sessionId", b)
-		}
-		switch m.Type {
-		case wire.TypeTerminalInput:
-			if m.Data == nil {
-				t.Fatalf("accepted input %q without data", b)
-			}
-		case wire.TypeTerminalResize:
-			if m.Cols == nil || m.Rows == nil || *m.Cols < 1 || *m.Cols > 1000 || *m.Rows < 1 || *m.Rows > 1000 {
-				t.Fatalf("accepted resize %q out of bounds", b)
-			}
-		case wire.TypeTerminalInterrupt, wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume:
-		default:
-			t.Fatalf("accepted unknown type %q", m.Type)
-		}
+		checkDecode(t, b)
 	})
 }
 

@@ -61,7 +61,7 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return nil, invalid(sessionIDHint(b), "field %q must be %s, not a JSON %s", typeErr.Field, fieldKind(typeErr.Field), typeErr.Value)
+			return nil, invalid(sessionIDHint(b), "field %q must be %s, not a JSON %s", typeErr.Field, fieldKind(typeErr.Field), clip(typeErr.Value))
 		}
 		return nil, invalid("", "malformed JSON: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -50,6 +51,10 @@ func (r *slowReader) consumeUntil(done func(*stream) bool) {
 	}
 }
 
+// neverStall is a Timing under which no pacer in a test run counts as
+// stalled, for tests about pacing that a slow machine must not trip.
+var neverStall = sessions.Timing{StallAfter: time.Hour}
+
 func ackMsg(sid string, seq uint64, pace bool) map[string]any {
 	return map[string]any{"type": wire.TypeTerminalAck, "sessionId": sid, "seq": seq, "pace": pace}
 }
@@ -58,10 +63,12 @@ func ackMsg(sid string, seq uint64, pace bool) map[string]any {
 // program writes, but acknowledges what it consumed, receives every byte
 // of a 64 MiB flood in order, with no resync: the program waits for it.
 // A stalled client beside it, which acknowledged once and then stopped
-// reading, holds nothing up.
+// reading, holds nothing up, even before it counts as stalled. A pacer
+// stalls here only after an hour: on a loaded machine the reader may go
+// seconds without acking, and a stall would read as a resync.
 func TestAckingClientGetsEveryByte(t *testing.T) {
 	want := numberedLines(64 << 20)
-	e := newEnv(t, envOptions{sendBuffer: 64 << 10})
+	e := newEnv(t, envOptions{sendBuffer: 64 << 10, timing: neverStall})
 	s := e.session(rawCat(writeFile(t, want))...)
 
 	stalled, err := e.tryDial(nil, smallReceiveBuffer)
@@ -174,9 +181,12 @@ func TestAckErrors(t *testing.T) {
 // reloads (its connection closes; the new page takes a moment to load)
 // resumes from the last seq it had and receives every byte, with no
 // resync: the program waited for it rather than running a ring ahead.
+// The left pacer's hold lasts an hour here, so however slowly the new page
+// comes, it is the hold being taken over that is tested, not a race with
+// the 2 s default.
 func TestReloadFindsTheOutputWhereItLeft(t *testing.T) {
 	want := numberedLines(16 << 20)
-	e := newEnv(t, envOptions{sendBuffer: 64 << 10})
+	e := newEnv(t, envOptions{sendBuffer: 64 << 10, timing: neverStall})
 	s := e.session(rawCat(writeFile(t, want))...)
 
 	before := &slowReader{c: e.dial(nil), sid: s.ID(), rate: 200e6, ack: true}

@@ -58,6 +58,9 @@ type config struct {
 
 	// Version asks only for the version.
 	Version bool
+	// PrintConfig asks only for the flags and routes, as JSON (see
+	// printconfig.go).
+	PrintConfig bool
 
 	// agentSet reports whether --agent was given, by flag or environment.
 	agentSet bool
@@ -214,6 +217,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	})
 	fs.TextVar(&cfg.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.PrintConfig, "print-config", false, "print the flags, their environment variables and defaults, and the HTTP routes, as JSON, and exit")
 	return fs
 }
 
@@ -226,7 +230,7 @@ var noEnvFlags = map[string]bool{"version": true}
 func applyEnv(fs *flag.FlagSet, getenv func(string) string, given map[string]bool) error {
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || noEnvFlags[f.Name] {
+		if given[f.Name] || noEnvFlags[f.Name] || hiddenFlags[f.Name] {
 			return
 		}
 		if v := getenv(envName(f.Name)); v != "" {
@@ -334,6 +338,9 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n\n")
 	fmt.Fprintf(w, "Every flag can also be set by its environment variable (but --version); flags win.\n\n")
 	fs.VisitAll(func(f *flag.Flag) {
+		if hiddenFlags[f.Name] {
+			return
+		}
 		def := f.DefValue
 		if f.Name == "log-level" {
 			def = strings.ToLower(def) // slog's level is INFO; the flag takes info

@@ -264,6 +264,13 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		fmt.Fprintf(stderr, "agentmux %s\n", version)
 		return 0
 	}
+	if cfg.PrintConfig {
+		if err := printConfig(stdout); err != nil {
+			fmt.Fprintf(stderr, "agentmux: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cfg.Workspace == "" {
 		if cfg.Workspace, err = os.Getwd(); err != nil {

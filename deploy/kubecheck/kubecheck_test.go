@@ -1,11 +1,13 @@
 package kubecheck
 
 import (
+	"context"
 	"os"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 const (
 	manifestsDir = "../kubernetes"
 	dockerfile   = "../../Dockerfile"
-	serverDir    = "../../cmd/server"
+	repoRoot     = "../.."
 	docsFile     = "../../docs/kubernetes.md"
 )
 
@@ -46,9 +48,17 @@ func image(t *testing.T) Image {
 	return img
 }
 
+// readServer builds and runs the server once for all the tests: a build
+// takes seconds.
+var readServer = sync.OnceValues(func() (Server, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return ReadServer(ctx, repoRoot)
+})
+
 func server(t *testing.T) Server {
 	t.Helper()
-	srv, err := ReadServer(serverDir)
+	srv, err := readServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +94,8 @@ func TestDockerfileFacts(t *testing.T) {
 	}
 }
 
-// The flags, defaults and routes the checks rely on are read from
-// cmd/server; these are the ones the manifests use.
+// The flags, defaults and routes the checks rely on are what the server
+// prints with --print-config; these are the ones the manifests use.
 func TestServerFacts(t *testing.T) {
 	srv := server(t)
 	if srv.ShutdownGrace != 5*time.Second {
@@ -97,39 +107,40 @@ func TestServerFacts(t *testing.T) {
 		}
 	}
 	if srv.Env["AGENTMUX_VERSION"] != "" {
-		t.Error("AGENTMUX_VERSION is read as --version; noEnvFlags was not parsed")
+		t.Error("AGENTMUX_VERSION is read as --version, which takes no variable")
 	}
 	if !slices.Contains(srv.GETRoutes, HealthPath) {
 		t.Errorf("cmd/server serves no GET %s (routes %v): the probes would fail", HealthPath, srv.GETRoutes)
 	}
+}
 
-	src := map[string][]byte{"config.go": []byte(`package main
-const envPrefix = "AGENTMUX_"
-var noEnvFlags = map[string]bool{"version": true}
-func newFlagSet(cfg *config) *flag.FlagSet {
-	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 2*time.Minute+0, "")
-	fs.BoolVar(&cfg.Version, "version", false, "")
-	return fs
-}
-func (s *server) newRouter() {
-	api := e.Group("/api")
-	api.GET("/health", s.health)
-}
-`)}
-	if _, err := ParseServer(src); err == nil || !strings.Contains(err.Error(), "--shutdown-grace default: cannot evaluate") {
-		t.Errorf("a default that is not a product of constants: got %v", err)
-	}
-	src["config.go"] = []byte(strings.Replace(string(src["config.go"]), "2*time.Minute+0", "(2 * time.Minute)", 1))
-	got, err := ParseServer(src)
+// ParseServer takes --print-config's output apart, and refuses output
+// that lacks what the checks need.
+func TestParseServer(t *testing.T) {
+	const good = `{"flags": [
+		{"name": "shutdown-grace", "env": "AGENTMUX_SHUTDOWN_GRACE", "default": "2m0s", "usage": "u"},
+		{"name": "version", "default": "false", "usage": "u"}],
+	 "routes": [{"method": "GET", "path": "/api/health"}, {"method": "POST", "path": "/api/sessions"},
+		{"method": "GET", "path": "/*"}, {"method": "GET", "path": "/api/health"}]}`
+	got, err := ParseServer([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.ShutdownGrace != 2*time.Minute || got.Env["AGENTMUX_SHUTDOWN_GRACE"] != "shutdown-grace" ||
-		len(got.Env) != 1 || !got.Flags["version"] || !slices.Equal(got.GETRoutes, []string{"/api/health"}) {
+		len(got.Env) != 1 || !got.Flags["version"] || !slices.Equal(got.GETRoutes, []string{"/*", "/api/health"}) {
 		t.Errorf("ParseServer = %+v", got)
 	}
-	if _, err := ParseServer(map[string][]byte{"main.go": []byte("package main\nfunc main() {}\n")}); err == nil {
-		t.Error("a server without flags parsed")
+	for _, tc := range []struct{ name, out, want string }{
+		{"not JSON", `agentmux: unknown flag --print-config`, "invalid character"},
+		{"no flags", `{"flags": [], "routes": [{"method": "GET", "path": "/"}]}`, "no flags"},
+		{"no grace", strings.Replace(good, `"shutdown-grace"`, `"grace"`, 1), "no --shutdown-grace flag"},
+		{"bad grace", strings.Replace(good, `"2m0s"`, `"2 minutes"`, 1), "--shutdown-grace default"},
+		{"no GET", strings.ReplaceAll(good, `"GET"`, `"PUT"`), "no GET routes"},
+		{"flag twice", strings.Replace(good, `"version"`, `"shutdown-grace"`, 1), "named twice"},
+	} {
+		if _, err := ParseServer([]byte(tc.out)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error saying %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -8,7 +8,8 @@
 // NetworkPolicy that admits the ingress controller and nobody else. What
 // the manifests must agree with is read from the repository: the image
 // from the Dockerfile (ReadDockerfile), agentmux's flags, their defaults
-// and its routes from cmd/server's source (ReadServer).
+// and its routes from the server itself, built and run with its hidden
+// --print-config (ReadServer).
 //
 // It lives in a module of its own (deploy/go.mod) so that the server's
 // module does not depend on kustomize or the Kubernetes API.
