@@ -62,8 +62,9 @@ bench-tool:
 
 # The Kubernetes manifests in deploy/kubernetes (docs/kubernetes.md),
 # rendered with kustomize and checked offline against the Dockerfile and
-# the flags the server prints (agentmux --print-config). deploy/ is a Go module of its own, which `go test
-# ./...` at the top does not enter; its dependencies download on first use.
+# the flags the server prints (agentmux --print-config). deploy/ is a Go
+# module of its own, which `go test ./...` at the top does not enter; its
+# dependencies download on first use.
 .PHONY: test-deploy
 test-deploy:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
