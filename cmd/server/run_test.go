@@ -469,6 +469,22 @@ func TestFirstRunMessages(t *testing.T) {
 	}
 }
 
+// TestVersionSubcommand: `agentmux version` prints what --version does,
+// as `go version` and `docker version` do, and still refuses extras.
+func TestVersionSubcommand(t *testing.T) {
+	var flagOut, cmdOut testutil.SyncBuffer
+	if code := run(nil, []string{"--version"}, noEnv, &flagOut, nil); code != 0 {
+		t.Fatalf("--version: exit %d, %q", code, flagOut.String())
+	}
+	if code := run(nil, []string{"version"}, noEnv, &cmdOut, nil); code != 0 || cmdOut.String() != flagOut.String() {
+		t.Errorf("version: exit %d, %q; want 0 and %q, as --version", code, cmdOut.String(), flagOut.String())
+	}
+	var out testutil.SyncBuffer
+	if code := run(nil, []string{"version", "now"}, noEnv, &out, nil); code != 2 || !strings.Contains(out.String(), `unexpected arguments ["now"]`) {
+		t.Errorf("version now: exit %d, %q; want 2 and the extra named", code, out.String())
+	}
+}
+
 // TestHelpListsSubcommands: --help names the subcommands, and the log
 // level's default as the flag takes it.
 func TestHelpListsSubcommands(t *testing.T) {
@@ -476,7 +492,7 @@ func TestHelpListsSubcommands(t *testing.T) {
 	if _, err := parseConfig([]string{"--help"}, noEnv, &out); err == nil {
 		t.Fatal("no ErrHelp")
 	}
-	for _, want := range []string{"agentmux health", "agentmux hook", "--version", "(default info)"} {
+	for _, want := range []string{"agentmux health", "agentmux hook", "agentmux version", "--version", "(default info)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}
