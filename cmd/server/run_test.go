@@ -469,6 +469,35 @@ func TestFirstRunMessages(t *testing.T) {
 	}
 }
 
+// TestDataDirErrorsNamePathOnce: a data directory that cannot be made or
+// holds something else where the database goes stops start-up with one
+// line that names the path once, not once per layer of the error.
+func TestDataDirErrorsNamePathOnce(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dbIsDir := filepath.Join(base, "db-is-dir")
+	if err := os.MkdirAll(filepath.Join(dbIsDir, dbFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dataDir, path string }{
+		{file, file}, // not a directory
+		{dbIsDir, filepath.Join(dbIsDir, dbFile)}, // the database is a directory
+	} {
+		var out testutil.SyncBuffer
+		code := run(nil, []string{"--addr", "127.0.0.1:0", "--data-dir", tc.dataDir, "--workspace", t.TempDir(), "--agent-cmd", "sh"}, noEnv, &out, nil)
+		if code != 1 {
+			t.Errorf("--data-dir %s: exit %d, want 1", tc.dataDir, code)
+		}
+		errs := linesWith(out.String(), "level=ERROR")
+		if len(errs) != 1 || strings.Count(errs[0], tc.path) != 1 {
+			t.Errorf("--data-dir %s: want one ERROR line naming %s once; got:\n%s", tc.dataDir, tc.path, out.String())
+		}
+	}
+}
+
 // TestVersionSubcommand: `agentmux version` prints what --version does,
 // as `go version` and `docker version` do, and still refuses extras.
 func TestVersionSubcommand(t *testing.T) {
