@@ -3,6 +3,11 @@ GO ?= go
 
 .PHONY: run test build bench web test-go test-ui bench-tool
 
+# npm ci's record, in each package tree, of what it installed: the stamps
+# of the rules that install the UI's packages and its tests' (below).
+WEB_MODULES := web/node_modules/.package-lock.json
+TEST_MODULES := web/test/node_modules/.package-lock.json
+
 # Run the server with its defaults (http://127.0.0.1:8080), UI included.
 # Flags go in ARGS: make run ARGS='--addr 127.0.0.1:9000 --agent shell'.
 # At a terminal the server runs as a job of an interactive shell, which
@@ -16,9 +21,22 @@ run: build
 		exec bin/agentmux $(ARGS); \
 	fi
 
-# Build the browser UI into web/dist, which the server embeds.
-web:
-	cd web && npm ci --no-audit --no-fund && npm run build
+# Build the browser UI into web/dist, which the server embeds. Bundling
+# takes about a second; installing the packages takes longer, so it
+# happens only when needed (below).
+web: $(WEB_MODULES)
+	cd web && npm run build
+
+# npm packages are installed when the lockfile is newer than npm's own
+# record of the last install (node_modules/.package-lock.json, written by
+# npm ci), or when there is no node_modules at all, as in a fresh clone.
+$(WEB_MODULES): web/package-lock.json web/package.json
+	@echo "make: installing the UI's npm packages (web/package-lock.json changed or never installed)"
+	cd web && npm ci --no-audit --no-fund
+
+$(TEST_MODULES): web/test/package-lock.json web/test/package.json
+	@echo "make: installing the UI tests' npm packages, among them the agents' CLIs (web/test/package-lock.json changed or never installed)"
+	cd web/test && npm ci --no-audit --no-fund
 
 # The whole test suite, as CI runs it: the Go tests, the UI's in a
 # headless Chromium (Debian's /usr/bin/chromium), then the Kubernetes
@@ -33,14 +51,18 @@ test:
 	[ $$go_status = 0 ] && [ $$ui_status = 0 ] && [ $$deploy_status = 0 ]
 
 test-go:
+	@echo "make: compiling and running the Go tests (the first time on a machine, compiling takes a few minutes)"
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-ui: web
+test-ui: web $(TEST_MODULES)
 	cd web && npm run typecheck
-	cd web/test && npm ci --no-audit --no-fund && npm test
+	cd web/test && npm test
 
+# Go caches what it compiles: the first build on a machine compiles every
+# dependency (about 4 minutes on a small machine), later ones take seconds.
 build: web
+	@echo "make: building bin/agentmux (the first build on a machine compiles every dependency and takes a few minutes; later builds take seconds)"
 	$(GO) build -o bin/agentmux ./cmd/server
 
 # Benchmarks behind the figures in docs/performance.md (not part of `make test`).

@@ -65,8 +65,9 @@ func OpenStore(path string, timeout time.Duration) (s *Store, err error) {
 		// The operating system's refusals (permissions, a missing
 		// directory) come as path errors; anything else bbolt rejects in
 		// the file (a bad magic number, checksum or size) is damage.
+		// A path error names the file itself.
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			return nil, fmt.Errorf("open database %s: %w", path, err)
+			return nil, fmt.Errorf("open database: %w", err)
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrStoreCorrupt, path, err)
 	}

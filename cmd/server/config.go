@@ -88,7 +88,7 @@ func parseConfig(args []string, getenv func(string) string, usageOut io.Writer) 
 			usage(fs, usageOut)
 			return config{}, err
 		}
-		return config{}, flagError(err)
+		return config{}, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -235,7 +235,7 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string, given map[string]boo
 		}
 		if v := getenv(envName(f.Name)); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
+				errs = append(errs, fmt.Errorf("%s=%q: %s", envName(f.Name), v, wantFor(f, err.Error())))
 				return
 			}
 			given[f.Name] = true
@@ -246,10 +246,14 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string, given map[string]boo
 
 // flagError rewords the flag package's errors, which name flags with one
 // dash, as the help does: --scrollback "-5": ...
-func flagError(err error) error {
+func flagError(fs *flag.FlagSet, err error) error {
 	msg := err.Error()
 	if m := badValue.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("--%s %q: %s", m[2], m[1], m[3])
+		reason := m[3]
+		if f := fs.Lookup(m[2]); f != nil {
+			reason = wantFor(f, reason)
+		}
+		return fmt.Errorf("--%s %q: %s", m[2], m[1], reason)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return fmt.Errorf("unknown flag --%s", strings.TrimPrefix(name, "-"))
@@ -260,7 +264,35 @@ func flagError(err error) error {
 	return err
 }
 
-var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -(\S+): (.*)$`)
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): (.*)$`)
+
+// wantFor says what flag f takes, for a value it refused with reason. The
+// flag package's own kinds refuse with a bare "parse error", and slog's
+// level names the package; those become what --help would say. Reasons
+// the flags defined here give (fs.Func's) already say what is wrong.
+func wantFor(f *flag.Flag, reason string) string {
+	if f.Name == "log-level" {
+		return "want debug, info, warn or error"
+	}
+	if reason != "parse error" {
+		return reason
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return reason
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "want true or false"
+	case int:
+		return "want a whole number, such as " + f.DefValue
+	case float64:
+		return "want a number, such as " + f.DefValue
+	case time.Duration:
+		return "want a duration, such as " + f.DefValue
+	}
+	return reason
+}
 
 // validate checks what each flag alone cannot: ranges and relations.
 func validate(cfg config) error {
@@ -335,7 +367,7 @@ func defaultDataDir(getenv func(string) string) (string, error) {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "agentmux runs coding agents in terminals and serves them to the browser.\n\n")
-	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n\n")
+	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n  agentmux version    print the version, as --version does\n\n")
 	fmt.Fprintf(w, "Every flag can also be set by its environment variable (but --version); flags win.\n\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		if hiddenFlags[f.Name] {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -252,6 +253,34 @@ func TestBadEnvNamesVariable(t *testing.T) {
 	_, err := parseConfig(nil, envOf(map[string]string{"AGENTMUX_MAX_SESSIONS": "abc", "AGENTMUX_BATCH_INTERVAL": "fast"}), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "AGENTMUX_MAX_SESSIONS") || !strings.Contains(err.Error(), "AGENTMUX_BATCH_INTERVAL") {
 		t.Errorf("two bad variables: error %v, want both named", err)
+	}
+}
+
+// TestBadValueWords: a value a flag cannot take is answered with what it
+// takes, in the words of --help, and not the flag package's "parse
+// error", from the command line and from the environment alike.
+func TestBadValueWords(t *testing.T) {
+	for _, tc := range []struct {
+		flag, value, want string
+	}{
+		{"max-sessions", "abc", "want a whole number, such as 4"},
+		{"max-sessions", "2.5", "want a whole number, such as 4"},
+		{"log-level", "loud", "want debug, info, warn or error"},
+		{"batch-interval", "fast", "want a duration, such as 16ms"},
+		{"shutdown-grace", "5", "want a duration, such as 5s"},
+		{"mem-warn", "lots", "want a number, such as 87"},
+		{"watch-temporaries", "maybe", "want true or false"},
+	} {
+		want := fmt.Sprintf("--%s %q: %s", tc.flag, tc.value, tc.want)
+		_, err := parseConfig([]string{"--" + tc.flag + "=" + tc.value}, noEnv, io.Discard)
+		if err == nil || err.Error() != want {
+			t.Errorf("--%s=%s: error %v, want %q", tc.flag, tc.value, err, want)
+		}
+		want = fmt.Sprintf("%s=%q: %s", envName(tc.flag), tc.value, tc.want)
+		_, err = parseConfig(nil, envOf(map[string]string{envName(tc.flag): tc.value}), io.Discard)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s=%s: error %v, want %q", envName(tc.flag), tc.value, err, want)
+		}
 	}
 }
 

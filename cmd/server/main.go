@@ -252,6 +252,10 @@ func (s *server) close() error {
 // run is main without the process: it returns the exit code. ready, when
 // not nil, is told the address the server listens on.
 func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) int {
+	// `agentmux version` is --version, beside the other subcommands.
+	if len(args) > 0 && args[0] == "version" {
+		args = append([]string{"--version"}, args[1:]...)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -469,6 +469,51 @@ func TestFirstRunMessages(t *testing.T) {
 	}
 }
 
+// TestDataDirErrorsNamePathOnce: a data directory that cannot be made or
+// holds something else where the database goes stops start-up with one
+// line that names the path once, not once per layer of the error.
+func TestDataDirErrorsNamePathOnce(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dbIsDir := filepath.Join(base, "db-is-dir")
+	if err := os.MkdirAll(filepath.Join(dbIsDir, dbFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dataDir, path string }{
+		{file, file}, // not a directory
+		{dbIsDir, filepath.Join(dbIsDir, dbFile)}, // the database is a directory
+	} {
+		var out testutil.SyncBuffer
+		code := run(nil, []string{"--addr", "127.0.0.1:0", "--data-dir", tc.dataDir, "--workspace", t.TempDir(), "--agent-cmd", "sh"}, noEnv, &out, nil)
+		if code != 1 {
+			t.Errorf("--data-dir %s: exit %d, want 1", tc.dataDir, code)
+		}
+		errs := linesWith(out.String(), "level=ERROR")
+		if len(errs) != 1 || strings.Count(errs[0], tc.path) != 1 {
+			t.Errorf("--data-dir %s: want one ERROR line naming %s once; got:\n%s", tc.dataDir, tc.path, out.String())
+		}
+	}
+}
+
+// TestVersionSubcommand: `agentmux version` prints what --version does,
+// as `go version` and `docker version` do, and still refuses extras.
+func TestVersionSubcommand(t *testing.T) {
+	var flagOut, cmdOut testutil.SyncBuffer
+	if code := run(nil, []string{"--version"}, noEnv, &flagOut, nil); code != 0 {
+		t.Fatalf("--version: exit %d, %q", code, flagOut.String())
+	}
+	if code := run(nil, []string{"version"}, noEnv, &cmdOut, nil); code != 0 || cmdOut.String() != flagOut.String() {
+		t.Errorf("version: exit %d, %q; want 0 and %q, as --version", code, cmdOut.String(), flagOut.String())
+	}
+	var out testutil.SyncBuffer
+	if code := run(nil, []string{"version", "now"}, noEnv, &out, nil); code != 2 || !strings.Contains(out.String(), `unexpected arguments ["now"]`) {
+		t.Errorf("version now: exit %d, %q; want 2 and the extra named", code, out.String())
+	}
+}
+
 // TestHelpListsSubcommands: --help names the subcommands, and the log
 // level's default as the flag takes it.
 func TestHelpListsSubcommands(t *testing.T) {
@@ -476,7 +521,7 @@ func TestHelpListsSubcommands(t *testing.T) {
 	if _, err := parseConfig([]string{"--help"}, noEnv, &out); err == nil {
 		t.Fatal("no ErrHelp")
 	}
-	for _, want := range []string{"agentmux health", "agentmux hook", "--version", "(default info)"} {
+	for _, want := range []string{"agentmux health", "agentmux hook", "agentmux version", "--version", "(default info)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}

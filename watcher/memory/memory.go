@@ -1,8 +1,13 @@
+// Package memory watches how much memory the server's container uses, so
+// that agents are not started into the OOM killer.
+//
+// A Monitor reads the use from the container's cgroup (v2, else v1), or
+// from the host when the cgroup sets no limit, grades it against two
+// thresholds (warning and critical) with hysteresis, and tells its
+// subscribers when the level changes. While the level is critical, Admit
+// refuses new agents. ReadProcessTree and ProcessTreeRSS measure the
+// memory of one session's processes.
 package memory
-
-// The memory monitor: it reads the container's memory use from its cgroup
-// (v2, else v1), or from the host when the cgroup sets no limit, grades it
-// against two thresholds with hysteresis and reports level changes.
 
 import (
 	"bufio"

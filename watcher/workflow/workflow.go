@@ -1,3 +1,9 @@
+// Package workflow reads the workflow status files that BMAD projects
+// keep (bmm-workflow-status.yaml, sprint-status.yaml and those in
+// .bmad/bmm/status) into one list of steps, each completed, in progress or
+// pending, for the UI's workflow panel. IsFile says which files those are;
+// Parse reads one. The package reads bytes: watching the files is the
+// watcher's.
 package workflow
 
 import (
