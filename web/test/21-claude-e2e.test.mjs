@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { sel, tabById, waitFor, waitForLine, terminalLines, terminalPane, SERVER_DOWN_CONSOLE } from './harness.mjs';
+import { asParticipant, sel, tabById, waitFor, waitForLine, terminalLines, terminalPane, SERVER_DOWN_CONSOLE } from './harness.mjs';
 import { claudeUiTest } from './claude-cli.mjs';
 
 const NAME = 'the real Claude Code CLI: start, hooks report waiting, a prompt, a restart, Resume, a prompt queue';
@@ -195,28 +195,7 @@ await claudeUiTest(
     // a multi-line prompt reaches the model as one message.
     const QUEUED = ['First queued prompt', 'Second queued prompt,\nover two lines'];
     const queueFrom = frames.length;
-    const acks = await page.evaluate(
-      async ({ id, texts }) => {
-        const url = new URL('ws', document.baseURI);
-        url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-        const ws = new WebSocket(url);
-        const acks = [];
-        const done = new Promise((resolve, reject) => {
-          ws.onmessage = (e) => {
-            const m = JSON.parse(e.data);
-            if (m.type === 'error') reject(new Error(m.message));
-            if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
-          };
-        });
-        await new Promise((resolve) => (ws.onopen = resolve));
-        ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
-        for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
-        await done;
-        ws.close();
-        return acks;
-      },
-      { id: s2.id, texts: QUEUED },
-    );
+    const acks = await asParticipant(page, { id: s2.id, texts: QUEUED });
     // Each went in first: the first was typed at once, before the second came.
     assert.deepEqual(acks.map((a) => a.position), [1, 1], `acks ${JSON.stringify(acks)}`);
     // (frames holds what every socket of the page received: the

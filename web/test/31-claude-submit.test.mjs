@@ -10,7 +10,7 @@
 // the Enter on its own once Claude has taken the text.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { tabById, waitFor, terminalLines, terminalPane, SERVER_DOWN_CONSOLE } from './harness.mjs';
+import { asParticipant, tabById, waitFor, terminalLines, terminalPane, SERVER_DOWN_CONSOLE } from './harness.mjs';
 import { claudeUiTest } from './claude-cli.mjs';
 
 const NAME = 'the real Claude Code CLI on a busy machine: ten queued prompts and keys typed after /exit are each submitted';
@@ -55,34 +55,7 @@ await claudeUiTest(
           throw err;
         },
       );
-    /**
-     * A participant's own WebSocket, in the page: queues texts and
-     * returns the acks, or sends data as typed keys.
-     */
-    const participant = ({ id, texts = [], data }) =>
-      page.evaluate(
-        async ({ id, texts, data }) => {
-          const url = new URL('ws', document.baseURI);
-          url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-          const ws = new WebSocket(url);
-          const acks = [];
-          const done = new Promise((resolve, reject) => {
-            ws.onmessage = (e) => {
-              const m = JSON.parse(e.data);
-              if (m.type === 'error') reject(new Error(m.message));
-              if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
-            };
-          });
-          await new Promise((resolve) => (ws.onopen = resolve));
-          ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
-          for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
-          if (data !== undefined) ws.send(JSON.stringify({ type: 'terminal.input', sessionId: id, data }));
-          if (texts.length) await done;
-          ws.close();
-          return acks;
-        },
-        { id, texts, data },
-      );
+    const participant = (args) => asParticipant(page, args);
 
     const s = await server.createSession({ name: 'claude', agent: 'claude' });
     const id = s.id;

@@ -662,3 +662,34 @@ export async function waitForScreen(page, id, pred, message, timeout = 20_000) {
     throw err;
   }
 }
+
+/**
+ * Another participant, on a WebSocket of its own opened in the page: it
+ * says hello as queue-bot, queues texts into session id (returning the
+ * acks once all have come) and then sends data as typed keys, if given.
+ */
+export async function asParticipant(page, { id, texts = [], data }) {
+  return page.evaluate(
+    async ({ id, texts, data }) => {
+      const url = new URL('ws', document.baseURI);
+      url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+      const ws = new WebSocket(url);
+      const acks = [];
+      const done = new Promise((resolve, reject) => {
+        ws.onmessage = (e) => {
+          const m = JSON.parse(e.data);
+          if (m.type === 'error') reject(new Error(m.message));
+          if (m.type === 'prompt.queued.ack') acks.push(m) === texts.length && resolve();
+        };
+      });
+      await new Promise((resolve) => (ws.onopen = resolve));
+      ws.send(JSON.stringify({ type: 'client.hello', name: 'queue-bot', key: 'queue-bot-key-0123456789' }));
+      for (const text of texts) ws.send(JSON.stringify({ type: 'prompt.queue', sessionId: id, text }));
+      if (data !== undefined) ws.send(JSON.stringify({ type: 'terminal.input', sessionId: id, data }));
+      if (texts.length) await done;
+      ws.close();
+      return acks;
+    },
+    { id, texts, data },
+  );
+}
