@@ -95,6 +95,17 @@ await claudeUiTest(
       await terminalPane(page).click();
       await page.keyboard.type('/exit');
       await waitFor(async () => ((await terminalLines(page, id)) ?? []).some((l) => /^\s*❯\s*\/exit/.test(l)), { timeout: 30_000, message: '/exit in the input box' });
+      // Enter runs the command the menu under the input highlights. On a
+      // busy machine the menu may not have caught up with the keys yet and
+      // still list every command, /add-dir first (seen), so Enter waits
+      // for /exit to head the list, as a person would look before
+      // pressing it.
+      await waitFor(async () => {
+        const lines = (await terminalLines(page, id)) ?? [];
+        const input = lines.findLastIndex((l) => /^\s*❯\s*\/exit/.test(l));
+        const first = lines.slice(input + 1).find((l) => /^\s*\/\S/.test(l));
+        return input >= 0 && first !== undefined && /^\s*\/exit\b/.test(first);
+      }, { timeout: 30_000, message: "Claude's menu offering /exit first" });
       await page.keyboard.press('Enter');
       await waitFor(async () => (await tabById(page, id).getAttribute('data-status')) === 'stopped', { timeout: 60_000, message: `tab ${id} stopped after /exit` });
       const from = Date.now();
