@@ -19,12 +19,16 @@ import (
 
 // detached starts, inside the child, a daemon that leaves the terminal's
 // session (setsid) and closes the terminal, as Codex's app-server does,
-// and writes its pid to the returned path.
-func detached(t *testing.T, tag string) (*pty.Process, int) {
+// and writes its pid to the returned path. With wrap ("env -i"), setsid
+// runs under that command.
+func detached(t *testing.T, tag, wrap string) (*pty.Process, int) {
 	t.Helper()
 	pidFile := t.TempDir() + "/daemon.pid"
+	// A background job of sh -c is in sh's group, not its leader, so
+	// setsid need not fork: the daemon stays sh's child (sh then execs
+	// sleep, keeping its pid).
 	p, err := pty.Start(pty.Options{
-		Argv: []string{"sh", "-c", `setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & exec sleep 600`, pidFile},
+		Argv: []string{"sh", "-c", wrap + ` setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & exec sleep 600`, pidFile},
 		Env:  append(os.Environ(), tag),
 		Tag:  tag,
 	})
@@ -51,7 +55,7 @@ func detached(t *testing.T, tag string) (*pty.Process, int) {
 // terminal's session still carries the child's tag, and is signalled with
 // the rest.
 func TestSignalSessionReachesTaggedDaemons(t *testing.T) {
-	p, daemon := detached(t, "PTY_TEST_TAG="+strconv.Itoa(os.Getpid())+"-a")
+	p, daemon := detached(t, "PTY_TEST_TAG="+strconv.Itoa(os.Getpid())+"-a", "")
 	if err := p.SignalSession(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +66,7 @@ func TestSignalSessionReachesTaggedDaemons(t *testing.T) {
 // TestSignalTagged: what an earlier run left, found by its tag alone.
 func TestSignalTagged(t *testing.T) {
 	tag := "PTY_TEST_TAG=" + strconv.Itoa(os.Getpid()) + "-b"
-	p, daemon := detached(t, tag)
+	p, daemon := detached(t, tag, "")
 	if err := p.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -138,25 +142,7 @@ func TestChildrenStartWithDefaultSignals(t *testing.T) {
 // is signalled with the rest.
 func TestSignalSessionReachesUntaggedDescendants(t *testing.T) {
 	tag := "PTY_TEST_TAG=" + strconv.Itoa(os.Getpid()) + "-c"
-	pidFile := t.TempDir() + "/daemon.pid"
-	// A background job of sh -c is in sh's group, not its leader, so
-	// setsid need not fork: the daemon stays sh's child (sh then execs
-	// sleep, keeping its pid).
-	p, err := pty.Start(pty.Options{
-		Argv: []string{"sh", "-c", `env -i setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & exec sleep 600`, pidFile},
-		Env:  append(os.Environ(), tag),
-		Tag:  tag,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	daemon := testutil.ReadPID(t, testTimeout, pidFile)
-	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
-	testutil.Eventually(t, testTimeout, "the daemon to become sleep", func() bool {
-		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", daemon))
-		return err == nil && strings.TrimSpace(string(comm)) == "sleep"
-	})
+	p, daemon := detached(t, tag, "env -i")
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", daemon))
 	if err != nil {
 		t.Fatal(err)

@@ -330,17 +330,7 @@ func TestOversizedFramesLogRateLimited(t *testing.T) {
 	for i := range conns {
 		c := e.dial(nil)
 		c.sendRaw(huge)
-		_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
-		for {
-			_, _, err := c.conn.ReadMessage()
-			if err == nil {
-				continue
-			}
-			if !isCloseCode(err, websocket.CloseMessageTooBig) {
-				t.Fatalf("connection %d after an oversized frame: %v, want close 1009", i, err)
-			}
-			break
-		}
+		c.expectClose(fmt.Sprintf("connection %d after an oversized frame", i), websocket.CloseMessageTooBig)
 	}
 	testutil.Eventually(t, waitTimeout, "the first line about it", func() bool {
 		return strings.Contains(log.String(), "over the read limit")

@@ -284,6 +284,23 @@ func (c *client) sendRaw(s string) {
 	}
 }
 
+// expectClose reads past any messages until the server closes the
+// connection, and fails the test unless it closed with code.
+func (c *client) expectClose(what string, code int) {
+	c.t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	for {
+		_, _, err := c.conn.ReadMessage()
+		if err == nil {
+			continue
+		}
+		if !isCloseCode(err, code) {
+			c.t.Fatalf("%s: %v, want close %d", what, err, code)
+		}
+		return
+	}
+}
+
 // read returns the next message, failing the test at the deadline.
 func (c *client) read() msg {
 	c.t.Helper()

@@ -89,17 +89,7 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	big := e.dial(nil)
 	huge := `{"type":"terminal.input","sessionId":"` + s.ID() + `","data":"` + strings.Repeat("x", ws.ReadLimit) + `"}`
 	big.sendRaw(huge)
-	_ = big.conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	for {
-		_, _, err := big.conn.ReadMessage()
-		if err == nil {
-			continue
-		}
-		if !isCloseCode(err, websocket.CloseMessageTooBig) {
-			t.Fatalf("after an oversized frame: %v, want close 1009", err)
-		}
-		break
-	}
+	big.expectClose("after an oversized frame", websocket.CloseMessageTooBig)
 	if got := s.StreamState().End; got != 0 {
 		// Nothing of the oversized input reached the program.
 		t.Fatalf("program produced %d bytes from a refused frame", got)
@@ -316,17 +306,7 @@ func TestFragmentedOversizedMessage(t *testing.T) {
 	}
 	_, _ = io.WriteString(w, `"}`)
 	_ = w.Close()
-	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	for {
-		_, _, err := c.conn.ReadMessage()
-		if err == nil {
-			continue
-		}
-		if !isCloseCode(err, websocket.CloseMessageTooBig) {
-			t.Fatalf("after a fragmented oversized message: %v, want close 1009", err)
-		}
-		break
-	}
+	c.expectClose("after a fragmented oversized message", websocket.CloseMessageTooBig)
 	if got := s.StreamState().End; got != 0 {
 		t.Fatalf("program produced %d bytes from a refused message", got)
 	}

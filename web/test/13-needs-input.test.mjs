@@ -3,23 +3,12 @@
 // title counts it, one browser notification says so, and typing an answer
 // clears all of it (the server then reports the session active again).
 import assert from 'node:assert/strict';
-import { uiTest, sel, createSession, tabById, waitFor, waitForLine, waitForPrompt, typeCommand } from './harness.mjs';
+import { uiTest, recordNotifications, sel, createSession, tabById, waitFor, waitForLine, waitForPrompt, typeCommand } from './harness.mjs';
 
 const ASKER = ['sh', '-c', 'sleep 0.3; printf "\\a"; read x; echo got $x; sleep 30'];
 
 uiTest('a bell makes a background session wait; answering it clears the dot and the title', async ({ page, server, frames, screenshot }) => {
-  // Notifications as if the user had allowed them, recorded.
-  await page.evaluate(() => {
-    window.__notifications = [];
-    window.Notification = class {
-      static permission = 'granted';
-      static requestPermission = async () => 'granted';
-      constructor(title, options) {
-        window.__notifications.push({ title, body: options?.body });
-      }
-      close() {}
-    };
-  });
+  await recordNotifications(page);
   const front = await createSession(page, 'front');
   await waitForPrompt(page, front);
 

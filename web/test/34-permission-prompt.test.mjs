@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { sel, tabById, waitFor, waitForLine, terminalLines, terminalPane } from './harness.mjs';
+import { recordNotifications, sel, tabById, waitFor, waitForLine, terminalLines, terminalPane } from './harness.mjs';
 import { lastUserText } from './fake-anthropic.mjs';
 import { claudeUiTest } from './claude-cli.mjs';
 
@@ -40,21 +40,7 @@ await claudeUiTest(
   },
   async ({ t, page, server, frames, screenshot, onCleanup, api, configDir }) => {
     onCleanup(() => t.diagnostic(`the stand-in saw: ${JSON.stringify(api.requests.map((r) => `${r.method} ${r.path} ${r.prompt.slice(0, 40)}`))}`));
-    // Notifications as if the user had allowed them, recorded, and the
-    // page as if the user had gone to another browser tab (the notifier
-    // stays quiet about the session on screen of a visible page).
-    await page.evaluate(() => {
-      window.__notifications = [];
-      window.Notification = class {
-        static permission = 'granted';
-        static requestPermission = async () => 'granted';
-        constructor(title, options) {
-          window.__notifications.push({ title, body: options?.body });
-        }
-        close() {}
-      };
-      Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
-    });
+    await recordNotifications(page, { hidden: true });
 
     const s = await server.createSession({ name: 'planner', agent: 'claude' });
     const id = s.id;

@@ -693,3 +693,24 @@ export async function asParticipant(page, { id, texts = [], data }) {
     { id, texts, data },
   );
 }
+
+/**
+ * Notifications as if the user had allowed them, recorded in
+ * window.__notifications; with hidden, the page also says it is hidden,
+ * as when the user has gone to another browser tab (the notifier stays
+ * quiet about the session on screen of a visible page).
+ */
+export async function recordNotifications(page, { hidden = false } = {}) {
+  await page.evaluate((hidden) => {
+    window.__notifications = [];
+    window.Notification = class {
+      static permission = 'granted';
+      static requestPermission = async () => 'granted';
+      constructor(title, options) {
+        window.__notifications.push({ title, body: options?.body });
+      }
+      close() {}
+    };
+    if (hidden) Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+  }, hidden);
+}
