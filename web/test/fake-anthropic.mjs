@@ -35,17 +35,25 @@ const MODELS = {
   last_id: 'claude-haiku-4-5',
 };
 
-/** The text of the last user message of a Messages request ('' if none). */
-export function lastUserText(body) {
-  const msgs = Array.isArray(body?.messages) ? body.messages : [];
+/**
+ * The text of the last user message in msgs ('' if none): its content as
+ * a string, or its parts of type textType joined. Both stand-ins' APIs
+ * shape messages so.
+ */
+export function lastUserIn(msgs, textType) {
   for (let i = msgs.length - 1; i >= 0; i--) {
     const m = msgs[i];
     if (m?.role !== 'user') continue;
     if (typeof m.content === 'string') return m.content;
     if (!Array.isArray(m.content)) return '';
-    return m.content.filter((c) => c?.type === 'text').map((c) => c.text).join('\n');
+    return m.content.filter((c) => c?.type === textType).map((c) => c.text).join('\n');
   }
   return '';
+}
+
+/** The text of the last user message of a Messages request ('' if none). */
+export function lastUserText(body) {
+  return lastUserIn(Array.isArray(body?.messages) ? body.messages : [], 'text');
 }
 
 function json(res, status, obj) {

@@ -19,6 +19,7 @@
 //   anything else        404 with an OpenAI-shaped error body
 
 import http from 'node:http';
+import { lastUserIn } from './fake-anthropic.mjs';
 
 /** The environment variable the provider reads its key from, and the key. */
 export const FAKE_OPENAI_KEY_ENV = 'AGENTMUX_FAKE_OPENAI_KEY';
@@ -27,14 +28,7 @@ export const FAKE_OPENAI_KEY = 'sk-agentmux-test-fakekey0123456789';
 /** The text of the last user message of a Responses request ('' if none). */
 export function lastUserText(body) {
   const input = typeof body?.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body?.input) ? body.input : [];
-  for (let i = input.length - 1; i >= 0; i--) {
-    const m = input[i];
-    if (m?.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    if (!Array.isArray(m.content)) return '';
-    return m.content.filter((c) => c?.type === 'input_text').map((c) => c.text).join('\n');
-  }
-  return '';
+  return lastUserIn(input, 'input_text');
 }
 
 /** Codex's config.toml for a throwaway CODEX_HOME: the stand-in as its only provider, nothing else phoned. */
