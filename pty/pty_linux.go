@@ -20,14 +20,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentmux/agentmux/internal/procfs"
-	"github.com/agentmux/agentmux/internal/rawio"
 )
 
 // Process is a child running in a pseudo-terminal. Its methods are safe for
 // concurrent use, but only one goroutine should read at a time.
 type Process struct {
 	master *os.File
-	raw    syscall.RawConn // master's, for rawio
+	raw    syscall.RawConn // master's, for what os.File has no method for
 	cmd    *exec.Cmd
 	tag    string
 
@@ -80,7 +79,7 @@ func Start(opts Options) (*Process, error) {
 }
 
 // pollable returns the master as a non-blocking file on Go's network
-// poller, with its raw connection for rawio, and closes f. creack/pty leaves the master blocking (its ioctls
+// poller, with its raw connection, and closes f. creack/pty leaves the master blocking (its ioctls
 // go through Fd, which switches a file to blocking mode), and a blocking
 // read holds an OS thread and, until the runtime notices, a scheduler slot:
 // the goroutines that carry output to clients then wait for a CPU the PTY
@@ -142,11 +141,8 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Read reads terminal output. When the last holder of the slave side closes
 // it, Linux reports EIO; Read turns that into io.EOF, as the end of the
 // stream is what it means, and so is a Close.
-//
-// It reads through rawio: output that answers a keystroke after a pause
-// then skips the runtime's wake-up of its monitor thread (see rawio).
 func (p *Process) Read(b []byte) (int, error) {
-	n, err := rawio.Read(p.raw, b)
+	n, err := p.master.Read(b)
 	if err != nil && (errors.Is(err, syscall.EIO) || p.isClosed()) {
 		err = io.EOF
 	}
@@ -174,9 +170,22 @@ func (p *Process) Write(b []byte) (int, error) {
 // full). A keystroke then reaches the program without a hand-off to a
 // goroutine that may block.
 func (p *Process) TryWrite(b []byte) (int, error) {
-	n, err := rawio.TryWrite(p.raw, b)
-	if err != nil {
-		return 0, fmt.Errorf("write pty: %w", err)
+	var n int
+	var writeErr error
+	// Returning true from the callback tells the poller not to wait.
+	err := p.raw.Write(func(fd uintptr) bool {
+		for {
+			n, writeErr = unix.Write(int(fd), b)
+			if writeErr != unix.EINTR {
+				return true
+			}
+		}
+	})
+	switch {
+	case errors.Is(writeErr, unix.EAGAIN):
+		return 0, nil
+	case err != nil || writeErr != nil:
+		return 0, fmt.Errorf("write pty: %w", cmp.Or(err, writeErr))
 	}
 	return n, nil
 }

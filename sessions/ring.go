@@ -50,23 +50,7 @@ type ring struct {
 type waiter struct {
 	target, epoch uint64
 	ch            chan struct{}
-	// take, when set, is offered new output in the session reader's
-	// goroutine before the waiter is woken (see waitOrTake).
-	take Taker
-	// gone reports that the reader withdrew the wait: a take in progress
-	// does not put it back.
-	gone bool
 }
-
-// Taker sends new output to a client in the session reader's goroutine,
-// sparing the client's own goroutine a wake-up. It returns the target the
-// client waits for next and true when it sent the output, or false when
-// the client's goroutine must handle it. It must never block.
-type Taker func() (next uint64, took bool)
-
-// maxTakers bounds the takers one write offers its output to, and so the
-// time the session's reader spends sending instead of reading.
-const maxTakers = 4
 
 func newRing(size int) *ring {
 	return &ring{buf: make([]byte, size), paced: make(chan struct{}, 1)}
@@ -81,47 +65,11 @@ func (r *ring) start() uint64 {
 }
 
 // write appends p, evicting the oldest bytes when the ring is full, and
-// wakes the readers whose targets it reaches.
+// wakes the readers whose targets it reaches; after input, every reader,
+// as p is then likely its echo, which must not wait for a batch to fill.
 func (r *ring) write(p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.appendLocked(p, nil)
-}
-
-// writeOffering is write for the session's reader: when p follows input
-// (likely its echo), up to maxTakers of the readers it reaches that can
-// take output themselves (waitOrTake) are offered it in this goroutine,
-// and woken only if they decline. A keystroke's echo then goes out
-// without waking the client's goroutine. takers is the caller's scratch
-// space, kept between calls and returned empty.
-func (r *ring) writeOffering(p []byte, takers []*waiter) []*waiter {
-	takers = takers[:0]
-	r.mu.Lock()
-	r.appendLocked(p, &takers)
-	r.mu.Unlock()
-	for i, w := range takers {
-		next, took := w.take()
-		r.mu.Lock()
-		switch {
-		case w.gone:
-		case took:
-			// Parked again, unless the stream moved on meanwhile.
-			w.target = next
-			r.addWaiterLocked(w)
-		default:
-			close(w.ch) // declined: the reader looks for itself
-		}
-		r.mu.Unlock()
-		takers[i] = nil
-	}
-	return takers[:0]
-}
-
-// appendLocked appends p and wakes the readers it reaches. When takers is
-// not nil and p follows input, up to maxTakers of those with a take are
-// added to it instead of woken; the caller offers them the output. mu
-// must be held.
-func (r *ring) appendLocked(p []byte, takers *[]*waiter) {
 	if len(p) == 0 {
 		return
 	}
@@ -146,12 +94,9 @@ func (r *ring) appendLocked(p []byte, takers *[]*waiter) {
 	r.echoPending = false
 	kept := r.waiters[:0]
 	for _, w := range r.waiters {
-		switch {
-		case !echo && w.target > r.end:
+		if !echo && w.target > r.end {
 			kept = append(kept, w)
-		case echo && w.take != nil && takers != nil && len(*takers) < maxTakers:
-			*takers = append(*takers, w)
-		default:
+		} else {
 			close(w.ch)
 		}
 	}
@@ -271,25 +216,17 @@ func (st StreamState) Live() uint64 {
 // target or the epoch moves past epoch, and a function that withdraws the
 // wait. Calling the function after the channel closed is harmless.
 func (r *ring) wait(target, epoch uint64) (<-chan struct{}, func()) {
-	return r.waitOrTake(target, epoch, nil)
-}
-
-// waitOrTake is wait for a reader that can take new output in the
-// session reader's goroutine: take is offered the output first (see
-// writeOffering), and the channel closes only when it declines, when the
-// epoch moves on, or for output that did not come from the session's
-// reader. Withdrawing the wait ends the offers too.
-func (r *ring) waitOrTake(target, epoch uint64, take Taker) (<-chan struct{}, func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w := &waiter{target: target, epoch: epoch, ch: make(chan struct{}), take: take}
-	if !r.addWaiterLocked(w) {
+	w := &waiter{target: target, epoch: epoch, ch: make(chan struct{})}
+	if r.end >= target || r.st.Epoch != epoch {
+		close(w.ch)
 		return w.ch, func() {}
 	}
+	r.waiters = append(r.waiters, w)
 	return w.ch, func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		w.gone = true
 		for i, x := range r.waiters {
 			if x == w {
 				r.waiters = append(r.waiters[:i], r.waiters[i+1:]...)
@@ -297,18 +234,6 @@ func (r *ring) waitOrTake(target, epoch uint64, take Taker) (<-chan struct{}, fu
 			}
 		}
 	}
-}
-
-// addWaiterLocked registers w, or closes its channel at once when the
-// stream has already reached its target or left its epoch; it reports
-// whether w waits. mu must be held.
-func (r *ring) addWaiterLocked(w *waiter) bool {
-	if r.end >= w.target || r.st.Epoch != w.epoch {
-		close(w.ch)
-		return false
-	}
-	r.waiters = append(r.waiters, w)
-	return true
 }
 
 // update changes the run and close flags, moves the epoch on and wakes

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -586,111 +585,25 @@ func BenchmarkReplayStartLines(b *testing.B) {
 	}
 }
 
-// TestRingOffersOutputToTakers covers writeOffering: a taker that takes
-// the output stays parked at its new target, one that declines is woken,
-// a plain write or a withdrawn wait is never offered, a take that the
-// stream outran wakes its reader, and one write offers at most maxTakers.
-func TestRingOffersOutputToTakers(t *testing.T) {
+// TestEchoWakesEveryReader: output after input is likely its echo, which
+// must not wait for a reader's batch to fill, so it wakes readers whatever
+// their target; output with no input before it wakes only those it
+// reaches.
+func TestEchoWakesEveryReader(t *testing.T) {
 	r := newRing(64)
-	var scratch []*waiter
-	var offers []string
-	taker := func(name string, took bool) Taker {
-		return func() (uint64, bool) {
-			offers = append(offers, name)
-			st := r.state()
-			return st.End + 1, took
-		}
-	}
-
-	takes, cancelTakes := r.waitOrTake(1, 0, taker("takes", true))
-	defer cancelTakes()
-	declines, cancelDeclines := r.waitOrTake(1, 0, taker("declines", false))
-	defer cancelDeclines()
-	plain, cancelPlain := r.wait(1, 0)
-	defer cancelPlain()
-
-	r.noteInput() // what follows is an echo: only that is offered
-	scratch = r.writeOffering([]byte("a"), scratch)
-	if got := strings.Join(offers, ","); got != "takes,declines" {
-		t.Errorf("offered to %q, want takes,declines", got)
-	}
-	if isClosed(takes) || !isClosed(declines) || !isClosed(plain) {
-		t.Fatalf("after one offered write: taker woken %v, decliner woken %v, plain waiter woken %v; want false, true, true",
-			isClosed(takes), isClosed(declines), isClosed(plain))
-	}
-	if len(r.waiters) != 1 || r.waiters[0].target != 2 {
-		t.Fatalf("waiters = %+v, want only the taker, waiting for 2", r.waiters)
-	}
-	if len(scratch) != 0 || cap(scratch) == 0 {
-		t.Errorf("scratch comes back with len %d cap %d, want empty and kept", len(scratch), cap(scratch))
-	}
-
-	// Output that does not come from the session's reader (a run's reset
-	// sequences) is never offered: the taker's own goroutine sends it.
-	offers = nil
-	r.noteInput()
-	r.write([]byte("b"))
-	if len(offers) != 0 || !isClosed(takes) {
-		t.Fatalf("plain write: offered to %v, taker woken %v; want none and true", offers, isClosed(takes))
-	}
-
-	// Output that does not follow input (a flood) is never offered: the
-	// reader spends nothing on takers that would decline it.
-	offers = nil
-	quiet, cancelQuiet := r.waitOrTake(3, 0, taker("quiet", true))
-	scratch = r.writeOffering([]byte("q"), scratch)
-	if len(offers) != 0 || !isClosed(quiet) {
-		t.Fatalf("write after no input: offered to %v, taker woken %v; want none and true", offers, isClosed(quiet))
-	}
-	cancelQuiet()
-
-	// A wait withdrawn while its take runs is not put back.
-	var cancelGone func()
-	gone, cancelGone := r.waitOrTake(4, 0, func() (uint64, bool) {
-		cancelGone()
-		return r.state().End + 1, true
-	})
-	r.noteInput()
-	scratch = r.writeOffering([]byte("c"), scratch)
-	if isClosed(gone) || len(r.waiters) != 0 {
-		t.Errorf("withdrawn during its take: woken %v, %d waiters left; want false, 0", isClosed(gone), len(r.waiters))
-	}
-
-	// A take that returns a target the stream already reached, or that
-	// runs across an epoch change, wakes its reader to look for itself.
-	behind, cancelBehind := r.waitOrTake(5, 0, func() (uint64, bool) { return r.state().End, true })
-	defer cancelBehind()
-	moved, cancelMoved := r.waitOrTake(5, 0, func() (uint64, bool) {
-		r.update(func(*StreamState) {})
-		return r.state().End + 1, true
-	})
-	defer cancelMoved()
-	r.noteInput()
-	scratch = r.writeOffering([]byte("d"), scratch)
-	if !isClosed(behind) || !isClosed(moved) {
-		t.Errorf("stale take woken %v, take across an epoch woken %v; want both true", isClosed(behind), isClosed(moved))
-	}
-
-	// One write offers at most maxTakers; the rest are woken.
-	offers = nil
-	var chans []<-chan struct{}
-	for i := range maxTakers + 2 {
-		ch, cancel := r.waitOrTake(6, 1, taker(strconv.Itoa(i), true))
-		defer cancel()
-		chans = append(chans, ch)
+	far, cancelFar := r.wait(1<<20, 0)
+	defer cancelFar()
+	r.write([]byte("x"))
+	select {
+	case <-far:
+		t.Fatal("a write with no input before it woke a reader it does not reach")
+	default:
 	}
 	r.noteInput()
-	r.writeOffering([]byte("e"), scratch)
-	if len(offers) != maxTakers {
-		t.Errorf("one write offered to %d takers, want %d", len(offers), maxTakers)
-	}
-	woken := 0
-	for _, ch := range chans {
-		if isClosed(ch) {
-			woken++
-		}
-	}
-	if woken != 2 {
-		t.Errorf("%d of %d takers woken, want the 2 past maxTakers", woken, len(chans))
+	r.write([]byte("y"))
+	select {
+	case <-far:
+	default:
+		t.Fatal("the echo of input did not wake a reader waiting for a full batch")
 	}
 }

@@ -7,11 +7,8 @@
 // Output flows by pull, never by push. Exactly one goroutine per run reads
 // the PTY and appends to the session's ring; it never waits for anybody.
 // Each subscriber keeps its own offset into the stream (seq) and copies out
-// everything new at its own pace (ReadOutput, WaitOutput); a waiting one
-// may instead be offered new output in the reader's goroutine
-// (WaitOutputOrTake, at most four per read), which it takes without
-// blocking or declines. A subscriber that falls more than the ring behind
-// gets ErrOverrun and resyncs from
+// everything new at its own pace (ReadOutput, WaitOutput). A subscriber
+// that falls more than the ring behind gets ErrOverrun and resyncs from
 // ReplayStart. So a slow or stuck client can neither grow memory nor slow
 // the program or any other client.
 package sessions
@@ -391,7 +388,6 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	}
 
 	var alerts alertScanner
-	var takers []*waiter
 	buf := make([]byte, 32<<10)
 	for {
 		// Clients that keep up pace the program: no read while the
@@ -399,7 +395,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 		s.ring.waitRoom(len(buf), unpaced)
 		n, err := proc.Read(buf)
 		if n > 0 {
-			takers = s.ring.writeOffering(buf[:n], takers)
+			s.ring.write(buf[:n])
 			now := time.Now().UnixNano()
 			s.lastActivity.Store(now)
 			s.lastOutput.Store(now)
@@ -623,14 +619,6 @@ func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.
 // when giving up on the channel.
 func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 	return s.ring.wait(target, epoch)
-}
-
-// WaitOutputOrTake is WaitOutput for a reader that can send new output
-// itself without blocking: when output that follows input comes, take is
-// called in the session reader's goroutine, and the channel is closed
-// only if it declines (see Taker). A nil take is plain WaitOutput.
-func (s *Session) WaitOutputOrTake(target, epoch uint64, take Taker) (<-chan struct{}, func()) {
-	return s.ring.waitOrTake(target, epoch, take)
 }
 
 // NoteDelivered records that output up to off was handed to a client, so

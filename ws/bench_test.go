@@ -201,12 +201,6 @@ func lastNewline(b []byte) int {
 
 // BenchmarkEcho measures a keystroke's round trip: terminal.input to the
 // server, into the PTY, echoed by the program, back as terminal.output.
-// It also reports parks/key, how many times per key the stream's loop
-// waited for output: near 0 when the session's reader sends the echoes in
-// the waiting loop's place (stream.takeEcho), 1 when the loop wakes, sends
-// and waits again for every key. A few keys go the loop's way anyway,
-// when a control message such as the typing announcement was being
-// written; well above 0.25 means the hand-off is lost.
 func BenchmarkEcho(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	s := e.session("sh", "-c", `stty raw -echo; echo ready; exec cat`)
@@ -218,7 +212,6 @@ func BenchmarkEcho(b *testing.B) {
 	var m outputFrame
 	rtts := make([]time.Duration, 0, b.N)
 	key := []string{"a", "b"}
-	parks := e.hub.Parks()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
 		c.send(input(s.ID(), key[i%2]))
@@ -236,7 +229,6 @@ func BenchmarkEcho(b *testing.B) {
 	}
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(float64(e.hub.Parks()-parks)/float64(len(rtts)), "parks/key")
 }
 
 // BenchmarkFlood watches one second of an endless flood per iteration and

@@ -34,7 +34,8 @@ type conn struct {
 	cancel context.CancelFunc
 
 	// control carries small messages (replies, events); sendControl never
-	// blocks on it. output carries stream frames, handed over one by one.
+	// blocks on it. output carries stream frames, handed over one by one:
+	// a stream builds its next frame while the writer writes this one.
 	control chan []byte
 	output  chan []byte
 	// controlBytes is the size of the messages in control: the queue is
@@ -63,15 +64,10 @@ type conn struct {
 	// found it cannot: the hub waits for it before dropping sockets.
 	farewell chan struct{}
 
-	// writeMu serializes writes to the socket: the writer's, and a
-	// small frame's while the writer is idle, by its stream (writeNow)
-	// or by the session's reader (writeIdle). It guards writeFailed:
-	// whether a write failed, after which nothing more is written.
-	writeMu     sync.Mutex
+	// writeFailed reports that a write failed, after which nothing more
+	// is written. Owned by the writer goroutine, the socket's only
+	// writer (gorilla's rule); others hand it what to write.
 	writeFailed bool
-	// handed counts the frames handed to the writer and not yet written;
-	// a stream writes a frame itself only when none is.
-	handed atomic.Int64
 
 	// who is the participant this connection is; the hub's mu protects it.
 	who *participant
@@ -413,7 +409,6 @@ func (c *conn) writeLoop() {
 			c.writeStates()
 		case b := <-c.output:
 			c.write(websocket.TextMessage, b)
-			c.handed.Add(-1)
 			putFrame(b)
 		case <-ticker.C:
 			deadline := time.Now().Add(c.hub.opts.WriteTimeout)
@@ -430,47 +425,11 @@ func (c *conn) writeLoop() {
 // write writes one message unless an earlier write failed, which means
 // the socket is gone. A message taken from a queue while the connection
 // is closing is still written: it may be the one telling the client why.
-// It reports whether the socket still takes writes.
+// It reports whether the socket still takes writes. Only the writer
+// goroutine calls it.
 func (c *conn) write(mt int, b []byte) bool {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	c.writeLocked(mt, b)
-	return !c.writeFailed
-}
-
-// writeNow writes a stream's frame of at most writeNowBytes at once, in
-// the stream's goroutine, when the writer is idle and nothing waits for
-// it, and reports whether it did. A keystroke's echo then leaves without
-// waking the writer, which on an idle machine costs as much as the write
-// itself. Nothing overtakes: a frame handed to the writer keeps handed
-// above 0 until it is written, under writeMu.
-func (c *conn) writeNow(b []byte) bool { return c.writeSmall(b, false) }
-
-// writeIdle is writeNow for a frame sent by a session's reader
-// (stream.takeEcho), which serves every client of the session and so must
-// never wait for one: it writes only when, besides, everything written
-// before has left and been acknowledged (the socket's send queue is
-// empty), so the frame fits at once whatever the client does.
-func (c *conn) writeIdle(b []byte) bool { return c.writeSmall(b, true) }
-
-// writeSmall is writeNow, and writeIdle when emptySocket is set.
-func (c *conn) writeSmall(b []byte, emptySocket bool) bool {
-	if len(b) > writeNowBytes || !c.writeMu.TryLock() {
-		return false
-	}
-	defer c.writeMu.Unlock()
-	// A failed write closes the connection, so isClosing covers it.
-	if c.handed.Load() != 0 || len(c.control) != 0 || c.isClosing() || emptySocket && !sendQueueEmpty(c.ws.NetConn()) {
-		return false
-	}
-	c.writeLocked(websocket.TextMessage, b)
-	return true
-}
-
-// writeLocked is write with writeMu held.
-func (c *conn) writeLocked(mt int, b []byte) {
 	if c.writeFailed {
-		return
+		return false
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 	if err := c.ws.WriteMessage(mt, b); err != nil {
@@ -478,6 +437,7 @@ func (c *conn) writeLocked(mt int, b []byte) {
 		c.writeFailed = true
 		c.close(0, "")
 	}
+	return !c.writeFailed
 }
 
 // drainControl writes the control messages already queued.
@@ -506,14 +466,12 @@ func (c *conn) finish() {
 		// of a shutdown) before saying goodbye.
 		c.drainControl()
 	}
-	c.writeMu.Lock()
 	if code != 0 && !c.writeFailed {
 		msg := websocket.FormatCloseMessage(code, text)
 		if err := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {
 			c.log.Debug("write close frame", "err", err)
 		}
 	}
-	c.writeMu.Unlock()
 	close(c.farewell)
 	t := time.NewTimer(closeGrace)
 	defer t.Stop()

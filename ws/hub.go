@@ -10,13 +10,10 @@
 // falls behind the ring it is resynced. So a slow client slows nobody but
 // itself.
 //
-// Every write to a socket happens under the connection's writeMu with a
-// deadline. Besides the writer, two others may write a small frame, only
-// when nothing waits for the writer, so they cost a keystroke's echo a
-// goroutine hand-off rather than order or safety: the stream (writeNow),
-// and, while the stream waits for output, the session's PTY reader in its
-// place (writeIdle), which writes only when the socket's send queue is
-// empty, so it never waits for a client.
+// The writer is the socket's only writer (gorilla's rule), and every
+// write has a deadline. A keystroke's echo is not batched: the session
+// notes input before it reaches the program, and the output after it
+// wakes the streams at once.
 //
 // Session lifecycle events go to every connection through a bounded queue;
 // a connection that lets it fill is dropped rather than waited for.
@@ -38,7 +35,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -71,11 +67,6 @@ const (
 	// maxFrameBytes caps the output bytes in one frame, which bounds the
 	// memory a connection holds no matter how far behind it is.
 	maxFrameBytes = 4 * flushBytes
-	// writeNowBytes is the largest frame a stream writes itself when the
-	// writer is idle: keystrokes' echoes and small redraws, which a socket
-	// with room takes without waiting. Larger frames go through the
-	// writer, so a stream builds its next frame while one is written.
-	writeNowBytes = 4 << 10
 	// controlQueue and controlQueueBytes bound the control messages that
 	// may wait for a slow connection before it is dropped: by count, and
 	// by bytes, since a message may echo what the client sent.
@@ -164,10 +155,6 @@ type Hub struct {
 	// refused count what happened during it.
 	full             bool
 	evicted, refused int
-
-	// parks counts the times a stream's loop waited for output: an echo
-	// sent by the session's reader leaves it waiting (stream.takeEcho).
-	parks atomic.Int64
 }
 
 // NewHub returns a Hub with no connections.

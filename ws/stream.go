@@ -13,9 +13,7 @@ import (
 // stream sends one session's output to one connection. Its goroutine pulls
 // from the session's ring at its own offset; it is the only sender of this
 // session's session.attached, terminal.output and terminal.exit on this
-// connection, so they arrive in order. (While it waits for output, the
-// session's reader may send an echo in its place, with its cursor: see
-// takeEcho.)
+// connection, so they arrive in order.
 type stream struct {
 	c     *conn
 	s     *sessions.Session
@@ -34,12 +32,6 @@ type stream struct {
 	// connection's reader goroutine, like the stream itself.
 	pacer   *sessions.Pacer
 	stalled bool
-
-	// parkMu guards parked: the loop's cursor while the loop waits for
-	// output, which the session's reader may use meanwhile to send an
-	// echo in the loop's place (takeEcho).
-	parkMu sync.Mutex
-	parked *cursor
 }
 
 func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
@@ -225,10 +217,10 @@ func (st *stream) take(next step, hold time.Duration, cur *cursor, state session
 		cur.exitSent = state.Epoch
 		return nil
 	case stepWait:
-		return st.park(cur, state)
+		return st.wait(state.End+1, state.Epoch, nil)
 	case stepHold:
 		timer.Reset(hold)
-		return st.wait(cur.off+flushBytes, state.Epoch, timer.C, nil)
+		return st.wait(cur.off+flushBytes, state.Epoch, timer.C)
 	}
 	return st.sendNext(cur, state)
 }
@@ -256,73 +248,17 @@ func (st *stream) sendNext(cur *cursor, state sessions.StreamState) error {
 	}
 	if b == nil {
 		// Only an unfinished character is waiting: wait for the rest.
-		return st.wait(state.End+1, state.Epoch, nil, nil)
+		return st.wait(state.End+1, state.Epoch, nil)
 	}
 	if err := st.send(b); err != nil {
 		return err
 	}
-	st.sent(cur, end, state)
-	return nil
-}
-
-// sent moves the cursor past a frame that left, ending at end.
-func (st *stream) sent(cur *cursor, end uint64, state sessions.StreamState) {
 	st.s.NoteDelivered(end)
 	cur.off = end
 	cur.prefix = nil
 	cur.lastSent = time.Now()
 	cur.inputsSeen = state.Inputs
-}
-
-// park waits for output when all of it was sent. Meanwhile the session's
-// reader may send an echo for the loop (takeEcho): a keystroke's echo
-// then leaves without this goroutine waking up, which after a pause costs
-// about as much as the write itself.
-func (st *stream) park(cur *cursor, state sessions.StreamState) error {
-	st.c.hub.parks.Add(1)
-	st.setParked(cur)
-	err := st.wait(state.End+1, state.Epoch, nil, st.takeEcho)
-	// A take in progress finishes before the loop has its cursor back.
-	st.setParked(nil)
-	return err
-}
-
-func (st *stream) setParked(cur *cursor) {
-	st.parkMu.Lock()
-	st.parked = cur
-	st.parkMu.Unlock()
-}
-
-// takeEcho is the stream's sessions.Taker: run by the session's reader
-// while the loop is parked, it sends output that follows input (an echo)
-// at once when that needs no waiting: no batching, a small frame, and a
-// connection that writes it without blocking (conn.writeIdle). Anything
-// else, it leaves to the loop.
-func (st *stream) takeEcho() (uint64, bool) {
-	if !st.parkMu.TryLock() {
-		return 0, false
-	}
-	defer st.parkMu.Unlock()
-	cur := st.parked
-	if cur == nil {
-		return 0, false
-	}
-	state := st.s.StreamState()
-	p := cur.pull(state, st.c.hub.opts.BatchInterval)
-	if next, _ := nextStep(p); next != stepSend || !p.echo || p.end-p.off > writeNowBytes {
-		return 0, false
-	}
-	b, end, err := st.frame(cur, state)
-	if err != nil || b == nil {
-		return 0, false
-	}
-	wrote := st.c.writeIdle(b)
-	putFrame(b)
-	if !wrote {
-		return 0, false
-	}
-	st.sent(cur, end, state)
-	return end + 1, true
+	return nil
 }
 
 // step is what the pull loop does next.
@@ -423,10 +359,9 @@ func (st *stream) frame(cur *cursor, state sessions.StreamState) ([]byte, uint64
 }
 
 // wait blocks until the stream reaches target, the epoch moves on, timeout
-// fires (when not nil) or the stream is stopped; take, when not nil, is
-// offered echoes meanwhile (see park).
-func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time, take sessions.Taker) error {
-	ready, cancel := st.s.WaitOutputOrTake(target, epoch, take)
+// fires (when not nil) or the stream is stopped.
+func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time) error {
+	ready, cancel := st.s.WaitOutput(target, epoch)
 	defer cancel()
 	select {
 	case <-ready:
@@ -438,19 +373,12 @@ func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time, take sess
 }
 
 // send hands a frame to the connection's writer, waiting as long as it
-// takes: meanwhile the ring moves on without us. A small frame (an echo)
-// is written at once when the writer has nothing to do.
+// takes: meanwhile the ring moves on without us.
 func (st *stream) send(b []byte) error {
-	if st.c.writeNow(b) {
-		putFrame(b)
-		return nil
-	}
-	st.c.handed.Add(1)
 	select {
 	case st.c.output <- b:
 		return nil
 	case <-st.ctx.Done():
-		st.c.handed.Add(-1)
 		putFrame(b)
 		return st.ctx.Err()
 	}

@@ -383,12 +383,10 @@ func TestDetachStopsTheStream(t *testing.T) {
 	}
 }
 
-// TestSmallFrameNeverOvertakesALargeOne checks the two ways a frame
-// leaves: a small one (an echo) written by its stream while the writer is
-// idle, and a large one handed to the writer. Each large block is followed
-// by a short line after a pause, so the line's frame is ready while the
-// block may still be on its way to a client behind a small socket buffer:
-// the line must wait for it.
+// TestSmallFrameNeverOvertakesALargeOne: each large block is followed by
+// a short line after a pause, so the line's frame (an echo's size) is
+// ready while the block may still be on its way to a client behind a
+// small socket buffer: the line must wait for it.
 func TestSmallFrameNeverOvertakesALargeOne(t *testing.T) {
 	block := multiByteText(300 << 10)
 	const rounds = 20
@@ -419,11 +417,7 @@ while [ $i -lt ` + fmt.Sprint(rounds) + ` ]; do cat "$0"; sleep 0.01; printf 'li
 func clipAt(b []byte, i int) []byte { return b[i:min(len(b), i+40)] }
 
 // TestEveryEchoArrivesInOrder types keys one at a time, each waiting for
-// its echo, the way the session's reader sends an echo in the place of a
-// stream that waits for output (stream.takeEcho): every echo arrives, in
-// order, whichever of the two sends it. How often the hand-off spares the
-// stream's loop a wake-up depends on the machine's timing, so
-// BenchmarkEcho reports it (parks/key) rather than a test asserting it.
+// its echo, as a person types: every echo arrives, at once and in order.
 func TestEveryEchoArrivesInOrder(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.session("sh", "-c", `stty raw -echo; echo ready; exec cat`)

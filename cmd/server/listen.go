@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/agentmux/agentmux/internal/rawio"
 )
 
 // httpLimits are the timeouts of an HTTP listener. A client that opens
@@ -131,9 +129,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		_ = c.Close()
 		return nil, err
 	}
-	// rawio: a typed key's echo then skips a wake-up of the runtime's
-	// monitor thread on each read and write of the socket.
-	lc := &limitConn{Conn: rawio.NewConn(c), l: l, came: time.Now(), state: http.StateNew}
+	lc := &limitConn{Conn: c, l: l, came: time.Now(), state: http.StateNew}
 	l.mu.Lock()
 	l.conns[lc] = struct{}{}
 	l.mu.Unlock()
@@ -267,10 +263,6 @@ type limitConn struct {
 	// mu protects it.
 	state http.ConnState
 }
-
-// NetConn returns the connection it counts, as tls.Conn does: the
-// WebSocket code reads the socket's send queue through it.
-func (c *limitConn) NetConn() net.Conn { return c.Conn }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
