@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	"github.com/agentmux/agentmux/pty"
 )
 
@@ -111,13 +113,13 @@ func envValue(env []string, key string) string {
 // noteRunEnd looks at how a run ended for what the next resume must know:
 // a Claude resume that found no saved conversation means the next one
 // starts afresh. mu must be held.
-func (s *Session) noteRunEndLocked(st ExitStatus) {
+func (s *Session) noteRunEndLocked(st output.ExitStatus) {
 	if s.profile.Conversation != ConversationClaude || !s.resumed || st.Code != 1 {
 		return
 	}
-	if strings.Contains(string(s.ring.since(s.ring.state().RunStart, 4096)), claudeNoConversation) {
+	if strings.Contains(string(s.ring.Since(s.ring.State().RunStart, 4096)), claudeNoConversation) {
 		s.noConversation = true
-		s.ring.write([]byte(noteLine("Claude found no saved conversation for this session: Resume starts a new one with the same id.")))
+		s.ring.Write([]byte(noteLine("Claude found no saved conversation for this session: Resume starts a new one with the same id.")))
 	}
 }
 

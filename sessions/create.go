@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	"github.com/google/uuid"
 
 	"github.com/agentmux/agentmux/internal/clip"
@@ -179,7 +181,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		createdAt: time.Now().UTC(),
 		log:       m.log.With("session", id),
 		emit:      m.emit,
-		ring:      newRing(m.opts.Scrollback),
+		ring:      output.NewRing(m.opts.Scrollback),
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
 		worktree:  plan.worktree,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/output"
 )
 
 // testTimeout bounds every wait for a process or its output.
@@ -88,18 +89,18 @@ func create(t *testing.T, m *sessions.Manager, opts sessions.CreateOptions) *ses
 
 func shell(script string) []string { return []string{"sh", "-c", script} }
 
-// output follows one session's stream from an offset, as a client does.
-type output struct {
+// reader follows one session's stream from an offset, as a client does.
+type reader struct {
 	s   *sessions.Session
 	off uint64
 	buf bytes.Buffer
 }
 
-func follow(s *sessions.Session) *output { return &output{s: s} }
+func follow(s *sessions.Session) *reader { return &reader{s: s} }
 
 // read copies out everything new and waits for more until done reports
 // true, failing the test at testTimeout.
-func (o *output) read(t *testing.T, what string, done func(sessions.StreamState) bool) sessions.StreamState {
+func (o *reader) read(t *testing.T, what string, done func(output.State) bool) output.State {
 	t.Helper()
 	deadline := time.NewTimer(testTimeout)
 	defer deadline.Stop()
@@ -129,9 +130,9 @@ func (o *output) read(t *testing.T, what string, done func(sessions.StreamState)
 }
 
 // expect reads until the output so far contains want.
-func (o *output) expect(t *testing.T, want string) {
+func (o *reader) expect(t *testing.T, want string) {
 	t.Helper()
-	o.read(t, fmt.Sprintf("output %q", want), func(st sessions.StreamState) bool {
+	o.read(t, fmt.Sprintf("output %q", want), func(st output.State) bool {
 		if strings.Contains(o.buf.String(), want) {
 			return true
 		}
@@ -143,15 +144,15 @@ func (o *output) expect(t *testing.T, want string) {
 }
 
 // untilEnd reads until the run has ended and every byte of it is read.
-func (o *output) untilEnd(t *testing.T) sessions.StreamState {
+func (o *reader) untilEnd(t *testing.T) output.State {
 	t.Helper()
-	return o.read(t, "the end of the run", func(st sessions.StreamState) bool {
+	return o.read(t, "the end of the run", func(st output.State) bool {
 		return st.RunEnded && o.off >= st.End
 	})
 }
 
 // waitRunEnded waits for the run to end without reading any output.
-func waitRunEnded(t *testing.T, s *sessions.Session) sessions.StreamState {
+func waitRunEnded(t *testing.T, s *sessions.Session) output.State {
 	t.Helper()
 	deadline := time.NewTimer(testTimeout)
 	defer deadline.Stop()
@@ -206,7 +207,7 @@ func TestCreateRunsCommandToExit(t *testing.T) {
 	if got := out.buf.String(); got != "hi" {
 		t.Errorf("output = %q, want %q", got, "hi")
 	}
-	if st.Start != 0 || st.End != 2 || st.Exit != (sessions.ExitStatus{}) || st.Closed {
+	if st.Start != 0 || st.End != 2 || st.Exit != (output.ExitStatus{}) || st.Closed {
 		t.Errorf("stream state = %+v, want [0, 2) with exit code 0, not closed", st)
 	}
 
@@ -237,17 +238,17 @@ func TestProcessEndings(t *testing.T) {
 		name   string
 		script string
 		output string
-		exit   sessions.ExitStatus
+		exit   output.ExitStatus
 		status sessions.Status
 		reason string
 	}{
 		{
 			name: "exit code", script: "echo bye; exit 3", output: "bye\r\n",
-			exit: sessions.ExitStatus{Code: 3}, status: sessions.StatusError, reason: "exited with code 3",
+			exit: output.ExitStatus{Code: 3}, status: sessions.StatusError, reason: "exited with code 3",
 		},
 		{
 			name: "killed by signal", script: "echo bye; kill -KILL $$", output: "bye\r\n",
-			exit:   sessions.ExitStatus{Code: 128 + 9, Signal: 9},
+			exit:   output.ExitStatus{Code: 128 + 9, Signal: 9},
 			status: sessions.StatusError, reason: fmt.Sprintf("killed by signal 9 (%s)", syscall.SIGKILL),
 		},
 	} {
@@ -427,7 +428,7 @@ func TestWriteDeliversInput(t *testing.T) {
 		t.Fatalf("Write: %v", err)
 	}
 	st := out.untilEnd(t)
-	if got, want := out.buf.String(), "hello\r\nhello\r\n"; got != want || st.Exit != (sessions.ExitStatus{}) {
+	if got, want := out.buf.String(), "hello\r\nhello\r\n"; got != want || st.Exit != (output.ExitStatus{}) {
 		t.Errorf("output %q, exit %+v; want %q, exit 0", got, st.Exit, want)
 	}
 	if err := s.Write([]byte("late\n")); !errors.Is(err, sessions.ErrNotRunning) {
@@ -449,7 +450,7 @@ func TestInterrupt(t *testing.T) {
 		t.Fatalf("Interrupt: %v", err)
 	}
 	st := out.untilEnd(t)
-	if got, want := out.buf.String(), "ready\r\n^CINT\r\n"; got != want || st.Exit != (sessions.ExitStatus{Code: 7}) {
+	if got, want := out.buf.String(), "ready\r\n^CINT\r\n"; got != want || st.Exit != (output.ExitStatus{Code: 7}) {
 		t.Errorf("output %q, exit %+v; want %q, exit 7", got, st.Exit, want)
 	}
 	evs := rec.waitFor(t, 2)
@@ -503,7 +504,7 @@ func TestDestroyStopsRunningSession(t *testing.T) {
 	if n := len(m.List()); n != 0 {
 		t.Errorf("List() has %d sessions after Destroy, want 0", n)
 	}
-	hup := sessions.ExitStatus{Code: 128 + 1, Signal: 1}
+	hup := output.ExitStatus{Code: 128 + 1, Signal: 1}
 	if st := s.StreamState(); !st.Closed || !st.RunEnded || st.Exit != hup {
 		t.Errorf("stream state after Destroy = %+v, want closed, run ended by SIGHUP", st)
 	}
@@ -581,7 +582,7 @@ func TestDestroyKillsProgramIgnoringHangup(t *testing.T) {
 	if took := time.Since(began); took < grace {
 		t.Errorf("Destroy returned after %v, before the %v grace", took, grace)
 	}
-	kill := sessions.ExitStatus{Code: 128 + 9, Signal: 9}
+	kill := output.ExitStatus{Code: 128 + 9, Signal: 9}
 	if st := s.StreamState(); !st.Closed || st.Exit != kill {
 		t.Errorf("stream state after Destroy = %+v, want closed, killed by SIGKILL", st)
 	}
@@ -644,12 +645,12 @@ func TestResume(t *testing.T) {
 	second := out.untilEnd(t)
 	// The second run begins with the reset that leaves whatever the first
 	// left on; the first left nothing on, so only the base is needed.
-	both := "first\r\n" + sessions.RunResetBase + "second\r\n"
+	both := "first\r\n" + output.RunResetBase + "second\r\n"
 	if got := out.buf.String(); got != both {
 		t.Errorf("output of both runs = %q, want %q", got, both)
 	}
-	runStart := uint64(len("first\r\n" + sessions.RunResetBase))
-	if second.Start != 0 || second.End != uint64(len(both)) || second.RunStart != runStart || second.Epoch <= first.Epoch || second.Exit != (sessions.ExitStatus{}) {
+	runStart := uint64(len("first\r\n" + output.RunResetBase))
+	if second.Start != 0 || second.End != uint64(len(both)) || second.RunStart != runStart || second.Epoch <= first.Epoch || second.Exit != (output.ExitStatus{}) {
 		t.Errorf("after the second run: %+v; want [0, %d), run start %d, epoch past %d, exit 0", second, len(both), runStart, first.Epoch)
 	}
 	// A new reader from 0 sees both runs as one stream.
@@ -692,7 +693,7 @@ func TestResumeKeepsSize(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "20 90\r\n"+sessions.RunResetBase+"30 100\r\n"; got != want {
+	if got, want := out.buf.String(), "20 90\r\n"+output.RunResetBase+"30 100\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }
@@ -761,7 +762,7 @@ func TestResumeSpawnFailure(t *testing.T) {
 		t.Fatalf("Resume: %v", err)
 	}
 	out.untilEnd(t)
-	if got, want := out.buf.String(), "run\r\n"+sessions.RunResetBase+"run\r\n"; got != want {
+	if got, want := out.buf.String(), "run\r\n"+output.RunResetBase+"run\r\n"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
 	}
 }
@@ -945,7 +946,7 @@ func TestStuckReaderDoesNotStallOthers(t *testing.T) {
 
 	out := follow(s)
 	end := out.untilEnd(t)
-	if out.buf.String() != want || end.Exit != (sessions.ExitStatus{}) {
+	if out.buf.String() != want || end.Exit != (output.ExitStatus{}) {
 		t.Errorf("active reader got %d bytes (exit %+v), want the %d bytes of the stream and exit 0", out.buf.Len(), end.Exit, len(want))
 	}
 	select {
@@ -963,12 +964,12 @@ func TestFullRingNeverBlocksTheProgram(t *testing.T) {
 
 	// Nobody reads: the run must still end, with the ring holding the tail.
 	st := waitRunEnded(t, s)
-	if st.End != uint64(len(want)) || st.Start != st.End-scrollback || st.Exit != (sessions.ExitStatus{}) {
+	if st.End != uint64(len(want)) || st.Start != st.End-scrollback || st.Exit != (output.ExitStatus{}) {
 		t.Fatalf("stream state = %+v, want [%d, %d), exit 0", st, len(want)-scrollback, len(want))
 	}
 	p := make([]byte, 2*scrollback)
-	if n, err := s.ReadOutput(p, 0); n != 0 || !errors.Is(err, sessions.ErrOverrun) {
-		t.Errorf("ReadOutput(0) = %d, %v; want 0, ErrOverrun", n, err)
+	if n, err := s.ReadOutput(p, 0); n != 0 || !errors.Is(err, output.ErrOverrun) {
+		t.Errorf("ReadOutput(0) = %d, %v; want 0, output.ErrOverrun", n, err)
 	}
 	n, err := s.ReadOutput(p, st.Start)
 	if err != nil || string(p[:n]) != want[st.Start:] {

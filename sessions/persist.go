@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	"github.com/agentmux/agentmux/pty"
 )
 
@@ -55,7 +57,7 @@ func (m *Manager) restore() error {
 			createdAt: r.CreatedAt,
 			log:       m.log.With("session", r.ID),
 			emit:      m.emit,
-			ring:      newRing(m.opts.Scrollback),
+			ring:      output.NewRing(m.opts.Scrollback),
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
 			worktree:  r.Worktree,
@@ -70,7 +72,7 @@ func (m *Manager) restore() error {
 			conversation: r.Conversation,
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
-		s.ring.restore(sv.screen)
+		s.ring.Restore(sv.screen.start, sv.screen.prefix, sv.screen.data)
 		s.queue = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
@@ -79,7 +81,7 @@ func (m *Manager) restore() error {
 			s.log.Warn("kill what the session's last run left running", "err", err)
 		}
 		m.sessions[r.ID] = s
-		m.savedEnd[r.ID] = s.ring.state().End
+		m.savedEnd[r.ID] = s.ring.State().End
 		m.created++
 	}
 	if len(list) > 0 {
@@ -125,11 +127,11 @@ func (m *Manager) saveScreen(s *Session) {
 	defer s.mu.Unlock()
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
-	st := s.ring.state()
+	st := s.ring.State()
 	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
 		return
 	}
-	sc, end := s.ring.snapshot()
+	sc, end := s.ring.Snapshot(screenHead)
 	m.journal.putSnapshot(recordOf(s.infoLocked()), sc)
 	m.savedEnd[s.id] = end
 }

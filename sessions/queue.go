@@ -168,7 +168,7 @@ func (s *Session) deliverLocked() bool {
 	}
 	p := s.queue.Prompts[0]
 	var keys []byte
-	if s.ring.bracketedPaste() {
+	if s.ring.BracketedPaste() {
 		// The program asked for pastes to be marked: the text arrives as
 		// one paste, its line breaks as text rather than Enter.
 		keys = append(keys, "\x1b[200~"...)

@@ -8,7 +8,7 @@
 // the PTY and appends to the session's ring; it never waits for anybody.
 // Each subscriber keeps its own offset into the stream (seq) and copies out
 // everything new at its own pace (ReadOutput, WaitOutput). A subscriber
-// that falls more than the ring behind gets ErrOverrun and resyncs from
+// that falls more than the ring behind gets output.ErrOverrun and resyncs from
 // ReplayStart. So a slow or stuck client can neither grow memory nor slow
 // the program or any other client.
 package sessions
@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	"github.com/agentmux/agentmux/pty"
 )
 
@@ -40,14 +42,6 @@ const (
 	StatusError   Status = "error"
 	StatusStopped Status = "stopped"
 )
-
-// ExitStatus tells how a session's process ended.
-type ExitStatus struct {
-	// Code is the exit code, or 128+signal when a signal killed it.
-	Code int
-	// Signal is the killing signal's number, or 0.
-	Signal int
-}
 
 // Size bounds for a terminal, in cells.
 const (
@@ -92,7 +86,7 @@ type Info struct {
 	CreatedAt      time.Time
 	LastActivityAt time.Time
 	// Exit is set once the latest run has ended.
-	Exit       *ExitStatus
+	Exit       *output.ExitStatus
 	Cols, Rows int
 	// Running reports whether the agent's process runs: an idle session
 	// may be silent but alive, or a listed one with nothing running.
@@ -129,7 +123,7 @@ type Session struct {
 	createdAt time.Time
 	log       *slog.Logger
 	emit      func(Event)
-	ring      *ring
+	ring      *output.Ring
 	timing    Timing
 	hooks     *HookConfig
 	worktree  *Worktree
@@ -153,7 +147,7 @@ type Session struct {
 	in      *inputQueue // the current run's input, nil when none runs
 	cols    int
 	rows    int
-	exit    *ExitStatus
+	exit    *output.ExitStatus
 	runDone chan struct{} // closed when the current run's reader has finished
 	// stopping reports whether the current run is being stopped on
 	// purpose, so its end is "stopped", not "error".
@@ -337,7 +331,11 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.armed.Store(false)
 	s.resumed = !first
 	s.holdQueue, s.promptable = false, false
-	s.ring.startRun(first, note)
+	var noted []byte
+	if note != "" {
+		noted = []byte(noteLine(note))
+	}
+	s.ring.StartRun(first, noted)
 	s.armHeldLocked()
 	return proc, nil
 }
@@ -348,7 +346,7 @@ func (s *Session) failStartLocked(err error) error {
 	s.phase = phaseExited
 	if s.exit == nil {
 		// A session that never ran reads as failed, not as exited 0.
-		s.exit = &ExitStatus{Code: -1}
+		s.exit = &output.ExitStatus{Code: -1}
 	}
 	s.status, s.reason = StatusError, err.Error()
 	return fmt.Errorf("%w: %w", ErrSpawn, err)
@@ -391,11 +389,11 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
 		// Clients that keep up pace the program: no read while the
-		// fastest of them would lose output (see pace.go).
-		s.ring.waitRoom(len(buf), unpaced)
+		// fastest of them would lose output (see output.Pacer).
+		s.ring.WaitRoom(len(buf), unpaced)
 		n, err := proc.Read(buf)
 		if n > 0 {
-			s.ring.write(buf[:n])
+			s.ring.Write(buf[:n])
 			now := time.Now().UnixNano()
 			s.lastActivity.Store(now)
 			s.lastOutput.Store(now)
@@ -426,7 +424,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	}
 	// finishRun forgets proc first, so no Write or Resize can reach the
 	// terminal while it closes.
-	s.finishRun(ExitStatus{Code: st.Code, Signal: int(st.Signal)})
+	s.finishRun(output.ExitStatus{Code: st.Code, Signal: int(st.Signal)})
 	if err := proc.Close(); err != nil {
 		s.log.Warn("close pty", "err", err)
 	}
@@ -477,7 +475,7 @@ func (s *Session) releaseTerminal(proc *pty.Process) {
 // agent itself exited.
 const stragglerGrace = 2 * time.Second
 
-func (s *Session) finishRun(st ExitStatus) {
+func (s *Session) finishRun(st output.ExitStatus) {
 	s.mu.Lock()
 	if err := s.transition(phaseExited); err != nil {
 		s.mu.Unlock()
@@ -506,7 +504,7 @@ func (s *Session) finishRun(st ExitStatus) {
 	// Resume, which take mu to find the process gone, can only act, and
 	// emit, after this run's end is fully recorded and announced.
 	defer s.mu.Unlock()
-	s.ring.update(func(rs *StreamState) { rs.RunEnded, rs.Exit = true, st })
+	s.ring.Update(func(rs *output.State) { rs.RunEnded, rs.Exit = true, st })
 	s.log.Info("session process ended", "code", st.Code, "signal", st.Signal)
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 }
@@ -568,7 +566,7 @@ func (s *Session) input(p []byte, interrupt bool) error {
 	}
 	// Noted before the input can reach the program, so its echo cannot
 	// come back before the readers know to send it at once.
-	s.ring.noteInput()
+	s.ring.NoteInput()
 	queue := (*inputQueue).push
 	if interrupt {
 		queue = (*inputQueue).interrupt
@@ -605,26 +603,32 @@ func checkSize(cols, rows int) error {
 	return nil
 }
 
-// StreamState returns a consistent view of the output stream.
-func (s *Session) StreamState() StreamState { return s.ring.state() }
+// output.State returns a consistent view of the output stream.
+func (s *Session) StreamState() output.State { return s.ring.State() }
 
 // ReadOutput copies output from offset off onwards into p and returns how
-// many bytes it copied. It returns ErrOverrun when off is older than the
+// many bytes it copied. It returns output.ErrOverrun when off is older than the
 // ring holds.
-func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.readAt(p, off) }
+func (s *Session) ReadOutput(p []byte, off uint64) (int, error) { return s.ring.ReadAt(p, off) }
 
 // WaitOutput returns a channel that is closed once the stream reaches
 // target bytes or its epoch moves on from epoch (a run started or ended,
 // or the session closed), and a function that withdraws the wait; call it
 // when giving up on the channel.
 func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
-	return s.ring.wait(target, epoch)
+	return s.ring.Wait(target, epoch)
+}
+
+// Pace makes the caller, a client reading the session's output from offset
+// at, pace the program until Close or until it stalls (Timing.StallAfter).
+func (s *Session) Pace(at uint64) *output.Pacer {
+	return s.ring.Pace(at, s.timing.withDefaults().StallAfter)
 }
 
 // NoteDelivered records that output up to off was handed to a client, so
 // a client attaching later knows the terminal queries before it were seen
-// (StreamState.Live).
-func (s *Session) NoteDelivered(off uint64) { s.ring.noteDelivered(off) }
+// (output.State.Live).
+func (s *Session) NoteDelivered(off uint64) { s.ring.NoteDelivered(off) }
 
 // ReplayStart returns where a replay of the ring begins and the escape
 // sequences that restore the terminal modes in force there; send them,
@@ -633,7 +637,7 @@ func (s *Session) NoteDelivered(off uint64) { s.ring.noteDelivered(off) }
 // older complete lines, which it would only drop, and cut says whether it
 // did.
 func (s *Session) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
-	return s.ring.replayStart(lines)
+	return s.ring.ReplayStart(lines)
 }
 
 // stop ends the current run: SIGHUP to the process group, as a terminal
@@ -700,6 +704,6 @@ func (s *Session) close() error {
 	if err != nil {
 		return err
 	}
-	s.ring.update(func(st *StreamState) { st.Closed = true })
+	s.ring.Update(func(st *output.State) { st.Closed = true })
 	return nil
 }

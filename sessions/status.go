@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentmux/agentmux/sessions/output"
 )
 
 // Timing holds the delays of status detection and flow control. Zero
@@ -42,7 +44,7 @@ func (t Timing) withDefaults() Timing {
 		t.ErrorAfter = 2 * time.Hour
 	}
 	if t.StallAfter <= 0 {
-		t.StallAfter = defaultStallAfter
+		t.StallAfter = output.DefaultStallAfter
 	}
 	return t
 }
@@ -209,7 +211,7 @@ func (s *Session) reviewQuiet(t Timing, last int64, checked *int64) (time.Durati
 	asks := false
 	if last != *checked && time.Since(lastOut) >= t.QuestionQuiet {
 		*checked = last
-		ask, asks = asksQuestion(s.ring.last(4096))
+		ask, asks = asksQuestion(s.ring.Last(4096))
 	}
 
 	s.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -100,20 +102,20 @@ func (s *Store) Close() error {
 
 // record is a session's metadata as stored.
 type record struct {
-	ID             string      `json:"id"`
-	Name           string      `json:"name"`
-	Profile        Profile     `json:"profile"`
-	Command        []string    `json:"command"`
-	Cwd            string      `json:"cwd"`
-	CreatedAt      time.Time   `json:"createdAt"`
-	LastActivityAt time.Time   `json:"lastActivityAt"`
-	Status         Status      `json:"status"`
-	Reason         string      `json:"reason,omitempty"`
-	Cols           int         `json:"cols"`
-	Rows           int         `json:"rows"`
-	Exit           *ExitStatus `json:"exit,omitempty"`
-	Worktree       *Worktree   `json:"worktree,omitempty"`
-	Conversation   string      `json:"conversation,omitempty"`
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Profile        Profile            `json:"profile"`
+	Command        []string           `json:"command"`
+	Cwd            string             `json:"cwd"`
+	CreatedAt      time.Time          `json:"createdAt"`
+	LastActivityAt time.Time          `json:"lastActivityAt"`
+	Status         Status             `json:"status"`
+	Reason         string             `json:"reason,omitempty"`
+	Cols           int                `json:"cols"`
+	Rows           int                `json:"rows"`
+	Exit           *output.ExitStatus `json:"exit,omitempty"`
+	Worktree       *Worktree          `json:"worktree,omitempty"`
+	Conversation   string             `json:"conversation,omitempty"`
 }
 
 // screen is a session's last screen as stored: the output from a replay

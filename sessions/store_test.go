@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmux/agentmux/internal/testutil"
@@ -91,7 +93,7 @@ func outputOf(t *testing.T, s *Session) string {
 		st := s.StreamState()
 		b := make([]byte, st.End-st.Start)
 		n, err := s.ReadOutput(b, st.Start)
-		if errors.Is(err, ErrOverrun) {
+		if errors.Is(err, output.ErrOverrun) {
 			continue
 		}
 		if err != nil {
@@ -579,7 +581,7 @@ func TestRestartKeepsFailuresAndResetsResumedTerminals(t *testing.T) {
 	out := outputOf(t, rv)
 	after := rv.StreamState()
 	reset := out[before.End-after.Start : after.RunStart-after.Start]
-	for _, want := range []string{RunResetBase, "\x1b[?1049l", "\x1b[?25h", "\x1b[?1000l", "\x1b[?1006l"} {
+	for _, want := range []string{output.RunResetBase, "\x1b[?1049l", "\x1b[?25h", "\x1b[?1000l", "\x1b[?1006l"} {
 		if !strings.Contains(reset, want) {
 			t.Errorf("the reset between runs %q lacks %q", reset, want)
 		}

@@ -51,7 +51,7 @@ type typing struct {
 func (s *Session) typeLocked(text []byte, submit bool, what string) error {
 	since := time.Now().UnixNano()
 	if len(text) > 0 {
-		s.ring.noteInput()
+		s.ring.NoteInput()
 		if err := s.in.push(text); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (s *Session) submitLocked(t *typing, taken bool) {
 	if !taken {
 		s.log.Warn("the agent has not taken the text typed into it; submitting anyway", "what", t.what, "after", submitBound)
 	}
-	s.ring.noteInput()
+	s.ring.NoteInput()
 	if err := t.in.push([]byte{'\r'}); err != nil {
 		s.log.Warn("could not submit", "what", t.what, "err", err)
 		return

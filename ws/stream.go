@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmux/agentmux/sessions/output"
+
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -30,7 +32,7 @@ type stream struct {
 	// (terminal.ack); stalled reports that it stopped making progress
 	// once, after which this attachment never paces again. Owned by the
 	// connection's reader goroutine, like the stream itself.
-	pacer   *sessions.Pacer
+	pacer   *output.Pacer
 	stalled bool
 }
 
@@ -174,7 +176,7 @@ type cursor struct {
 }
 
 // pull is what nextStep needs to know of the cursor and the stream.
-func (cur *cursor) pull(state sessions.StreamState, interval time.Duration) pull {
+func (cur *cursor) pull(state output.State, interval time.Duration) pull {
 	return pull{
 		off:         cur.off,
 		start:       state.Start,
@@ -206,7 +208,7 @@ func (st *stream) attach() (cursor, error) {
 
 // take carries out one step of the pull loop other than stepStop; hold is
 // how long a stepHold waits at most, timed by timer.
-func (st *stream) take(next step, hold time.Duration, cur *cursor, state sessions.StreamState, timer *time.Timer) error {
+func (st *stream) take(next step, hold time.Duration, cur *cursor, state output.State, timer *time.Timer) error {
 	switch next {
 	case stepResync:
 		return st.resync(cur, state)
@@ -227,7 +229,7 @@ func (st *stream) take(next step, hold time.Duration, cur *cursor, state session
 
 // resync starts a client that fell more than the ring behind over from
 // the ring, with a replay.
-func (st *stream) resync(cur *cursor, state sessions.StreamState) error {
+func (st *stream) resync(cur *cursor, state output.State) error {
 	st.c.log.Debug("client fell behind the scrollback; resyncing", "session", st.s.ID(), "behind", state.End-cur.off)
 	// What it skipped, it never saw: answering the queries in it now
 	// would type stale replies into the program.
@@ -238,9 +240,9 @@ func (st *stream) resync(cur *cursor, state sessions.StreamState) error {
 }
 
 // sendNext sends the next frame from the cursor and moves it past.
-func (st *stream) sendNext(cur *cursor, state sessions.StreamState) error {
+func (st *stream) sendNext(cur *cursor, state output.State) error {
 	b, end, err := st.frame(cur, state)
-	if errors.Is(err, sessions.ErrOverrun) {
+	if errors.Is(err, output.ErrOverrun) {
 		return nil // the next pass resyncs
 	}
 	if err != nil {
@@ -336,7 +338,7 @@ func nextStep(p pull) (step, time.Duration) {
 // unfinished UTF-8 character unless the run has ended and it is the last
 // thing the program wrote. It returns the frame and the stream offset it
 // ends at; a nil frame when only an unfinished character waits.
-func (st *stream) frame(cur *cursor, state sessions.StreamState) ([]byte, uint64, error) {
+func (st *stream) frame(cur *cursor, state output.State) ([]byte, uint64, error) {
 	rb := readBufs.Get().(*[]byte)
 	defer readBufs.Put(rb)
 	buf := *rb
@@ -407,6 +409,6 @@ func (st *stream) sendAttached(seq uint64, reset bool, live uint64, partial bool
 	})
 }
 
-func (st *stream) sendExit(e sessions.ExitStatus) error {
+func (st *stream) sendExit(e output.ExitStatus) error {
 	return st.sendJSON(wire.ExitMessage{Type: wire.TypeTerminalExit, SessionID: st.s.ID(), ExitCode: e.Code, Signal: e.Signal})
 }

@@ -1,4 +1,4 @@
-package sessions
+package output
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 
 // roomNow is how far the writer of r may write now, and whether anyone
 // holds it.
-func roomNow(r *ring) (uint64, bool) {
+func roomNow(r *Ring) (uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	limit, held, _ := r.roomLocked(time.Now())
@@ -18,12 +18,12 @@ func roomNow(r *ring) (uint64, bool) {
 // the fastest pacer, whatever the slower ones do; closing the last pacer
 // frees it.
 func TestPacersHoldTheWriterForTheFastest(t *testing.T) {
-	r := newRing(100)
+	r := NewRing(100)
 	if _, held := roomNow(r); held {
 		t.Fatal("held with no pacer")
 	}
-	slow, fast := r.pace(0, defaultStallAfter), r.pace(0, defaultStallAfter)
-	r.write(make([]byte, 90))
+	slow, fast := r.Pace(0, DefaultStallAfter), r.Pace(0, DefaultStallAfter)
+	r.Write(make([]byte, 90))
 	fast.Ack(60)
 	slow.Ack(10)
 	if limit, held := roomNow(r); !held || limit != 160 {
@@ -47,11 +47,11 @@ func TestPacersHoldTheWriterForTheFastest(t *testing.T) {
 // for its StallAfter stops pacing for good; one that is caught up is not
 // stalled by waiting for output.
 func TestStalledPacerLetsGo(t *testing.T) {
-	r := newRing(100)
-	p := r.pace(0, defaultStallAfter)
-	r.write(make([]byte, 50))
+	r := NewRing(100)
+	p := r.Pace(0, DefaultStallAfter)
+	r.Write(make([]byte, 50))
 	r.mu.Lock()
-	p.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
+	p.progress = time.Now().Add(-DefaultStallAfter - time.Millisecond)
 	_, held, _ := r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held || !p.Stalled() {
@@ -62,7 +62,7 @@ func TestStalledPacerLetsGo(t *testing.T) {
 		t.Error("a stalled pacer paces again after an ack")
 	}
 
-	q := r.pace(50, defaultStallAfter) // caught up
+	q := r.Pace(50, DefaultStallAfter) // caught up
 	r.mu.Lock()
 	q.progress = time.Now().Add(-time.Hour)
 	_, held, _ = r.roomLocked(time.Now())
@@ -75,35 +75,35 @@ func TestStalledPacerLetsGo(t *testing.T) {
 // TestWaitRoom: a writer held by a pacer a ring behind goes on when the
 // pacer acknowledges, and at once when released.
 func TestWaitRoom(t *testing.T) {
-	r := newRing(100)
-	p := r.pace(0, defaultStallAfter)
-	r.write(make([]byte, 100))
+	r := NewRing(100)
+	p := r.Pace(0, DefaultStallAfter)
+	r.Write(make([]byte, 100))
 	if limit, held := roomNow(r); !held || limit >= 110 {
 		t.Fatalf("limit %d held %v: the writer would not wait", limit, held)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.waitRoom(10, nil)
+		r.WaitRoom(10, nil)
 	}()
 	p.Ack(20)
 	select {
 	case <-done:
-	case <-time.After(storeTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the writer did not go on after the ack")
 	}
 
 	release := make(chan struct{})
-	r.write(make([]byte, 20))
+	r.Write(make([]byte, 20))
 	done = make(chan struct{})
 	go func() {
 		defer close(done)
-		r.waitRoom(10, release)
+		r.WaitRoom(10, release)
 	}()
 	close(release)
 	select {
 	case <-done:
-	case <-time.After(storeTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the writer did not go on when released")
 	}
 	p.Close()
@@ -113,9 +113,9 @@ func TestWaitRoom(t *testing.T) {
 // keeps its hold for as long as a stalled one would (from when it left,
 // had it been caught up), or until another client paces.
 func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
-	r := newRing(100)
-	p := r.pace(0, defaultStallAfter)
-	r.write(make([]byte, 100))
+	r := NewRing(100)
+	p := r.Pace(0, DefaultStallAfter)
+	r.Write(make([]byte, 100))
 	p.Leave()
 	if limit, held := roomNow(r); !held || limit != 100 {
 		t.Fatalf("limit %d held %v right after the client left, want 100 (its ack plus the ring)", limit, held)
@@ -125,13 +125,13 @@ func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
 	if limit, held := roomNow(r); !held || limit != 100 {
 		t.Fatalf("limit %d held %v: a left pacer moved or let go", limit, held)
 	}
-	q := r.pace(30, defaultStallAfter)
+	q := r.Pace(30, DefaultStallAfter)
 	if limit, held := roomNow(r); !held || limit != 130 {
 		t.Fatalf("limit %d held %v once another client paces, want 130 (the new one's)", limit, held)
 	}
 	q.Leave()
 	r.mu.Lock()
-	q.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
+	q.progress = time.Now().Add(-DefaultStallAfter - time.Millisecond)
 	_, held, _ := r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held {
@@ -140,10 +140,10 @@ func TestLeftPacerHoldsUntilStalledOrReplaced(t *testing.T) {
 
 	// Caught up when it left: it may not stay caught up for ever, as a
 	// pacer still there would.
-	c := r.pace(r.end, defaultStallAfter)
+	c := r.Pace(r.end, DefaultStallAfter)
 	c.Leave()
 	r.mu.Lock()
-	c.progress = time.Now().Add(-defaultStallAfter - time.Millisecond)
+	c.progress = time.Now().Add(-DefaultStallAfter - time.Millisecond)
 	_, held, _ = r.roomLocked(time.Now())
 	r.mu.Unlock()
 	if held {

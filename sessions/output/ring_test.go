@@ -1,4 +1,4 @@
-package sessions
+package output
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 )
 
 // readRing copies everything the ring holds, from its oldest byte.
-func readRing(t *testing.T, r *ring) (uint64, string) {
+func readRing(t *testing.T, r *Ring) (uint64, string) {
 	t.Helper()
-	st := r.state()
+	st := r.State()
 	p := make([]byte, st.End-st.Start+1)
-	n, err := r.readAt(p, st.Start)
+	n, err := r.ReadAt(p, st.Start)
 	if err != nil {
 		t.Fatalf("readAt(%d): %v", st.Start, err)
 	}
@@ -32,11 +32,11 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 func TestRingReadsAcrossWraparound(t *testing.T) {
-	r := newRing(8)
-	r.write([]byte("abcde"))
-	r.write([]byte("fghij")) // offsets 0..9; the ring holds 2..9
+	r := NewRing(8)
+	r.Write([]byte("abcde"))
+	r.Write([]byte("fghij")) // offsets 0..9; the ring holds 2..9
 
-	if st := r.state(); st.Start != 2 || st.End != 10 {
+	if st := r.State(); st.Start != 2 || st.End != 10 {
 		t.Fatalf("state = [%d, %d), want [2, 10)", st.Start, st.End)
 	}
 	p := make([]byte, 16)
@@ -52,20 +52,20 @@ func TestRingReadsAcrossWraparound(t *testing.T) {
 		{off: 10, size: 16, want: ""}, // at the end: nothing yet
 		{off: 11, size: 16, want: ""}, // past the end: nothing yet
 	} {
-		n, err := r.readAt(p[:tc.size], tc.off)
+		n, err := r.ReadAt(p[:tc.size], tc.off)
 		if err != nil || string(p[:n]) != tc.want {
 			t.Errorf("readAt(len %d, %d) = %q, %v; want %q, nil", tc.size, tc.off, p[:n], err, tc.want)
 		}
 	}
 	for _, off := range []uint64{0, 1} {
-		if n, err := r.readAt(p, off); n != 0 || !errors.Is(err, ErrOverrun) {
+		if n, err := r.ReadAt(p, off); n != 0 || !errors.Is(err, ErrOverrun) {
 			t.Errorf("readAt(%d) of an evicted offset = %d, %v; want 0, ErrOverrun", off, n, err)
 		}
 	}
 
 	// Offsets far beyond the ring's size keep mapping to the right bytes.
 	for i := range 100 {
-		r.write([]byte{byte('A' + i%26), byte('a' + i%26), '0' + byte(i%10)})
+		r.Write([]byte{byte('A' + i%26), byte('a' + i%26), '0' + byte(i%10)})
 	}
 	start, got := readRing(t, r)
 	if want := "t7Uu8Vv9"; start != 302 || got != want {
@@ -75,15 +75,15 @@ func TestRingReadsAcrossWraparound(t *testing.T) {
 
 func TestRingWriteLargerThanRing(t *testing.T) {
 	for _, prefix := range []string{"", "12345", "12345678", "123456789abc"} {
-		r := newRing(8)
-		r.write([]byte(prefix))
-		r.write([]byte("ABCDEFGHIJKLMNOPQRST"))
+		r := NewRing(8)
+		r.Write([]byte(prefix))
+		r.Write([]byte("ABCDEFGHIJKLMNOPQRST"))
 		total := uint64(len(prefix) + 20)
 		start, got := readRing(t, r)
 		if start != total-8 || got != "MNOPQRST" {
 			t.Errorf("prefix %q: ring holds %q from %d, want %q from %d", prefix, got, start, "MNOPQRST", total-8)
 		}
-		if st := r.state(); st.End != total {
+		if st := r.State(); st.End != total {
 			t.Errorf("prefix %q: end = %d, want %d", prefix, st.End, total)
 		}
 	}
@@ -94,18 +94,18 @@ func TestRingWriteLargerThanRing(t *testing.T) {
 func TestRingKeepsTheLastBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 2, 7, 64, 1024} {
-		r := newRing(size)
+		r := NewRing(size)
 		var all []byte
 		for range 300 {
 			chunk := make([]byte, rng.IntN(3*size+2))
 			for i := range chunk {
 				chunk[i] = byte(rng.Uint32())
 			}
-			r.write(chunk)
+			r.Write(chunk)
 			all = append(all, chunk...)
 
 			wantStart := uint64(max(0, len(all)-size))
-			st := r.state()
+			st := r.State()
 			if st.Start != wantStart || st.End != uint64(len(all)) {
 				t.Fatalf("size %d: state [%d, %d), want [%d, %d)", size, st.Start, st.End, wantStart, len(all))
 			}
@@ -113,7 +113,7 @@ func TestRingKeepsTheLastBytes(t *testing.T) {
 			var got []byte
 			p := make([]byte, 1+rng.IntN(size+1))
 			for off := st.Start; off < st.End; {
-				n, err := r.readAt(p, off)
+				n, err := r.ReadAt(p, off)
 				if err != nil || n == 0 {
 					t.Fatalf("size %d: readAt(%d) = %d, %v", size, off, n, err)
 				}
@@ -124,7 +124,7 @@ func TestRingKeepsTheLastBytes(t *testing.T) {
 				t.Fatalf("size %d: read back %x, want %x", size, got, all[wantStart:])
 			}
 			if wantStart > 0 {
-				if _, err := r.readAt(p, wantStart-1); !errors.Is(err, ErrOverrun) {
+				if _, err := r.ReadAt(p, wantStart-1); !errors.Is(err, ErrOverrun) {
 					t.Fatalf("size %d: readAt(start-1) error = %v, want ErrOverrun", size, err)
 				}
 			}
@@ -133,19 +133,19 @@ func TestRingKeepsTheLastBytes(t *testing.T) {
 }
 
 func TestRingWaitClosesAtTarget(t *testing.T) {
-	r := newRing(16)
-	r.write([]byte("abcde"))
+	r := NewRing(16)
+	r.Write([]byte("abcde"))
 
-	ch, cancel := r.wait(10, 0)
+	ch, cancel := r.Wait(10, 0)
 	defer cancel()
 	if isClosed(ch) {
 		t.Fatal("wait(10) closed at end 5")
 	}
-	r.write([]byte("fghi"))
+	r.Write([]byte("fghi"))
 	if isClosed(ch) {
 		t.Fatal("wait(10) closed at end 9")
 	}
-	r.write([]byte("j"))
+	r.Write([]byte("j"))
 	if !isClosed(ch) {
 		t.Fatal("wait(10) still open at end 10")
 	}
@@ -154,14 +154,14 @@ func TestRingWaitClosesAtTarget(t *testing.T) {
 	}
 
 	// A target already reached, or a stale epoch, closes at once.
-	reached, cancel2 := r.wait(10, 0)
+	reached, cancel2 := r.Wait(10, 0)
 	defer cancel2()
-	stale, cancel3 := r.wait(100, 1)
+	stale, cancel3 := r.Wait(100, 1)
 	defer cancel3()
 	if !isClosed(reached) || !isClosed(stale) {
 		t.Errorf("wait(10, 0) at end 10 closed: %v; wait(100, 1) at epoch 0 closed: %v; want both true", isClosed(reached), isClosed(stale))
 	}
-	open, cancel4 := r.wait(11, 0)
+	open, cancel4 := r.Wait(11, 0)
 	if isClosed(open) {
 		t.Error("wait(11, 0) at end 10 and epoch 0 closed at once")
 	}
@@ -172,10 +172,10 @@ func TestRingWaitClosesAtTarget(t *testing.T) {
 }
 
 func TestRingWaitCancelRemovesWaiter(t *testing.T) {
-	r := newRing(16)
-	a, cancelA := r.wait(5, 0)
-	b, cancelB := r.wait(6, 0)
-	c, cancelC := r.wait(20, 0)
+	r := NewRing(16)
+	a, cancelA := r.Wait(5, 0)
+	b, cancelB := r.Wait(6, 0)
+	c, cancelC := r.Wait(20, 0)
 	defer cancelA()
 	defer cancelC()
 
@@ -185,7 +185,7 @@ func TestRingWaitCancelRemovesWaiter(t *testing.T) {
 		t.Fatalf("after withdrawing the second wait, waiters = %v, want the first and third", r.waiters)
 	}
 
-	r.write([]byte("123456"))
+	r.Write([]byte("123456"))
 	if !isClosed(a) || isClosed(b) || isClosed(c) {
 		t.Errorf("at end 6: a closed %v, withdrawn b closed %v, c closed %v; want true, false, false", isClosed(a), isClosed(b), isClosed(c))
 	}
@@ -200,16 +200,16 @@ func TestRingWaitCancelRemovesWaiter(t *testing.T) {
 }
 
 func TestRingUpdateWakesAllAndBumpsEpoch(t *testing.T) {
-	r := newRing(16)
-	r.write([]byte("abc"))
+	r := NewRing(16)
+	r.Write([]byte("abc"))
 	var chans []<-chan struct{}
 	for _, target := range []uint64{10, 100, 1000} {
-		ch, cancel := r.wait(target, 0)
+		ch, cancel := r.Wait(target, 0)
 		defer cancel()
 		chans = append(chans, ch)
 	}
 
-	r.update(func(st *StreamState) { st.RunEnded, st.Exit = true, ExitStatus{Code: 3} })
+	r.Update(func(st *State) { st.RunEnded, st.Exit = true, ExitStatus{Code: 3} })
 
 	for i, ch := range chans {
 		if !isClosed(ch) {
@@ -219,17 +219,17 @@ func TestRingUpdateWakesAllAndBumpsEpoch(t *testing.T) {
 	if len(r.waiters) != 0 {
 		t.Errorf("%d waiters left after update, want 0", len(r.waiters))
 	}
-	want := StreamState{Start: 0, End: 3, Epoch: 1, RunEnded: true, Exit: ExitStatus{Code: 3}}
-	if st := r.state(); st != want {
+	want := State{Start: 0, End: 3, Epoch: 1, RunEnded: true, Exit: ExitStatus{Code: 3}}
+	if st := r.State(); st != want {
 		t.Errorf("state = %+v, want %+v", st, want)
 	}
 
-	r.update(func(st *StreamState) { st.Closed = true })
+	r.Update(func(st *State) { st.Closed = true })
 	want.Epoch, want.Closed = 2, true
-	if st := r.state(); st != want {
+	if st := r.State(); st != want {
 		t.Errorf("after a second update, state = %+v, want %+v", st, want)
 	}
-	ch, cancel := r.wait(100, 2)
+	ch, cancel := r.Wait(100, 2)
 	defer cancel()
 	if isClosed(ch) {
 		t.Error("wait at the current epoch closed at once")
@@ -238,9 +238,9 @@ func TestRingUpdateWakesAllAndBumpsEpoch(t *testing.T) {
 
 func TestRingReplayStartWithNothingEvicted(t *testing.T) {
 	for _, data := range []string{"", "ab\ncd", "\x1b[?1049h", "0123456789abcdef"} {
-		r := newRing(16)
-		r.write([]byte(data))
-		start, prefix, _ := r.replayStart(0)
+		r := NewRing(16)
+		r.Write([]byte(data))
+		start, prefix, _ := r.ReplayStart(0)
 		if start != 0 || prefix != nil {
 			t.Errorf("after writing %q to a 16-byte ring: replayStart = %d, %q; want 0, nil", data, start, prefix)
 		}
@@ -348,15 +348,15 @@ func TestRingReplayStart(t *testing.T) {
 			// The same bytes in one write, one byte at a time and in
 			// threes must give the same replay.
 			for _, chunk := range []int{len(data), 1, 3} {
-				r := newRing(len(tc.kept))
+				r := NewRing(len(tc.kept))
 				for i := 0; i < len(data); i += chunk {
-					r.write([]byte(data[i:min(len(data), i+chunk)]))
+					r.Write([]byte(data[i:min(len(data), i+chunk)]))
 				}
 				for range 2 { // replayStart must not move the tail
-					start, prefix, _ := r.replayStart(0)
+					start, prefix, _ := r.ReplayStart(0)
 					wantStart := uint64(len(data) - len(tc.replay))
 					p := make([]byte, len(data))
-					n, err := r.readAt(p, start)
+					n, err := r.ReadAt(p, start)
 					if start != wantStart || err != nil || string(p[:n]) != tc.replay || string(prefix) != tc.prefix {
 						t.Fatalf("chunks of %d: replay from %d is %q (err %v) with prefix %q; want from %d %q with prefix %q",
 							chunk, start, p[:n], err, prefix, wantStart, tc.replay, tc.prefix)
@@ -386,14 +386,14 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 			data = append(data, pieces[rng.IntN(len(pieces))]...)
 		}
 		size := 8 + rng.IntN(56)
-		r := newRing(size)
+		r := NewRing(size)
 		for i := 0; i < len(data); {
 			n := min(len(data)-i, rng.IntN(2*size))
-			r.write(data[i : i+n])
+			r.Write(data[i : i+n])
 			i += n
 		}
 
-		start, prefix, _ := r.replayStart(0)
+		start, prefix, _ := r.ReplayStart(0)
 		ringStart := max(0, len(data)-size)
 		if ringStart == 0 {
 			if start != 0 || prefix != nil {
@@ -439,30 +439,30 @@ func TestRingReplayStartMatchesFullParse(t *testing.T) {
 // whichever is later; nothing is live once the run ended, or in a screen
 // restored after a restart.
 func TestLive(t *testing.T) {
-	r := newRing(64)
-	r.startRun(true, "")
-	r.write([]byte("\x1b[c hello"))
-	if st := r.state(); st.RunStart != 0 || st.Live() != 0 {
+	r := NewRing(64)
+	r.StartRun(true, nil)
+	r.Write([]byte("\x1b[c hello"))
+	if st := r.State(); st.RunStart != 0 || st.Live() != 0 {
 		t.Fatalf("first run: %+v, live %d, want run start 0 and everything live", st, st.Live())
 	}
-	r.noteDelivered(4)
-	r.noteDelivered(2) // an older attachment catching up changes nothing
-	if st := r.state(); st.Live() != 4 {
+	r.NoteDelivered(4)
+	r.NoteDelivered(2) // an older attachment catching up changes nothing
+	if st := r.State(); st.Live() != 4 {
 		t.Errorf("after delivering 4: live %d", st.Live())
 	}
-	r.update(func(st *StreamState) { st.RunEnded = true })
-	if st := r.state(); st.Live() != st.End {
+	r.Update(func(st *State) { st.RunEnded = true })
+	if st := r.State(); st.Live() != st.End {
 		t.Errorf("run ended: live %d, want the end %d", st.Live(), st.End)
 	}
-	r.startRun(false, "")
-	st := r.state()
+	r.StartRun(false, nil)
+	st := r.State()
 	if want := uint64(len("\x1b[c hello") + len(RunResetBase) + len("\r\n")); st.RunStart != want || st.Live() != want {
 		t.Errorf("second run: run start %d, live %d, want both %d (after the reset)", st.RunStart, st.Live(), want)
 	}
 
-	restored := newRing(64)
-	restored.restore(screen{start: 100, data: []byte("\x1b[6n old screen")})
-	if st := restored.state(); st.RunStart != 115 || st.Live() != 115 {
+	restored := NewRing(64)
+	restored.Restore(100, nil, []byte("\x1b[6n old screen"))
+	if st := restored.State(); st.RunStart != 115 || st.Live() != 115 {
 		t.Errorf("restored: run start %d, live %d, want both 115", st.RunStart, st.Live())
 	}
 }
@@ -472,19 +472,19 @@ func TestLive(t *testing.T) {
 // outside any escape sequence, with the modes in force there; the same
 // screen a whole replay would leave it.
 func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
-	r := newRing(1 << 16)
-	r.write([]byte("\x1b[?2004h"))
+	r := NewRing(1 << 16)
+	r.Write([]byte("\x1b[?2004h"))
 	for i := range 100 {
-		r.write([]byte(strconv.Itoa(i) + "\n"))
+		r.Write([]byte(strconv.Itoa(i) + "\n"))
 	}
 	// A newline inside a string is not a line.
-	r.write([]byte("\x1b]0;two\nlines\x07last\n"))
-	start, prefix, cut := r.replayStart(3)
+	r.Write([]byte("\x1b]0;two\nlines\x07last\n"))
+	start, prefix, cut := r.ReplayStart(3)
 	if !cut {
 		t.Error("a replay of 3 of 101 lines does not say it left lines out")
 	}
 	data := make([]byte, r.end-start)
-	n, err := r.readAt(data, start)
+	n, err := r.ReadAt(data, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,11 +495,11 @@ func TestReplayStartKeepsOnlyTheLinesAClientKeeps(t *testing.T) {
 		t.Errorf("prefix %q, want bracketed paste re-entered", prefix)
 	}
 	for _, lines := range []int{0, 101, 102, 1000} {
-		if s, _, cut := r.replayStart(lines); s != 0 || cut {
+		if s, _, cut := r.ReplayStart(lines); s != 0 || cut {
 			t.Errorf("replayStart(%d) = %d, want the whole stream (0)", lines, s)
 		}
 	}
-	if s, _, cut := r.replayStart(100); !cut || s != uint64(len("\x1b[?2004h0\n")) {
+	if s, _, cut := r.ReplayStart(100); !cut || s != uint64(len("\x1b[?2004h0\n")) {
 		t.Errorf("replayStart(100) = %d, want just after the first line", s)
 	}
 }
@@ -534,14 +534,14 @@ func FuzzReplayStartLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, lines uint) {
 		// A small ring: longer inputs evict, and the ring starts in the
 		// tail's state.
-		r := newRing(64 + len(data)/2)
-		r.write(data)
+		r := NewRing(64 + len(data)/2)
+		r.Write(data)
 		n := int(lines%50) + 1
-		start, prefix, cut := r.replayStart(n)
+		start, prefix, cut := r.ReplayStart(n)
 
 		from, st := r.replayStartLocked()
 		held := make([]byte, r.end-from)
-		k, err := r.readAt(held, from)
+		k, err := r.ReadAt(held, from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -561,11 +561,11 @@ func FuzzReplayStartLines(f *testing.F) {
 // look-back allows for sit inside an escape sequence at the end, the cut
 // is still found, by scanning from the ring's start.
 func TestReplayStartPastManyNewlinesInAString(t *testing.T) {
-	r := newRing(1 << 12)
-	r.write([]byte("a\nb\nc\n\x1b]0;"))
-	r.write(bytes.Repeat([]byte("\n"), 3*replaySlack))
-	r.write([]byte("\x07d\n"))
-	start, _, cut := r.replayStart(2)
+	r := NewRing(1 << 12)
+	r.Write([]byte("a\nb\nc\n\x1b]0;"))
+	r.Write(bytes.Repeat([]byte("\n"), 3*replaySlack))
+	r.Write([]byte("\x07d\n"))
+	start, _, cut := r.ReplayStart(2)
 	// The last two lines: "c", and the string with its newlines, then d.
 	if want := uint64(len("a\nb\n")); !cut || start != want {
 		t.Errorf("replayStart(2) = %d (cut %v), want %d", start, cut, want)
@@ -576,12 +576,12 @@ func TestReplayStartPastManyNewlinesInAString(t *testing.T) {
 // of lines) on a full ring of short lines, the case a build log or seq
 // makes.
 func BenchmarkReplayStartLines(b *testing.B) {
-	r := newRing(1 << 20)
+	r := NewRing(1 << 20)
 	for i := 0; r.end < 3<<20; i++ {
-		r.write([]byte(strconv.Itoa(i) + "\n"))
+		r.Write([]byte(strconv.Itoa(i) + "\n"))
 	}
 	for b.Loop() {
-		r.replayStart(80)
+		r.ReplayStart(80)
 	}
 }
 
@@ -590,17 +590,17 @@ func BenchmarkReplayStartLines(b *testing.B) {
 // their target; output with no input before it wakes only those it
 // reaches.
 func TestEchoWakesEveryReader(t *testing.T) {
-	r := newRing(64)
-	far, cancelFar := r.wait(1<<20, 0)
+	r := NewRing(64)
+	far, cancelFar := r.Wait(1<<20, 0)
 	defer cancelFar()
-	r.write([]byte("x"))
+	r.Write([]byte("x"))
 	select {
 	case <-far:
 		t.Fatal("a write with no input before it woke a reader it does not reach")
 	default:
 	}
-	r.noteInput()
-	r.write([]byte("y"))
+	r.NoteInput()
+	r.Write([]byte("y"))
 	select {
 	case <-far:
 	default:

@@ -1,4 +1,4 @@
-package sessions
+package output
 
 import (
 	"time"
@@ -18,13 +18,13 @@ import (
 // one would, unless another client takes over sooner: the page that comes
 // back finds the output where it left it.
 
-// defaultStallAfter is Timing.StallAfter's default.
-const defaultStallAfter = 2 * time.Second
+// DefaultStallAfter is the stall bound sessions use unless told otherwise.
+const DefaultStallAfter = 2 * time.Second
 
 // Pacer is one client's hold on a session's program; see Session.Pace.
 // Its methods are safe for concurrent use.
 type Pacer struct {
-	r *ring
+	r *Ring
 	// stallAfter is how long it may go without consuming anything while
 	// output waits for it before it stops pacing.
 	stallAfter time.Duration
@@ -36,13 +36,10 @@ type Pacer struct {
 	left     bool // its client went away; see Leave
 }
 
-// Pace makes the caller, a client reading the session's output from offset
-// at, pace the program until Close or until it stalls.
-func (s *Session) Pace(at uint64) *Pacer {
-	return s.ring.pace(at, s.timing.withDefaults().StallAfter)
-}
-
-func (r *ring) pace(at uint64, stallAfter time.Duration) *Pacer {
+// Pace makes the caller, a client reading the output from offset at, pace
+// the writer until Close or until it makes no progress for stallAfter
+// while output waits for it.
+func (r *Ring) Pace(at uint64, stallAfter time.Duration) *Pacer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := &Pacer{r: r, stallAfter: stallAfter, ack: min(max(at, r.start()), r.end), progress: time.Now()}
@@ -113,7 +110,7 @@ func (p *Pacer) end(left bool) {
 	r.wakeWriterLocked()
 }
 
-func (r *ring) wakeWriterLocked() {
+func (r *Ring) wakeWriterLocked() {
 	select {
 	case r.paced <- struct{}{}:
 	default:
@@ -123,7 +120,7 @@ func (r *ring) wakeWriterLocked() {
 // roomLocked returns how far the writer may write, whether any pacer
 // holds it at all, and when the next pacer would stall if nothing moves.
 // Pacers that have stalled are dropped on the way. mu must be held.
-func (r *ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Time) {
+func (r *Ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Time) {
 	for p := range r.pacers {
 		if p.ack >= r.end && !p.left {
 			p.progress = now // caught up: nothing waits for it
@@ -141,10 +138,10 @@ func (r *ring) roomLocked(now time.Time) (limit uint64, held bool, check time.Ti
 	return limit, held, check
 }
 
-// waitRoom waits until n more bytes can be written without overwriting
+// WaitRoom waits until n more bytes can be written without overwriting
 // output the fastest pacer has not consumed, or until no pacer holds the
 // writer, or release is closed. Only the writer calls it.
-func (r *ring) waitRoom(n int, release <-chan struct{}) {
+func (r *Ring) WaitRoom(n int, release <-chan struct{}) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {

@@ -1,4 +1,14 @@
-package sessions
+// Package output holds a session's terminal output stream: a ring of its
+// most recent bytes, addressed by their offset in the whole stream; where
+// a replay must start and the modes it must re-enter (a little terminal
+// state tracking, vt.go); how the current run ended; and the pacing of
+// the writer by readers that acknowledge what they consumed (pace.go).
+//
+// One goroutine writes; any number of readers pull from their own
+// offsets and never make the writer wait (but pacers, by their own
+// choice, while they keep up). A reader that falls more than the ring
+// behind gets ErrOverrun and starts again from ReplayStart.
+package output
 
 import (
 	"bytes"
@@ -11,13 +21,13 @@ import (
 // holds: it fell more than the ring's size behind and must resync.
 var ErrOverrun = errors.New("output no longer in scrollback")
 
-// ring keeps the last len(buf) bytes of a session's output stream. Bytes are
+// Ring keeps the last len(buf) bytes of a session's output stream. Bytes are
 // addressed by their offset in the whole stream (seq), so byte o lives at
 // buf[o%len(buf)] for as long as the ring holds it.
 //
 // One goroutine writes (the session's PTY reader); any number of readers
 // copy out from their own offsets. Writers never wait for readers.
-type ring struct {
+type Ring struct {
 	// mu protects the fields below. It is held only for copies and waiter
 	// bookkeeping, never across I/O.
 	mu  sync.Mutex
@@ -36,7 +46,7 @@ type ring struct {
 	waiters []*waiter
 	// st holds the run and close flags, the epoch and the input count; its
 	// Start and End are filled in only in copies handed out by state.
-	st StreamState
+	st State
 	// echoPending reports whether input arrived since the last write, so
 	// the next write, likely its echo, wakes every reader whatever its
 	// target: an echo must not wait for a batch to fill.
@@ -52,22 +62,23 @@ type waiter struct {
 	ch            chan struct{}
 }
 
-func newRing(size int) *ring {
-	return &ring{buf: make([]byte, size), paced: make(chan struct{}, 1)}
+// NewRing returns an empty ring that holds the last size bytes.
+func NewRing(size int) *Ring {
+	return &Ring{buf: make([]byte, size), paced: make(chan struct{}, 1)}
 }
 
 // start returns the offset of the oldest byte held. mu must be held.
-func (r *ring) start() uint64 {
+func (r *Ring) start() uint64 {
 	if size := uint64(len(r.buf)); r.end > r.base+size {
 		return r.end - size
 	}
 	return r.base
 }
 
-// write appends p, evicting the oldest bytes when the ring is full, and
+// Write appends p, evicting the oldest bytes when the ring is full, and
 // wakes the readers whose targets it reaches; after input, every reader,
 // as p is then likely its echo, which must not wait for a batch to fill.
-func (r *ring) write(p []byte) {
+func (r *Ring) Write(p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(p) == 0 {
@@ -107,7 +118,7 @@ func (r *ring) write(p []byte) {
 // evict feeds the bytes in [from, to) to the tail tracker before they are
 // overwritten. The bytes below r.end are in buf; the rest are the start of
 // p, the write in progress. mu must be held.
-func (r *ring) evict(from, to uint64, p []byte) {
+func (r *Ring) evict(from, to uint64, p []byte) {
 	size := uint64(len(r.buf))
 	for from < to && from < r.end {
 		i := from % size
@@ -128,15 +139,15 @@ func (r *ring) evict(from, to uint64, p []byte) {
 	r.tailAtLineStart = c == '\n' && r.tail.isGround()
 }
 
-// readAt copies the bytes from off onwards into p. It returns ErrOverrun
+// ReadAt copies the bytes from off onwards into p. It returns ErrOverrun
 // when off is older than the ring holds.
-func (r *ring) readAt(p []byte, off uint64) (int, error) {
+func (r *Ring) ReadAt(p []byte, off uint64) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.readAtLocked(p, off)
 }
 
-func (r *ring) readAtLocked(p []byte, off uint64) (int, error) {
+func (r *Ring) readAtLocked(p []byte, off uint64) (int, error) {
 	if off < r.start() {
 		return 0, ErrOverrun
 	}
@@ -151,9 +162,9 @@ func (r *ring) readAtLocked(p []byte, off uint64) (int, error) {
 	return n, nil
 }
 
-// since returns a copy of the output from off (or the oldest byte held),
+// Since returns a copy of the output from off (or the oldest byte held),
 // at most its last n bytes.
-func (r *ring) since(off uint64, n int) []byte {
+func (r *Ring) Since(off uint64, n int) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	off = max(off, r.start(), r.end-min(r.end, uint64(n)))
@@ -162,9 +173,9 @@ func (r *ring) since(off uint64, n int) []byte {
 	return p[:m]
 }
 
-// last returns a copy of the last n bytes of output, or fewer when the
+// Last returns a copy of the last n bytes of output, or fewer when the
 // ring holds fewer.
-func (r *ring) last(n int) []byte {
+func (r *Ring) Last(n int) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	off := max(r.start(), r.end-min(r.end, uint64(n)))
@@ -173,8 +184,16 @@ func (r *ring) last(n int) []byte {
 	return p[:m]
 }
 
-// StreamState is a consistent view of a session's output stream.
-type StreamState struct {
+// ExitStatus tells how a run's process ended: the last thing in its stream.
+type ExitStatus struct {
+	// Code is the exit code, or 128+signal when a signal killed it.
+	Code int
+	// Signal is the killing signal's number, or 0.
+	Signal int
+}
+
+// State is a consistent view of a session's output stream.
+type State struct {
 	// Start is the oldest offset the ring still holds; End the offset just
 	// after the newest byte.
 	Start, End uint64
@@ -205,17 +224,17 @@ type StreamState struct {
 // terminal queries before it were answered by whoever saw them, or cannot
 // be answered (an earlier run's, or a run that ended). A client answers
 // only the queries at or after it.
-func (st StreamState) Live() uint64 {
+func (st State) Live() uint64 {
 	if st.RunEnded || st.Closed {
 		return st.End
 	}
 	return max(st.RunStart, min(st.Delivered, st.End))
 }
 
-// wait returns a channel that is closed once the stream's end reaches
+// Wait returns a channel that is closed once the stream's end reaches
 // target or the epoch moves past epoch, and a function that withdraws the
 // wait. Calling the function after the channel closed is harmless.
-func (r *ring) wait(target, epoch uint64) (<-chan struct{}, func()) {
+func (r *Ring) Wait(target, epoch uint64) (<-chan struct{}, func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w := &waiter{target: target, epoch: epoch, ch: make(chan struct{})}
@@ -236,9 +255,9 @@ func (r *ring) wait(target, epoch uint64) (<-chan struct{}, func()) {
 	}
 }
 
-// update changes the run and close flags, moves the epoch on and wakes
+// Update changes the run and close flags, moves the epoch on and wakes
 // every reader.
-func (r *ring) update(change func(*StreamState)) {
+func (r *Ring) Update(change func(*State)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	change(&r.st)
@@ -250,13 +269,13 @@ func (r *ring) update(change func(*StreamState)) {
 	r.waiters = r.waiters[:0]
 }
 
-// startRun marks where a new run's output begins. Unless it is the
+// StartRun marks where a new run's output begins. Unless it is the
 // session's first, whose terminal is fresh, it first writes the sequences
 // that take a terminal left by the last run back to the defaults (see
 // vtState.runReset), so every client, live or replaying, starts the new
-// run on a clean terminal. The caller holds the session's mu, so no run
-// writes meanwhile.
-func (r *ring) startRun(first bool, note string) {
+// run on a clean terminal; note, when not empty, follows the reset. The
+// caller makes sure no run writes meanwhile.
+func (r *Ring) StartRun(first bool, note []byte) {
 	r.mu.Lock()
 	var reset []byte
 	if !first {
@@ -264,11 +283,8 @@ func (r *ring) startRun(first bool, note string) {
 		reset = st.runReset(last)
 	}
 	r.mu.Unlock()
-	if note != "" {
-		reset = append(reset, noteLine(note)...)
-	}
-	r.write(reset)
-	r.update(func(st *StreamState) {
+	r.Write(append(reset, note...))
+	r.Update(func(st *State) {
 		st.RunEnded = false
 		st.RunStart = r.end
 	})
@@ -277,7 +293,7 @@ func (r *ring) startRun(first bool, note string) {
 // headLocked returns the terminal state after the newest byte, and that
 // byte (0 when the ring is empty). It scans the whole ring: for the rare
 // questions about the present, not for every write. r.mu must be held.
-func (r *ring) headLocked() (vtState, byte) {
+func (r *Ring) headLocked() (vtState, byte) {
 	st := r.tail // a copy: the modes where the ring begins
 	size := uint64(len(r.buf))
 	var last byte
@@ -293,33 +309,33 @@ func (r *ring) headLocked() (vtState, byte) {
 	return st, last
 }
 
-// bracketedPaste reports whether the program has asked for pastes to be
+// BracketedPaste reports whether the program has asked for pastes to be
 // marked (mode 2004) and not taken it back.
-func (r *ring) bracketedPaste() bool {
+func (r *Ring) BracketedPaste() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, _ := r.headLocked()
 	return st.modes.bracketedPaste
 }
 
-// noteDelivered records that a reader handed output up to off to a
+// NoteDelivered records that a reader handed output up to off to a
 // client.
-func (r *ring) noteDelivered(off uint64) {
+func (r *Ring) NoteDelivered(off uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Delivered = max(r.st.Delivered, off)
 }
 
-// noteInput records that input was written to the terminal.
-func (r *ring) noteInput() {
+// NoteInput records that input was written to the terminal.
+func (r *Ring) NoteInput() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Inputs++
 	r.echoPending = true
 }
 
-// state returns the stream's bounds and flags, read together.
-func (r *ring) state() StreamState {
+// State returns the stream's bounds and flags, read together.
+func (r *Ring) State() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.st
@@ -327,7 +343,7 @@ func (r *ring) state() StreamState {
 	return st
 }
 
-// replayStart returns where a replay of the ring should begin and the
+// ReplayStart returns where a replay of the ring should begin and the
 // escape sequences that restore the terminal modes in force there. The start
 // is the first line boundary outside any escape sequence, so a replay never
 // opens mid-character or mid-sequence; when the ring has never evicted a
@@ -336,12 +352,12 @@ func (r *ring) state() StreamState {
 // lines, when above 0, is how many lines the client keeps (its scrollback
 // and screen): a replay then starts no earlier than the line boundary that
 // leaves that many complete lines, since a terminal that keeps only the
-// last lines would parse the older ones just to drop them. A ring of short
+// Last lines would parse the older ones just to drop them. A ring of short
 // lines (a build log, seq) would otherwise cost a reload a second of
 // parsing for nothing.
 //
 // cut reports whether lines left output out that a whole replay has.
-func (r *ring) replayStart(lines int) (off uint64, prefix []byte, cut bool) {
+func (r *Ring) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
 	r.mu.Lock()
 	start, st := r.replayStartLocked()
 	if lines <= 0 || r.end-start <= uint64(lines) {
@@ -409,7 +425,7 @@ func lastLines(data []byte, from int, st vtState, lines int) (int, vtState, bool
 	return at, st, true
 }
 
-func (r *ring) replayStartLocked() (uint64, vtState) {
+func (r *Ring) replayStartLocked() (uint64, vtState) {
 	start := r.start()
 	if start == r.base || r.tailAtLineStart {
 		// Nothing evicted, or eviction ended a line: the oldest byte held
@@ -444,37 +460,37 @@ func (r *ring) replayStartLocked() (uint64, vtState) {
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 
-// snapshot returns what a replay would show, the output from the replay
-// start with the modes in force there, read in one go and encoded as it
-// is stored (screen.marshal), and the stream offset it ends at. The
-// output is read straight into the stored form: a busy session's save
-// copies a full ring every time, and a second copy would double the
-// garbage every save leaves.
-func (r *ring) snapshot() (enc []byte, end uint64) {
+// Snapshot returns what a replay would show, the output from the replay
+// start with the modes in force there, and the stream offset it ends at.
+// head encodes the screen's start and prefix as the caller stores them,
+// with room for n bytes of output after; the output is read straight in
+// after it: a busy session's save copies a full ring every time, and a
+// second copy would double the garbage every save leaves.
+func (r *Ring) Snapshot(head func(start uint64, prefix []byte, n int) []byte) (enc []byte, end uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start, st := r.replayStartLocked()
 	prefix := st.modePrefix()
 	n := int(r.end - start)
-	enc = screenHead(start, prefix, n)
-	head := len(enc)
-	enc = enc[:head+n]
-	if _, err := r.readAtLocked(enc[head:], start); err != nil {
+	enc = head(start, prefix, n)
+	at := len(enc)
+	enc = enc[:at+n]
+	if _, err := r.readAtLocked(enc[at:], start); err != nil {
 		// replayStartLocked returns a held offset: this cannot happen.
 		panic(fmt.Sprintf("ring snapshot: %v", err))
 	}
 	return enc, r.end
 }
 
-// restore makes an empty ring hold a saved screen: the stream continues at
+// Restore makes an empty ring hold a saved screen: the stream continues at
 // the saved offsets, and a replay re-enters the saved modes first.
-func (r *ring) restore(sc screen) {
+func (r *Ring) Restore(start uint64, prefix, data []byte) {
 	r.mu.Lock()
-	r.base, r.end = sc.start, sc.start
+	r.base, r.end = start, start
 	r.tail = vtState{}
-	r.tail.feed(sc.prefix)
+	r.tail.feed(prefix)
 	r.mu.Unlock()
-	r.write(sc.data)
+	r.Write(data)
 	r.mu.Lock()
 	r.st.RunStart = r.end // no run yet: nothing in the screen is live
 	r.mu.Unlock()
