@@ -83,19 +83,10 @@ const (
 	farewellWindow = 100 * time.Millisecond
 )
 
-// SessionSource is the subset of *sessions.Manager a Hub uses.
-type SessionSource interface {
-	Get(id string) (*sessions.Session, error)
-	Resume(id string) (*sessions.Session, error)
-	Type(s *sessions.Session, p []byte) error
-}
-
-var _ SessionSource = (*sessions.Manager)(nil)
-
 // Options configure a Hub. Zero values are documented per field.
 type Options struct {
 	// Sessions finds and resumes sessions. Required.
-	Sessions SessionSource
+	Sessions *sessions.Manager
 	// BatchInterval is the output frame interval; 0 means 16 ms.
 	BatchInterval time.Duration
 	// PingInterval is how often the server pings and sends a heartbeat
