@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/worktree"
 )
 
@@ -284,33 +285,10 @@ func CheckName(name string) error {
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return fmt.Errorf("%w: name contains control characters", ErrInvalid)
 	}
-	if r, ok := firstInvisible(name, false); ok {
+	if r, ok := textrule.FirstInvisible(name, false); ok {
 		return fmt.Errorf("%w: name contains the invisible character %U; names are shown as typed", ErrInvalid, r)
 	}
 	return nil
-}
-
-// hangulFillers draw nothing, yet are letters (Lo), so no category test
-// catches them: a name of fillers looks empty, or like another name.
-var hangulFillers = []rune{'\u115F', '\u1160', '\u3164', '\uFFA0'}
-
-// firstInvisible returns the first character of s that draws nothing or
-// reorders what follows: format characters (bidi overrides and isolates,
-// zero-width spaces and joiners), line and paragraph separators, the
-// combining grapheme joiner, Mongolian variation selectors and the
-// Hangul fillers. With text set, the zero-width joiner is allowed: prose
-// uses it inside emoji.
-func firstInvisible(s string, text bool) (rune, bool) {
-	for _, r := range s {
-		switch {
-		case text && r == '\u200D':
-		case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp),
-			r == '\u034F', r >= '\u180B' && r <= '\u180F',
-			slices.Contains(hangulFillers, r):
-			return r, true
-		}
-	}
-	return 0, false
 }
 
 // EnvSessionID names the environment variable that carries a session's id

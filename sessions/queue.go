@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/textrule"
 
 	"github.com/google/uuid"
 )
@@ -87,7 +88,7 @@ func cleanPrompt(text string) (string, error) {
 	}
 	// Bidi overrides and invisible characters would let the queue show
 	// one prompt while the agent is given another.
-	if r, ok := firstInvisible(text, true); ok {
+	if r, ok := textrule.FirstInvisible(text, true); ok {
 		return "", fmt.Errorf("%w: the prompt contains the invisible character %U, which would make what is shown differ from what the agent reads", ErrInvalid, r)
 	}
 	return text, nil
