@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 
+	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
 )
@@ -53,6 +54,13 @@ const (
 	// (every one attached to a session, or only just opened); the client
 	// may try again later.
 	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
+	// CodeReviewFull: the session's review draft holds its most comments.
+	CodeReviewFull = "REVIEW_FULL"
+	// CodeCommentNotFound: no such comment in the session's review draft
+	// (it may just have been sent).
+	CodeCommentNotFound = "COMMENT_NOT_FOUND"
+	// CodeNotCommentAuthor: only a comment's author may take it back.
+	CodeNotCommentAuthor = "NOT_COMMENT_AUTHOR"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -72,8 +80,8 @@ func NewErrorBody(code, msg string) ErrorBody {
 	return b
 }
 
-// ErrorCode returns the code for an error of the sessions package (or of
-// an admission check it passed on), so the WebSocket and the HTTP API
+// ErrorCode returns the code for an error of the sessions or review
+// packages (or of an admission check sessions passed on), so the WebSocket and the HTTP API
 // name a failure alike. This is the one error-to-code mapping.
 func ErrorCode(err error) string {
 	switch {
@@ -101,7 +109,14 @@ func ErrorCode(err error) string {
 		return CodeWorktreeDirty
 	case errors.Is(err, sessions.ErrWorktree):
 		return CodeWorktreeError
-	case errors.Is(err, sessions.ErrInvalid),
+	case errors.Is(err, review.ErrFull):
+		return CodeReviewFull
+	case errors.Is(err, review.ErrNotFound):
+		return CodeCommentNotFound
+	case errors.Is(err, review.ErrNotAuthor):
+		return CodeNotCommentAuthor
+	case errors.Is(err, review.ErrInvalid), errors.Is(err, review.ErrEmpty), errors.Is(err, review.ErrTooLong),
+		errors.Is(err, sessions.ErrInvalid),
 		errors.Is(err, sessions.ErrRunning),
 		errors.Is(err, sessions.ErrNotRunning):
 		return CodeInvalidMessage

@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/agentmux/agentmux/sessions"
+import (
+	"github.com/agentmux/agentmux/review"
+	"github.com/agentmux/agentmux/sessions"
+)
 
 // Server-to-client messages, each as docs/protocol.md describes it.
 // terminal.output is not here: the ws package encodes it by hand, for
@@ -185,6 +188,14 @@ type (
 		SessionID string `json:"sessionId"`
 		PromptID  string `json:"promptId"`
 		Rev       uint64 `json:"rev"`
+	}
+	// ReviewDraftMessage is a session's review draft, oldest comment
+	// first; Rev orders it with the other drafts of the session.
+	ReviewDraftMessage struct {
+		Type      string           `json:"type"`
+		SessionID string           `json:"sessionId"`
+		Comments  []review.Comment `json:"comments"`
+		Rev       uint64           `json:"rev"`
 	}
 	// PromptListMessage is a session's whole queue, oldest first.
 	PromptListMessage struct {

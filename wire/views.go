@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -161,6 +162,15 @@ func PromptListView(sessionID string, q sessions.Queue) PromptListMessage {
 		m.Prompts = append(m.Prompts, PromptView(p))
 	}
 	return m
+}
+
+// ReviewDraftView returns a session's review draft as review.draft.
+func ReviewDraftView(sessionID string, d review.Draft) ReviewDraftMessage {
+	cs := d.Comments
+	if cs == nil {
+		cs = []review.Comment{}
+	}
+	return ReviewDraftMessage{Type: TypeReviewDraft, SessionID: sessionID, Comments: cs, Rev: d.Rev}
 }
 
 // EventMessage returns the message that announces a session event to every

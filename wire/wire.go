@@ -23,6 +23,14 @@ const (
 	TypeClientHello   = "client.hello"
 	TypePromptQueue   = "prompt.queue"
 	TypePromptDequeue = "prompt.dequeue"
+	// TypeReviewComment adds a comment on lines of a file to a session's
+	// review draft; TypeReviewUncomment takes one back (its author only);
+	// TypeReviewDiscard empties the draft; TypeReviewSend makes the
+	// draft one queued prompt.
+	TypeReviewComment   = "review.comment"
+	TypeReviewUncomment = "review.uncomment"
+	TypeReviewDiscard   = "review.discard"
+	TypeReviewSend      = "review.send"
 	// TypeHeartbeat goes both ways: the server's carries its clock and
 	// echoes the client's.
 	TypeHeartbeat = "heartbeat"
@@ -49,7 +57,10 @@ const (
 	TypePromptDelivered     = "prompt.delivered"
 	TypePromptDequeued      = "prompt.dequeued"
 	// TypePromptList is a session's whole queue, sent on attach.
-	TypePromptList      = "prompt.list"
+	TypePromptList = "prompt.list"
+	// TypeReviewDraft is a session's whole review draft, sent on attach
+	// and whenever it changes.
+	TypeReviewDraft     = "review.draft"
 	TypeFileChanged     = "file.changed"
 	TypeLayoutShift     = "layout.shift"
 	TypeWorkflowUpdated = "workflow.updated"

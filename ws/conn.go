@@ -169,7 +169,8 @@ func (c *conn) sendControl(b []byte) {
 
 // stateKey names a state message of which only the newest matters.
 type stateKey struct {
-	// kind is wire.TypeSessionParticipants or wire.TypePromptList.
+	// kind is wire.TypeSessionParticipants, wire.TypePromptList or
+	// wire.TypeReviewDraft.
 	kind      string
 	sessionID string
 }
@@ -341,6 +342,8 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		return s.DequeuePrompt(c.hub.authorOf(c).ID, *m.PromptID)
 	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
+	case wire.TypeReviewComment, wire.TypeReviewUncomment, wire.TypeReviewDiscard, wire.TypeReviewSend:
+		return c.review(m, s)
 	case wire.TypeTerminalResize:
 		return c.hub.resize(c, s, *m.Cols, *m.Rows, m.Take != nil && *m.Take)
 	case wire.TypeSessionAttach:
@@ -377,6 +380,7 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	// The queue as it is when sent; the events that change it carry
 	// higher revs.
 	c.sendState(wire.TypePromptList, s.ID())
+	c.sendState(wire.TypeReviewDraft, s.ID())
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	go st.run()

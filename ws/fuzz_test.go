@@ -56,6 +56,17 @@ var clientSeeds = []struct {
 	{`{"type":"prompt.dequeue","sessionId":"a","promptId":"p"}`, true},
 	{`{"type":"prompt.dequeue","sessionId":"a","promptId":""}`, false},
 	{`{"type":"prompt.dequeue","sessionId":"a"}`, false},
+	{`{"type":"review.comment","sessionId":"a","path":"a.txt","line":3,"text":"Say 3."}`, true},
+	{`{"type":"review.comment","sessionId":"a","path":"a.txt","line":3,"endLine":5,"text":""}`, true},
+	{`{"type":"review.comment","sessionId":"a","path":"a.txt","text":"no line"}`, false},
+	{`{"type":"review.comment","sessionId":"a","path":"a.txt","line":"3","text":"x"}`, false},
+	{`{"type":"review.comment","sessionId":"a","line":3,"text":"no path"}`, false},
+	{`{"type":"review.uncomment","sessionId":"a","commentId":"c"}`, true},
+	{`{"type":"review.uncomment","sessionId":"a","commentId":""}`, false},
+	{`{"type":"review.discard","sessionId":"a"}`, true},
+	{`{"type":"review.discard"}`, false},
+	{`{"type":"review.send","sessionId":"a"}`, true},
+	{`{"type":"review.send","sessionId":""}`, false},
 	{`{"type":"heartbeat","timestamp":1.5}`, true},
 	{`{"type":"heartbeat"}`, true},
 	{`{"type":"heartbeat","timestamp":"now"}`, false},
@@ -80,6 +91,10 @@ var required = map[string][]string{
 	wire.TypeClientHello:       {},
 	wire.TypePromptQueue:       {"sessionId", "text"},
 	wire.TypePromptDequeue:     {"sessionId", "promptId"},
+	wire.TypeReviewComment:     {"sessionId", "path", "line", "text"},
+	wire.TypeReviewUncomment:   {"sessionId", "commentId"},
+	wire.TypeReviewDiscard:     {"sessionId"},
+	wire.TypeReviewSend:        {"sessionId"},
 	wire.TypeHeartbeat:         {},
 }
 
@@ -102,6 +117,9 @@ func followsProtocol(m *clientMessage) bool {
 		"seq":       m.Seq != nil,
 		"text":      m.Text != nil,
 		"promptId":  m.PromptID != nil && *m.PromptID != "",
+		"path":      m.Path != nil,
+		"line":      m.Line != nil,
+		"commentId": m.CommentID != nil && *m.CommentID != "",
 	}
 	for _, f := range fields {
 		if !present[f] {

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/ws"
@@ -216,6 +217,8 @@ type msg struct {
 	PromptID     string             `json:"promptId"`
 	Position     int                `json:"position"`
 	Rev          uint64             `json:"rev"`
+	// review.draft
+	Comments []review.Comment `json:"comments"`
 }
 
 // millis returns a heartbeat's timestamp.

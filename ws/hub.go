@@ -41,6 +41,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
@@ -127,7 +128,9 @@ type Hub struct {
 	diffs map[string][]byte
 	// lastTypist is, by session, the participant who typed there last.
 	lastTypist map[string]string
-	wg         sync.WaitGroup
+	// reviews are the sessions' review drafts; they lock themselves.
+	reviews *review.Drafts
+	wg      sync.WaitGroup
 	// oversize limits the log lines about frames over ReadLimit.
 	oversize ratelog.Limiter
 
@@ -174,7 +177,7 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.IdleGrace <= 0 {
 		opts.IdleGrace = DefaultIdleGrace
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string),
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string), reviews: review.NewDrafts(),
 		sizers:   make(map[string]sizer),
 		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
@@ -358,6 +361,7 @@ func (h *Hub) OnEvent(ev sessions.Event) {
 		h.forgetDiffLocked(ev.Session.ID)
 		h.forgetSessionLocked(ev.Session.ID)
 		h.mu.Unlock()
+		h.reviews.Forget(ev.Session.ID)
 	}
 	h.broadcast(wire.EventMessage(ev))
 }

@@ -36,9 +36,14 @@ type clientMessage struct {
 	Color   *string `json:"color"`
 	Key     *string `json:"key"`
 	Viewing *string `json:"viewing"`
-	// prompt.queue and prompt.dequeue
+	// prompt.queue and prompt.dequeue; text is review.comment's too
 	Text     *string `json:"text"`
 	PromptID *string `json:"promptId"`
+	// review.comment and review.uncomment
+	Path      *string `json:"path"`
+	Line      *int    `json:"line"`
+	EndLine   *int    `json:"endLine"`
+	CommentID *string `json:"commentId"`
 }
 
 // protocolError is a failure to report to the client as an error message.
@@ -80,7 +85,8 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 		return &m, nil
 	case wire.TypeTerminalInput, wire.TypeTerminalInterrupt, wire.TypeTerminalResize,
 		wire.TypeSessionAttach, wire.TypeSessionDetach, wire.TypeSessionResume, wire.TypeTerminalAck,
-		wire.TypePromptQueue, wire.TypePromptDequeue:
+		wire.TypePromptQueue, wire.TypePromptDequeue,
+		wire.TypeReviewComment, wire.TypeReviewUncomment, wire.TypeReviewDiscard, wire.TypeReviewSend:
 	default:
 		return nil, invalid(sid, "unknown message type %q", clip(m.Type))
 	}
@@ -99,6 +105,14 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 	case wire.TypePromptDequeue:
 		if m.PromptID == nil || *m.PromptID == "" {
 			return nil, invalid(sid, "prompt.dequeue needs promptId")
+		}
+	case wire.TypeReviewComment:
+		if m.Path == nil || m.Line == nil || m.Text == nil {
+			return nil, invalid(sid, "review.comment needs path, line and text")
+		}
+	case wire.TypeReviewUncomment:
+		if m.CommentID == nil || *m.CommentID == "" {
+			return nil, invalid(sid, "review.uncomment needs commentId")
 		}
 	case wire.TypeTerminalAck:
 		if m.Seq == nil {
@@ -121,7 +135,7 @@ func decodeClientMessage(b []byte) (*clientMessage, *protocolError) {
 
 func fieldKind(field string) string {
 	switch field {
-	case "cols", "rows", "lines":
+	case "cols", "rows", "lines", "line", "endLine":
 		return "an integer"
 	case "since", "seq":
 		return "a non-negative integer"

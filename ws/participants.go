@@ -223,6 +223,8 @@ func (h *Hub) renderState(k stateKey) ([]byte, error) {
 		return wire.Marshal(m)
 	case wire.TypePromptList:
 		return wire.Marshal(wire.PromptListView(k.sessionID, s.Queue()))
+	case wire.TypeReviewDraft:
+		return wire.Marshal(wire.ReviewDraftView(k.sessionID, h.reviews.Get(k.sessionID)))
 	}
 	return nil, fmt.Errorf("no state %q", k.kind)
 }

@@ -365,8 +365,8 @@ func TestDetachStopsTheStream(t *testing.T) {
 	c.send(map[string]any{"type": wire.TypeSessionAttach, "sessionId": s.ID(), "since": seen})
 	for {
 		m := c.read()
-		if m.SessionID != s.ID() || m.Type == wire.TypePromptList || m.Type == wire.TypeSessionParticipants {
-			continue // the attach's queue and who is there: not output
+		if m.SessionID != s.ID() || m.Type == wire.TypePromptList || m.Type == wire.TypeReviewDraft || m.Type == wire.TypeSessionParticipants {
+			continue // the attach's queue, review draft and who is there: not output
 		}
 		if m.Type != wire.TypeSessionAttached {
 			t.Fatalf("detached client got %+v", m)
