@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/reaper"
@@ -61,7 +62,7 @@ type server struct {
 	hooks     *hookServer
 	worktrees *worktreeWatches
 	origins   *sameorigin.Policy
-	diffs     *sessionDiffs
+	diffs     *changes.Live
 	refusals  *ratelog.Limiter
 	started   time.Time
 
@@ -155,14 +156,14 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
-	s.diffs = newSessionDiffs(s.hub, cfg.Workspace, log)
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:            cfg.Workspace,
 		Ignore:          cfg.WatchIgnore,
 		KeepTemporaries: cfg.WatchTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			s.hub.OnFile(ev)
-			s.diffs.onFile(ev.Path)
+			s.diffs.Changed(ev.Path)
 		},
 		OnWorkflow: s.hub.OnWorkflow,
 		Logger:     log,
@@ -212,7 +213,7 @@ func (s *server) start() {
 	}
 	s.mgr.Subscribe(s.hub.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
-	s.mgr.Subscribe(s.diffs.onEvent)
+	s.mgr.Subscribe(s.followDiffs)
 	s.memory.Subscribe(s.hub.OnMemory)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
@@ -220,9 +221,9 @@ func (s *server) start() {
 		if info.Worktree != nil {
 			s.worktrees.start(info.ID, info.Worktree.Path)
 		}
-		s.diffs.add(info)
+		s.followDiff(info)
 	}
-	s.watchers.Go(func() { s.diffs.run(ctx) })
+	s.watchers.Go(func() { s.diffs.Run(ctx) })
 	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.
