@@ -194,17 +194,24 @@ func (l *Live) Run(ctx context.Context) {
 		case <-poll.C:
 			ts.checkBases(ctx)
 		}
-		in := l.take()
 		now := time.Now()
-		ts.forget(in.removed)
-		for _, f := range in.added {
-			l.follow(ctx, &ts, f)
-		}
-		ts.note(in.changed, now)
+		l.apply(ctx, &ts, l.take(), now)
 		if next, ok := l.updateDue(ctx, &ts, now); ok {
 			timer.Reset(next)
 		}
 	}
+}
+
+// apply brings the trees up to date with what came since the last look:
+// sessions followed and forgotten, files written.
+func (l *Live) apply(ctx context.Context, ts *trees, in inbox, now time.Time) {
+	// Follow before forgetting: a session made and destroyed since the
+	// last look is in both lists, and must not stay followed.
+	for _, f := range in.added {
+		l.follow(ctx, ts, f)
+	}
+	ts.forget(in.removed)
+	ts.note(in.changed, now)
 }
 
 // trees is Run's own state: the trees followed, by top and base branch,

@@ -169,7 +169,8 @@ func TestLiveBurstIsOneUpdate(t *testing.T) {
 	}
 }
 
-// TestLiveForget: a forgotten session hears nothing more.
+// TestLiveForget: a forgotten session hears nothing more, and its tree
+// is not followed for it.
 func TestLiveForget(t *testing.T) {
 	dir := repo(t, map[string]string{"README.md": "hello\n"})
 	e := startLive(t, LiveOptions{})
@@ -185,6 +186,19 @@ func TestLiveForget(t *testing.T) {
 	e.settle(t)
 	if got := e.rec.of("b"); len(got) != told {
 		t.Errorf("a forgotten session was told %+v after it was forgotten", got[told:])
+	}
+}
+
+// TestLiveForgetBeforeRunLooks: a session made and destroyed between two
+// looks of Run is not followed: its tree is not diffed, now or later.
+func TestLiveForgetBeforeRunLooks(t *testing.T) {
+	l := NewLive(LiveOptions{})
+	l.Follow("gone", repo(t, map[string]string{"README.md": "hello\n"}), "")
+	l.Forget("gone")
+	ts := trees{byKey: map[string]*tree{}, bySession: map[string]string{}}
+	l.apply(ctx(t), &ts, l.take(), time.Now())
+	if len(ts.byKey) != 0 || len(ts.bySession) != 0 {
+		t.Errorf("after a session came and went: trees %v, sessions %v; want none followed", ts.byKey, ts.bySession)
 	}
 }
 
