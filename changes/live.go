@@ -251,8 +251,10 @@ func (l *Live) follow(ctx context.Context, ts *trees, f follow) {
 	if t == nil {
 		t = &tree{tracker: NewTracker(top, f.from), sessions: map[string]bool{}, full: true}
 		ts.byKey[key] = t
-	} else {
-		// The newcomer has heard nothing yet.
+	} else if t.sent.Base != "" {
+		// The newcomer has heard nothing yet. (Before the tree's first
+		// summary there is nothing to tell: that summary goes to every
+		// session of the tree, the newcomer included.)
 		l.notify(f.id, t.sent)
 	}
 	t.sessions[f.id] = true

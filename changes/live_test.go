@@ -202,6 +202,26 @@ func TestLiveForgetBeforeRunLooks(t *testing.T) {
 	}
 }
 
+// TestLiveNewcomerBeforeFirstSummary: a session that joins a tree before
+// its first summary is told that summary with the others, and no empty
+// one before it.
+func TestLiveNewcomerBeforeFirstSummary(t *testing.T) {
+	rec := &recorder{}
+	l := NewLive(LiveOptions{Notify: rec.notify})
+	dir := repo(t, map[string]string{"README.md": "hello\n"})
+	l.Follow("a", dir, "")
+	l.Follow("b", dir, "")
+	ts := trees{byKey: map[string]*tree{}, bySession: map[string]string{}}
+	now := time.Now()
+	l.apply(ctx(t), &ts, l.take(), now)
+	l.updateDue(ctx(t), &ts, now)
+	for _, id := range []string{"a", "b"} {
+		if got := rec.of(id); len(got) != 1 || !clean(got[0]) {
+			t.Errorf("%s was told %+v, want the clean tree once", id, got)
+		}
+	}
+}
+
 // TestLiveNestedTrees: a write in a worktree inside the workspace is the
 // worktree's, not the workspace's; the worktree's changes count from
 // where its branch left the workspace's.
