@@ -145,9 +145,7 @@ func (l *Live) Forget(sessionID string) {
 // Changed notes a write to path (absolute, as a file watcher reports it)
 // in whichever tree holds it. It does not block.
 func (l *Live) Changed(path string) {
-	if rest, ok := strings.CutPrefix(path, l.workspace); ok && l.realWorkspace != l.workspace {
-		path = l.realWorkspace + rest
-	}
+	path = l.real(path)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.in.changed) > maxChanged {
@@ -155,6 +153,19 @@ func (l *Live) Changed(path string) {
 	}
 	l.in.changed = append(l.in.changed, path)
 	l.poke()
+}
+
+// real maps a path under the workspace, as the watchers name it, to the
+// same path under the workspace's real path.
+func (l *Live) real(path string) string {
+	if l.realWorkspace == l.workspace {
+		return path
+	}
+	rest, ok := strings.CutPrefix(path, l.workspace)
+	if !ok || (rest != "" && rest[0] != filepath.Separator) {
+		return path // not under it: a sibling whose name starts alike
+	}
+	return l.realWorkspace + rest
 }
 
 func (l *Live) poke() {

@@ -268,6 +268,18 @@ func TestLiveWorkspaceLink(t *testing.T) {
 	write(t, link, "new.txt", "new\n")
 	e.live.Changed(filepath.Join(link, "new.txt"))
 	e.rec.await(t, "a", 1, "new.txt", func(s Summarized) bool { return len(s.Files) == 1 && s.Files[0].Path == "new.txt" })
+
+	// Only paths under the link are its: not a sibling that starts alike.
+	for in, want := range map[string]string{
+		link:                  dir,
+		link + "/a/b.txt":     dir + "/a/b.txt",
+		link + "x/a.txt":      link + "x/a.txt",
+		"/elsewhere/ws/a.txt": "/elsewhere/ws/a.txt",
+	} {
+		if got := e.live.real(in); got != want {
+			t.Errorf("real(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // TestLiveNoRepository: a session outside any repository is not followed,
