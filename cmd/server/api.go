@@ -143,12 +143,12 @@ func (s *server) httpError(err error, c echo.Context) {
 	if errors.As(err, &he) {
 		status, msg = he.Code, fmt.Sprint(he.Message)
 	}
-	code := "INTERNAL_ERROR"
+	code := wire.CodeInternal
 	switch status {
 	case http.StatusNotFound:
 		code = wire.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		code = "METHOD_NOT_ALLOWED"
+		code = wire.CodeMethodNotAllowed
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)
@@ -207,9 +207,6 @@ func hostAllowed(hostport string, allowed []string) bool {
 	return false
 }
 
-// codeUnsupportedMediaType answers a request body that is not JSON (415).
-const codeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-
 // checkOrigin is the one same-origin check of every request that changes
 // state: any method but GET, HEAD and OPTIONS, anywhere, and the WebSocket
 // upgrade, which opens terminals; and of every read of the API. Such a request must come from this
@@ -238,7 +235,7 @@ func (s *server) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead {
 			if err := sameorigin.CheckJSONBody(req); err != nil {
-				return errorJSON(c, http.StatusUnsupportedMediaType, codeUnsupportedMediaType, err.Error())
+				return errorJSON(c, http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType, err.Error())
 			}
 		}
 		return next(c)
@@ -272,7 +269,7 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		path := req.URL.Path
 		if q := req.URL.Query().Get("token"); q != "" && !strings.HasPrefix(path, "/api/") && path != "/ws" {
 			if !s.tokenOK(q) {
-				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "wrong token")
+				return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, "wrong token")
 			}
 			// No Path: the browser scopes the cookie to the directory of
 			// the page it asked for, which behind a path-prefix proxy
@@ -291,14 +288,14 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if auth := req.Header.Get("Authorization"); auth != "" {
 			scheme, tok, _ := strings.Cut(auth, " ")
 			if !strings.EqualFold(scheme, "Bearer") {
-				return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "the Authorization header must be \"Bearer <token>\"")
+				return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, "the Authorization header must be \"Bearer <token>\"")
 			}
 			given = strings.TrimSpace(tok)
 		} else if ck, err := req.Cookie(tokenCookie); err == nil {
 			given = ck.Value
 		}
 		if !s.tokenOK(given) {
-			return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", "missing or wrong token")
+			return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, "missing or wrong token")
 		}
 		return next(c)
 	}

@@ -564,14 +564,14 @@ func TestToken(t *testing.T) {
 	t.Run("api without token", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/api/sessions", "")
-		wantError(t, "no token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "no token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		resp, b = e.do(http.MethodPost, "/api/sessions", "{}")
-		wantError(t, "create without token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "create without token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		resp, b = e.do(http.MethodGet, "/api/sessions", "", "Authorization", "Bearer wrong")
-		wantError(t, "wrong token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "wrong token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		// ?token= is for pages, not for the API.
 		resp, b = e.do(http.MethodGet, "/api/sessions?token="+token, "")
-		wantError(t, "query token on the API", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "query token on the API", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 	t.Run("api with bearer", func(t *testing.T) {
 		e := e.at(t)
@@ -629,7 +629,7 @@ func TestToken(t *testing.T) {
 	t.Run("wrong query token", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/?token=wrong", "")
-		wantError(t, "wrong ?token=", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "wrong ?token=", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		if len(resp.Cookies()) != 0 {
 			t.Errorf("wrong token set cookies %q", resp.Header.Values("Set-Cookie"))
 		}
@@ -643,7 +643,7 @@ func TestToken(t *testing.T) {
 	t.Run("websocket", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/ws", "")
-		wantError(t, "GET /ws", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "GET /ws", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 
 		url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws"
 		if _, status, err := dialWS(t, url, nil); err == nil || status != http.StatusUnauthorized {

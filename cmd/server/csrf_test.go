@@ -114,7 +114,7 @@ func TestStateChangesNeedJSONBodies(t *testing.T) {
 	e := newAPI(t)
 	for _, ctype := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
 		resp, b := e.browserRequest(http.MethodPost, "/api/sessions", e.ts.URL, "same-origin", ctype, `{"name":"x"}`)
-		msg := wantError(t, "Content-Type "+ctype, resp, b, http.StatusUnsupportedMediaType, codeUnsupportedMediaType)
+		msg := wantError(t, "Content-Type "+ctype, resp, b, http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType)
 		if !strings.Contains(msg, "application/json") {
 			t.Errorf("Content-Type %q: message %q does not say what to send", ctype, msg)
 		}
@@ -258,12 +258,12 @@ func TestOnlyBearerTokens(t *testing.T) {
 	e := newAPI(t, "--token", "s3cret")
 	for _, auth := range []string{"s3cret", "Basic s3cret", "Token s3cret", "Bearers3cret", "Bearer", "Bearer wrong"} {
 		resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", auth)
-		wantError(t, "Authorization: "+auth, resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "Authorization: "+auth, resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	}
 	// A wrong scheme loses to a right cookie? No: the header is what the
 	// client chose to send, and it is wrong.
 	resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", "s3cret", "Cookie", tokenCookie+"=s3cret")
-	wantError(t, "bare token beside the cookie", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, "bare token beside the cookie", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	for _, auth := range []string{"Bearer s3cret", "bearer s3cret", "BEARER s3cret"} {
 		resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", auth)
 		wantStatus(t, "Authorization: "+auth, resp, b, http.StatusOK)
