@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/guard"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -593,12 +594,12 @@ func TestToken(t *testing.T) {
 		}
 		var ck *http.Cookie
 		for _, c := range resp.Cookies() {
-			if c.Name == tokenCookie {
+			if c.Name == guard.TokenCookie {
 				ck = c
 			}
 		}
 		if ck == nil {
-			t.Fatalf("no %s cookie in %q", tokenCookie, resp.Header.Values("Set-Cookie"))
+			t.Fatalf("no %s cookie in %q", guard.TokenCookie, resp.Header.Values("Set-Cookie"))
 		}
 		if ck.Value != token || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "" || ck.Secure {
 			t.Errorf("cookie %q: want value %q, HttpOnly, SameSite=Strict, no Path (the page's directory), not Secure over http", ck.String(), token)
@@ -658,7 +659,7 @@ func TestToken(t *testing.T) {
 		}
 		roundTrip(t, conn)
 		conn.Close()
-		conn, _, err = dialWS(t, url, http.Header{"Cookie": {tokenCookie + "=" + token}})
+		conn, _, err = dialWS(t, url, http.Header{"Cookie": {guard.TokenCookie + "=" + token}})
 		if err != nil {
 			t.Fatalf("dial with cookie: %v", err)
 		}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
-	"github.com/agentmux/agentmux/internal/ratelog"
+	"github.com/agentmux/agentmux/internal/guard"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
@@ -61,9 +61,8 @@ type server struct {
 	memory    *memory.Monitor
 	hooks     *hookServer
 	worktrees *worktreeWatches
-	origins   *sameorigin.Policy
+	guard     *guard.Guard
 	diffs     *changes.Live
-	refusals  *ratelog.Limiter
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -115,8 +114,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, memory: mon, origins: origins, started: time.Now(),
-		refusals: &ratelog.Limiter{Every: refusalLogEvery}}
+	s := &server{cfg: cfg, log: log, store: store, memory: mon, started: time.Now(),
+		guard: guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(cfg), Origins: origins, Logger: log})}
 	defer func() {
 		if err != nil {
 			s.abandon()
