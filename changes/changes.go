@@ -12,6 +12,12 @@
 // off (gitexec.NeutralConfig). Untracked files are diffed as git does
 // new ones, by marking them intent-to-add in a copy of the index that git
 // then reads instead of the real one, which it never writes.
+//
+// A Tracker keeps one tree's summary up to date, diffing only the paths
+// that changed. Live keeps the summaries of every session's tree as the
+// file watchers report writes, and tells them to whoever wires it (the
+// WebSocket hub): it knows sessions only by their ids, so this package
+// stays below the ones that own sessions and connections.
 package changes
 
 import (

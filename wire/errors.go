@@ -9,18 +9,31 @@ import (
 )
 
 // Error codes, used in the protocol's error messages and in HTTP error
-// bodies alike.
+// bodies alike. Every code agentmux sends is here, so the WebSocket, the
+// API and the UI cannot come to spell one differently; docs/protocol.md
+// lists them with their HTTP statuses.
 const (
-	CodeSessionNotFound     = "SESSION_NOT_FOUND"
+	// CodeSessionNotFound: the session id names no session.
+	CodeSessionNotFound = "SESSION_NOT_FOUND"
+	// CodeSessionLimitReached: --max-sessions sessions are running.
 	CodeSessionLimitReached = "SESSION_LIMIT_REACHED"
 	// CodeSessionStoreFull: as many sessions are kept, running or ended,
 	// as --keep-sessions allows; deleting ended ones makes room.
 	CodeSessionStoreFull = "SESSION_STORE_FULL"
-	CodePTYSpawnFailed   = "PTY_SPAWN_FAILED"
+	// CodePTYSpawnFailed: the session's command could not be started.
+	CodePTYSpawnFailed = "PTY_SPAWN_FAILED"
+	// CodePermissionDenied: the server is shutting down, or (HTTP, 403)
+	// the request came from another web page, named a Host that is not
+	// allowed, or a file outside the workspace.
 	CodePermissionDenied = "PERMISSION_DENIED"
-	CodeInvalidMessage   = "INVALID_MESSAGE"
-	CodeMemoryCritical   = "MEMORY_CRITICAL"
-	CodeInternal         = "INTERNAL_ERROR"
+	// CodeInvalidMessage: a malformed message or request, or one that
+	// does not fit the session's state (resuming a running one).
+	CodeInvalidMessage = "INVALID_MESSAGE"
+	// CodeMemoryCritical: memory use is above --mem-critical, so no new
+	// agent starts.
+	CodeMemoryCritical = "MEMORY_CRITICAL"
+	// CodeInternal: any other failure.
+	CodeInternal = "INTERNAL_ERROR"
 	// CodeWorktreeError: git refused a session's worktree (not a
 	// repository, invalid branch name, branch checked out elsewhere).
 	CodeWorktreeError = "WORKTREE_ERROR"
@@ -41,6 +54,22 @@ const (
 	CodeBodyTooLarge = "BODY_TOO_LARGE"
 	// CodeNotFound (HTTP only): no such file or route.
 	CodeNotFound = "NOT_FOUND"
+	// CodeMethodNotAllowed (HTTP only, 405): a route outside /api asked
+	// with a method it does not take, such as POST /ws.
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	// CodeUnauthorized (HTTP only, 401): the request lacks --token (or
+	// carries a wrong one, or not as "Bearer <token>"), or a hook call
+	// lacks its session's secret. A caller without the secret learns
+	// nothing else, not even whether the session exists.
+	CodeUnauthorized = "UNAUTHORIZED"
+	// CodeForbidden (HTTP only, 403): a hook call from another machine or
+	// from a web page. (A web page's request to the API is
+	// CodePermissionDenied.)
+	CodeForbidden = "FORBIDDEN"
+	// CodeUnsupportedMediaType (HTTP only, 415): a request body that is
+	// not application/json, which is what a page on another origin could
+	// send without asking first.
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 	// CodeNotARepository (HTTP only): a diff was asked of a session whose
 	// tree is not in a git repository.
 	CodeNotARepository = "NOT_A_REPOSITORY"

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/guard"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -564,14 +565,14 @@ func TestToken(t *testing.T) {
 	t.Run("api without token", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/api/sessions", "")
-		wantError(t, "no token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "no token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		resp, b = e.do(http.MethodPost, "/api/sessions", "{}")
-		wantError(t, "create without token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "create without token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		resp, b = e.do(http.MethodGet, "/api/sessions", "", "Authorization", "Bearer wrong")
-		wantError(t, "wrong token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "wrong token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		// ?token= is for pages, not for the API.
 		resp, b = e.do(http.MethodGet, "/api/sessions?token="+token, "")
-		wantError(t, "query token on the API", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "query token on the API", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	})
 	t.Run("api with bearer", func(t *testing.T) {
 		e := e.at(t)
@@ -593,12 +594,12 @@ func TestToken(t *testing.T) {
 		}
 		var ck *http.Cookie
 		for _, c := range resp.Cookies() {
-			if c.Name == tokenCookie {
+			if c.Name == guard.TokenCookie {
 				ck = c
 			}
 		}
 		if ck == nil {
-			t.Fatalf("no %s cookie in %q", tokenCookie, resp.Header.Values("Set-Cookie"))
+			t.Fatalf("no %s cookie in %q", guard.TokenCookie, resp.Header.Values("Set-Cookie"))
 		}
 		if ck.Value != token || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "" || ck.Secure {
 			t.Errorf("cookie %q: want value %q, HttpOnly, SameSite=Strict, no Path (the page's directory), not Secure over http", ck.String(), token)
@@ -629,7 +630,7 @@ func TestToken(t *testing.T) {
 	t.Run("wrong query token", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/?token=wrong", "")
-		wantError(t, "wrong ?token=", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "wrong ?token=", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 		if len(resp.Cookies()) != 0 {
 			t.Errorf("wrong token set cookies %q", resp.Header.Values("Set-Cookie"))
 		}
@@ -643,7 +644,7 @@ func TestToken(t *testing.T) {
 	t.Run("websocket", func(t *testing.T) {
 		e := e.at(t)
 		resp, b := e.do(http.MethodGet, "/ws", "")
-		wantError(t, "GET /ws", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "GET /ws", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 
 		url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws"
 		if _, status, err := dialWS(t, url, nil); err == nil || status != http.StatusUnauthorized {
@@ -658,7 +659,7 @@ func TestToken(t *testing.T) {
 		}
 		roundTrip(t, conn)
 		conn.Close()
-		conn, _, err = dialWS(t, url, http.Header{"Cookie": {tokenCookie + "=" + token}})
+		conn, _, err = dialWS(t, url, http.Header{"Cookie": {guard.TokenCookie + "=" + token}})
 		if err != nil {
 			t.Fatalf("dial with cookie: %v", err)
 		}

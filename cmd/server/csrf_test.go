@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/guard"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -108,13 +109,50 @@ func TestCrossSiteRequestsCannotDriveTheAPI(t *testing.T) {
 	wantStatus(t, "a script's create", resp, b, http.StatusCreated)
 }
 
+// TestEveryRouteIsGuarded: every route the router registers, with every
+// method it takes, is behind the one gate: from another site, anything
+// but reading a page or an asset (any method but GET, HEAD and OPTIONS,
+// any read of the API, the WebSocket upgrade) is refused before its
+// handler runs. A route added beside the gate fails here.
+func TestEveryRouteIsGuarded(t *testing.T) {
+	e := newAPI(t)
+	victim := e.createCommand(sleeper())
+	checked := 0
+	for _, r := range e.srv.newRouter().Routes() {
+		path := strings.ReplaceAll(strings.ReplaceAll(r.Path, ":id", victim.ID), "*", "x")
+		switch {
+		case r.Method == http.MethodOptions:
+			continue // a preflight, which the gate lets through and nothing grants
+		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && path != "/ws" && !strings.HasPrefix(path, "/api/"):
+			continue // a page or an asset
+		}
+		what := r.Method + " " + r.Path
+		resp, b := e.browserRequest(r.Method, path, "http://evil.test", "cross-site", "application/json", "{}")
+		if r.Method == http.MethodHead {
+			wantStatus(t, what, resp, b, http.StatusForbidden)
+		} else {
+			wantError(t, what, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d routes checked: the router's routes were not found", checked)
+	}
+	if got := ids(e.list()); len(got) != 1 || got[0] != victim.ID {
+		t.Fatalf("sessions after the requests: %v, want only %s", got, victim.ID)
+	}
+	if s := e.get(victim.ID); s.Status != "active" || !s.Running {
+		t.Errorf("the victim session is %s (running %v), want active and running", s.Status, s.Running)
+	}
+}
+
 // TestStateChangesNeedJSONBodies: even from the page's own origin, a body
 // must be JSON; a request without a body needs no type.
 func TestStateChangesNeedJSONBodies(t *testing.T) {
 	e := newAPI(t)
 	for _, ctype := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
 		resp, b := e.browserRequest(http.MethodPost, "/api/sessions", e.ts.URL, "same-origin", ctype, `{"name":"x"}`)
-		msg := wantError(t, "Content-Type "+ctype, resp, b, http.StatusUnsupportedMediaType, codeUnsupportedMediaType)
+		msg := wantError(t, "Content-Type "+ctype, resp, b, http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType)
 		if !strings.Contains(msg, "application/json") {
 			t.Errorf("Content-Type %q: message %q does not say what to send", ctype, msg)
 		}
@@ -134,7 +172,7 @@ func TestStateChangesNeedJSONBodies(t *testing.T) {
 func TestTokenCookieFromAnotherPort(t *testing.T) {
 	const token = "s3cret"
 	e := newAPI(t, "--token", token)
-	cookie := tokenCookie + "=" + token
+	cookie := guard.TokenCookie + "=" + token
 	other := "http://127.0.0.1:3000"
 	resp, b := e.browserRequest(http.MethodPost, "/api/sessions", other, "same-site", "text/plain", `{"name":"pwned"}`, "Cookie", cookie)
 	wantError(t, "create from another port", resp, b, http.StatusForbidden, wire.CodePermissionDenied)
@@ -258,12 +296,12 @@ func TestOnlyBearerTokens(t *testing.T) {
 	e := newAPI(t, "--token", "s3cret")
 	for _, auth := range []string{"s3cret", "Basic s3cret", "Token s3cret", "Bearers3cret", "Bearer", "Bearer wrong"} {
 		resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", auth)
-		wantError(t, "Authorization: "+auth, resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+		wantError(t, "Authorization: "+auth, resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	}
 	// A wrong scheme loses to a right cookie? No: the header is what the
 	// client chose to send, and it is wrong.
-	resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", "s3cret", "Cookie", tokenCookie+"=s3cret")
-	wantError(t, "bare token beside the cookie", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+	resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", "s3cret", "Cookie", guard.TokenCookie+"=s3cret")
+	wantError(t, "bare token beside the cookie", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	for _, auth := range []string{"Bearer s3cret", "bearer s3cret", "BEARER s3cret"} {
 		resp, b := e.do(http.MethodGet, "/api/sessions", "", "Authorization", auth)
 		wantStatus(t, "Authorization: "+auth, resp, b, http.StatusOK)

@@ -94,27 +94,27 @@ func (h *hookServer) stop(ctx context.Context) error {
 func hookCall(c echo.Context, mgr *sessions.Manager) error {
 	req := c.Request()
 	if !isLoopback(req.RemoteAddr) {
-		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are taken from this machine only")
+		return errorJSON(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are taken from this machine only")
 	}
 	if req.Header.Get("Origin") != "" || req.Header.Get("Sec-Fetch-Site") != "" {
 		// A browser page: hooks are never called from one.
-		return errorJSON(c, http.StatusForbidden, "FORBIDDEN", "agent hooks are not taken from web pages")
+		return errorJSON(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are not taken from web pages")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxHookBodyBytes))
 	if err != nil {
-		return errorJSON(c, http.StatusBadRequest, "INVALID_MESSAGE", "read hook input: "+err.Error())
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "read hook input: "+err.Error())
 	}
 	sess, err := mgr.Get(c.Param("id"))
 	if err != nil {
 		// Said as for a wrong secret: a caller without one learns nothing
 		// about which sessions exist.
-		return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", sessions.ErrHookSecret.Error())
+		return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, sessions.ErrHookSecret.Error())
 	}
 	switch err := sess.Hook(req.Header.Get(sessions.HookHeader), body); {
 	case errors.Is(err, sessions.ErrHookSecret):
-		return errorJSON(c, http.StatusUnauthorized, "UNAUTHORIZED", err.Error())
+		return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, err.Error())
 	case err != nil:
-		return errorJSON(c, http.StatusBadRequest, "INVALID_MESSAGE", err.Error())
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
 	}
 	return c.NoContent(http.StatusNoContent)
 }

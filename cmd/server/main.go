@@ -20,8 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
-	"github.com/agentmux/agentmux/internal/ratelog"
+	"github.com/agentmux/agentmux/internal/guard"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
@@ -60,9 +61,8 @@ type server struct {
 	memory    *memory.Monitor
 	hooks     *hookServer
 	worktrees *worktreeWatches
-	origins   *sameorigin.Policy
-	diffs     *sessionDiffs
-	refusals  *ratelog.Limiter
+	guard     *guard.Guard
+	diffs     *changes.Live
 	started   time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
@@ -114,8 +114,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, memory: mon, origins: origins, started: time.Now(),
-		refusals: &ratelog.Limiter{Every: refusalLogEvery}}
+	s := &server{cfg: cfg, log: log, store: store, memory: mon, started: time.Now(),
+		guard: guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(cfg), Origins: origins, Logger: log})}
 	defer func() {
 		if err != nil {
 			s.abandon()
@@ -155,14 +155,14 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
-	s.diffs = newSessionDiffs(s.hub, cfg.Workspace, log)
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:            cfg.Workspace,
 		Ignore:          cfg.WatchIgnore,
 		KeepTemporaries: cfg.WatchTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			s.hub.OnFile(ev)
-			s.diffs.onFile(ev.Path)
+			s.diffs.Changed(ev.Path)
 		},
 		OnWorkflow: s.hub.OnWorkflow,
 		Logger:     log,
@@ -212,7 +212,7 @@ func (s *server) start() {
 	}
 	s.mgr.Subscribe(s.hub.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
-	s.mgr.Subscribe(s.diffs.onEvent)
+	s.mgr.Subscribe(s.followDiffs)
 	s.memory.Subscribe(s.hub.OnMemory)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
@@ -220,9 +220,9 @@ func (s *server) start() {
 		if info.Worktree != nil {
 			s.worktrees.start(info.ID, info.Worktree.Path)
 		}
-		s.diffs.add(info)
+		s.followDiff(info)
 	}
-	s.watchers.Go(func() { s.diffs.run(ctx) })
+	s.watchers.Go(func() { s.diffs.Run(ctx) })
 	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.

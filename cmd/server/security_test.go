@@ -54,7 +54,7 @@ func TestDNSRebinding(t *testing.T) {
 	// A token is the guard instead: any name, but only with the token.
 	tok := newAPI(t, "--token", "s3cret")
 	resp, b := hostRequest(t, tok, "/api/sessions", "evil.test:8080")
-	wantError(t, "rebound, no token", resp, b, http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, "rebound, no token", resp, b, http.StatusUnauthorized, wire.CodeUnauthorized)
 	resp, b = hostRequest(t, tok, "/api/sessions", "evil.test:8080", "Authorization", "Bearer s3cret")
 	wantStatus(t, "any host with the token", resp, b, http.StatusOK)
 }

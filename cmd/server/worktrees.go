@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -25,7 +26,7 @@ type worktreeWatches struct {
 	// keepTemporaries is --watch-temporaries.
 	keepTemporaries bool
 	hub             *ws.Hub
-	diffs           *sessionDiffs
+	diffs           *changes.Live
 	log             *slog.Logger
 
 	mu      sync.Mutex
@@ -81,7 +82,7 @@ func (w *worktreeWatches) start(id, root string) {
 		KeepTemporaries: w.keepTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
 			w.hub.OnSessionFile(id, prefix, ev)
-			w.diffs.onFile(ev.Path)
+			w.diffs.Changed(ev.Path)
 		},
 		OnWorkflow: func(_ string, wf workflow.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
 		Logger:     log,

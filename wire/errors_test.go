@@ -1,0 +1,101 @@
+package wire
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// onTheWire is every error code as clients know it. A map keyed by the
+// constants would not compile with two codes spelled alike.
+var onTheWire = map[string]struct{ name, want string }{
+	CodeSessionNotFound:      {"CodeSessionNotFound", "SESSION_NOT_FOUND"},
+	CodeSessionLimitReached:  {"CodeSessionLimitReached", "SESSION_LIMIT_REACHED"},
+	CodeSessionStoreFull:     {"CodeSessionStoreFull", "SESSION_STORE_FULL"},
+	CodePTYSpawnFailed:       {"CodePTYSpawnFailed", "PTY_SPAWN_FAILED"},
+	CodePermissionDenied:     {"CodePermissionDenied", "PERMISSION_DENIED"},
+	CodeInvalidMessage:       {"CodeInvalidMessage", "INVALID_MESSAGE"},
+	CodeMemoryCritical:       {"CodeMemoryCritical", "MEMORY_CRITICAL"},
+	CodeInternal:             {"CodeInternal", "INTERNAL_ERROR"},
+	CodeWorktreeError:        {"CodeWorktreeError", "WORKTREE_ERROR"},
+	CodeWorktreeDirty:        {"CodeWorktreeDirty", "WORKTREE_DIRTY"},
+	CodeInputFull:            {"CodeInputFull", "INPUT_FULL"},
+	CodeNotQueueOwner:        {"CodeNotQueueOwner", "NOT_QUEUE_OWNER"},
+	CodePromptNotFound:       {"CodePromptNotFound", "PROMPT_NOT_FOUND"},
+	CodeQueueFull:            {"CodeQueueFull", "QUEUE_FULL"},
+	CodeBodyTooLarge:         {"CodeBodyTooLarge", "BODY_TOO_LARGE"},
+	CodeNotFound:             {"CodeNotFound", "NOT_FOUND"},
+	CodeMethodNotAllowed:     {"CodeMethodNotAllowed", "METHOD_NOT_ALLOWED"},
+	CodeUnauthorized:         {"CodeUnauthorized", "UNAUTHORIZED"},
+	CodeForbidden:            {"CodeForbidden", "FORBIDDEN"},
+	CodeUnsupportedMediaType: {"CodeUnsupportedMediaType", "UNSUPPORTED_MEDIA_TYPE"},
+	CodeNotARepository:       {"CodeNotARepository", "NOT_A_REPOSITORY"},
+	CodeUntrustedRepository:  {"CodeUntrustedRepository", "UNTRUSTED_REPOSITORY"},
+	CodeTooManyConnections:   {"CodeTooManyConnections", "TOO_MANY_CONNECTIONS"},
+}
+
+// TestErrorCodes: every code declared in errors.go is spelled as clients
+// (the UI, scripts, the protocol document) know it, and the protocol
+// document names it; a new code fails here until it is listed above and
+// documented.
+func TestErrorCodes(t *testing.T) {
+	declared := codeConstants(t)
+	listed := map[string]bool{}
+	for got, c := range onTheWire {
+		listed[c.name] = true
+		if got != c.want {
+			t.Errorf("%s = %q, want %q: clients know it by that", c.name, got, c.want)
+		}
+		if !declared[c.name] {
+			t.Errorf("%s is listed here but not declared in errors.go", c.name)
+		}
+	}
+	for name := range declared {
+		if !listed[name] {
+			t.Errorf("%s is declared in errors.go but not listed in this test", name)
+		}
+	}
+
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, c := range onTheWire {
+		if !regexp.MustCompile(`\b` + code + `\b`).Match(doc) {
+			t.Errorf("%s (%s) is not in docs/protocol.md", code, c.name)
+		}
+	}
+}
+
+// codeConstants returns the names of the constants in errors.go that
+// start with Code.
+func codeConstants(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			for _, n := range spec.(*ast.ValueSpec).Names {
+				if strings.HasPrefix(n.Name, "Code") {
+					names[n.Name] = true
+				}
+			}
+		}
+	}
+	return names
+}
