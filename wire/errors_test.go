@@ -40,6 +40,9 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeNotARepository:       {"CodeNotARepository", "NOT_A_REPOSITORY"},
 	CodeUntrustedRepository:  {"CodeUntrustedRepository", "UNTRUSTED_REPOSITORY"},
 	CodeTooManyConnections:   {"CodeTooManyConnections", "TOO_MANY_CONNECTIONS"},
+	CodeReviewFull:           {"CodeReviewFull", "REVIEW_FULL"},
+	CodeCommentNotFound:      {"CodeCommentNotFound", "COMMENT_NOT_FOUND"},
+	CodeNotCommentAuthor:     {"CodeNotCommentAuthor", "NOT_COMMENT_AUTHOR"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients
