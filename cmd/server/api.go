@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	textclip "github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/review"
 
 	"github.com/labstack/echo/v4"
 
@@ -46,7 +48,7 @@ func sessionError(c echo.Context, err error) error {
 		status = http.StatusConflict
 	case code == wire.CodePTYSpawnFailed, code == wire.CodeInvalidMessage, code == wire.CodeWorktreeError:
 		status = http.StatusBadRequest
-	case code == wire.CodeWorktreeDirty:
+	case code == wire.CodeWorktreeDirty, code == wire.CodeQueueFull:
 		status = http.StatusConflict
 	case code == wire.CodePermissionDenied, code == wire.CodeMemoryCritical:
 		status = http.StatusServiceUnavailable
@@ -70,6 +72,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.GET("/sessions/:id/diff", s.getDiff, boundSessionID)
 	api.DELETE("/sessions/:id", s.deleteSession, boundSessionID)
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
+	api.POST("/sessions/:id/review", s.sendReview, boundSessionID)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
 	api.GET("/documents", s.getDocuments)
@@ -277,6 +280,38 @@ func (s *server) deleteSession(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// reviewRequest is POST /api/sessions/:id/review's body.
+type reviewRequest struct {
+	Comments []review.Comment `json:"comments"`
+	// Author is the name the prompt is queued under; "api" when empty.
+	Author string `json:"author"`
+}
+
+// sendReview queues review comments on a session's changes as one
+// prompt, as a draft's send does, without the draft.
+func (s *server) sendReview(c echo.Context) error {
+	var req reviewRequest
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	if len(req.Comments) == 0 {
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "comments: give at least one")
+	}
+	name := cmp.Or(req.Author, "api")
+	if err := sessions.CheckName(name); err != nil {
+		return sessionError(c, fmt.Errorf("author: %w", err))
+	}
+	// Comments sent this way are the request's, whatever they claim.
+	for i := range req.Comments {
+		req.Comments[i].ID, req.Comments[i].Author, req.Comments[i].At = "", review.Author{}, time.Time{}
+	}
+	p, pos, err := s.hub.SendReview(c.Param("id"), sessions.Author{ID: "api", Name: name}, req.Comments)
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"promptId": p.ID, "position": pos})
 }
 
 func (s *server) resumeSession(c echo.Context) error {
