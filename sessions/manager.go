@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/observe"
 	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/sessions/store"
 )
 
 // Errors the Manager and Session return. Callers map them to protocol codes
@@ -113,7 +114,7 @@ type Options struct {
 	// holds are restored (as idle) by NewManager, metadata is written on
 	// every change, and screens every SaveInterval while they change and
 	// at Close. nil means sessions live only as long as the Manager.
-	Store *Store
+	Store *store.Store
 	// SaveInterval is how often changed screens are saved; 0 means 5 s.
 	SaveInterval time.Duration
 	// Timing holds the delays of waiting, idle and stuck detection and of
@@ -159,7 +160,7 @@ type Manager struct {
 	observers observe.List[Event]
 	// journal writes the store's changes; nil without a store. Its
 	// goroutine starts in NewManager and ends in Close, after draining.
-	journal *journal
+	journal *store.Journal
 
 	// mu protects the fields below. Lock order: mu before a Session's mu.
 	// It is never held while a process starts (fork, exec, PATH lookups,
@@ -251,7 +252,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if err := m.restore(); err != nil {
 		return nil, err
 	}
-	m.journal = newJournal(opts.Store, m.log)
+	m.journal = store.NewJournal(opts.Store, m.log)
 	go m.saver()
 	return m, nil
 }
@@ -276,12 +277,12 @@ func (m *Manager) emit(ev Event) {
 	}
 	switch ev.Kind {
 	case EventDestroyed:
-		m.journal.remove(ev.Session.ID)
+		m.journal.Remove(ev.Session.ID)
 		delete(m.savedEnd, ev.Session.ID)
 	case EventPromptQueued, EventPromptDequeued, EventPromptDelivered:
-		m.journal.putQueue(ev.Session.ID, ev.Queue)
+		m.putQueue(ev.Session.ID, ev.Queue)
 	default:
-		m.journal.putRecord(recordOf(ev.Session))
+		m.putRecord(ev.Session)
 	}
 }
 

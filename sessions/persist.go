@@ -2,13 +2,98 @@ package sessions
 
 import (
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"syscall"
 	"time"
 
-	"github.com/agentmux/agentmux/sessions/output"
-
 	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/sessions/output"
+	"github.com/agentmux/agentmux/sessions/store"
 )
+
+// record is a session's metadata as stored: the JSON document the store
+// keeps under the session's id. Its field names and encodings are the
+// database's format, which earlier builds' files must still load in.
+type record struct {
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Profile        Profile            `json:"profile"`
+	Command        []string           `json:"command"`
+	Cwd            string             `json:"cwd"`
+	CreatedAt      time.Time          `json:"createdAt"`
+	LastActivityAt time.Time          `json:"lastActivityAt"`
+	Status         Status             `json:"status"`
+	Reason         string             `json:"reason,omitempty"`
+	Cols           int                `json:"cols"`
+	Rows           int                `json:"rows"`
+	Exit           *output.ExitStatus `json:"exit,omitempty"`
+	Worktree       *Worktree          `json:"worktree,omitempty"`
+	Conversation   string             `json:"conversation,omitempty"`
+}
+
+// saved is a session read back from the store, decoded.
+type saved struct {
+	record record
+	screen store.Screen
+	queue  Queue
+}
+
+// load reads every session saved in st. A record that cannot be decoded
+// is reported in skipped and left out; so is a screen or a prompt queue,
+// which is lost, not its session. A damaged file is store.ErrCorrupt.
+func load(st *store.Store) (out []saved, skipped []error, err error) {
+	list, skipped, err := st.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, sv := range list {
+		var r record
+		if err := json.Unmarshal(sv.Record, &r); err != nil {
+			skipped = append(skipped, fmt.Errorf("session %q: %w", sv.ID, err))
+			continue
+		}
+		d := saved{record: r, screen: sv.Screen}
+		if sv.Queue != nil {
+			if err := json.Unmarshal(sv.Queue, &d.queue); err != nil {
+				skipped = append(skipped, fmt.Errorf("session %q prompt queue: %w", sv.ID, err))
+				d.queue = Queue{}
+			}
+		}
+		out = append(out, d)
+	}
+	return out, skipped, nil
+}
+
+// putRecord queues info's record for the store. emitMu must be held, so
+// records reach the store in the order their changes happened.
+func (m *Manager) putRecord(info Info) {
+	if v, ok := m.encodeRecord(info); ok {
+		m.journal.PutRecord(info.ID, v)
+	}
+}
+
+// encodeRecord returns info's record as the store keeps it, or logs why
+// it cannot.
+func (m *Manager) encodeRecord(info Info) ([]byte, bool) {
+	v, err := json.Marshal(recordOf(info))
+	if err != nil {
+		m.log.Error("encode session", "session", info.ID, "err", err)
+		return nil, false
+	}
+	return v, true
+}
+
+// putQueue queues a session's prompt queue for the store. emitMu must be
+// held.
+func (m *Manager) putQueue(id string, q Queue) {
+	v, err := json.Marshal(q)
+	if err != nil {
+		m.log.Error("encode prompt queue", "session", id, "err", err)
+		return
+	}
+	m.journal.PutQueue(id, v)
+}
 
 func recordOf(info Info) record {
 	return record{
@@ -32,7 +117,7 @@ func recordOf(info Info) record {
 // restore lists every saved session as idle, with its last screen in its
 // ring at the offsets it had, so clients' seq stay meaningful.
 func (m *Manager) restore() error {
-	list, skipped, err := m.opts.Store.load()
+	list, skipped, err := load(m.opts.Store)
 	if err != nil {
 		return err
 	}
@@ -72,7 +157,7 @@ func (m *Manager) restore() error {
 			conversation: r.Conversation,
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
-		s.ring.Restore(sv.screen.start, sv.screen.prefix, sv.screen.data)
+		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data)
 		s.queue = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
@@ -131,8 +216,10 @@ func (m *Manager) saveScreen(s *Session) {
 	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
 		return
 	}
-	sc, end := s.ring.Snapshot(screenHead)
-	m.journal.putSnapshot(recordOf(s.infoLocked()), sc)
+	sc, end := s.ring.Snapshot(store.ScreenHead)
+	if v, ok := m.encodeRecord(s.infoLocked()); ok {
+		m.journal.PutSnapshot(s.id, v, sc)
+	}
 	m.savedEnd[s.id] = end
 }
 
@@ -145,7 +232,7 @@ func (m *Manager) Close() {
 		<-m.saverDone
 		if m.journal != nil {
 			m.saveScreens()
-			m.journal.close()
+			m.journal.Close()
 		}
 	})
 }
@@ -154,6 +241,6 @@ func (m *Manager) Close() {
 // committed to the store.
 func (m *Manager) durable() {
 	if m.journal != nil {
-		m.journal.sync()
+		m.journal.Sync()
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/store"
 )
 
 // bellAgent is a stand-in agent that waits for a prompt the way many do
@@ -199,7 +200,7 @@ while :; do IFS= read -r l && { echo "got:$l"; sleep 0.1; printf 'done\a'; }; do
 // start again, as the server does across a restart.
 func restartable(t *testing.T, dir string, opts sessions.Options) (*sessions.Manager, *recorder, func()) {
 	t.Helper()
-	st, err := sessions.OpenStore(filepath.Join(dir, "agentmux.db"), time.Second)
+	st, err := store.Open(filepath.Join(dir, "agentmux.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/store"
 )
 
 // chaosFloodLine is a line of chaosFloodCmd's flood as the terminal shows
@@ -181,7 +181,7 @@ func checkDatabase(t *testing.T, path string) {
 	if err := os.WriteFile(cp, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := sessions.OpenStore(cp, time.Second)
+	st, err := store.Open(cp, time.Second)
 	if err != nil {
 		t.Fatalf("open a copy of the database: %v", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/web"
@@ -53,7 +54,7 @@ func main() {
 type server struct {
 	cfg       config
 	log       *slog.Logger
-	store     *sessions.Store
+	store     *store.Store
 	mgr       *sessions.Manager
 	hub       *ws.Hub
 	assets    *assets
@@ -110,11 +111,11 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(cfg.DataDir)
+	st, err := openStore(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: log, store: store, memory: mon, started: time.Now(),
+	s := &server{cfg: cfg, log: log, store: st, memory: mon, started: time.Now(),
 		guard: guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(cfg), Origins: origins, Logger: log})}
 	defer func() {
 		if err != nil {
@@ -132,7 +133,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Workspace:      cfg.Workspace,
 		DefaultProfile: profile,
 		Admit:          mon.Admit,
-		Store:          store,
+		Store:          st,
 		SaveInterval:   cfg.SaveInterval,
 		Timing:         cfg.Timing,
 		Hooks:          hooks,
@@ -176,14 +177,14 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 
 // openStore opens the session database in dataDir, making the directory
 // if need be.
-func openStore(dataDir string) (*sessions.Store, error) {
+func openStore(dataDir string) (*store.Store, error) {
 	if dataDir == "" {
 		return nil, errors.New("no data directory")
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	return sessions.OpenStore(filepath.Join(dataDir, dbFile), storeTimeout)
+	return store.Open(filepath.Join(dataDir, dbFile), storeTimeout)
 }
 
 // abandon undoes a newServer that failed part way: it closes what was

@@ -31,7 +31,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -820,7 +820,7 @@ func TestPersistShutdownBusySessions(t *testing.T) {
 		t.Errorf("errors logged:\n%s", strings.Join(errs, "\n"))
 	}
 
-	st, err := sessions.OpenStore(filepath.Join(dataDir, dbFile), 100*time.Millisecond)
+	st, err := store.Open(filepath.Join(dataDir, dbFile), 100*time.Millisecond)
 	if err != nil {
 		t.Fatalf("reopen the database after shutdown: %v", err)
 	}
@@ -880,7 +880,7 @@ func TestShutdownWithSilentClient(t *testing.T) {
 func TestPersistLockedDatabase(t *testing.T) {
 	dataDir := t.TempDir()
 	path := filepath.Join(dataDir, dbFile)
-	st, err := sessions.OpenStore(path, time.Second)
+	st, err := store.Open(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

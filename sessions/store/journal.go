@@ -1,7 +1,6 @@
-package sessions
+package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,17 +8,22 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// journal writes the store's changes in the order they are made, on a
-// goroutine of its own. The manager queues a change while it holds the
-// locks that order changes (a session's mu, emitMu), and queueing is only
-// a copy: a commit, whose fsync a busy disk can stretch to seconds, never
-// holds up a run's end, a status change or another session's save.
-// Whatever queues up during one commit goes into the next, one fsync for
-// all of it.
-type journal struct {
+// Journal writes a store's changes in the order they are made, on a
+// goroutine of its own. Its user queues a change while it holds whatever
+// lock orders its changes, and queueing is only an append: a commit,
+// whose fsync a busy disk can stretch to seconds, never holds up the
+// caller. Whatever queues up during one commit goes into the next, one
+// fsync for all of it.
+//
+// The journal keeps the slices it is given until they are written: the
+// caller must not change them afterwards. A change the database refuses
+// is logged, never returned: nobody waits for a commit but through Sync.
+type Journal struct {
 	store *Store
 	log   *slog.Logger
 
+	// mu protects the fields below; it is a leaf, never held across a
+	// commit.
 	mu sync.Mutex
 	// cond is broadcast when changes are queued, when a batch has been
 	// written and when the journal closes.
@@ -39,54 +43,40 @@ type journal struct {
 // removal.
 type change struct {
 	id     string
-	record []byte // JSON; nil leaves the stored record alone
+	record []byte // nil leaves the stored record alone
 	screen []byte // encoded screen; nil leaves the stored one alone
-	queue  []byte // JSON prompt queue; nil leaves the stored one alone
+	queue  []byte // nil leaves the stored prompt queue alone
 	remove bool
 }
 
-func newJournal(store *Store, log *slog.Logger) *journal {
-	j := &journal{store: store, log: log, screens: make(map[string]int), done: make(chan struct{})}
+// NewJournal starts a journal writing to st, which must stay open until
+// the journal is closed. Errors of the database go to log.
+func NewJournal(st *Store, log *slog.Logger) *Journal {
+	j := &Journal{store: st, log: log, screens: make(map[string]int), done: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	go j.run()
 	return j
 }
 
-// putRecord queues a session's metadata.
-func (j *journal) putRecord(r record) {
-	v, err := json.Marshal(r)
-	if err != nil {
-		j.log.Error("encode session", "session", r.ID, "err", err)
-		return
-	}
-	j.add(change{id: r.ID, record: v})
+// PutRecord queues a session's record.
+func (j *Journal) PutRecord(id string, record []byte) { j.add(change{id: id, record: record}) }
+
+// PutSnapshot queues a session's record and last screen, encoded as
+// ScreenHead says; a nil record leaves the stored one alone. A screen
+// queued for the same session and not yet written is replaced, so a disk
+// slower than the saves keeps one screen per session waiting, not a
+// backlog.
+func (j *Journal) PutSnapshot(id string, record, screen []byte) {
+	j.add(change{id: id, record: record, screen: screen})
 }
 
-// putSnapshot queues a session's metadata and last screen, encoded
-// (screen.marshal).
-func (j *journal) putSnapshot(r record, sc []byte) {
-	v, err := json.Marshal(r)
-	if err != nil {
-		j.log.Error("encode session", "session", r.ID, "err", err)
-		return
-	}
-	j.add(change{id: r.ID, record: v, screen: sc})
-}
+// PutQueue queues a session's prompt queue.
+func (j *Journal) PutQueue(id string, queue []byte) { j.add(change{id: id, queue: queue}) }
 
-// putQueue queues a session's prompt queue.
-func (j *journal) putQueue(id string, q Queue) {
-	v, err := json.Marshal(q)
-	if err != nil {
-		j.log.Error("encode prompt queue", "session", id, "err", err)
-		return
-	}
-	j.add(change{id: id, queue: v})
-}
+// Remove queues forgetting a session: its record, screen and prompt queue.
+func (j *Journal) Remove(id string) { j.add(change{id: id, remove: true}) }
 
-// remove queues forgetting a session.
-func (j *journal) remove(id string) { j.add(change{id: id, remove: true}) }
-
-func (j *journal) add(c change) {
+func (j *Journal) add(c change) {
 	j.mu.Lock()
 	if j.closed {
 		// Nothing should change after Close; if something does, it is
@@ -116,7 +106,7 @@ func (j *journal) add(c change) {
 }
 
 // run writes batches until the journal is closed and drained.
-func (j *journal) run() {
+func (j *Journal) run() {
 	defer close(j.done)
 	j.mu.Lock()
 	for {
@@ -140,7 +130,7 @@ func (j *journal) run() {
 
 // write commits a batch in one transaction. A change the database refuses
 // is logged and skipped; the others still go in.
-func (j *journal) write(batch []change) {
+func (j *Journal) write(batch []change) {
 	err := j.store.update(func(tx *bolt.Tx) error {
 		records, screens, queues := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
 		for _, c := range batch {
@@ -187,9 +177,9 @@ func (c change) apply(records, screens, queues *bolt.Bucket) error {
 	return nil
 }
 
-// sync waits until every change queued before the call is committed (or
+// Sync waits until every change queued before the call is committed (or
 // has failed, which is logged).
-func (j *journal) sync() {
+func (j *Journal) Sync() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for target := j.queued; j.written < target; {
@@ -197,9 +187,9 @@ func (j *journal) sync() {
 	}
 }
 
-// close writes what is queued and stops the writer. Later changes are
+// Close writes what is queued and stops the writer. Later changes are
 // written synchronously.
-func (j *journal) close() {
+func (j *Journal) Close() {
 	j.mu.Lock()
 	j.closed = true
 	j.cond.Broadcast()

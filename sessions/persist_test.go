@@ -16,18 +16,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmux/agentmux/sessions/output"
-
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions/output"
+	"github.com/agentmux/agentmux/sessions/store"
 )
 
 const storeTimeout = 10 * time.Second
 
-func openTestStore(t *testing.T, path string) *Store {
+func openTestStore(t *testing.T, path string) *store.Store {
 	t.Helper()
-	st, err := OpenStore(path, time.Second)
+	st, err := store.Open(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func openTestStore(t *testing.T, path string) *Store {
 
 // newStoreManager returns a Manager persisting to st; the caller shuts it
 // down and closes it.
-func newStoreManager(t *testing.T, st *Store, workspace string, scrollback int) *Manager {
+func newStoreManager(t *testing.T, st *store.Store, workspace string, scrollback int) *Manager {
 	t.Helper()
 	fake := Profile{
 		Name:   "fake",
@@ -71,7 +71,7 @@ func stopManager(t *testing.T, m *Manager) {
 // restartManager stops m and closes st, as a server stopping does, then
 // opens the store at path again with a new manager on it, as the next
 // server does; both are closed when the test ends.
-func restartManager(t *testing.T, m *Manager, st *Store, path, workspace string, scrollback int) *Manager {
+func restartManager(t *testing.T, m *Manager, st *store.Store, path, workspace string, scrollback int) *Manager {
 	t.Helper()
 	stopManager(t, m)
 	if err := st.Close(); err != nil {
@@ -193,9 +193,9 @@ func TestDestroyedSessionsStayGone(t *testing.T) {
 	testutil.Eventually(t, storeTimeout, "output", func() bool { return strings.Contains(outputOf(t, gone), "start") })
 	// Let the saver write the screen first, so its delete is tested too.
 	testutil.Eventually(t, storeTimeout, "a saved screen", func() bool {
-		saved, _, err := st.load()
+		saved, _, err := load(st)
 		for _, sv := range saved {
-			if sv.record.ID == gone.ID() && len(sv.screen.data) > 0 {
+			if sv.record.ID == gone.ID() && len(sv.screen.Data) > 0 {
 				return err == nil
 			}
 		}
@@ -207,20 +207,27 @@ func TestDestroyedSessionsStayGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopManager(t, m)
-	saved, skipped, err := st.load()
+	saved, skipped, err := load(st)
 	if err != nil || len(skipped) != 0 || len(saved) != 1 || saved[0].record.ID != keep.ID() {
 		t.Fatalf("store holds %d sessions (%v, %v), want only the kept one", len(saved), skipped, err)
 	}
-	if err := st.db.View(func(tx *bolt.Tx) error {
-		screens := tx.Bucket(bucketScreens)
-		if getScreen(screens, []byte(gone.ID())) != nil || screens.Bucket([]byte(gone.ID())) != nil {
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Load lists records only: the screen is looked for in the file
+	// itself, in either of the forms the store keeps it (package store).
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		screens := tx.Bucket([]byte("screens"))
+		if screens.Get([]byte(gone.ID())) != nil || screens.Bucket([]byte(gone.ID())) != nil {
 			return errors.New("the destroyed session's screen is still stored")
 		}
 		return nil
 	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -238,64 +245,9 @@ func TestScreensAreSavedWhileSessionsRun(t *testing.T) {
 	// the output within a few save intervals.
 	testutil.Eventually(t, storeTimeout, "tick 10 in the running output", func() bool { return strings.Contains(outputOf(t, s), "tick 10\r\n") })
 	testutil.Eventually(t, storeTimeout, "tick 10 in the store", func() bool {
-		saved, _, err := st.load()
-		return err == nil && len(saved) == 1 && bytes.Contains(saved[0].screen.data, []byte("tick 10\r\n"))
+		saved, _, err := load(st)
+		return err == nil && len(saved) == 1 && bytes.Contains(saved[0].screen.Data, []byte("tick 10\r\n"))
 	})
-}
-
-func TestOpenStoreHeldByAnother(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agentmux.db")
-	held := openTestStore(t, path)
-	defer held.Close()
-	began := time.Now()
-	_, err := OpenStore(path, 300*time.Millisecond)
-	if !errors.Is(err, ErrStoreLocked) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("open of a held store = %v, want ErrStoreLocked naming %s", err, path)
-	}
-	if waited := time.Since(began); waited > 5*time.Second {
-		t.Fatalf("gave up after %v", waited)
-	}
-}
-
-func TestOpenStoreDamaged(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.db")
-	st := openTestStore(t, good)
-	m := newStoreManager(t, st, t.TempDir(), 4096)
-	if _, err := m.Create(CreateOptions{Agent: "fake"}); err != nil {
-		t.Fatal(err)
-	}
-	stopManager(t, m)
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	real, err := os.ReadFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zeroedMeta := bytes.Clone(real)
-	clear(zeroedMeta[:8192]) // both meta pages
-	for name, content := range map[string][]byte{
-		"garbage":     bytes.Repeat([]byte("not a database "), 4096),
-		"zeroed meta": zeroedMeta,
-		"truncated":   real[:5000],
-	} {
-		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".db")
-		if err := os.WriteFile(path, content, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := OpenStore(path, time.Second)
-		if err == nil {
-			_, _, err = s.load()
-			s.Close()
-		}
-		if !errors.Is(err, ErrStoreCorrupt) || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: %v, want ErrStoreCorrupt naming the file", name, err)
-		}
-		if after, _ := os.ReadFile(path); !bytes.Equal(after, content) {
-			t.Errorf("%s: the damaged file was changed", name)
-		}
-	}
 }
 
 func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
@@ -307,20 +259,13 @@ func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopManager(t, m)
-	if err := st.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketSessions).Put([]byte("bad"), []byte("{not json")); err != nil {
-			return err
-		}
-		// A damaged screen, as an older file keeps it: a plain value.
-		screens := tx.Bucket(bucketScreens)
-		if err := deleteScreen(screens, []byte(good.ID())); err != nil {
-			return err
-		}
-		return screens.Put([]byte(good.ID()), []byte{1, 2})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	saved, skipped, err := st.load()
+	// A damaged screen (in either of its forms: package store) is the
+	// store's to skip, the record the Manager's.
+	j := store.NewJournal(st, slog.New(slog.DiscardHandler))
+	j.PutRecord("bad", []byte("{not json"))
+	j.PutSnapshot(good.ID(), nil, []byte{1, 2})
+	j.Close()
+	saved, skipped, err := load(st)
 	if err != nil || len(saved) != 1 || saved[0].record.ID != good.ID() || len(skipped) != 2 {
 		t.Fatalf("load = %d saved, skipped %v, %v; want the good one and two reasons", len(saved), skipped, err)
 	}
@@ -329,45 +274,34 @@ func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
 	}
 }
 
-func TestScreenEncoding(t *testing.T) {
-	in := screen{start: 1 << 40, prefix: []byte("\x1b[?1049h"), data: []byte("héllo\r\n")}
-	out, err := unmarshalScreen(in.marshal())
-	if err != nil || out.start != in.start || !bytes.Equal(out.prefix, in.prefix) || !bytes.Equal(out.data, in.data) {
-		t.Fatalf("round trip = %+v, %v", out, err)
-	}
-	if _, err := unmarshalScreen([]byte{1, 2, 3}); err == nil {
-		t.Error("a short record decoded")
-	}
-	bad := in.marshal()
-	bad[11] = 0xff // prefix length beyond the record
-	if _, err := unmarshalScreen(bad); err == nil {
-		t.Error("a prefix overrunning the record decoded")
-	}
-}
-
 // BenchmarkRestart measures a restart's work up to the sessions being
 // listed: open the database, restore four sessions with full 1 MiB
 // screens, list them.
 func BenchmarkRestart(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "agentmux.db")
-	st, err := OpenStore(path, time.Second)
+	st, err := store.Open(path, time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
 	line := []byte("\x1b[32mok\x1b[0m  github.com/agentmux/agentmux/ws  12.3s  héllo 日本語\r\n")
 	data := bytes.Repeat(line, (1<<20)/len(line))
-	j := newJournal(st, slog.New(slog.DiscardHandler))
+	prefix := []byte("\x1b[?1049h")
+	j := store.NewJournal(st, slog.New(slog.DiscardHandler))
 	for i := range 4 {
 		r := record{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), Name: "s", Profile: Profile{Name: "shell", Start: []string{"sh"}},
 			Command: []string{"sh"}, Cwd: "/", CreatedAt: time.Now(), Cols: 80, Rows: 24}
-		j.putSnapshot(r, screen{start: 5 << 20, prefix: []byte("\x1b[?1049h"), data: data}.marshal())
+		v, err := json.Marshal(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.PutSnapshot(r.ID, v, append(store.ScreenHead(5<<20, prefix, len(data)), data...))
 	}
-	j.close()
+	j.Close()
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		st, err := OpenStore(path, time.Second)
+		st, err := store.Open(path, time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -613,96 +547,6 @@ func TestRestartKeepsConversation(t *testing.T) {
 	}
 }
 
-// A save writes the screen that changed, not every session's: bbolt
-// rewrites a leaf page whole, so screens kept side by side in one leaf
-// cost every save a copy of them all.
-func TestSavingOneScreenWritesOnlyIt(t *testing.T) {
-	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
-	defer st.Close()
-	const size = 256 << 10
-	j := newJournal(st, slog.New(slog.DiscardHandler))
-	for i := range 4 {
-		id := fmt.Sprintf("s%d", i)
-		j.putSnapshot(record{ID: id}, screen{data: bytes.Repeat([]byte{'a' + byte(i)}, size)}.marshal())
-	}
-	j.sync()
-	before := st.db.Stats()
-	j.putSnapshot(record{ID: "s2"}, screen{start: 1, data: bytes.Repeat([]byte{'z'}, size)}.marshal())
-	j.close()
-	after := st.db.Stats()
-	if written := after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc(); written > size+size/2 {
-		t.Errorf("saving one %d KiB screen wrote %d KiB of pages; the other sessions' screens were rewritten", size>>10, written>>10)
-	}
-	saved, skipped, err := st.load()
-	if err != nil || len(skipped) != 0 || len(saved) != 4 {
-		t.Fatalf("load = %d saved, skipped %v, %v", len(saved), skipped, err)
-	}
-	for _, sv := range saved {
-		want := byte('a' + sv.record.ID[1] - '0')
-		if sv.record.ID == "s2" {
-			want = 'z'
-		}
-		if len(sv.screen.data) != size || sv.screen.data[0] != want || sv.screen.data[size-1] != want {
-			t.Errorf("session %s's screen came back as %d bytes of %q, want %d of %q", sv.record.ID, len(sv.screen.data), sv.screen.data[:1], size, want)
-		}
-	}
-}
-
-// A file written when screens were plain values (id -> snapshot) still
-// restores them, and a save or a removal replaces them.
-func TestScreensOfAnOlderFile(t *testing.T) {
-	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
-	defer st.Close()
-	old := screen{start: 7, prefix: []byte("\x1b[?1049h"), data: []byte("old screen\r\n")}
-	if err := st.db.Update(func(tx *bolt.Tx) error {
-		for _, id := range []string{"kept", "gone"} {
-			v, err := json.Marshal(record{ID: id})
-			if err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketSessions).Put([]byte(id), v); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketScreens).Put([]byte(id), old.marshal()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	saved, skipped, err := st.load()
-	if err != nil || len(skipped) != 0 || len(saved) != 2 {
-		t.Fatalf("load = %d saved, skipped %v, %v", len(saved), skipped, err)
-	}
-	for _, sv := range saved {
-		if sv.screen.start != old.start || !bytes.Equal(sv.screen.prefix, old.prefix) || !bytes.Equal(sv.screen.data, old.data) {
-			t.Errorf("session %s's older screen read as %+v", sv.record.ID, sv.screen)
-		}
-	}
-
-	j := newJournal(st, slog.New(slog.DiscardHandler))
-	j.putSnapshot(record{ID: "kept"}, screen{start: 9, data: []byte("new screen\r\n")}.marshal())
-	j.remove("gone")
-	j.close()
-	if err := st.db.View(func(tx *bolt.Tx) error {
-		screens := tx.Bucket(bucketScreens)
-		if screens.Bucket([]byte("kept")) == nil {
-			return errors.New("the saved screen did not move into a bucket of its own")
-		}
-		if getScreen(screens, []byte("gone")) != nil {
-			return errors.New("the removed session's older screen is still stored")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	saved, skipped, err = st.load()
-	if err != nil || len(skipped) != 0 || len(saved) != 1 || string(saved[0].screen.data) != "new screen\r\n" || saved[0].screen.start != 9 {
-		t.Fatalf("after a save and a removal, load = %+v, skipped %v, %v", saved, skipped, err)
-	}
-}
-
 // TestKeptSessionsBoundHoldsAfterRestart: the sessions restored at start
 // count against KeepSessions, and none is dropped to make room, even when
 // more were kept than the new bound allows.
@@ -731,5 +575,99 @@ func TestKeptSessionsBoundHoldsAfterRestart(t *testing.T) {
 	}
 	if _, err := m.Create(CreateOptions{Command: []string{"true"}}); !errors.Is(err, ErrStoreFull) {
 		t.Fatalf("create with 4 kept of 3: %v, want ErrStoreFull", err)
+	}
+}
+
+// blockStore holds the database's only write transaction, as a disk stuck
+// in an fsync would, until the returned function is called.
+func blockStore(t *testing.T, st *store.Store) (release func()) {
+	t.Helper()
+	release, err := st.BlockWrites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// TestAStuckStoreHoldsUpNoSession: while the database cannot be written,
+// a Create or Destroy waits for it (what the caller is told must survive
+// a crash), but nothing else does: another session's run still ends and
+// reports its status. Once the database frees, everything is written in
+// the order it happened, and a Create returns only once its session is on
+// disk.
+func TestAStuckStoreHoldsUpNoSession(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	statuses := make(chan Info, 16)
+	m, err := NewManager(Options{
+		Workspace:    t.TempDir(),
+		Store:        st,
+		SaveInterval: 20 * time.Millisecond,
+		StopGrace:    time.Second,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Subscribe(func(ev Event) {
+		if ev.Kind == EventStatus {
+			statuses <- ev.Session
+		}
+	})
+	short, err := m.Create(CreateOptions{Name: "short", Command: []string{"sh", "-c", "read x; echo done; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved, _, err := load(st); err != nil || len(saved) != 1 || saved[0].record.ID != short.ID() {
+		t.Fatalf("after Create returned the store holds %d sessions (%v), want the new one", len(saved), err)
+	}
+	gone, err := m.Create(CreateOptions{Name: "gone", Command: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	release := blockStore(t, st)
+	destroyed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		destroyed <- m.Destroy(ctx, gone.ID())
+	}()
+	if err := short.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		select {
+		case info := <-statuses:
+			done = info.ID == short.ID() && info.Status == StatusError
+		case <-time.After(storeTimeout):
+			t.Fatal("a session's end was not reported while the database was stuck")
+		}
+	}
+
+	release()
+	select {
+	case err := <-destroyed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(storeTimeout):
+		t.Fatal("Destroy did not return once the database was free")
+	}
+	if saved, _, err := load(st); err != nil || len(saved) != 1 || saved[0].record.ID != short.ID() {
+		t.Fatalf("after Destroy returned the store holds %d sessions (%v), want only the short one", len(saved), err)
+	}
+	stopManager(t, m)
+	saved, skipped, err := load(st)
+	if err != nil || len(skipped) != 0 || len(saved) != 1 {
+		t.Fatalf("store holds %d sessions (%v, %v), want only the short one", len(saved), skipped, err)
+	}
+	r := saved[0].record
+	if r.ID != short.ID() || r.Status != StatusError || r.Exit == nil || r.Exit.Code != 3 {
+		t.Errorf("stored record %+v, want the short session's end with code 3", r)
+	}
+	if !bytes.Contains(saved[0].screen.Data, []byte("done")) {
+		t.Errorf("stored screen %q, want its output", saved[0].screen.Data)
 	}
 }

@@ -1,0 +1,259 @@
+// Package store keeps sessions across restarts in one bbolt file: for each
+// session its record and its prompt queue, documents the store keeps as it
+// is given them, and its last screen, whose encoding is the store's. A
+// Journal writes the changes in the order they are made, on a goroutine of
+// its own, so whoever changes a session never waits for the disk.
+//
+// The file's format (bucket names, keys, the screen's encoding) is what a
+// restart reads back: it is kept as it is, so a file written by any
+// earlier build still loads.
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Bucket names.
+var (
+	bucketSessions = []byte("sessions") // id -> record
+	// id -> a bucket holding the binary screen snapshot under screenKey.
+	// A bucket each, because bbolt rewrites a leaf page whole: screens as
+	// values side by side in one leaf made every save copy (and read back
+	// through the memory map) every session's megabyte, not just the one
+	// that changed. Files written before keep id -> snapshot values, read
+	// as ever and replaced by a bucket at the session's next save.
+	bucketScreens = []byte("screens")
+	bucketQueues  = []byte("prompts") // id -> prompt queue
+
+	screenKey = []byte("screen")
+)
+
+// Errors opening a store, each naming the file in its message.
+var (
+	// ErrLocked means another process holds the database open.
+	ErrLocked = errors.New("database is in use by another process")
+	// ErrCorrupt means the file is not a database that can be read.
+	ErrCorrupt = errors.New("database file is damaged")
+)
+
+// Store is the bbolt file that keeps sessions. Every write is one
+// transaction (the journal makes one of whatever queued up meanwhile): a
+// crash leaves the previous state or the new one, never a mix.
+type Store struct {
+	db   *bolt.DB
+	path string
+}
+
+// Open opens or creates the database at path. It gives up after timeout
+// when another process holds the file (bbolt's default would wait
+// forever), with ErrLocked, and reports a damaged file, which can make
+// bbolt panic, as ErrCorrupt rather than crashing or starting afresh.
+func Open(path string, timeout time.Duration) (s *Store, err error) {
+	// A truncated file makes bbolt read past its end through the memory
+	// mapping: SIGBUS or SIGSEGV, which kill the process unless turned
+	// into a panic for this goroutine, for the recover below.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, path, r)
+		}
+	}()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("%w: %s (another agentmux is using this data directory)", ErrLocked, path)
+	case err != nil:
+		// The operating system's refusals (permissions, a missing
+		// directory) come as path errors; anything else bbolt rejects in
+		// the file (a bad magic number, checksum or size) is damage.
+		// A path error names the file itself.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	s = &Store{db: db, path: path}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %s: create buckets: %v", ErrCorrupt, path, err)
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// BlockWrites holds the database's one write transaction until release
+// is called, as a disk stuck in an fsync would: writes wait meanwhile,
+// reads do not. It exists for tests, of this package and of its users,
+// that check what waits for the disk and what must not. release may be
+// called more than once.
+func (s *Store) BlockWrites() (release func(), err error) {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return nil, fmt.Errorf("block writes to %s: %w", s.path, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = tx.Rollback() }) }, nil
+}
+
+// Screen is a session's last screen as stored: the output from where a
+// replay starts, with the terminal modes in force there.
+type Screen struct {
+	// Start is the stream offset of Data[0].
+	Start uint64
+	// Prefix holds the sequences that re-enter the terminal modes in
+	// force at Start.
+	Prefix []byte
+	// Data is the output from Start on.
+	Data []byte
+}
+
+// Screen encoding: start (8 bytes), prefix length (4), prefix, data.
+func (sc Screen) marshal() []byte {
+	return append(ScreenHead(sc.Start, sc.Prefix, len(sc.Data)), sc.Data...)
+}
+
+// screenHeadBytes is the fixed part of an encoded screen: its start, then
+// the length of its prefix.
+const screenHeadBytes = 8 + 4
+
+// ScreenHead returns the encoding of a screen up to its data, with room
+// for n bytes of data after it: appending the data makes the value
+// Journal.PutSnapshot takes. A caller that reads a screen straight into
+// the room saves a copy of it, which for a busy session is a full ring at
+// every save.
+func ScreenHead(start uint64, prefix []byte, n int) []byte {
+	b := make([]byte, 0, screenHeadBytes+len(prefix)+n)
+	b = binary.BigEndian.AppendUint64(b, start)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(prefix)))
+	return append(b, prefix...)
+}
+
+func unmarshalScreen(b []byte) (Screen, error) {
+	if len(b) < screenHeadBytes {
+		return Screen{}, fmt.Errorf("screen record of %d bytes is too short", len(b))
+	}
+	n := binary.BigEndian.Uint32(b[8:])
+	if uint64(n) > uint64(len(b)-screenHeadBytes) {
+		return Screen{}, fmt.Errorf("screen record's prefix of %d bytes overruns it", n)
+	}
+	// Copies: bbolt's memory is only valid inside the transaction.
+	return Screen{
+		Start:  binary.BigEndian.Uint64(b),
+		Prefix: append([]byte(nil), b[screenHeadBytes:screenHeadBytes+n]...),
+		Data:   append([]byte(nil), b[screenHeadBytes+n:]...),
+	}, nil
+}
+
+// getScreen returns a session's stored screen, or nil.
+func getScreen(screens *bolt.Bucket, id []byte) []byte {
+	if b := screens.Bucket(id); b != nil {
+		return b.Get(screenKey)
+	}
+	return screens.Get(id) // an older file's
+}
+
+// putScreen stores a session's screen in its bucket, replacing what an
+// older file kept in its place.
+func putScreen(screens *bolt.Bucket, id, sc []byte) error {
+	b := screens.Bucket(id)
+	if b == nil {
+		if err := screens.Delete(id); err != nil {
+			return err
+		}
+		var err error
+		if b, err = screens.CreateBucket(id); err != nil {
+			return err
+		}
+	}
+	return b.Put(screenKey, sc)
+}
+
+// deleteScreen forgets a session's stored screen, in either form.
+func deleteScreen(screens *bolt.Bucket, id []byte) error {
+	if screens.Bucket(id) != nil {
+		return screens.DeleteBucket(id)
+	}
+	return screens.Delete(id)
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if err := s.db.Update(fn); err != nil {
+		return fmt.Errorf("write database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Saved is one session read back from the store.
+type Saved struct {
+	// ID is the session's id, under which everything of it is kept.
+	ID string
+	// Record is the session's record, as the journal was given it.
+	Record []byte
+	// Screen is the session's last screen; zero when none was saved or
+	// it could not be read.
+	Screen Screen
+	// Queue is the session's prompt queue, as the journal was given it;
+	// nil when none was saved.
+	Queue []byte
+}
+
+// Load reads every saved session, in the order of their ids. A screen
+// that cannot be decoded is reported in skipped and left out, not its
+// session; a damaged file is ErrCorrupt.
+func (s *Store) Load() (out []Saved, skipped []error, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // see Open
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, s.path, r)
+		}
+	}()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		screens, queues := tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			// Copies: bbolt's memory is only valid inside the transaction.
+			sv := Saved{ID: string(k), Record: bytes.Clone(v), Queue: bytes.Clone(queues.Get(k))}
+			if b := getScreen(screens, k); b != nil {
+				sc, err := unmarshalScreen(b)
+				if err != nil {
+					skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))
+				} else {
+					sv.Screen = sc
+				}
+			}
+			out = append(out, sv)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.path, err)
+	}
+	return out, skipped, nil
+}
