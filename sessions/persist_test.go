@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -669,5 +671,99 @@ func TestAStuckStoreHoldsUpNoSession(t *testing.T) {
 	}
 	if !bytes.Contains(saved[0].screen.Data, []byte("done")) {
 		t.Errorf("stored screen %q, want its output", saved[0].screen.Data)
+	}
+}
+
+// TestRestoresTheDatabaseOfAnEarlierBuild: a database written by the
+// build before the store was a package of its own (the store's
+// testdata/v1.db, whose bytes its tests list) restores every session as
+// that build restored it, and a record or queue read from it is written
+// back byte for byte.
+func TestRestoresTheDatabaseOfAnEarlierBuild(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("store", "testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	if err := os.WriteFile(path, golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t, path)
+	defer st.Close()
+	m, err := NewManager(Options{Workspace: t.TempDir(), Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopManager(t, m)
+
+	list := m.List()
+	if len(list) != 2 {
+		t.Fatalf("restored %d sessions, want 2", len(list))
+	}
+	a, b := list[0], list[1]
+	ai := a.Info()
+	if ai.ID != "0f6b1a2e-3c4d-4e5f-8a9b-0c1d2e3f4a5b" || ai.Name != "claude 1" || ai.Agent != "claude" ||
+		ai.Status != StatusIdle || !strings.Contains(ai.Reason, "restored") || ai.Running || ai.Exit != nil ||
+		ai.Cwd != "/work/space/.worktrees/feat" || ai.Cols != 120 || ai.Rows != 40 || ai.Conversation != "" ||
+		!ai.CreatedAt.Equal(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)) ||
+		!ai.LastActivityAt.Equal(time.Date(2025, 3, 1, 11, 30, 0, 500_000_000, time.UTC)) {
+		t.Errorf("session A restored as %+v", ai)
+	}
+	wantProfile := Profile{Name: "claude", Start: []string{"claude", "--session-id", "{id}"}, Resume: []string{"claude", "--resume", "{id}"}, Hooks: true, Conversation: "claude"}
+	if !reflect.DeepEqual(ai.Profile, wantProfile) ||
+		!slices.Equal(ai.Command, []string{"claude", "--session-id", ai.ID, "--settings", "/data/hooks.json"}) {
+		t.Errorf("session A's profile %+v, command %q", ai.Profile, ai.Command)
+	}
+	if w := ai.Worktree; w == nil || *w != (Worktree{Path: "/work/space/.worktrees/feat", Branch: "feat", Base: "main"}) {
+		t.Errorf("session A's worktree %+v", w)
+	}
+	wantQueue := Queue{Rev: 3, Prompts: []Prompt{{ID: "5d1c6a0e-8f2b-4c3d-9e4f-a5b6c7d8e9f0", Author: Author{ID: "ann-1", Name: "Ann"},
+		Text: "go on\nand on", QueuedAt: time.Date(2025, 3, 1, 11, 0, 0, 0, time.UTC)}}}
+	if q := a.Queue(); !reflect.DeepEqual(q, wantQueue) {
+		t.Errorf("session A's queue %+v, want %+v", q, wantQueue)
+	}
+	const screenA = "héllo\r\nready?\r\n"
+	if ss := a.StreamState(); ss.Start != 1<<20+5 || ss.End != 1<<20+5+uint64(len(screenA)) || outputOf(t, a) != screenA {
+		t.Errorf("session A's screen restored as %d..%d %q", ss.Start, ss.End, outputOf(t, a))
+	}
+	if _, prefix, _ := a.ReplayStart(0); !bytes.Contains(prefix, []byte("\x1b[?1049h")) || !bytes.Contains(prefix, []byte("\x1b[?25l")) {
+		t.Errorf("session A's replay re-enters %q, want the alternate screen and the hidden cursor", prefix)
+	}
+
+	bi := b.Info()
+	if bi.ID != "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d" || bi.Name != "codex 1" || bi.Status != StatusError || bi.Reason != "exited with code 3" ||
+		bi.Exit == nil || *bi.Exit != (output.ExitStatus{Code: 3}) || bi.Conversation != "0191e0a2-7c4e-7000-8000-00000000abcd" ||
+		!bi.Profile.Notify || bi.Profile.Conversation != ConversationCodex || bi.Worktree != nil {
+		t.Errorf("session B restored as %+v", bi)
+	}
+	if q := b.Queue(); len(q.Prompts) != 0 || q.Rev != 0 {
+		t.Errorf("session B's queue %+v, want none", q)
+	}
+	if ss := b.StreamState(); ss.Start != 42 || ss.End != 42+5 || outputOf(t, b) != "bye\r\n" {
+		t.Errorf("session B's screen restored as %d..%d %q", ss.Start, ss.End, outputOf(t, b))
+	}
+
+	list2, skipped, err := st.Load()
+	if err != nil || len(skipped) != 0 || len(list2) != 2 {
+		t.Fatalf("load = %d saved, skipped %v, %v", len(list2), skipped, err)
+	}
+	for _, sv := range list2 {
+		var r record
+		if err := json.Unmarshal(sv.Record, &r); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := json.Marshal(r); err != nil || !bytes.Equal(again, sv.Record) {
+			t.Errorf("session %s's record written back as %s (%v), want %s", sv.ID, again, err, sv.Record)
+		}
+		if sv.Queue == nil {
+			continue
+		}
+		var q Queue
+		if err := json.Unmarshal(sv.Queue, &q); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := json.Marshal(q); err != nil || !bytes.Equal(again, sv.Queue) {
+			t.Errorf("session %s's queue written back as %s (%v), want %s", sv.ID, again, err, sv.Queue)
+		}
 	}
 }

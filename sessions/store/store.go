@@ -6,7 +6,7 @@
 //
 // The file's format (bucket names, keys, the screen's encoding) is what a
 // restart reads back: it is kept as it is, so a file written by any
-// earlier build still loads.
+// earlier build still loads (testdata/v1.db).
 package store
 
 import (

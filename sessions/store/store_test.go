@@ -254,3 +254,117 @@ func TestScreensOfAnOlderFile(t *testing.T) {
 		t.Fatalf("after a save and a removal, load = %+v, skipped %v, %v", saved, skipped, err)
 	}
 }
+
+// v1.db was written by the build before this package existed (commit
+// 9a2b027), through its journal: session A with a screen in a bucket of
+// its own and a prompt queue, session B with a screen as a plain value,
+// as files older still keep them. These are the bytes it holds.
+const (
+	goldenA       = "0f6b1a2e-3c4d-4e5f-8a9b-0c1d2e3f4a5b"
+	goldenB       = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+	goldenRecordA = `{"id":"0f6b1a2e-3c4d-4e5f-8a9b-0c1d2e3f4a5b","name":"claude 1","profile":{"Name":"claude","Start":["claude","--session-id","{id}"],"Resume":["claude","--resume","{id}"],"Hooks":true,"Conversation":"claude"},"command":["claude","--session-id","0f6b1a2e-3c4d-4e5f-8a9b-0c1d2e3f4a5b","--settings","/data/hooks.json"],"cwd":"/work/space/.worktrees/feat","createdAt":"2025-03-01T10:00:00Z","lastActivityAt":"2025-03-01T11:30:00.5Z","status":"waiting","reason":"the agent asks: go on?","cols":120,"rows":40,"worktree":{"path":"/work/space/.worktrees/feat","branch":"feat","base":"main"}}`
+	goldenRecordB = `{"id":"1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d","name":"codex 1","profile":{"Name":"codex","Start":["codex","--no-daemon"],"Resume":["codex","resume","{conversation}","--no-daemon"],"Notify":true,"Conversation":"codex"},"command":["codex","--no-daemon"],"cwd":"/work/space","createdAt":"2025-03-02T09:00:00Z","lastActivityAt":"2025-03-02T09:05:00Z","status":"error","reason":"exited with code 3","cols":80,"rows":24,"exit":{"Code":3,"Signal":0},"conversation":"0191e0a2-7c4e-7000-8000-00000000abcd"}`
+	goldenQueueA  = `{"prompts":[{"id":"5d1c6a0e-8f2b-4c3d-9e4f-a5b6c7d8e9f0","author":{"id":"ann-1","name":"Ann"},"text":"go on\nand on","queuedAt":"2025-03-01T11:00:00Z"}],"rev":3}`
+	goldenScreenA = "\x00\x00\x00\x00\x00\x10\x00\x05\x00\x00\x00\x0e\x1b[?1049h\x1b[?25lhéllo\r\nready?\r\n"
+	goldenScreenB = "\x00\x00\x00\x00\x00\x00\x00*\x00\x00\x00\x00bye\r\n"
+)
+
+// copyGolden returns the path of a copy of testdata/v1.db: opening a
+// database for writing changes it.
+func copyGolden(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A database an earlier build wrote loads with every byte of it.
+func TestLoadsTheFileOfAnEarlierBuild(t *testing.T) {
+	st := openTestStore(t, copyGolden(t))
+	defer st.Close()
+	saved, skipped, err := st.Load()
+	if err != nil || len(skipped) != 0 || len(saved) != 2 {
+		t.Fatalf("load = %d saved, skipped %v, %v; want both sessions", len(saved), skipped, err)
+	}
+	a, b := saved[0], saved[1]
+	if a.ID != goldenA || string(a.Record) != goldenRecordA || string(a.Queue) != goldenQueueA {
+		t.Errorf("session A loaded as %s %q, queue %q", a.ID, a.Record, a.Queue)
+	}
+	if a.Screen.Start != 1<<20+5 || string(a.Screen.Prefix) != "\x1b[?1049h\x1b[?25l" || string(a.Screen.Data) != "héllo\r\nready?\r\n" {
+		t.Errorf("session A's screen loaded as %+v", a.Screen)
+	}
+	if b.ID != goldenB || string(b.Record) != goldenRecordB || b.Queue != nil {
+		t.Errorf("session B loaded as %s %q, queue %q", b.ID, b.Record, b.Queue)
+	}
+	if b.Screen.Start != 42 || len(b.Screen.Prefix) != 0 || string(b.Screen.Data) != "bye\r\n" {
+		t.Errorf("session B's screen loaded as %+v", b.Screen)
+	}
+}
+
+// What the journal writes now is, byte for byte, what an earlier build
+// wrote: same buckets, keys and values.
+func TestWritesTheFormatOfAnEarlierBuild(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	st := openTestStore(t, path)
+	j := NewJournal(st, discard())
+	j.PutSnapshot(goldenA, []byte(goldenRecordA),
+		Screen{Start: 1<<20 + 5, Prefix: []byte("\x1b[?1049h\x1b[?25l"), Data: []byte("héllo\r\nready?\r\n")}.marshal())
+	j.PutQueue(goldenA, []byte(goldenQueueA))
+	j.PutRecord(goldenB, []byte(goldenRecordB))
+	j.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, want := dump(t, path), dump(t, filepath.Join("testdata", "v1.db"))
+	// B's screen is the one thing the earlier build did not write through
+	// its journal: it stands for a file older still.
+	if w := want["screens/"+goldenB]; w != goldenScreenB {
+		t.Fatalf("the golden file's screen of B is %q", w)
+	}
+	delete(want, "screens/"+goldenB)
+	if len(got) != len(want) {
+		t.Errorf("wrote %d values, the earlier build %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s: wrote %q, the earlier build %q", k, g, w)
+		}
+	}
+	if got["screens/"+goldenA+"/screen"] != goldenScreenA {
+		t.Errorf("A's screen written as %q, want %q", got["screens/"+goldenA+"/screen"], goldenScreenA)
+	}
+}
+
+// dump returns every value in the database at path by its path of
+// buckets and keys, opening it read-only so a golden file is left as it is.
+func dump(t *testing.T, path string) map[string]string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string]string{}
+	var walk func(prefix string, b *bolt.Bucket) error
+	walk = func(prefix string, b *bolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return walk(prefix+string(k)+"/", b.Bucket(k))
+			}
+			out[prefix+string(k)] = string(v)
+			return nil
+		})
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error { return walk(string(name)+"/", b) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
