@@ -260,8 +260,7 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 // hookedLocked notes that this run's agent reports through hooks, so the
 // guess from a trailing question mark is no longer needed. mu must be held.
 func (s *Session) hookedLocked() {
-	if !s.hooked {
-		s.hooked = true
+	if s.det.hook() {
 		s.log.Debug("the agent reports through hooks; the question-mark guess is off for this run")
 	}
 }

@@ -120,7 +120,7 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	pos := len(s.queue.Prompts)
 	s.log.Info("prompt queued", "prompt", p.ID, "author", author.Name, "position", pos, "bytes", len(text))
 	s.emit(Event{Kind: EventPromptQueued, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
-	if s.waiting {
+	if s.det.isWaiting() {
 		s.deliverLocked()
 	}
 	return p, pos, nil
@@ -164,7 +164,7 @@ func (s *Session) deliverLocked() bool {
 	}
 	// While an Enter still waits to submit earlier text, the prompt would
 	// be typed into that text: it waits for the Enter (submitLocked).
-	if len(s.queue.Prompts) == 0 || s.in == nil || !s.waiting || !s.promptable || s.typing != nil {
+	if len(s.queue.Prompts) == 0 || s.in == nil || !s.det.atPrompt() || s.typing != nil {
 		return false
 	}
 	p := s.queue.Prompts[0]

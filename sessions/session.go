@@ -136,8 +136,8 @@ type Session struct {
 
 	// mu protects the fields below. It is never held across a blocking
 	// call other than starting a process. Lock order: mu, then the ring's
-	// mu or the Manager's emitMu; emitting under mu is safe because
-	// observers must not block.
+	// mu, the Manager's emitMu or det's mu (a leaf); emitting under mu is
+	// safe because observers must not block.
 	mu      sync.Mutex
 	phase   phase
 	status  Status
@@ -162,29 +162,19 @@ type Session struct {
 	conversation   string
 	noConversation bool
 
-	// What the current run's status is made of: waiting for the user
-	// (until input), idle (silent past IdleAfter), how far the stuck
-	// warnings went, and whether the agent reports through hooks.
-	waiting   bool
-	idle      bool
-	warned    warnLevel
-	hooked    bool
-	waitEnded time.Time
-	// permission is what the current waiting asks to allow, when it is
-	// a permission request; nil otherwise.
-	permission *Permission
+	// det is what the current run's status is made of: waiting for the
+	// user, idle, warned as stuck. It has a lock of its own, taken after
+	// mu; the status itself is set from it under mu (setRunStatusLocked).
+	det detector
 	// secret authenticates the current run's hook calls; wake nudges its
 	// silence watcher.
 	secret string
 	wake   chan struct{}
 
 	// queue holds the prompts waiting for the agent to wait (queue.go).
-	// holdQueue skips the waiting period an interrupt causes; promptable
-	// says the current waiting is at the agent's prompt, not at a question
-	// a prompt would answer.
-	queue      Queue
-	holdQueue  bool
-	promptable bool
+	// holdQueue skips the waiting period an interrupt causes.
+	queue     Queue
+	holdQueue bool
 	// held is what was typed while no process ran, for the run being
 	// started (wake.go); nil when nothing waits.
 	held []byte
@@ -239,10 +229,7 @@ func (s *Session) infoLocked() Info {
 		e := *s.exit
 		info.Exit = &e
 	}
-	if s.permission != nil {
-		p := *s.permission
-		info.Permission = &p
-	}
+	info.Permission = s.det.permissionAsked()
 	return info
 }
 
@@ -319,9 +306,7 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.exit = nil
 	s.stopping = false
 	s.status, s.reason = StatusActive, "started"
-	s.waiting, s.idle, s.warned, s.hooked = false, false, warnNone, false
-	s.permission = nil
-	s.waitEnded = time.Time{}
+	s.det.reset()
 	s.secret = secret
 	s.wake = make(chan struct{}, 1)
 	s.runDone = make(chan struct{})
@@ -330,7 +315,7 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
 	s.resumed = !first
-	s.holdQueue, s.promptable = false, false
+	s.holdQueue = false
 	var noted []byte
 	if note != "" {
 		noted = []byte(noteLine(note))
@@ -487,7 +472,7 @@ func (s *Session) finishRun(st output.ExitStatus) {
 	s.proc = nil
 	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
-	s.waiting, s.idle, s.permission = false, false, nil
+	s.det.runEnded()
 	s.heldLostLocked()
 	s.typing = nil
 	switch {
@@ -556,9 +541,7 @@ func (s *Session) input(p []byte, interrupt bool) error {
 		if !interrupt {
 			s.holdQueue = false
 		}
-		if s.waiting {
-			s.endWaitingLocked("input from the user")
-		}
+		s.endWaitingLocked("input from the user")
 	}
 	s.mu.Unlock()
 	if in == nil {

@@ -58,15 +58,6 @@ const (
 	SeverityError   Severity = "error"
 )
 
-// warnLevel is how far a silent session's warnings have gone.
-type warnLevel uint8
-
-const (
-	warnNone warnLevel = iota
-	warnWarning
-	warnError
-)
-
 // startWaitingLocked marks the session waiting for its user and says so
 // once: further signals before the user answers change nothing. mu must
 // be held.
@@ -76,10 +67,23 @@ const (
 // it would answer. Keys held for a resumed run, or else the next queued
 // prompt, answer the wait at once, and nobody is told it began.
 func (s *Session) startWaitingLocked(why string, atPrompt bool) {
-	if s.phase != phaseRunning || s.waiting {
-		return
+	s.waitLocked(why, atPrompt, nil)
+}
+
+// startPermissionWaitLocked marks the session waiting for its user to
+// allow what perm asks, why saying it in a sentence, and keeps perm for
+// its status until the wait ends. A dialog, not a prompt: a queued prompt
+// would answer it. mu must be held.
+func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
+	s.waitLocked(why, false, &perm)
+}
+
+// waitLocked is startWaitingLocked, with what the wait asks to allow when
+// it is a permission request. mu must be held.
+func (s *Session) waitLocked(why string, atPrompt bool, perm *Permission) {
+	if s.phase != phaseRunning || !s.det.startWaiting(atPrompt, perm) {
+		return // not running, or waiting already, for a reason said first
 	}
-	s.waiting, s.promptable = true, atPrompt
 	s.log.Info("session waits for input", "why", why)
 	if s.flushHeldLocked("the agent waits for input") || s.deliverLocked() {
 		return
@@ -88,49 +92,27 @@ func (s *Session) startWaitingLocked(why string, atPrompt bool) {
 	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' needs input: %s", s.name, why)})
 }
 
-// startPermissionWaitLocked marks the session waiting for its user to
-// allow what perm asks, why saying it in a sentence, and keeps perm for
-// its status until the wait ends. A dialog, not a prompt: a queued prompt would answer it. mu must
-// be held.
-func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
-	if s.phase != phaseRunning || s.waiting {
-		return // waiting already, for a reason said first
-	}
-	s.permission = &perm
-	s.startWaitingLocked(why, false)
-}
-
-// endWaitingLocked ends a waiting period. The user is back, so silence
-// counts afresh from now: an agent that then says nothing for the idle or
-// stuck limits is idle or stuck, and one that answers at once is not.
-// mu must be held.
+// endWaitingLocked ends a waiting period, if one is under way (see
+// detector.endWaiting), and wakes the silence watcher, whose deadlines
+// moved. mu must be held.
 func (s *Session) endWaitingLocked(why string) {
-	if !s.waiting {
+	if !s.det.endWaiting(time.Now()) {
 		return
 	}
-	s.waiting, s.idle, s.warned = false, false, warnNone
-	s.permission = nil
-	s.waitEnded = time.Now()
 	s.setRunStatusLocked(why)
-	select { // the watcher's deadlines moved
+	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// setRunStatusLocked sets a running session's status from its flags and
-// announces a change. mu must be held.
+// setRunStatusLocked sets a running session's status from its detector
+// and announces a change. mu must be held.
 func (s *Session) setRunStatusLocked(why string) {
 	if s.phase != phaseRunning {
 		return
 	}
-	next := StatusActive
-	switch {
-	case s.waiting:
-		next = StatusWaiting
-	case s.idle:
-		next = StatusIdle
-	}
+	next := s.det.runStatus()
 	if next == s.status {
 		return
 	}
@@ -219,54 +201,27 @@ func (s *Session) reviewQuiet(t Timing, last int64, checked *int64) (time.Durati
 	if s.phase != phaseRunning {
 		return t.ErrorAfter, false
 	}
-	// The question guess looks at output; idle and stuck at silence, which
-	// also restarts when the user ends a wait.
-	quiet := time.Since(lastOut)
-	if s.waitEnded.After(lastOut) {
-		quiet = time.Since(s.waitEnded)
-	}
-	if quiet < t.WarnAfter {
-		s.warned = warnNone // output cleared it
-	}
-	if s.idle && quiet < t.IdleAfter {
-		s.idle = false
+	quiet, resumed := s.det.heard(t, lastOut)
+	if resumed {
 		s.setRunStatusLocked("output resumed")
 	}
-	if asks && !s.hooked {
+	if asks && !s.det.isHooked() {
 		// A question in the output may be the prompt's own (a shell's
 		// "?"), and nothing tells it from a dialog's: the queue goes in.
 		s.startWaitingLocked("the agent asks: "+ask, true)
 	}
-	if !s.idle && quiet >= t.IdleAfter {
-		s.idle = true
+	wentIdle, warnings := s.det.silent(t, quiet)
+	if wentIdle {
 		s.setRunStatusLocked(fmt.Sprintf("no output for %s", round(t.IdleAfter)))
 	}
-	// A session waiting for its user is not stuck.
-	if !s.waiting && s.warned < warnWarning && quiet >= t.WarnAfter {
-		s.warned = warnWarning
-		s.warnLocked(SeverityWarning, t.WarnAfter)
-	}
-	if !s.waiting && s.warned < warnError && quiet >= t.ErrorAfter {
-		s.warned = warnError
-		s.warnLocked(SeverityError, t.ErrorAfter)
-	}
-
-	// The next deadline is the earliest one still ahead.
-	next := time.Duration(1<<63 - 1)
-	consider := func(left time.Duration, pending bool) {
-		if pending && left > 0 && left < next {
-			next = left
+	for _, sev := range warnings {
+		after := t.WarnAfter
+		if sev == SeverityError {
+			after = t.ErrorAfter
 		}
+		s.warnLocked(sev, after)
 	}
-	outQuiet := time.Since(lastOut)
-	consider(t.QuestionQuiet-outQuiet, last != *checked)
-	consider(t.IdleAfter-quiet, !s.idle)
-	consider(t.WarnAfter-quiet, s.warned < warnWarning)
-	consider(t.ErrorAfter-quiet, s.warned < warnError)
-	// With no question deadline pending, only a wake notices new output
-	// in time.
-	arm := last == *checked || s.idle || s.warned != warnNone
-	return next, arm
+	return s.det.next(t, lastOut, quiet, last != *checked)
 }
 
 func (s *Session) warnLocked(sev Severity, after time.Duration) {

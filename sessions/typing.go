@@ -149,7 +149,7 @@ func (s *Session) submitLocked(t *typing, taken bool) {
 		if err := s.typeKeysLocked(t.after, "keys typed while "+t.what+" was submitted"); err != nil {
 			s.log.Warn("could not send the keys typed while a submit waited", "bytes", len(t.after), "err", err)
 		}
-	} else if s.waiting {
+	} else if s.det.isWaiting() {
 		// The agent waited again before the Enter went: the queue's turn
 		// was put off until now.
 		s.deliverLocked()

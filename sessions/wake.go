@@ -176,9 +176,7 @@ func (s *Session) flushHeldLocked(why string) bool {
 	s.touch()
 	s.log.Info("sent the keys typed while the session was stopped", "bytes", n, "when", why)
 	s.holdQueue = false
-	if s.waiting {
-		s.endWaitingLocked("input from the user")
-	}
+	s.endWaitingLocked("input from the user")
 	return true
 }
 
