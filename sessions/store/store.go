@@ -5,8 +5,8 @@
 // its own, so whoever changes a session never waits for the disk.
 //
 // The file's format (bucket names, keys, the screen's encoding) is what a
-// restart reads back: it is kept as it is, so a file written by any
-// earlier build still loads (testdata/v1.db).
+// restart reads back: it is kept as it is, so the files earlier builds
+// wrote still load (testdata/v1.db is one).
 package store
 
 import (
@@ -120,6 +120,8 @@ func (s *Store) BlockWrites() (release func(), err error) {
 		return nil, fmt.Errorf("block writes to %s: %w", s.path, err)
 	}
 	var once sync.Once
+	// Rolling back a write transaction fails only when it has ended
+	// already, which once rules out.
 	return func() { once.Do(func() { _ = tx.Rollback() }) }, nil
 }
 
