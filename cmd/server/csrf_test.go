@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmux/agentmux/internal/guard"
+	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
