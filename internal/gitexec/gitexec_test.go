@@ -376,3 +376,20 @@ func TestExplicitKilledWhole(t *testing.T) {
 	}
 	testutil.Eventually(t, testTimeout, "the hook's sleep to be killed", func() bool { return testutil.ProcessGone(pid) })
 }
+
+// TestExplicitTrust: an explicit git trusts what Command's trusts, and
+// nothing more: another user's workspace once Trust names it, not
+// before. Not parallel: Trust is the package's.
+func TestExplicitTrust(t *testing.T) {
+	ws := t.TempDir()
+	gitT(t, ws, "init", "-q")
+	testutil.GiveAway(t, ws)
+	ctx := testContext(t)
+	if _, err := RunExplicit(ctx, ws, identity, nil, "commit", "-q", "--allow-empty", "-m", "x"); !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("explicit commit in another user's repository: %v, want ErrUntrusted", err)
+	}
+	trustT(t, ws)
+	if _, err := RunExplicit(ctx, ws, identity, nil, "commit", "-q", "--allow-empty", "-m", "x"); err != nil {
+		t.Errorf("explicit commit in the trusted workspace: %v", err)
+	}
+}
