@@ -108,6 +108,7 @@ type ConflictError struct {
 	Files []string
 }
 
+// Error says what conflicts where, and that nothing changed.
 func (e *ConflictError) Error() string {
 	what := fmt.Sprintf("merging branch %q into %q", e.Branch, e.Base)
 	if e.Commit != "" {
