@@ -5,11 +5,11 @@
 // taking optional locks an agent's own git would then trip on, and in a
 // process group of its own that is killed whole when the context ends.
 //
-// Every git it runs is passive, or inert: a repository is the agent's to
-// write, its .git/config included, and looking at it (a diff, a status, a
-// worktree list, a branch or config read, rev-parse, and the worktree
-// checkouts agentmux makes) must not run what that config names or reach
-// anything beyond the machine. So every git runs
+// Every git Command runs is passive, or inert: a repository is the
+// agent's to write, its .git/config included, and looking at it (a diff,
+// a status, a worktree list, a branch or config read, rev-parse, and the
+// worktree checkouts agentmux makes) must not run what that config names
+// or reach anything beyond the machine. So every such git runs
 //
 //   - with no network: GIT_ALLOW_PROTOCOL names no real transport, so git
 //     refuses ssh, http, git, file (whose remote.<name>.uploadpack is a
@@ -62,11 +62,24 @@
 // refuses, the error is an *Error that is ErrUntrusted and says in words
 // which directory, whose it is, and what to do.
 //
-// Only an explicit user action, such as a push the user asks for, may
-// reach a remote or use the user's credentials; none exists yet. When one
-// is added it gets its own entry point here, beside Command, that leaves
-// out the network and lazy-fetch guards, and every other call stays
-// inert.
+// # Explicit actions
+//
+// Only an action the user asked for in so many words (a commit, a merge,
+// a push) may reach a remote, use the user's credentials or run what the
+// repository configures; such a git runs through Explicit, beside
+// Command, and every other call stays inert. Explicit leaves out the
+// network and lazy-fetch guards, so a push goes wherever the remote's
+// pushurl says over whatever transport git allows, with the server
+// environment's GIT_SSH_COMMAND (and GIT_SSH, GIT_PROXY_COMMAND,
+// GIT_ALLOW_PROTOCOL) as an operator set them; its callers add no
+// NeutralConfig, so hooks and filters run as they would for the user's
+// own git. It keeps the rest: the C locale, the variables stripped that
+// would point git elsewhere, no pager, no editor, no password prompt, no
+// file-system monitor, the trust, and the kill of the whole group when
+// the context ends. Its git starts a session of its own, without a
+// controlling terminal, so ssh, which asks for a passphrase or a host key
+// on /dev/tty rather than through git, fails instead of waiting for an
+// answer nobody can give.
 package gitexec
 
 import (
@@ -102,14 +115,33 @@ const waitDelay = 5 * time.Second
 // (KEY=VALUE) are added to its environment. Run it with Run, or start it
 // and read its output yourself, then Wait and pass the error to Check.
 func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	// The trust after -C, where subcommand skips a caller's -c too.
-	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, trustOptions(dir), args)...)
 	// The guards last: exec keeps the last of two values, so env cannot
 	// lift them.
-	cmd.Env = slices.Concat(Env(), env, inertEnv)
+	cmd := command(ctx, dir, args, slices.Concat(Env(), env, inertEnv))
 	// A group of its own, killed whole: git runs hooks and other gits as
 	// children, which killing git alone would leave running.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// Explicit returns git -C dir args for an action the user asked for, set
+// up as Command's but free to reach remotes, fetch a partial clone's
+// missing objects and run the repository's hooks and filters; see the
+// package doc. Run it with RunExplicit, or as Command's.
+func Explicit(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	cmd := command(ctx, dir, args, slices.Concat(explicitBaseEnv(), env, explicitEnv))
+	// A session is a group too, killed whole as Command's; and it has no
+	// controlling terminal for ssh to prompt on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
+}
+
+// command is git -C dir args with env, killed whole, group and all, when
+// ctx ends; the caller makes the group.
+func command(ctx context.Context, dir string, args, env []string) *exec.Cmd {
+	// The trust after -C, where subcommand skips a caller's -c too.
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, trustOptions(dir), args)...)
+	cmd.Env = env
 	cmd.Cancel = func() error {
 		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
 			if errors.Is(err, syscall.ESRCH) {
@@ -134,7 +166,18 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // RunEnv is Run with env added to git's environment and stdin as its
 // standard input (nil for none).
 func RunEnv(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := Command(ctx, dir, env, args...)
+	return run(ctx, Command(ctx, dir, env, args...), stdin)
+}
+
+// RunExplicit is RunEnv for an action the user asked for: git runs as
+// Explicit sets it up.
+func RunExplicit(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	return run(ctx, Explicit(ctx, dir, env, args...), stdin)
+}
+
+// run runs cmd, a Command or an Explicit, with stdin, and returns its
+// standard output, and an error as RunEnv says.
+func run(ctx context.Context, cmd *exec.Cmd, stdin []byte) ([]byte, error) {
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -147,8 +190,8 @@ func RunEnv(ctx context.Context, dir string, env []string, stdin []byte, args ..
 	return stdout.Bytes(), err
 }
 
-// Check turns what running cmd (a Command) returned into the package's
-// errors; stderr is what it printed there.
+// Check turns what running cmd (a Command or an Explicit) returned into
+// the package's errors; stderr is what it printed there.
 func Check(ctx context.Context, cmd *exec.Cmd, err error, stderr string) error {
 	name := "git " + subcommand(cmd.Args)
 	var exitErr *exec.ExitError
@@ -294,9 +337,14 @@ const noProtocol = "agentmux-no-network"
 
 // inertEnv are the variables that keep every git passive; see the
 // package doc.
-var inertEnv = []string{
+var inertEnv = append([]string{
 	"GIT_ALLOW_PROTOCOL=" + noProtocol,
 	"GIT_NO_LAZY_FETCH=1",
+}, explicitEnv...)
+
+// explicitEnv are the guards an Explicit git keeps: nothing it starts
+// may wait for a person.
+var explicitEnv = []string{
 	"GIT_PAGER=cat",
 	"GIT_EDITOR=:",
 	"GIT_SEQUENCE_EDITOR=:",
@@ -324,11 +372,31 @@ var strippedEnv = []string{
 	"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT",
 }
 
+// explicitPassed are the variables of strippedEnv an Explicit git still
+// gets from the server's environment: how an operator lets a push reach
+// its remote (a deploy key in GIT_SSH_COMMAND) or keeps it from some.
+var explicitPassed = []string{"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_ALLOW_PROTOCOL"}
+
 // Env is the server's environment as git should see it, inertEnv
 // included.
 func Env() []string {
+	return append(baseEnv(nil), inertEnv...)
+}
+
+// explicitBaseEnv is the server's environment as an Explicit git sees it,
+// explicitEnv included.
+func explicitBaseEnv() []string {
+	return append(baseEnv(explicitPassed), explicitEnv...)
+}
+
+// baseEnv is the server's environment without strippedEnv, but for the
+// variables in keep, in the C locale and without optional locks.
+func baseEnv(keep []string) []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(keep, k) {
+			return false
+		}
 		return slices.Contains(strippedEnv, k) || strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_")
 	})
 	env = append(env,
@@ -338,7 +406,7 @@ func Env() []string {
 		// it, and make the git of an agent working in the tree fail.
 		"GIT_OPTIONAL_LOCKS=0",
 	)
-	return append(env, inertEnv...)
+	return env
 }
 
 // trust is what Trust was given, real paths; nil trusts nothing.

@@ -263,3 +263,133 @@ func TestTrust(t *testing.T) {
 		t.Error("the refusal does not name the trusted workspace")
 	}
 }
+
+// identity is an author and committer for the package's own commits in
+// tests, which read no user config.
+var identity = []string{
+	"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+}
+
+// TestExplicitReachesRemote: an explicit git reaches a remote over a
+// transport a passive one is refused, and the remote's pushurl is
+// where it pushes.
+func TestExplicitReachesRemote(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := hostileRepo(t)
+	bare := t.TempDir()
+	gitT(t, bare, "init", "-q", "--bare")
+	gitT(t, dir, "remote", "add", "origin", "https://example.invalid/o/r.git")
+	gitT(t, dir, "config", "remote.origin.pushurl", bare)
+
+	ctx := testContext(t)
+	if _, err := Run(ctx, dir, "push", "origin", "HEAD:refs/heads/pushed"); err == nil {
+		t.Fatal("a passive push went through")
+	} else if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("not allowed") {
+		t.Errorf("passive push: %v, want git's refusal of the transport", err)
+	}
+	if _, err := RunExplicit(ctx, dir, nil, nil, "push", "origin", "HEAD:refs/heads/pushed"); err != nil {
+		t.Fatalf("explicit push: %v", err)
+	}
+	if got, want := gitT(t, bare, "rev-parse", "refs/heads/pushed"), gitT(t, dir, "rev-parse", "HEAD"); got != want {
+		t.Errorf("the remote has %s, want %s", got, want)
+	}
+}
+
+// TestExplicitRunsHooks: an explicit commit runs the repository's
+// pre-commit hook, whose refusal fails it; the same commit made passive
+// with NeutralConfig runs none.
+func TestExplicitRunsHooks(t *testing.T) {
+	t.Parallel()
+	dir, script, marker := hostileRepo(t)
+	gitT(t, dir, "config", "core.hooksPath", filepath.Dir(script))
+	if err := os.Rename(script, filepath.Join(filepath.Dir(script), "pre-commit")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	cfg, err := NeutralConfig(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunEnv(ctx, dir, identity, nil, append(cfg, "commit", "-q", "--allow-empty", "-m", "passive")...); err != nil {
+		t.Fatalf("passive commit: %v", err)
+	}
+	testutil.NotRun(t, "a passive commit", marker)
+
+	_, err = RunExplicit(ctx, dir, identity, nil, "commit", "-q", "--allow-empty", "-m", "explicit")
+	if ge := (*Error)(nil); !errors.As(err, &ge) || ge.Name != "git commit" {
+		t.Errorf("explicit commit: %v, want the hook's refusal as a git commit *Error", err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the explicit commit did not run the pre-commit hook: %v", err)
+	}
+}
+
+// TestExplicitKeepsGuards: an explicit git still starts no pager or
+// editor and asks no one for a password, whatever the config and the
+// caller's env name.
+func TestExplicitKeepsGuards(t *testing.T) {
+	t.Parallel()
+	dir, script, marker := hostileRepo(t)
+	for _, key := range []string{"core.pager", "core.editor", "core.askPass"} {
+		gitT(t, dir, "config", key, script)
+	}
+	ctx := testContext(t)
+	lift := []string{"GIT_PAGER=" + script, "GIT_EDITOR=" + script, "GIT_ASKPASS=" + script, "GIT_TERMINAL_PROMPT=1"}
+	for v, want := range map[string]string{"GIT_PAGER": "cat", "GIT_EDITOR": ":"} {
+		got, err := RunExplicit(ctx, dir, lift, nil, "var", v)
+		if err != nil || strings.TrimSpace(string(got)) != want {
+			t.Errorf("git var %s: %q, %v; want %q", v, got, err, want)
+		}
+	}
+	_, err := RunExplicit(ctx, dir, lift, []byte("protocol=https\nhost=example.com\n\n"), "credential", "fill")
+	if ge := (*Error)(nil); !errors.As(err, &ge) || !ge.Says("terminal prompts disabled") {
+		t.Errorf("credential fill: %v, want a refusal to prompt", err)
+	}
+	testutil.NotRun(t, "an explicit git", marker)
+}
+
+// TestExplicitKilledWhole: when the context ends, an explicit git's hook
+// and what it started are killed with it, and the error is the context's.
+func TestExplicitKilledWhole(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := hostileRepo(t)
+	hooks := t.TempDir()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	hook := "#!/bin/sh\nsleep 600 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "config", "core.hooksPath", hooks)
+
+	ctx, cancel := context.WithCancelCause(testContext(t))
+	stop := errors.New("the test stopped it")
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunExplicit(ctx, dir, identity, nil, "commit", "-q", "--allow-empty", "-m", "x")
+		done <- err
+	}()
+	pid := testutil.ReadPID(t, testTimeout, pidFile)
+	cancel(stop)
+	if err := <-done; !errors.Is(err, stop) {
+		t.Errorf("RunExplicit: %v, want the context's cause", err)
+	}
+	testutil.Eventually(t, testTimeout, "the hook's sleep to be killed", func() bool { return testutil.ProcessGone(pid) })
+}
+
+// TestExplicitTrust: an explicit git trusts what Command's trusts, and
+// nothing more: another user's workspace once Trust names it, not
+// before. Not parallel: Trust is the package's.
+func TestExplicitTrust(t *testing.T) {
+	ws := t.TempDir()
+	gitT(t, ws, "init", "-q")
+	testutil.GiveAway(t, ws)
+	ctx := testContext(t)
+	if _, err := RunExplicit(ctx, ws, identity, nil, "commit", "-q", "--allow-empty", "-m", "x"); !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("explicit commit in another user's repository: %v, want ErrUntrusted", err)
+	}
+	trustT(t, ws)
+	if _, err := RunExplicit(ctx, ws, identity, nil, "commit", "-q", "--allow-empty", "-m", "x"); err != nil {
+		t.Errorf("explicit commit in the trusted workspace: %v", err)
+	}
+}

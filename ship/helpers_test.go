@@ -1,0 +1,179 @@
+package ship
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmux/agentmux/worktree"
+)
+
+// testTimeout bounds each test's git commands.
+const testTimeout = 30 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// gitOut runs git in dir as a user would and returns its trimmed output.
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitT is gitOut failing the test on error.
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := gitOut(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tempDir is t.TempDir with symbolic links resolved, as git reports paths.
+func tempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// newRepo returns a workspace on branch main with one commit, of
+// README.md saying "hello", whose config names its user: the identity
+// of the tests' commits and of the package's.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the ship tests run the real git binary")
+	}
+	repo := tempDir(t)
+	gitT(t, repo, "init", "-q", "-b", "main")
+	gitT(t, repo, "config", "user.name", "Ship Test")
+	gitT(t, repo, "config", "user.email", "ship@example.com")
+	writeFile(t, repo, "README.md", "hello\n")
+	gitT(t, repo, "add", "README.md")
+	gitT(t, repo, "commit", "-q", "-m", "init")
+	return repo
+}
+
+// addWorktree makes a session's worktree on a new branch, as the server
+// does, and returns its directory.
+func addWorktree(t *testing.T, repo, branch string) string {
+	t.Helper()
+	ctx := testContext(t)
+	wt, err := worktree.Add(ctx, repo, filepath.Join(repo, ".worktrees", worktree.DirName(branch)), branch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worktree.Exclude(ctx, repo, "/.worktrees/"); err != nil {
+		t.Fatal(err)
+	}
+	return wt.Path
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// commitFile writes name in dir and commits it with msg; it returns the
+// commit.
+func commitFile(t *testing.T, dir, name, content, msg string) string {
+	t.Helper()
+	writeFile(t, dir, name, content)
+	gitT(t, dir, "add", "--", name)
+	gitT(t, dir, "commit", "-q", "-m", msg)
+	return gitT(t, dir, "rev-parse", "HEAD")
+}
+
+func rev(t *testing.T, dir, name string) string {
+	t.Helper()
+	return gitT(t, dir, "rev-parse", "--verify", name)
+}
+
+func assertKind(t *testing.T, err, kind error, mentions ...string) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("error %v, want one wrapping %v", err, kind)
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("error %q does not mention %q", err, m)
+		}
+	}
+}
+
+// assertClean checks that the tree at dir is as a finished git leaves
+// it: git status clean, no merge under way, no conflict markers in the
+// files it tracks.
+func assertClean(t *testing.T, dir string) {
+	t.Helper()
+	if st := gitT(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in %s:\n%s\nwant it clean", dir, st)
+	}
+	if _, err := gitOut(dir, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
+		t.Errorf("%s has a MERGE_HEAD", dir)
+	}
+	if out, err := gitOut(dir, "grep", "-l", "-e", "<<<<<<<", "-e", ">>>>>>>"); err == nil {
+		t.Errorf("conflict markers in %s: %s", dir, out)
+	}
+}
+
+// hookDir makes a directory that holds script under each hook's name,
+// for core.hooksPath.
+func hookDir(t *testing.T, script string, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.Symlink(script, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// allHooks are the hooks git runs, for a check that none runs.
+var allHooks = []string{
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit",
+	"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+	"pre-rebase", "post-checkout", "post-merge", "pre-push", "post-rewrite",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-index-change",
+}
+
+// lines splits git's output into its non-empty lines.
+func lines(s string) []string {
+	return slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return l == "" })
+}
