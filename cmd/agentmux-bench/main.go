@@ -37,7 +37,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -288,12 +287,7 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 	srvOpts := serverOptions{Bin: o.ServerBin, Token: o.Token, Scrollback: o.Scrollback}
 	pidNote := ""
 	if o.ServerBin != "" {
-		so := srvOpts
-		so.Workspace, so.DataDir = filepath.Join(tmp, "workspace"), filepath.Join(tmp, "data")
-		if err := os.Mkdir(so.Workspace, 0o700); err != nil {
-			return nil, fmt.Errorf("make the server's workspace: %w", err)
-		}
-		srv, err := startServer(ctx, so)
+		srv, _, err := startFreshServer(ctx, tmp, "server", srvOpts)
 		if err != nil {
 			return nil, err
 		}
