@@ -16,7 +16,10 @@
 //     connections that never read, and a stuffed prompt queue, with the
 //     server's memory and a well-behaved client's keystroke echo meanwhile;
 //  7. shutdown with busy sessions and restart until they are listed
-//     (only with a server it started itself).
+//     (only with a server it started itself);
+//  8. scale: the server's memory and CPU with 4, 16 and 32 sessions
+//     printing a build log to two clients each, then quiet (only with a
+//     server it starts itself, one for each count).
 //
 // The workloads are programs that run as sessions and read files this
 // tool writes, so the server must run on this machine. Usage:
@@ -37,7 +40,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -64,9 +66,10 @@ const (
 	mRSS        = "rss"
 	mAbuse      = "abuse"
 	mRestart    = "restart"
+	mScale      = "scale"
 )
 
-var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mAbuse, mRestart}
+var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mAbuse, mRestart, mScale}
 
 // options are the command line's. Sizes are in bytes, rates in bytes per
 // second.
@@ -98,6 +101,8 @@ type options struct {
 	AbuseWSConns  int
 	AbuseWSFrames int
 	AbuseKeys     int
+	ScaleSessions []int
+	ScaleWindow   time.Duration
 }
 
 // defaults returns the options of a full run, or of a quick one. The
@@ -111,12 +116,14 @@ func defaults(quick bool) options {
 			Timeout: 3 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, TypedKeys: 100, FloodDuration: time.Second,
 			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 4 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 			AbuseRequests: 100, AbuseWSConns: 10, AbuseWSFrames: 20, AbuseKeys: 50,
+			ScaleSessions: []int{4, 16}, ScaleWindow: defaultSettle,
 		}
 	}
 	return options{
 		Timeout: 20 * time.Minute, FileBytes: 64 << 20, Runs: 5, Keys: 2000, TypedKeys: 600, FloodDuration: 3 * time.Second,
 		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 8 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 		AbuseRequests: 250, AbuseWSConns: 20, AbuseWSFrames: 50, AbuseKeys: 50,
+		ScaleSessions: []int{4, 16, 32}, ScaleWindow: 10 * time.Second,
 	}
 }
 
@@ -153,6 +160,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.AbuseWSConns, "abuse-ws", full.AbuseWSConns, "WebSockets that send oversized frames and never read, in the abuse measurement")
 	fs.IntVar(&o.AbuseWSFrames, "abuse-frames", full.AbuseWSFrames, fmt.Sprintf("frames of %s each abusive WebSocket sends", formatBytes(abuseFrameBytes)))
 	fs.IntVar(&o.AbuseKeys, "abuse-keys", full.AbuseKeys, fmt.Sprintf("keys at least that a well-behaved client types %v apart during the abuse (it types on until the abuse is sent)", abuseKeyPause))
+	intsVar(fs, &o.ScaleSessions, "scale-sessions", full.ScaleSessions, fmt.Sprintf("session counts of the scale measurement, rising, each on a server of its own started with --max-sessions set to it, each session with %d clients", scaleClients))
+	fs.DurationVar(&o.ScaleWindow, "scale-window", full.ScaleWindow, "how long the scale measurement counts the server's CPU, while the sessions print and again once they are quiet; keep it above the server's --save-interval, so a save counts")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "agentmux-bench measures a running agentmux over HTTP and its WebSocket.\n\n")
 		fmt.Fprintf(stderr, "Usage:\n  agentmux-bench --server-bin /tmp/agentmux [flags]\n  agentmux-bench --addr 127.0.0.1:8080 [--token T] [flags]\n\n")
@@ -185,6 +194,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"abuse-ws":       func() { o.AbuseWSConns = q.AbuseWSConns },
 			"abuse-frames":   func() { o.AbuseWSFrames = q.AbuseWSFrames },
 			"abuse-keys":     func() { o.AbuseKeys = q.AbuseKeys },
+			"scale-sessions": func() { o.ScaleSessions = q.ScaleSessions },
+			"scale-window":   func() { o.ScaleWindow = q.ScaleWindow },
 		} {
 			if !given[name] {
 				apply()
@@ -211,8 +222,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("--abuse-requests, --abuse-ws, --abuse-frames and --abuse-keys must be at least 1")
 	case o.FileBytes < 1<<10 || o.FanoutBytes < 1<<10 || o.RSSFloodBytes < 1<<10:
 		return options{}, errors.New("--file-size, --fanout-size and --rss-flood-size must be at least 1KiB")
-	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0:
-		return options{}, errors.New("--flood-duration, --timeout and --rss-settle must be above 0")
+	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0 || o.ScaleWindow <= 0:
+		return options{}, errors.New("--flood-duration, --timeout, --rss-settle and --scale-window must be above 0")
+	case len(o.ScaleSessions) == 0 || o.ScaleSessions[0] < 1 || !slices.IsSorted(o.ScaleSessions) || len(slices.Compact(slices.Clone(o.ScaleSessions))) != len(o.ScaleSessions):
+		return options{}, errors.New("--scale-sessions must be counts of at least 1, rising")
 	case o.FloodRate <= 0 || o.FanoutRate < 0:
 		return options{}, errors.New("--flood-rate must be above 0 and --fanout-rate not below 0")
 	case o.Scrollback < 1<<10:
@@ -288,12 +301,7 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 	srvOpts := serverOptions{Bin: o.ServerBin, Token: o.Token, Scrollback: o.Scrollback}
 	pidNote := ""
 	if o.ServerBin != "" {
-		so := srvOpts
-		so.Workspace, so.DataDir = filepath.Join(tmp, "workspace"), filepath.Join(tmp, "data")
-		if err := os.Mkdir(so.Workspace, 0o700); err != nil {
-			return nil, fmt.Errorf("make the server's workspace: %w", err)
-		}
-		srv, err := startServer(ctx, so)
+		srv, _, err := startFreshServer(ctx, tmp, "server", srvOpts)
 		if err != nil {
 			return nil, err
 		}
@@ -328,9 +336,11 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 
 	// The memory measurement goes first, while the server has not yet
 	// grown for the other workloads; the abuse last on the shared server,
-	// since it may leave it grown or slowed (the restart measurement has a
-	// server of its own).
-	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mAbuse, mRestart}
+	// since it may leave it grown or slowed (the restart and scale
+	// measurements have servers of their own). Scale goes last of all:
+	// its many printing sessions load the machine, and the load they
+	// leave would weigh on whatever came after.
+	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mAbuse, mRestart, mScale}
 	for _, m := range order {
 		if !slices.Contains(o.Only, m) {
 			continue
@@ -389,6 +399,14 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 				r, err := measureRestart(ctx, e, srvOpts)
 				rep.Restart = r
 				return err
+			case mScale:
+				if o.ServerBin == "" {
+					rep.skip(m, "needs --server-bin: the tool starts a server of its own for each session count, with --max-sessions set to it")
+					return nil
+				}
+				r, err := measureScale(ctx, e, srvOpts, scaleOptions{Sessions: o.ScaleSessions, Window: o.ScaleWindow, Settle: o.RSSSettle})
+				rep.Scale = r
+				return err
 			}
 			return nil
 		}()
@@ -418,6 +436,35 @@ func sizeVar(fs *flag.FlagSet, p *int64, name string, value int64, usage string)
 		*p = n
 		return nil
 	})
+}
+
+// intsVar defines a flag of comma-separated counts, such as 4,16,32.
+func intsVar(fs *flag.FlagSet, p *[]int, name string, value []int, usage string) {
+	*p = value
+	fs.Func(name, fmt.Sprintf("%s (default %s)", usage, joinInts(value)), func(s string) error {
+		var vs []int
+		for f := range strings.SplitSeq(s, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("want counts separated by commas, such as %s", joinInts(value))
+			}
+			vs = append(vs, v)
+		}
+		*p = vs
+		return nil
+	})
+}
+
+// joinInts writes counts as intsVar reads them.
+func joinInts(vs []int) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(v))
+	}
+	return b.String()
 }
 
 // rateVar defines a flag of a rate given in MB/s (10^6 bytes) and kept in

@@ -97,7 +97,8 @@ func TestQuickRun(t *testing.T) {
 	code, stdout, stderr := runTool(t, "--server-bin", serverBin(t), "--quick", "--json", jsonPath,
 		"--file-size", "512KiB", "--keys", "100", "--typed-keys", "20", "--flood-duration", "300ms", "--flood-rate", "2",
 		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms",
-		"--abuse-requests", "10", "--abuse-ws", "2", "--abuse-frames", "3", "--abuse-keys", "10")
+		"--abuse-requests", "10", "--abuse-ws", "2", "--abuse-frames", "3", "--abuse-keys", "10",
+		"--scale-sessions", "1", "--scale-window", "300ms")
 	if code != 0 {
 		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -108,6 +109,7 @@ func TestQuickRun(t *testing.T) {
 		"to 20 clients not acknowledging", "to 20 clients acknowledging every frame", "acknowledges once and stops reading",
 		"server RSS", "+ 11 acknowledging clients", "after each session printed 512 KiB more", "restart to 4 sessions listed",
 		"abuse: 10 POST /api/sessions of 1 MiB", "a client's keystroke echo", "a fresh client attaching after 7 prompts of 64 KiB",
+		"scale: 1 sessions printing a build log, 2 acknowledging clients each",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -122,7 +124,7 @@ func TestQuickRun(t *testing.T) {
 	if err := json.Unmarshal(b, &keys); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%s", err, b)
 	}
-	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "abuse", "restart"} {
+	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "abuse", "restart", "scale"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -245,6 +247,19 @@ func TestQuickRun(t *testing.T) {
 		a.BeforeMiB <= 0 || a.AfterMiB <= 0 || a.PeakMiB < max(a.BeforeMiB, a.AfterMiB) || a.HealthProbes == 0 ||
 		a.GrowthGoalMiB != 64 || a.EchoGoalMs != 100 {
 		t.Errorf("abuse %+v", a)
+	}
+
+	// One count, on the 1 MiB ring: the sessions fill it at the build
+	// log's pace, which is most of what the measurement takes here.
+	if sc := r.Scale; sc == nil {
+		t.Error("no scale")
+	} else if len(sc.Steps) != 1 || len(sc.Increments) != 0 || sc.ClientsPerSession != 2 || sc.GoalMiBPerSession != 3 || sc.WindowSeconds != 0.3 {
+		t.Errorf("scale %+v", sc)
+	} else if s := sc.Steps[0]; s.Sessions != 1 || s.Clients != 2 || s.IdleMiB <= 0 || s.BusyPeakMiB <= s.IdleMiB ||
+		s.PeakMiB < max(s.BusyPeakMiB, s.QuietMiB) || s.MiBPerSession <= 0 || s.BusySeconds < 0.3 || s.QuietSeconds < 0.3 ||
+		s.BusyCPUSeconds <= 0 || s.QuietCPUSeconds < 0 || s.PrintedBytes == 0 || s.SessionMBpsMin <= 0 || s.MachineBusyCores <= 0 ||
+		s.Resyncs != 0 || s.LostBytes != 0 || s.QuietWhere.Anon == 0 {
+		t.Errorf("scale, 1 session: %+v", s)
 	}
 
 	if s := r.Restart; s == nil {
@@ -373,8 +388,23 @@ func TestParseFlags(t *testing.T) {
 		o.AbuseRequests != 250 || o.AbuseWSConns != 20 || o.AbuseWSFrames != 50 || o.AbuseKeys != 50 {
 		t.Errorf("defaults %+v", o)
 	}
+	o, err = parseFlags([]string{"--quick", "--scale-sessions", "2, 8,40"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.ScaleSessions, []int{2, 8, 40}) || o.ScaleWindow != q.ScaleWindow || !slices.Equal(q.ScaleSessions, []int{4, 16}) {
+		t.Errorf("--quick --scale-sessions 2,8,40: %v, window %v", o.ScaleSessions, o.ScaleWindow)
+	}
+	if o, err = parseFlags(nil, &bytes.Buffer{}); err != nil || !slices.Equal(o.ScaleSessions, []int{4, 16, 32}) || o.ScaleWindow != 10*time.Second {
+		t.Errorf("scale defaults %v, window %v (%v); want 4,16,32 and 10s", o.ScaleSessions, o.ScaleWindow, err)
+	}
 	for _, bad := range [][]string{
 		{"--addr", "x:1", "--server-bin", "y"},
+		{"--scale-sessions", "16,4"},
+		{"--scale-sessions", "4,4"},
+		{"--scale-sessions", "0,4"},
+		{"--scale-sessions", "four"},
+		{"--scale-window", "0s"},
 		{"--only", "echo,nope"},
 		{"--file-size", "12 parsecs"},
 		{"--keys", "0"},

@@ -39,6 +39,7 @@ type report struct {
 	RSS        *rssResult        `json:"rss,omitempty"`
 	Abuse      *abuseResult      `json:"abuse,omitempty"`
 	Restart    *restartResult    `json:"restart,omitempty"`
+	Scale      *scaleResult      `json:"scale,omitempty"`
 
 	// Skipped and Failed name measurements not made, with the reason.
 	Skipped map[string]string `json:"skipped,omitempty"`
@@ -202,6 +203,9 @@ func (r *report) rows() [][2]string {
 			"%.1f MiB (target under %g MiB: %s): Go heap, stacks and runtime %.1f, the binary's code %.1f and data %.1f, the database's map %.1f, other files %.1f; peak %.1f MiB; floods took %.1f s, clients lost %s (%d resyncs); read once still for %g s, after %.1f / %.1f / %.1f s%s",
 			m.AfterFloodsMiB, m.TargetMiB, target, mib(w.Anon), mib(w.Code), mib(w.Data), mib(w.Database), mib(w.Other), m.PeakMiB, m.FloodSeconds, formatBytes(int64(m.FloodLostBytes)), m.FloodResyncs,
 			m.SettleWindowSeconds, m.Steps["full"].SettleSeconds, m.Steps["withClients"].SettleSeconds, after.SettleSeconds, moving)
+	}
+	if sc := r.Scale; sc != nil {
+		rows = append(rows, scaleRows(sc, r.NumCPU)...)
 	}
 	if a := r.Abuse; a != nil {
 		rows = append(rows, abuseRows(a)...)

@@ -43,15 +43,7 @@ type restartResult struct {
 func measureRestart(ctx context.Context, e *benchEnv, o serverOptions) (*restartResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	base, err := os.MkdirTemp(e.tmp, "restart")
-	if err != nil {
-		return nil, fmt.Errorf("make server directories: %w", err)
-	}
-	o.Workspace, o.DataDir = filepath.Join(base, "workspace"), filepath.Join(base, "data")
-	if err := os.Mkdir(o.Workspace, 0o700); err != nil {
-		return nil, fmt.Errorf("make server directories: %w", err)
-	}
-	srv, err := startServer(ctx, o)
+	srv, o, err := startFreshServer(ctx, e.tmp, "restart", o)
 	if err != nil {
 		return nil, err
 	}

@@ -174,52 +174,25 @@ func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, e
 
 	// Each client is read by a goroutine of its own from its attachment
 	// until this function closes it, as a browser reads, so it answers
-	// the server's pings while the RSS settles; it reports on its channel
-	// as it passes each marker. This function owns the goroutines: it
-	// closes the connections and waits for them before returning.
-	conns := make([]*wsConn, clients)
-	passed := make([]chan markerPassed, clients)
-	var readers sync.WaitGroup
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.close()
-			}
-		}
-		readers.Wait()
-	}()
-	for i := range conns {
-		if conns[i], err = e.dial(ctx); err != nil {
+	// the server's pings while the RSS settles; it reports as it passes
+	// each marker.
+	fl := &followers{}
+	defer fl.close()
+	for i := range clients {
+		c, err := fl.dial(ctx, e)
+		if err != nil {
 			return nil, fmt.Errorf("client %d: %w", i+1, err)
 		}
 		// Every client acknowledges from its attachment on, so the
 		// floods are paced by the fastest client of each session.
-		c := conns[i]
 		c.keepData, c.acking, c.idle = true, true, true
-		if err := c.attach(ids[i%rssSessions]); err != nil {
+		id := ids[i%rssSessions]
+		if err := c.attach(id); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i+1, err)
 		}
-		passed[i] = make(chan markerPassed, 2)
-		readers.Go(func() { followMarkers(c, ids[i%rssSessions], []string{fillMarker, floodMarker}, passed[i]) })
+		fl.follow(c, id, &streamCount{}, sawMarker(id, fillMarker), sawMarker(id, floodMarker))
 	}
-	// waitAll waits for every client to pass its next marker, and returns
-	// their counts then.
-	waitAll := func(what string) ([]streamCount, error) {
-		counts := make([]streamCount, clients)
-		for i, ch := range passed {
-			select {
-			case p := <-ch:
-				if p.err != nil {
-					return nil, fmt.Errorf("read the %s: client %d: %w", what, i+1, p.err)
-				}
-				counts[i] = p.st
-			case <-ctx.Done():
-				return nil, fmt.Errorf("read the %s: %w", what, context.Cause(ctx))
-			}
-		}
-		return counts, nil
-	}
-	replayed, err := waitAll("replays")
+	replayed, err := fl.wait(ctx, "replays")
 	if err != nil {
 		return nil, err
 	}
@@ -227,22 +200,11 @@ func measureRSS(ctx context.Context, e *benchEnv, o rssOptions) (_ *rssResult, e
 		return nil, err
 	}
 
-	// The floods start with a line typed on a connection of their own,
-	// since the clients' goroutines write their connections; input needs
-	// no attachment.
-	in, err := e.dial(ctx)
-	if err != nil {
+	floodStart := time.Now()
+	if err := startWorkloads(ctx, e, ids); err != nil {
 		return nil, fmt.Errorf("start the floods: %w", err)
 	}
-	floodStart := time.Now()
-	for i, id := range ids {
-		if err := in.input(id, "\n"); err != nil {
-			in.close()
-			return nil, fmt.Errorf("start the flood of session %d: %w", i+1, err)
-		}
-	}
-	in.close()
-	flood, err := waitAll("floods")
+	flood, err := fl.wait(ctx, "floods")
 	if err != nil {
 		return nil, err
 	}
@@ -359,35 +321,19 @@ func spreadOf(vs []uint64) uint64 {
 	return hi - lo
 }
 
-// markerPassed is what a client's reader reports as it passes a marker:
-// its count then, or the error that stopped it.
-type markerPassed struct {
+// stepPassed is what a client's reader reports as it passes a step: its
+// count then, or the error that stopped it.
+type stepPassed struct {
 	st  streamCount
 	err error
 }
 
-// followMarkers reads the session's stream on c until each of markers in
-// turn has come, reporting on passed (which must hold len(markers)
-// reports) as it passes each, then reads on until the connection closes.
-func followMarkers(c *wsConn, sessionID string, markers []string, passed chan<- markerPassed) {
-	st := &streamCount{}
-	for _, m := range markers {
-		err := readToMarker(c, sessionID, st, m)
-		passed <- markerPassed{st: *st, err: err}
-		if err != nil {
-			return
-		}
-	}
-	// Nothing more is expected: this only answers pings, until the
-	// connection is closed.
-	_ = c.readUntil(sessionID, st, func(*streamCount, *frame) bool { return false })
-}
-
-// readToMarker reads a session's output until marker has come, which
-// needs c.keepData.
-func readToMarker(c *wsConn, sessionID string, st *streamCount, marker string) error {
+// sawMarker returns a readUntil condition that holds once marker has come
+// in the session's output, which needs c.keepData. Each condition keeps
+// the end of the output it saw, so each reader needs its own.
+func sawMarker(sessionID, marker string) func(*streamCount, *frame) bool {
 	var tail []byte
-	return c.readUntil(sessionID, st, func(_ *streamCount, f *frame) bool {
+	return func(_ *streamCount, f *frame) bool {
 		if f.Type != typeTerminalOutput || f.SessionID != sessionID {
 			return false
 		}
@@ -396,7 +342,91 @@ func readToMarker(c *wsConn, sessionID string, st *streamCount, marker string) e
 		found := bytes.Contains(tail, []byte(marker))
 		tail = tail[max(0, len(tail)-len(marker)):]
 		return found
+	}
+}
+
+// followers are clients each read by a goroutine of its own, as a
+// browser reads, through a series of steps, each a readUntil condition;
+// each reports as it passes a step, then reads on until it is closed.
+// The function that makes them owns the goroutines: it must call close,
+// which closes the connections and waits for them.
+type followers struct {
+	conns  []*wsConn
+	passed []chan stepPassed
+	wg     sync.WaitGroup
+}
+
+// dial opens a client that close will close.
+func (fl *followers) dial(ctx context.Context, e *benchEnv) (*wsConn, error) {
+	c, err := e.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fl.conns = append(fl.conns, c)
+	return c, nil
+}
+
+// follow reads the session's stream on c into st, from now on in a
+// goroutine of its own, which then owns c's reads and writes. Clients
+// are numbered for wait in the order they follow.
+func (fl *followers) follow(c *wsConn, sessionID string, st *streamCount, steps ...func(*streamCount, *frame) bool) {
+	passed := make(chan stepPassed, len(steps))
+	fl.passed = append(fl.passed, passed)
+	fl.wg.Go(func() {
+		for _, step := range steps {
+			err := c.readUntil(sessionID, st, step)
+			passed <- stepPassed{st: *st, err: err}
+			if err != nil {
+				return
+			}
+		}
+		// Nothing more is expected: this only answers pings, until the
+		// connection is closed.
+		_ = c.readUntil(sessionID, st, func(*streamCount, *frame) bool { return false })
 	})
+}
+
+// wait waits for every client to pass its next step, and returns their
+// counts then; what names the step for errors.
+func (fl *followers) wait(ctx context.Context, what string) ([]streamCount, error) {
+	counts := make([]streamCount, len(fl.passed))
+	for i, ch := range fl.passed {
+		select {
+		case p := <-ch:
+			if p.err != nil {
+				return nil, fmt.Errorf("read the %s: client %d: %w", what, i+1, p.err)
+			}
+			counts[i] = p.st
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read the %s: %w", what, context.Cause(ctx))
+		}
+	}
+	return counts, nil
+}
+
+// close closes every client and waits for their goroutines.
+func (fl *followers) close() {
+	for _, c := range fl.conns {
+		c.close()
+	}
+	fl.wg.Wait()
+}
+
+// startWorkloads types the line that starts each session's workload, on a
+// connection of its own: the clients' goroutines write theirs, and input
+// needs no attachment.
+func startWorkloads(ctx context.Context, e *benchEnv, ids []string) error {
+	in, err := e.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	for i, id := range ids {
+		if err := in.input(id, "\n"); err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 // waitFiles waits until every one of paths exists.

@@ -37,6 +37,8 @@ type serverOptions struct {
 	Token string
 	// Scrollback, when not 0, is its --scrollback in bytes.
 	Scrollback int64
+	// MaxSessions, when not 0, is its --max-sessions.
+	MaxSessions int
 }
 
 // serverProc is a server the benchmark started. Its one goroutine waits
@@ -61,6 +63,9 @@ func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
 	}
 	if o.Scrollback > 0 {
 		args = append(args, "--scrollback", strconv.FormatInt(o.Scrollback, 10))
+	}
+	if o.MaxSessions > 0 {
+		args = append(args, "--max-sessions", strconv.Itoa(o.MaxSessions))
 	}
 	cmd := exec.Command(o.Bin, args...)
 	// A group of its own: Ctrl+C at the terminal reaches the benchmark,
@@ -101,6 +106,23 @@ func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
 		p.kill()
 		return nil, fmt.Errorf("start server: %w", context.Cause(ctx))
 	}
+}
+
+// startFreshServer starts the server on a workspace and a data directory
+// of their own, made under dir, so that nothing of another server's
+// sessions carries over, and returns it with the options it was started
+// with, the directories filled in.
+func startFreshServer(ctx context.Context, dir, name string, o serverOptions) (*serverProc, serverOptions, error) {
+	base, err := os.MkdirTemp(dir, name)
+	if err != nil {
+		return nil, o, fmt.Errorf("make server directories: %w", err)
+	}
+	o.Workspace, o.DataDir = filepath.Join(base, "workspace"), filepath.Join(base, "data")
+	if err := os.Mkdir(o.Workspace, 0o700); err != nil {
+		return nil, o, fmt.Errorf("make server directories: %w", err)
+	}
+	srv, err := startServer(ctx, o)
+	return srv, o, err
 }
 
 // pid returns the server's process id.

@@ -42,7 +42,25 @@ var yesCommand = []string{"sh", "-c", rawScript(`exec yes "$0"`), yesLine}
 
 // buildLogCommand prints bursts of short lines, about 0.4 MB/s: output
 // that never fills a frame, so frames leave on the batch timer.
-var buildLogCommand = []string{"sh", "-c", rawScript(`i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); [ $((i % 100)) = 0 ] && sleep 0.005; done`)}
+var buildLogCommand = []string{"sh", "-c", rawScript(buildLogLoop(""))}
+
+// buildLogLoop is the build log's shell loop: 100 lines, then a pause of
+// 5 ms. Before each pause it runs check, which may break the loop; it
+// looks once a burst, not once a line, so the log's pace stays the
+// flood's.
+func buildLogLoop(check string) string {
+	return `i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); if [ $((i % 100)) = 0 ]; then ` + check + `sleep 0.005; fi; done`
+}
+
+// quietBuildLogCommand prints the build log until the file $0 exists,
+// then quietMarker, and sleeps: a session that goes quiet when told, with
+// its program still there.
+func quietBuildLogCommand(stop string) []string {
+	return []string{"sh", "-c", rawScript(buildLogLoop(`[ -e "$0" ] && break; `) + `; echo ` + quietMarker + `; exec sleep 3600`), stop}
+}
+
+// quietMarker is what quietBuildLogCommand prints once it stops.
+const quietMarker = "agentmux-bench-quiet"
 
 // writerEnv, set to "RATE,TOTAL" (bytes per second, 0 for as fast as the
 // terminal takes; total bytes, 0 for no end), turns this program into the
