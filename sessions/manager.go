@@ -435,9 +435,13 @@ func (m *Manager) reserveResume(id string) (*Session, error) {
 	}
 	s.mu.Lock()
 	running := s.phase == phaseRunning
+	archived := s.worktree != nil && s.worktree.Archived
 	s.mu.Unlock()
 	if running {
 		return nil, ErrRunning
+	}
+	if archived {
+		return nil, fmt.Errorf("%w: session %s is archived: its worktree was removed after its branch was merged", ErrInvalid, id)
 	}
 	if err := m.admitLocked(false); err != nil {
 		return nil, err

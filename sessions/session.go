@@ -111,6 +111,12 @@ type Worktree struct {
 	// made from: its changes are counted from where its branch left it.
 	// Empty for worktrees made before it was recorded.
 	Base string `json:"base,omitempty"`
+	// Merged is the commit at the tip of the base once the branch was
+	// merged into it from agentmux; empty until then.
+	Merged string `json:"merged,omitempty"`
+	// Archived reports that the worktree was removed after the merge:
+	// the session stays listed, with its branch, and cannot be resumed.
+	Archived bool `json:"archived,omitempty"`
 }
 
 // Session is one agent process, its output and its status.

@@ -166,6 +166,67 @@ func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool
 	return nil
 }
 
+// MarkMerged records that the session's branch was merged into its base,
+// which is now at commit; it is kept across restarts.
+func (m *Manager) MarkMerged(id, commit string) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.worktree == nil {
+		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
+	}
+	w := *s.worktree
+	w.Merged = commit
+	s.worktree = &w
+	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	return nil
+}
+
+// Archive ends a merged session's work: it stops the agent, removes the
+// worktree (never the branch) and keeps the session listed as archived,
+// which cannot be resumed. A worktree with uncommitted changes refuses it
+// all with ErrWorktreeDirty, the agent left running.
+func (m *Manager) Archive(ctx context.Context, id string) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	wt := s.Info().Worktree
+	switch {
+	case wt == nil:
+		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
+	case wt.Archived:
+		return fmt.Errorf("%w: session %s is archived already", ErrInvalid, id)
+	}
+	if err := m.checkWorktreeDir(wt.Path); err != nil {
+		return err
+	}
+	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	if err := worktree.CheckClean(gctx, wt.Path); err != nil {
+		return worktreeError(err)
+	}
+	if err := s.stop(ctx, m.opts.StopGrace); err != nil {
+		return fmt.Errorf("archive session: %w", err)
+	}
+	if err := worktree.Remove(gctx, wt.Path, false); err != nil {
+		return fmt.Errorf("session stopped, but its worktree was kept: %w", worktreeError(err))
+	}
+	s.mu.Lock()
+	w := *s.worktree
+	w.Archived = true
+	s.worktree = &w
+	s.reason = "archived"
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
+	s.mu.Unlock()
+	s.log.Info("session archived: worktree removed", "path", wt.Path, "branch kept", wt.Branch)
+	m.durable()
+	return nil
+}
+
 func worktreeError(err error) error {
 	if errors.Is(err, worktree.ErrDirty) {
 		return tagged{fmt.Errorf("%w. Commit or stash them, or remove the worktree with force", err), ErrWorktreeDirty}

@@ -90,6 +90,36 @@ const (
 	CodeCommentNotFound = "COMMENT_NOT_FOUND"
 	// CodeNotCommentAuthor: only a comment's author may take it back.
 	CodeNotCommentAuthor = "NOT_COMMENT_AUTHOR"
+	// CodeNothingToCommit (HTTP only, 409): a commit of a clean tree.
+	CodeNothingToCommit = "NOTHING_TO_COMMIT"
+	// CodeNotAWorktree (HTTP only, 409): a branch action (status, merge,
+	// push, update, archive) on a session without a worktree, or whose
+	// base is not a branch.
+	CodeNotAWorktree = "NOT_A_WORKTREE"
+	// CodeBaseDirty (HTTP only, 409): the base is checked out in a tree
+	// with uncommitted changes, so a merge would move it under them;
+	// nothing moved.
+	CodeBaseDirty = "BASE_DIRTY"
+	// CodeMergeConflict (HTTP only, 409): the branch and its base change
+	// the same lines; the body's files name them, and nothing moved.
+	CodeMergeConflict = "MERGE_CONFLICT"
+	// CodeNothingToMerge (HTTP only, 409): the base has every commit of
+	// the branch already.
+	CodeNothingToMerge = "NOTHING_TO_MERGE"
+	// CodeBaseMoved (HTTP only, 409): the base moved while the merge was
+	// being made; nothing moved, and it can be tried again.
+	CodeBaseMoved = "BASE_MOVED"
+	// CodePushRejected (HTTP only, 409): the remote, or a pre-push hook,
+	// refused the push; the message has their reason.
+	CodePushRejected = "PUSH_REJECTED"
+	// CodeNoRemote (HTTP only, 404): the repository has no such remote.
+	CodeNoRemote = "NO_REMOTE"
+	// CodeCheckpointNotFound (HTTP only, 404): the session has no
+	// checkpoint of that id (never taken, or pruned).
+	CodeCheckpointNotFound = "CHECKPOINT_NOT_FOUND"
+	// CodeGitFailed (HTTP only, 500): a git step failed for a reason
+	// none of the above names; the message says which step and why.
+	CodeGitFailed = "GIT_FAILED"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -98,6 +128,8 @@ type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Files, for MERGE_CONFLICT, are the conflicted paths.
+		Files []string `json:"files,omitempty"`
 	} `json:"error"`
 }
 

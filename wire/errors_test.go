@@ -43,6 +43,16 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeReviewFull:           {"CodeReviewFull", "REVIEW_FULL"},
 	CodeCommentNotFound:      {"CodeCommentNotFound", "COMMENT_NOT_FOUND"},
 	CodeNotCommentAuthor:     {"CodeNotCommentAuthor", "NOT_COMMENT_AUTHOR"},
+	CodeNothingToCommit:      {"CodeNothingToCommit", "NOTHING_TO_COMMIT"},
+	CodeNotAWorktree:         {"CodeNotAWorktree", "NOT_A_WORKTREE"},
+	CodeBaseDirty:            {"CodeBaseDirty", "BASE_DIRTY"},
+	CodeMergeConflict:        {"CodeMergeConflict", "MERGE_CONFLICT"},
+	CodeNothingToMerge:       {"CodeNothingToMerge", "NOTHING_TO_MERGE"},
+	CodeBaseMoved:            {"CodeBaseMoved", "BASE_MOVED"},
+	CodePushRejected:         {"CodePushRejected", "PUSH_REJECTED"},
+	CodeNoRemote:             {"CodeNoRemote", "NO_REMOTE"},
+	CodeCheckpointNotFound:   {"CodeCheckpointNotFound", "CHECKPOINT_NOT_FOUND"},
+	CodeGitFailed:            {"CodeGitFailed", "GIT_FAILED"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -196,6 +197,39 @@ type (
 		SessionID string           `json:"sessionId"`
 		Comments  []review.Comment `json:"comments"`
 		Rev       uint64           `json:"rev"`
+	}
+	// BranchMessage is session.branch: a session's branch against its
+	// base, and what was last done to it.
+	BranchMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		// Action is what moved it: commit, merge, push, update or
+		// archive.
+		Action string `json:"action"`
+		Branch string `json:"branch"`
+		Base   string `json:"base,omitempty"`
+		Ahead  int    `json:"ahead"`
+		Behind int    `json:"behind"`
+		// Commit is what the action made: the new commit of a commit,
+		// the base's new tip after a merge, the branch's after an update.
+		Commit string `json:"commit,omitempty"`
+		// Merged and Archived are the session's state (see Worktree).
+		Merged   string `json:"merged,omitempty"`
+		Archived bool   `json:"archived,omitempty"`
+		// Remote and PullRequestURL say where a push went and the page
+		// that opens a pull request for it ("" for an unknown forge).
+		Remote         string `json:"remote,omitempty"`
+		PullRequestURL string `json:"pullRequestUrl,omitempty"`
+		// Conflicts are the files an update from the base left
+		// conflicted in the worktree.
+		Conflicts []string `json:"conflicts,omitempty"`
+	}
+	// CheckpointMessage is session.checkpoint: a new checkpoint of a
+	// session's tree.
+	CheckpointMessage struct {
+		Type       string                `json:"type"`
+		SessionID  string                `json:"sessionId"`
+		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
 	// PromptListMessage is a session's whole queue, oldest first.
 	PromptListMessage struct {

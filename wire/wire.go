@@ -47,6 +47,12 @@ const (
 	TypeSessionNeedsInput = "session.needsInput"
 	TypeSessionWarning    = "session.warning"
 	TypeSessionDiff       = "session.diff"
+	// TypeSessionBranch says where a worktree session's branch stands
+	// after something moved it: a commit, a merge, a push, an update
+	// from its base, an archive.
+	TypeSessionBranch = "session.branch"
+	// TypeSessionCheckpoint announces a checkpoint of a session's tree.
+	TypeSessionCheckpoint = "session.checkpoint"
 	// TypeSessionResized announces a session's new size, and who set it.
 	TypeSessionResized = "session.resized"
 	// TypeClientWelcome tells a client the identity the server gave it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -107,3 +108,16 @@ func (h *Hub) OnSessionDiff(sessionID string, s changes.Summarized) {
 
 // forgetDiffLocked drops a destroyed session's summary. mu must be held.
 func (h *Hub) forgetDiffLocked(sessionID string) { delete(h.diffs, sessionID) }
+
+// OnBranch tells every connection what was done to a session's branch
+// and where it stands (session.branch).
+func (h *Hub) OnBranch(m wire.BranchMessage) {
+	m.Type = wire.TypeSessionBranch
+	h.broadcast(m)
+}
+
+// OnCheckpoint tells every connection of a new checkpoint of a session's
+// tree (session.checkpoint).
+func (h *Hub) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {
+	h.broadcast(wire.CheckpointMessage{Type: wire.TypeSessionCheckpoint, SessionID: sessionID, Checkpoint: cp})
+}

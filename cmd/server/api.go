@@ -73,6 +73,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.DELETE("/sessions/:id", s.deleteSession, boundSessionID)
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.POST("/sessions/:id/review", s.sendReview, boundSessionID)
+	s.shipRoutes(api)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
 	api.GET("/documents", s.getDocuments)

@@ -141,6 +141,8 @@ func wantError(t testing.TB, what string, resp *http.Response, body []byte, stat
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
+			// Files only for MERGE_CONFLICT.
+			Files []string `json:"files"`
 		} `json:"error"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -153,6 +155,9 @@ func wantError(t testing.TB, what string, resp *http.Response, body []byte, stat
 	}
 	if e.Error.Message == "" {
 		t.Errorf("%s: empty error message; body %s", what, body)
+	}
+	if (e.Error.Files != nil) != (code == wire.CodeMergeConflict) {
+		t.Errorf("%s: files %v in a %s error; only MERGE_CONFLICT names files", what, e.Error.Files, code)
 	}
 	return e.Error.Message
 }

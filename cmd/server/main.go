@@ -21,8 +21,9 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
-	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/guard"
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
@@ -64,7 +65,9 @@ type server struct {
 	worktrees *worktreeWatches
 	guard     *guard.Guard
 	diffs     *changes.Live
-	started   time.Time
+	// checkpoints snapshots sessions' trees as their agents end turns.
+	checkpoints *checkpoint.Auto
+	started     time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
 	stopWatchers context.CancelFunc
@@ -157,6 +160,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
+	s.checkpoints = checkpoint.NewAuto(checkpoint.DefaultKeep, s.hub.OnCheckpoint, log)
 	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:            cfg.Workspace,
 		Ignore:          cfg.WatchIgnore,
@@ -214,6 +218,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.hub.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
+	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace, last: make(map[string]sessions.Status)}).onEvent)
 	s.memory.Subscribe(s.hub.OnMemory)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
@@ -224,6 +229,7 @@ func (s *server) start() {
 		s.followDiff(info)
 	}
 	s.watchers.Go(func() { s.diffs.Run(ctx) })
+	s.watchers.Go(func() { s.checkpoints.Run(ctx) })
 	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.

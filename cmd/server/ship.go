@@ -1,0 +1,445 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/checkpoint"
+	textclip "github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ship"
+	"github.com/agentmux/agentmux/wire"
+)
+
+// shipTimeout bounds the git of one request: a push may wait on a slow
+// remote, a commit on its hooks.
+const shipTimeout = 2 * time.Minute
+
+// shipRoutes adds the routes that take a session's work from its tree to
+// its base or a remote, and its checkpoints.
+func (s *server) shipRoutes(api *echo.Group) {
+	api.GET("/sessions/:id/commit", s.suggestCommit, boundSessionID)
+	api.POST("/sessions/:id/commit", s.commit, boundSessionID)
+	api.GET("/sessions/:id/branch", s.branch, boundSessionID)
+	api.POST("/sessions/:id/merge", s.merge, boundSessionID)
+	api.POST("/sessions/:id/update", s.updateFromBase, boundSessionID)
+	api.POST("/sessions/:id/archive", s.archive, boundSessionID)
+	api.POST("/sessions/:id/push", s.push, boundSessionID)
+	api.GET("/sessions/:id/checkpoints", s.listCheckpoints, boundSessionID)
+	api.POST("/sessions/:id/checkpoints", s.takeCheckpoint, boundSessionID)
+	api.GET("/sessions/:id/checkpoints/:cp", s.checkpointDiff, boundSessionID)
+	api.POST("/sessions/:id/checkpoints/:cp/restore", s.restoreCheckpoint, boundSessionID)
+}
+
+// gitSession is a session a git action is asked of, with the tree it
+// works in.
+type gitSession struct {
+	info sessions.Info
+	// dir is its tree: its worktree, or the directory it runs in.
+	dir string
+}
+
+// gitSessionOf finds the session of the request; with worktree set it
+// must have a worktree still there (not archived) that records its base.
+// When it reports false, the request has been answered.
+func (s *server) gitSessionOf(c echo.Context, worktree bool) (gitSession, bool, error) {
+	sess, err := s.mgr.Get(c.Param("id"))
+	if err != nil {
+		return gitSession{}, false, sessionError(c, err)
+	}
+	info := sess.Info()
+	dir, _ := sessionTree(info)
+	if worktree {
+		switch wt := info.Worktree; {
+		case wt == nil:
+			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
+				"the session works in the workspace itself, not in a worktree of its own: it has no branch to merge; commit its changes instead")
+		case wt.Archived:
+			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
+				"the session is archived: its worktree was removed after its branch "+wt.Branch+" was merged")
+		case wt.Base == "":
+			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
+				"the session's worktree was made before agentmux recorded what it was made from: it has no base to merge into")
+		}
+	}
+	return gitSession{info: info, dir: dir}, true, nil
+}
+
+// base is the branch a worktree session's work goes into.
+func (g gitSession) base() string { return g.info.Worktree.Base }
+
+// gitError answers a failed git action with the code that names why.
+func gitError(c echo.Context, step string, err error) error {
+	var conflict *ship.ConflictError
+	status, code := http.StatusInternalServerError, wire.CodeGitFailed
+	switch {
+	case errors.As(err, &conflict):
+		body := wire.NewErrorBody(wire.CodeMergeConflict, textclip.Message(step+": "+err.Error()))
+		body.Error.Files = conflict.Files
+		return c.JSON(http.StatusConflict, body)
+	case errors.Is(err, changes.ErrNotRepository), errors.Is(err, ship.ErrNotRepo), errors.Is(err, checkpoint.ErrNotRepo):
+		status, code = http.StatusConflict, wire.CodeNotARepository
+	case errors.Is(err, ship.ErrUntrusted):
+		status, code = http.StatusConflict, wire.CodeUntrustedRepository
+	case errors.Is(err, ship.ErrNothingToCommit):
+		status, code = http.StatusConflict, wire.CodeNothingToCommit
+	case errors.Is(err, ship.ErrBaseDirty), errors.Is(err, ship.ErrDirty):
+		status, code = http.StatusConflict, wire.CodeBaseDirty
+	case errors.Is(err, ship.ErrNothingToMerge):
+		status, code = http.StatusConflict, wire.CodeNothingToMerge
+	case errors.Is(err, ship.ErrBaseMoved):
+		status, code = http.StatusConflict, wire.CodeBaseMoved
+	case errors.Is(err, ship.ErrRejected):
+		status, code = http.StatusConflict, wire.CodePushRejected
+	case errors.Is(err, ship.ErrNoRemote):
+		status, code = http.StatusNotFound, wire.CodeNoRemote
+	case errors.Is(err, ship.ErrNotWorktree), errors.Is(err, ship.ErrNoBranch), errors.Is(err, ship.ErrNoBase):
+		status, code = http.StatusConflict, wire.CodeNotAWorktree
+	case errors.Is(err, checkpoint.ErrNotFound):
+		status, code = http.StatusNotFound, wire.CodeCheckpointNotFound
+	case errors.Is(err, ship.ErrNoMessage), errors.Is(err, ship.ErrInvalidMode), errors.Is(err, checkpoint.ErrInvalidSession):
+		status, code = http.StatusBadRequest, wire.CodeInvalidMessage
+	}
+	return errorJSON(c, status, code, step+": "+err.Error())
+}
+
+// suggestCommit proposes a commit message for the session's change.
+func (s *server) suggestCommit(c echo.Context) error {
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	msg, err := ship.Suggest(ctx, g.dir)
+	if err != nil {
+		return gitError(c, "suggest a commit message", err)
+	}
+	return c.JSON(http.StatusOK, map[string]string{"message": msg})
+}
+
+// commit commits everything in the session's tree.
+func (s *server) commit(c echo.Context) error {
+	var req struct {
+		Message string `json:"message"`
+	}
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	if g.info.Worktree != nil && g.info.Worktree.Archived {
+		return errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree, "the session is archived: its worktree is gone")
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	done, err := ship.Commit(ctx, g.dir, req.Message)
+	if err != nil {
+		return gitError(c, "commit", err)
+	}
+	s.log.Info("committed", "session", g.info.ID, "commit", done.SHA, "branch", done.Branch)
+	s.announceBranch(ctx, g, wire.BranchMessage{Action: "commit", Commit: done.SHA, Branch: done.Branch})
+	return c.JSON(http.StatusOK, map[string]string{"commit": done.SHA, "branch": done.Branch})
+}
+
+// branch says where a worktree session's branch stands against its base.
+func (s *server) branch(c echo.Context) error {
+	g, ok, err := s.gitSessionOf(c, true)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	st, err := ship.Status(ctx, g.dir, g.base())
+	if err != nil {
+		return gitError(c, "compare the branch with its base", err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"branch": st.Branch, "base": st.Base, "ahead": st.Ahead, "behind": st.Behind,
+		"merged": g.info.Worktree.Merged,
+	})
+}
+
+// merge brings a worktree session's branch into its base.
+func (s *server) merge(c echo.Context) error {
+	var req struct {
+		Mode    string `json:"mode"`
+		Message string `json:"message"`
+	}
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	g, ok, err := s.gitSessionOf(c, true)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	m, err := ship.Merge(ctx, g.dir, g.base(), ship.MergeOptions{Mode: ship.Mode(cmp.Or(req.Mode, string(ship.MergeCommit))), Message: req.Message})
+	if err != nil {
+		return gitError(c, "merge", err)
+	}
+	if err := s.mgr.MarkMerged(g.info.ID, m.SHA); err != nil {
+		s.log.Warn("merge not recorded on the session", "session", g.info.ID, "err", err)
+	}
+	s.log.Info("merged", "session", g.info.ID, "branch", m.Branch, "base", m.Base, "mode", m.Mode, "commit", m.SHA)
+	g.info.Worktree.Merged = m.SHA
+	s.announceBranch(ctx, g, wire.BranchMessage{Action: "merge", Commit: m.SHA})
+	return c.JSON(http.StatusOK, map[string]string{"commit": m.SHA})
+}
+
+// updateFromBase merges the base into the session's branch inside its
+// worktree, for the agent to resolve what conflicts: the conflicted files
+// are left marked there, and a prompt naming them is queued.
+func (s *server) updateFromBase(c echo.Context) error {
+	var req struct {
+		Author string `json:"author"`
+	}
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	author := cmp.Or(req.Author, "api")
+	if err := sessions.CheckName(author); err != nil {
+		return sessionError(c, fmt.Errorf("author: %w", err))
+	}
+	g, ok, err := s.gitSessionOf(c, true)
+	if !ok {
+		return err
+	}
+	sess, err := s.mgr.Get(g.info.ID)
+	if err != nil {
+		return sessionError(c, err)
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	u, err := ship.UpdateFromBase(ctx, g.dir, g.base())
+	if err != nil {
+		return gitError(c, "update the branch from its base", err)
+	}
+	reply := map[string]any{"commit": u.SHA, "conflicts": u.Conflicts}
+	if len(u.Conflicts) > 0 {
+		p, pos, err := sess.QueuePrompt(sessions.Author{ID: "api", Name: author}, conflictPrompt(u))
+		if err != nil {
+			return sessionError(c, fmt.Errorf("the conflicts are in the worktree, but the prompt was not queued: %w", err))
+		}
+		reply["promptId"], reply["position"] = p.ID, pos
+	}
+	s.announceBranch(ctx, g, wire.BranchMessage{Action: "update", Commit: u.SHA, Conflicts: u.Conflicts})
+	return c.JSON(http.StatusOK, reply)
+}
+
+// conflictPrompt asks the agent to resolve what an update left.
+func conflictPrompt(u ship.Updated) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "I merged %s into your branch %s to bring it up to date, and these files conflict:\n", u.Base, u.Branch)
+	for _, f := range u.Conflicts {
+		b.WriteString("- " + f + "\n")
+	}
+	b.WriteString("Please resolve the conflicts (keep what both sides meant), run the tests, and commit the merge.\n")
+	return b.String()
+}
+
+// archive removes a merged session's worktree (never its branch) and
+// keeps the session listed as archived.
+func (s *server) archive(c echo.Context) error {
+	g, ok, err := s.gitSessionOf(c, true)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	if err := s.mgr.Archive(ctx, g.info.ID); err != nil {
+		return sessionError(c, err)
+	}
+	sess, err := s.mgr.Get(g.info.ID)
+	if err != nil {
+		return sessionError(c, err)
+	}
+	info := sess.Info()
+	s.hub.OnBranch(wire.BranchMessage{SessionID: info.ID, Action: "archive", Branch: info.Worktree.Branch,
+		Base: info.Worktree.Base, Merged: info.Worktree.Merged, Archived: true})
+	return c.JSON(http.StatusOK, map[string]any{"session": wire.SessionView(info)})
+}
+
+// push pushes the session's branch and names the page that opens a pull
+// request for it.
+func (s *server) push(c echo.Context) error {
+	var req struct {
+		Remote string `json:"remote"`
+	}
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	var base string
+	if wt := g.info.Worktree; wt != nil {
+		if wt.Archived {
+			return errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree, "the session is archived: its worktree is gone; push its branch "+wt.Branch+" from the workspace")
+		}
+		base = wt.Base
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	p, err := ship.Push(ctx, g.dir, ship.PushOptions{Remote: cmp.Or(req.Remote, "origin"), Base: base})
+	if err != nil {
+		return gitError(c, "push", err)
+	}
+	s.log.Info("pushed", "session", g.info.ID, "remote", p.Remote, "branch", p.Branch)
+	s.announceBranch(ctx, g, wire.BranchMessage{Action: "push", Branch: p.Branch, Remote: p.Remote, PullRequestURL: p.PullRequestURL})
+	return c.JSON(http.StatusOK, map[string]string{"remote": p.Remote, "branch": p.Branch, "pullRequestUrl": p.PullRequestURL})
+}
+
+// announceBranch tells every client what was done to a session's branch,
+// with where it now stands against its base for a worktree session.
+func (s *server) announceBranch(ctx context.Context, g gitSession, m wire.BranchMessage) {
+	m.SessionID = g.info.ID
+	if wt := g.info.Worktree; wt != nil && !wt.Archived {
+		m.Branch, m.Base, m.Merged = wt.Branch, wt.Base, wt.Merged
+		if st, err := ship.Status(ctx, g.dir, wt.Base); err == nil {
+			m.Ahead, m.Behind = st.Ahead, st.Behind
+		} else {
+			s.log.Debug("branch status not announced", "session", g.info.ID, "err", err)
+		}
+	}
+	s.hub.OnBranch(m)
+}
+
+// checkpointID reads the :cp parameter. When it reports false, the
+// request has been answered.
+func checkpointID(c echo.Context) (int, bool, error) {
+	id, err := strconv.Atoi(c.Param("cp"))
+	if err != nil || id < 1 {
+		return 0, false, errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage,
+			fmt.Sprintf("checkpoint id %q: want a number from 1, as the list gives", clip(c.Param("cp"))))
+	}
+	return id, true, nil
+}
+
+func (s *server) listCheckpoints(c echo.Context) error {
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	cps, err := checkpoint.List(ctx, g.dir, g.info.ID)
+	if err != nil {
+		return gitError(c, "list checkpoints", err)
+	}
+	if cps == nil {
+		cps = []checkpoint.Checkpoint{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps})
+}
+
+func (s *server) takeCheckpoint(c echo.Context) error {
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	cp, created, err := checkpoint.Take(ctx, g.dir, g.info.ID, checkpoint.DefaultKeep)
+	if err != nil {
+		return gitError(c, "take a checkpoint", err)
+	}
+	if created {
+		s.hub.OnCheckpoint(g.info.ID, cp)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": cp.ID, "checkpoint": cp, "created": created})
+}
+
+func (s *server) checkpointDiff(c echo.Context) error {
+	id, ok, err := checkpointID(c)
+	if !ok {
+		return err
+	}
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	d, err := checkpoint.Diff(ctx, g.dir, g.info.ID, id, 0)
+	if err != nil {
+		return gitError(c, "diff a checkpoint", err)
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+func (s *server) restoreCheckpoint(c echo.Context) error {
+	id, ok, err := checkpointID(c)
+	if !ok {
+		return err
+	}
+	g, ok, err := s.gitSessionOf(c, false)
+	if !ok {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+	defer cancel()
+	saved, err := checkpoint.Restore(ctx, g.dir, g.info.ID, id, checkpoint.DefaultKeep)
+	if saved.ID != 0 {
+		s.hub.OnCheckpoint(g.info.ID, saved)
+	}
+	if err != nil {
+		return gitError(c, "restore a checkpoint", err)
+	}
+	s.log.Info("checkpoint restored", "session", g.info.ID, "checkpoint", id, "saved as", saved.ID)
+	return c.JSON(http.StatusOK, map[string]any{"restored": id, "saved": saved.ID})
+}
+
+// turns asks for a checkpoint each time a session's agent ends a turn
+// (active to waiting), and drops a deleted session's. It runs under the
+// manager's events, so it only hands over to the checkpointer.
+type turns struct {
+	auto      *checkpoint.Auto
+	workspace string
+	// mu protects last: each session's status when last seen.
+	mu   sync.Mutex
+	last map[string]sessions.Status
+}
+
+func (t *turns) onEvent(ev sessions.Event) {
+	info := ev.Session
+	switch ev.Kind {
+	case sessions.EventDestroyed:
+		t.mu.Lock()
+		delete(t.last, info.ID)
+		t.mu.Unlock()
+		dir, _ := sessionTree(info)
+		if info.Worktree != nil {
+			// The worktree may be removed with the session; the refs
+			// live in the repository the workspace holds.
+			dir = t.workspace
+		}
+		t.auto.Drop(info.ID, dir)
+		return
+	case sessions.EventStatus, sessions.EventCreated:
+	default:
+		return
+	}
+	t.mu.Lock()
+	prev := t.last[info.ID]
+	t.last[info.ID] = info.Status
+	t.mu.Unlock()
+	if prev == sessions.StatusActive && info.Status == sessions.StatusWaiting && (info.Worktree == nil || !info.Worktree.Archived) {
+		dir, _ := sessionTree(info)
+		t.auto.Request(info.ID, dir)
+	}
+}
