@@ -122,8 +122,8 @@ export class ReviewView implements ChangesObserver {
   private readonly bodies = new Map<string, HTMLElement>();
   private selection: Selection | null = null;
   private readonly items = new Map<string, HTMLLIElement>();
-  /** A comment on its way: done when a draft brings a comment it had not. */
-  private pendingComment: { sessionId: string; before: Set<string> } | null = null;
+  /** A comment on its way, from the box on sel: done when a draft brings a comment it had not. */
+  private pendingComment: { sessionId: string; before: Set<string>; sel: Selection } | null = null;
   private pendingSend: string | null = null;
   /** Removals on their way: comment id to session id. */
   private readonly removing = new Map<string, string>();
@@ -285,6 +285,8 @@ export class ReviewView implements ChangesObserver {
 
   private renderForm(): void {
     const pending = !!this.pendingComment;
+    // What is on its way is what the box shows until the server answers.
+    this.input.readOnly = pending;
     this.addBtn.disabled = pending || !this.deps.canAct() || !this.input.value.trim();
     this.addBtn.textContent = pending ? 'Adding…' : 'Add comment';
   }
@@ -323,7 +325,7 @@ export class ReviewView implements ChangesObserver {
       this.deps.toast('Not connected to the server: the comment was not added.', 'error');
       return;
     }
-    this.pendingComment = { sessionId, before: new Set(this.deps.drafts.get(sessionId).map((c) => c.id)) };
+    this.pendingComment = { sessionId, before: new Set(this.deps.drafts.get(sessionId).map((c) => c.id)), sel };
     this.renderForm();
   }
 
@@ -415,10 +417,16 @@ export class ReviewView implements ChangesObserver {
       const me = this.deps.myAuthorId();
       if (comments.some((c) => !p.before.has(c.id) && (!me || c.author.id === me))) {
         this.pendingComment = null;
-        const sel = this.selection;
-        const hadFocus = this.form.contains(document.activeElement);
-        this.close();
-        if (sel && hadFocus && sessionId === this.sessionId) this.cellOf(sel.path, sel.end)?.focus();
+        // A box moved on to other lines while the comment was on its way
+        // stays open for the next comment, empty (it held this one's text).
+        if (this.selection === p.sel) {
+          const hadFocus = this.form.contains(document.activeElement);
+          this.close();
+          if (hadFocus) this.cellOf(p.sel.path, p.sel.end)?.focus();
+        } else {
+          this.input.value = '';
+        }
+        this.renderForm();
       }
     }
     if (sessionId !== this.sessionId) return;
