@@ -2,7 +2,8 @@
 // changed in its working tree, from GET /api/sessions/:id/diff. A list of
 // the files with their line counts, then each file's diff (unified or side
 // by side), which collapses; each file's patch, or all of them, copies to
-// the clipboard; a file's name opens it in the document pane.
+// the clipboard; a file's name opens it in the document pane. Its line
+// numbers take review comments for the agent (review.ts).
 //
 // It follows the active session and, while shown, refetches (debounced)
 // when that session's session.diff changes. Files whose patch did not
@@ -64,6 +65,14 @@ function loadRenderer(): Promise<Renderer> {
   return rendererPromise;
 }
 
+/** What the review draft (review.ts) hears of the view. */
+export interface ChangesObserver {
+  /** The view shows this session's changes (or none), in this state. */
+  shown(sessionId: string | null, state: ChangesState): void;
+  /** A file's diff was drawn (again) into body. */
+  drawn(path: string, body: HTMLElement): void;
+}
+
 export interface ChangesDeps {
   store: SessionStore;
   diffs: DiffSummaries;
@@ -71,6 +80,7 @@ export interface ChangesDeps {
   /** Opens a workspace-relative path in the document pane. */
   openFile(path: string): void;
   toast(message: string, kind?: ToastKind): void;
+  review: ChangesObserver;
 }
 
 export class ChangesView {
@@ -247,6 +257,7 @@ export class ChangesView {
 
   private setState(state: ChangesState): void {
     this.pane.dataset.state = state;
+    this.deps.review.shown(this.sessionId, state);
   }
 
   private showMessage(kind: Exclude<ChangesState, 'idle' | 'ready'>, title: string, text: string, hint = ''): void {
@@ -404,6 +415,7 @@ export class ChangesView {
       }
     }
     body.style.minHeight = '';
+    this.deps.review.drawn(file.path, body);
   }
 
   private onContentClick(ev: MouseEvent): void {
@@ -418,6 +430,23 @@ export class ChangesView {
       const copy = target.closest<HTMLButtonElement>('[data-testid=changes-diff-copy]');
       if (copy) void this.copy(sec.file.patch, copy, [sec.file]);
     }
+  }
+
+  /**
+   * Brings a line of a file's diff into view, expanded and drawn: its
+   * number's cell (the new side's), or null when the diff has no such line.
+   */
+  showLine(path: string, line: number): HTMLElement | null {
+    const sec = this.sections.get(path);
+    if (!sec) return null;
+    if (sec.el.dataset.collapsed === 'true') this.setCollapsed(sec, false);
+    this.draw(sec);
+    const cells = sec.body.querySelectorAll<HTMLElement>(`td[data-line="${line}"]`);
+    const cell = cells[cells.length - 1];
+    if (!cell) return null;
+    const top = cell.getBoundingClientRect().top - this.scroller.getBoundingClientRect().top;
+    this.scroller.scrollTop += top - this.scroller.clientHeight / 3;
+    return cell;
   }
 
   private sectionOf(el: Element | null): FileSection | undefined {
@@ -542,7 +571,7 @@ export class ChangesView {
 }
 
 /** A server message as a sentence: capitalized, with a full stop. */
-function sentence(s: string): string {
+export function sentence(s: string): string {
   const t = s.trim();
   if (!t) return t;
   return `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? '' : '.'}`;

@@ -113,7 +113,47 @@ export function renderPatch(patch: string, path: string, view: DiffView): Render
     RETURN_DOM_FRAGMENT: true,
   });
   syncSideScroll(node);
+  numberLines(node, view);
   return { node, language };
+}
+
+/**
+ * Marks the line numbers a review comment can be on (review.ts), after
+ * sanitizing, from the numbers diff2html wrote: an added or unchanged
+ * line's cell gets data-line, its number in the file as it is now, which
+ * is what a comment names; a deleted line's gets data-deleted, as the file
+ * no longer has it. Side by side, an unchanged line's old-side cell gets
+ * the number of its new-side twin, on the same row of the other table.
+ */
+function numberLines(root: ParentNode, view: DiffView): void {
+  if (view === 'unified') {
+    for (const td of root.querySelectorAll<HTMLElement>('td.d2h-code-linenumber')) {
+      const line = lineNumber(td.querySelector('.line-num2'));
+      if (line) td.dataset.line = String(line);
+      else if (lineNumber(td.querySelector('.line-num1'))) td.dataset.deleted = '';
+    }
+    return;
+  }
+  for (const files of root.querySelectorAll('.d2h-files-diff')) {
+    const [left, right] = [...files.querySelectorAll('.d2h-file-side-diff')].map((side) => [...side.querySelectorAll('tr')]);
+    if (!left || !right) continue;
+    right.forEach((tr, i) => {
+      const td = tr.querySelector<HTMLElement>('td.d2h-code-side-linenumber');
+      const line = lineNumber(td);
+      if (!td || !line) return;
+      td.dataset.line = String(line);
+      const twin = left[i]?.querySelector<HTMLElement>('td.d2h-code-side-linenumber.d2h-cntx');
+      if (twin && lineNumber(twin)) twin.dataset.line = String(line);
+    });
+    for (const td of files.querySelectorAll<HTMLElement>('td.d2h-code-side-linenumber.d2h-del')) {
+      if (lineNumber(td)) td.dataset.deleted = '';
+    }
+  }
+}
+
+function lineNumber(el: Element | null | undefined): number | null {
+  const n = Number(el?.textContent?.trim() || NaN);
+  return Number.isInteger(n) && n > 0 ? n : null;
 }
 
 /**

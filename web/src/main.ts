@@ -18,6 +18,7 @@ import { Notifier, updateTitle } from './notify';
 import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
 import { PromptQueues, QueuePanel } from './queue';
+import { ReviewDrafts, ReviewView } from './review';
 import { StatusBar } from './statusbar';
 import { SessionStore } from './store';
 import { TabBar } from './tabs';
@@ -73,6 +74,8 @@ const diffs = new DiffSummaries();
 /** Who is in each session, and each session's prompt queue. */
 const people = new Participants();
 const queues = new PromptQueues();
+/** Each session's review draft. */
+const reviews = new ReviewDrafts();
 
 const ws = new WsClient({
   url: wsURL(),
@@ -147,7 +150,20 @@ new WorkspaceDiff(diffs, store, (id) => {
   selectSession(id);
   layout.set('changes');
 });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast });
+// Prompts and review comments carry their author's name: their colour is
+// whoever by that name is in a session now, else one made from their id.
+const colorOfAuthor = (authorId: string, name: string) =>
+  identity.me?.authorId === authorId ? identity.me.color : (people.colorOfName(name, store.activeId) ?? colorFor(authorId));
+const review = new ReviewView({
+  drafts: reviews,
+  send: (m) => ws.send(m),
+  canAct,
+  myAuthorId: () => identity.me?.authorId ?? null,
+  colorOf: colorOfAuthor,
+  showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
+  toast,
+});
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, review });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
@@ -157,16 +173,14 @@ const queuePanel = new QueuePanel({
   canAct,
   activeId: () => store.activeId,
   myAuthorId: () => identity.me?.authorId ?? null,
-  // Prompts carry their author's name: their colour is whoever by that
-  // name is in a session now, else one made from their id.
-  colorOf: (authorId, name) =>
-    identity.me?.authorId === authorId ? identity.me.color : (people.colorOfName(name, store.activeId) ?? colorFor(authorId)),
+  colorOf: colorOfAuthor,
   toast,
 });
 identity.subscribe(() => {
   tabs.render();
   headerPeople.render();
   queuePanel.render();
+  review.render();
 });
 
 artifact.onChange(() => docs.setCurrent(artifact.path));
@@ -249,6 +263,7 @@ function refreshActions(): void {
   tabs.render();
   pane.renderChrome();
   queuePanel.render();
+  review.render();
 }
 
 // ---- Connection -----------------------------------------------------------
@@ -264,6 +279,8 @@ function onConnectionChange(): void {
     people.clear();
     queues.stale();
     queuePanel.connectionLost();
+    reviews.stale();
+    review.connectionLost();
   }
   refreshActions();
 }
@@ -420,7 +437,11 @@ function onMessage(m: ServerMessage): void {
       queues.apply(m);
       break;
     case 'prompt.queued.ack':
-      queuePanel.onAck(m);
+      // A review.send is answered like a prompt.queue.
+      if (!queuePanel.onAck(m)) review.onAck(m);
+      break;
+    case 'review.draft':
+      reviews.apply(m);
       break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
@@ -455,6 +476,7 @@ function applySessionEvent(m: ServerMessage): void {
       diffs.prune((id) => id !== m.sessionId);
       people.forget(m.sessionId);
       queues.forget(m.sessionId);
+      reviews.forget(m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
@@ -490,7 +512,7 @@ function onServerError(m: ErrorMessage): void {
   }
   // Answers to a hello, a queue or dequeue, or a wake that failed: those
   // show their own way (or once).
-  if (identity.onError(m) || queuePanel.onError(m) || pane.onServerError(m)) return;
+  if (identity.onError(m) || queuePanel.onError(m) || review.onError(m) || pane.onServerError(m)) return;
   const name = m.sessionId ? store.get(m.sessionId)?.session.name : undefined;
   toast(name ? `${name}: ${m.message}` : m.message, 'error');
   pane.renderChrome(); // e.g. a refused resume: its button comes back

@@ -373,9 +373,10 @@ export class QueuePanel {
     this.renderForm();
   }
 
-  onAck(m: PromptQueuedAckMessage): void {
+  /** The ack of a prompt.queue from this panel; reports whether it was one. */
+  onAck(m: PromptQueuedAckMessage): boolean {
     const i = this.pendingQueue.findIndex((p) => p.sessionId === m.sessionId);
-    if (i < 0) return;
+    if (i < 0) return false;
     const [p] = this.pendingQueue.splice(i, 1);
     if (m.sessionId === this.shownId) {
       if (this.input.value === p!.text) this.input.value = '';
@@ -387,6 +388,7 @@ export class QueuePanel {
       this.drafts.delete(m.sessionId);
     }
     this.renderForm();
+    return true;
   }
 
   /**
@@ -470,7 +472,7 @@ export class QueuePanel {
   }
 }
 
-function ago(at: number): string {
+export function ago(at: number): string {
   const s = timeAgo(at);
   return s === 'now' ? 'just now' : `${s} ago`;
 }
@@ -479,7 +481,7 @@ function kib(bytes: number): string {
   return `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0)} KiB`;
 }
 
-function svgX(): SVGSVGElement {
+export function svgX(): SVGSVGElement {
   const ns = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('viewBox', '0 0 16 16');

@@ -74,7 +74,11 @@ export type ClientMessage =
   | { type: 'heartbeat'; timestamp: number }
   | ClientHelloMessage
   | { type: 'prompt.queue'; sessionId: string; text: string }
-  | { type: 'prompt.dequeue'; sessionId: string; promptId: string };
+  | { type: 'prompt.dequeue'; sessionId: string; promptId: string }
+  | { type: 'review.comment'; sessionId: string; path: string; line: number; endLine?: number; text: string }
+  | { type: 'review.uncomment'; sessionId: string; commentId: string }
+  | { type: 'review.discard'; sessionId: string }
+  | { type: 'review.send'; sessionId: string };
 
 /** Who is at this connection; fields left out keep their value (protocol.md, client.hello). */
 export interface ClientHelloMessage {
@@ -311,6 +315,28 @@ export interface PromptGoneMessage {
   rev: number;
 }
 
+/** A reviewer's comment on lines of a file, in a session's review draft. */
+export interface ReviewComment {
+  id: string;
+  /** Relative to the top of the session's tree, as the diff names it. */
+  path: string;
+  /** The lines, 1-based, in the file as it is now; endLine equals line for one line. */
+  line: number;
+  endLine: number;
+  text: string;
+  /** The author's id (client.welcome's authorId) and name. */
+  author: { id: string; name: string };
+  at: string; // RFC 3339
+}
+
+/** A session's whole review draft, oldest comment first; sent on attach and when it changes. */
+export interface ReviewDraftMessage {
+  type: 'review.draft';
+  sessionId: string;
+  comments: ReviewComment[];
+  rev: number;
+}
+
 export type ServerMessage =
   | SessionAttachedMessage
   | TerminalOutputMessage
@@ -334,7 +360,8 @@ export type ServerMessage =
   | PromptListMessage
   | PromptQueuedMessage
   | PromptQueuedAckMessage
-  | PromptGoneMessage;
+  | PromptGoneMessage
+  | ReviewDraftMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {
