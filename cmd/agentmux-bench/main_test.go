@@ -250,14 +250,16 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	// One count, on the 1 MiB ring: the sessions fill it at the build
-	// log's pace, which is most of what the measurement takes here.
+	// log's pace, which is most of what the measurement takes here. The
+	// kernel counts CPU in 10 ms ticks, and one session printing for
+	// 300 ms takes a few ms of the server's: its count may well be 0.
 	if sc := r.Scale; sc == nil {
 		t.Error("no scale")
 	} else if len(sc.Steps) != 1 || len(sc.Increments) != 0 || sc.ClientsPerSession != 2 || sc.GoalMiBPerSession != 3 || sc.WindowSeconds != 0.3 {
 		t.Errorf("scale %+v", sc)
 	} else if s := sc.Steps[0]; s.Sessions != 1 || s.Clients != 2 || s.IdleMiB <= 0 || s.BusyPeakMiB <= s.IdleMiB ||
 		s.PeakMiB < max(s.BusyPeakMiB, s.QuietMiB) || s.MiBPerSession <= 0 || s.BusySeconds < 0.3 || s.QuietSeconds < 0.3 ||
-		s.BusyCPUSeconds <= 0 || s.QuietCPUSeconds < 0 || s.PrintedBytes == 0 || s.SessionMBpsMin <= 0 || s.MachineBusyCores <= 0 ||
+		s.BusyCPUSeconds < 0 || s.QuietCPUSeconds < 0 || s.PrintedBytes == 0 || s.SessionMBpsMin <= 0 || s.MachineBusyCores <= 0 ||
 		s.Resyncs != 0 || s.LostBytes != 0 || s.QuietWhere.Anon == 0 {
 		t.Errorf("scale, 1 session: %+v", s)
 	}
