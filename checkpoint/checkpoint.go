@@ -148,7 +148,7 @@ func Delete(ctx context.Context, dir, session string) error {
 // another ref than the session's own.
 func checkSession(session string) error {
 	if !validSession.MatchString(session) {
-		return newError(ErrInvalidSession, nil, "%q is not a session id checkpoints can be kept under: it must be 1 to 128 letters, digits, '-' and '_'", session)
+		return gitexec.Kinded(ErrInvalidSession, nil, "%q is not a session id checkpoints can be kept under: it must be 1 to 128 letters, digits, '-' and '_'", session)
 	}
 	return nil
 }
@@ -165,11 +165,11 @@ type repo struct {
 func open(ctx context.Context, dir string) (*repo, error) {
 	out, err := gitexec.Run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	r := &repo{top: strings.TrimSuffix(out, "\n")}
 	if r.cfg, err = gitexec.NeutralConfig(ctx, r.top); err != nil {
-		return nil, wrapGit(err, nil, "read the config of %s", r.top)
+		return nil, gitexec.Step(err, nil, "read the config of %s", r.top)
 	}
 	return r, nil
 }
@@ -200,7 +200,7 @@ func (r *repo) refs(ctx context.Context, session string) ([]ref, error) {
 	prefix := refRoot + session + "/"
 	out, err := r.git(ctx, nil, nil, "for-each-ref", "--format=%(refname) %(objectname) %(tree) %(committerdate:unix)", prefix)
 	if err != nil {
-		return nil, wrapGit(err, nil, "list the checkpoints of session %s", session)
+		return nil, gitexec.Step(err, nil, "list the checkpoints of session %s", session)
 	}
 	var refs []ref
 	for l := range strings.Lines(out) {
@@ -259,7 +259,7 @@ func (r *repo) take(ctx context.Context, session string, keep int) (Checkpoint, 
 			continue
 		}
 		if err != nil {
-			return Checkpoint{}, false, wrapGit(err, nil, "record checkpoint %d of session %s", id, session)
+			return Checkpoint{}, false, gitexec.Step(err, nil, "record checkpoint %d of session %s", id, session)
 		}
 		refs, err = r.refs(ctx, session)
 		if err != nil {
@@ -294,11 +294,11 @@ func (r *repo) snapshot(ctx context.Context) (string, error) {
 	}
 	defer done()
 	if _, err := r.git(ctx, env, nil, "add", "--all"); err != nil {
-		return "", wrapGit(err, nil, "stage the files of %s for a checkpoint", r.top)
+		return "", gitexec.Step(err, nil, "stage the files of %s for a checkpoint", r.top)
 	}
 	out, err := r.git(ctx, env, nil, "write-tree")
 	if err != nil {
-		return "", wrapGit(err, nil, "write the tree of %s for a checkpoint", r.top)
+		return "", gitexec.Step(err, nil, "write the tree of %s for a checkpoint", r.top)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -317,14 +317,14 @@ func (r *repo) tempIndex(ctx context.Context, tree string) (env []string, done f
 	if tree != "" {
 		if _, err := r.git(ctx, env, nil, "read-tree", tree); err != nil {
 			done()
-			return nil, nil, wrapGit(err, nil, "read tree %s into a temporary index", short(tree))
+			return nil, nil, gitexec.Step(err, nil, "read tree %s into a temporary index", short(tree))
 		}
 		return env, done, nil
 	}
 	out, err := r.git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		done()
-		return nil, nil, wrapGit(err, nil, "find the index of %s", r.top)
+		return nil, nil, gitexec.Step(err, nil, "find the index of %s", r.top)
 	}
 	// Git writes an index whole, by renaming a new one over it, so the
 	// copy is one whole index even while the agent's git writes.
@@ -351,7 +351,7 @@ func (r *repo) head(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", wrapGit(err, nil, "resolve HEAD of %s", r.top)
+		return "", gitexec.Step(err, nil, "resolve HEAD of %s", r.top)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -364,7 +364,7 @@ func (r *repo) commit(ctx context.Context, tree, parent, message string) (string
 	}
 	out, err := r.git(ctx, identity, []byte(message), append(args, tree)...)
 	if err != nil {
-		return "", wrapGit(err, nil, "make the checkpoint commit of tree %s", short(tree))
+		return "", gitexec.Step(err, nil, "make the checkpoint commit of tree %s", short(tree))
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -380,7 +380,7 @@ func (r *repo) deleteRefs(ctx context.Context, session string, refs []ref) error
 		fmt.Fprintf(&b, "delete %s %s\n", refName(session, f.id), f.commit)
 	}
 	if _, err := r.git(ctx, nil, []byte(b.String()), "update-ref", "--stdin"); err != nil {
-		return wrapGit(err, nil, "delete %d checkpoints of session %s", len(refs), session)
+		return gitexec.Step(err, nil, "delete %d checkpoints of session %s", len(refs), session)
 	}
 	return nil
 }
@@ -401,7 +401,7 @@ func (r *repo) checkpoints(ctx context.Context, refs []ref) ([]Checkpoint, error
 	// binary file. A commit without changes is not named at all.
 	out, err := r.git(ctx, nil, []byte(in.String()), "diff-tree", "--stdin", "--root", "-r", "-M", "--numstat", "-z")
 	if err != nil {
-		return nil, wrapGit(err, nil, "count the changes of %d checkpoints", len(refs))
+		return nil, gitexec.Step(err, nil, "count the changes of %d checkpoints", len(refs))
 	}
 	type stat struct{ files, ins, del int }
 	stats := map[string]*stat{}
@@ -445,55 +445,10 @@ func (r *repo) find(ctx context.Context, session string, id int) (ref, error) {
 	}
 	i := slices.IndexFunc(refs, func(f ref) bool { return f.id == id })
 	if i < 0 {
-		return ref{}, newError(ErrNotFound, nil, "session %s has no checkpoint %d", session, id)
+		return ref{}, gitexec.Kinded(ErrNotFound, nil, "session %s has no checkpoint %d", session, id)
 	}
 	return refs[i], nil
 }
 
 // short is an object id cut for messages.
 func short(id string) string { return id[:min(len(id), 12)] }
-
-// kindError is an error of one of the kinds above: its message is the
-// sentence for people, and errors.Is finds both the kind and the cause
-// (a git failure, the context's error).
-type kindError struct {
-	kind  error
-	msg   string
-	cause error // nil when the message says it all
-}
-
-func newError(kind, cause error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
-}
-
-func (e *kindError) Error() string {
-	if e.cause == nil {
-		return e.msg
-	}
-	return e.msg + ": " + e.cause.Error()
-}
-
-func (e *kindError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.cause}
-}
-
-// wrapGit describes a failed git step. When git ran and refused, the
-// error is of kind (if not nil), unless it refused the repository for
-// its owner: that error, like git missing, is passed on as it is, since
-// it says all there is; the context ending is passed on with the step
-// named. A nil err gives nil.
-func wrapGit(err error, kind error, format string, args ...any) error {
-	var ge *gitexec.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNoGit), errors.Is(err, ErrUntrusted):
-		return err
-	case errors.As(err, &ge) && kind != nil:
-		return newError(kind, err, format, args...)
-	}
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
-}

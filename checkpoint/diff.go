@@ -66,11 +66,11 @@ func Diff(ctx context.Context, dir, session string, id, limit int) (*Change, err
 		c.Parent = strings.TrimSuffix(out, "\n")
 		from = c.Parent
 	case !errors.As(err, &ge) || ge.Code != 1:
-		return nil, wrapGit(err, nil, "find the parent of checkpoint %d", id)
+		return nil, gitexec.Step(err, nil, "find the parent of checkpoint %d", id)
 	}
 	raw, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-M", "--raw", "--numstat", "-z", from, f.commit)
 	if err != nil {
-		return nil, wrapGit(err, nil, "list the files checkpoint %d changed", id)
+		return nil, gitexec.Step(err, nil, "list the files checkpoint %d changed", id)
 	}
 	if c.Files, err = parseRawNumstat(raw); err != nil {
 		return nil, fmt.Errorf("list the files checkpoint %d changed: %w", id, err)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
 // gitlink is the mode of a submodule's entry: a commit, not a file.
@@ -85,7 +87,7 @@ func (r *repo) differences(ctx context.Context, from, to string) (write []string
 	// ":oldmode newmode oldid newid status", then the path.
 	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--no-renames", from, to)
 	if err != nil {
-		return nil, nil, nil, wrapGit(err, nil, "compare the files with the checkpoint")
+		return nil, nil, nil, gitexec.Step(err, nil, "compare the files with the checkpoint")
 	}
 	added = map[string]bool{}
 	tok := strings.Split(out, "\x00")
@@ -184,7 +186,7 @@ func (r *repo) checkout(ctx context.Context, tree string, paths []string) error 
 	defer done()
 	in := strings.Join(paths, "\x00") + "\x00"
 	if _, err := r.git(ctx, env, []byte(in), "checkout-index", "--force", "-z", "--stdin"); err != nil {
-		return wrapGit(err, nil, "write %d files back", len(paths))
+		return gitexec.Step(err, nil, "write %d files back", len(paths))
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ type Committed struct {
 // so what the user had staged stays staged and nothing else is.
 func Commit(ctx context.Context, dir, message string) (c Committed, err error) {
 	if strings.TrimSpace(message) == "" {
-		return Committed{}, newError(ErrNoMessage, nil, "the commit message is empty")
+		return Committed{}, gitexec.Kinded(ErrNoMessage, nil, "the commit message is empty")
 	}
 	t, err := openTree(ctx, dir)
 	if err != nil {
@@ -46,7 +46,7 @@ func Commit(ctx context.Context, dir, message string) (c Committed, err error) {
 		return Committed{}, err
 	}
 	if len(paths) == 0 {
-		return Committed{}, newError(ErrNothingToCommit, nil, "nothing to commit in %s: it matches its last commit", t.top)
+		return Committed{}, gitexec.Kinded(ErrNothingToCommit, nil, "nothing to commit in %s: it matches its last commit", t.top)
 	}
 	restore, err := saveIndex(ctx, t.top)
 	if err != nil {
@@ -63,19 +63,19 @@ func Commit(ctx context.Context, dir, message string) (c Committed, err error) {
 		}
 	}()
 	if _, err := explicit(ctx, t.top, nil, nil, "add", "--all"); err != nil {
-		return Committed{}, wrapGit(err, nil, "stage the changes in %s", t.top)
+		return Committed{}, gitexec.Step(err, nil, "stage the changes in %s", t.top)
 	}
 	// What add staged can still be nothing: a submodule whose own files
 	// changed, which the parent cannot commit.
 	if staged, err := hasStaged(ctx, t.top); err != nil {
 		return Committed{}, err
 	} else if !staged {
-		return Committed{}, newError(ErrNothingToCommit, nil, "nothing to commit in %s: its changes are inside submodules, which commit on their own", t.top)
+		return Committed{}, gitexec.Kinded(ErrNothingToCommit, nil, "nothing to commit in %s: its changes are inside submodules, which commit on their own", t.top)
 	}
 	// The message on standard input: it may hold anything, and git keeps
 	// it as given but for surrounding blank lines.
 	if _, err := explicit(ctx, t.top, nil, []byte(message), "commit", "--quiet", "--file=-", "--cleanup=whitespace"); err != nil {
-		return Committed{}, wrapGit(err, nil, "commit the changes in %s", t.top)
+		return Committed{}, gitexec.Step(err, nil, "commit the changes in %s", t.top)
 	}
 	// The commit is made: from here on, nothing puts the index back.
 	committed = true
@@ -98,7 +98,7 @@ func hasStaged(ctx context.Context, dir string) (bool, error) {
 		return true, nil
 	}
 	if err != nil {
-		return false, wrapGit(err, nil, "compare the staged changes of %s with HEAD", dir)
+		return false, gitexec.Step(err, nil, "compare the staged changes of %s with HEAD", dir)
 	}
 	return false, nil
 }
@@ -113,7 +113,7 @@ const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 func saveIndex(ctx context.Context, dir string) (func(context.Context) error, error) {
 	out, err := run(ctx, dir, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
-		return nil, wrapGit(err, nil, "find the index of %s", dir)
+		return nil, gitexec.Step(err, nil, "find the index of %s", dir)
 	}
 	index := strings.TrimSuffix(out, "\n")
 	saved, err := os.ReadFile(index)

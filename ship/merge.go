@@ -79,7 +79,7 @@ func Merge(ctx context.Context, dir, baseName string, opts MergeOptions) (Merged
 		mode = MergeCommit
 	case MergeCommit, Squash, Rebase:
 	default:
-		return Merged{}, newError(ErrInvalidMode, nil, "merge mode %q is none of merge, squash and rebase", opts.Mode)
+		return Merged{}, gitexec.Kinded(ErrInvalidMode, nil, "merge mode %q is none of merge, squash and rebase", opts.Mode)
 	}
 	t, err := openTree(ctx, dir)
 	if err != nil {
@@ -110,7 +110,7 @@ func Merge(ctx context.Context, dir, baseName string, opts MergeOptions) (Merged
 	if _, ahead, err := aheadBehind(ctx, t.top, b.sha, m.tip); err != nil {
 		return Merged{}, err
 	} else if ahead == 0 {
-		return Merged{}, newError(ErrNothingToMerge, nil, "branch %q has no commits that %q lacks", t.branch, b.name)
+		return Merged{}, gitexec.Kinded(ErrNothingToMerge, nil, "branch %q has no commits that %q lacks", t.branch, b.name)
 	}
 	var next string
 	switch mode {
@@ -162,7 +162,7 @@ func (m *merge) squash(ctx context.Context) (string, error) {
 	if baseTree, err := treeOf(ctx, m.t.top, m.b.sha); err != nil {
 		return "", err
 	} else if tree == baseTree {
-		return "", newError(ErrNothingToMerge, nil, "the changes of branch %q are all in %q already", m.t.branch, m.b.name)
+		return "", gitexec.Kinded(ErrNothingToMerge, nil, "the changes of branch %q are all in %q already", m.t.branch, m.b.name)
 	}
 	msg := m.opts.Message
 	if strings.TrimSpace(msg) == "" {
@@ -178,7 +178,7 @@ func (m *merge) squash(ctx context.Context) (string, error) {
 func (m *merge) squashMessage(ctx context.Context) (string, error) {
 	out, err := run(ctx, m.t.top, "rev-list", "--reverse", "--no-merges", m.b.sha+".."+m.tip, "--")
 	if err != nil {
-		return "", wrapGit(err, nil, "list the commits of branch %q", m.t.branch)
+		return "", gitexec.Step(err, nil, "list the commits of branch %q", m.t.branch)
 	}
 	commits := strings.Fields(out)
 	if len(commits) == 1 {
@@ -193,7 +193,7 @@ func (m *merge) squashMessage(ctx context.Context) (string, error) {
 	for _, c := range commits[:min(len(commits), maxSquashSubjects)] {
 		s, err := run(ctx, m.t.top, "log", "-1", "--format=%s", c, "--")
 		if err != nil {
-			return "", wrapGit(err, nil, "read the subject of commit %s", short(c))
+			return "", gitexec.Step(err, nil, "read the subject of commit %s", short(c))
 		}
 		fmt.Fprintf(&b, "* %s\n", strings.TrimSpace(s))
 	}
@@ -211,7 +211,7 @@ func (m *merge) squashMessage(ctx context.Context) (string, error) {
 func (m *merge) rebase(ctx context.Context) (string, error) {
 	out, err := run(ctx, m.t.top, "rev-list", "--reverse", "--topo-order", "--no-merges", m.b.sha+".."+m.tip, "--")
 	if err != nil {
-		return "", wrapGit(err, nil, "list the commits of branch %q", m.t.branch)
+		return "", gitexec.Step(err, nil, "list the commits of branch %q", m.t.branch)
 	}
 	onto := m.b.sha
 	ontoTree, err := treeOf(ctx, m.t.top, onto)
@@ -253,7 +253,7 @@ func (m *merge) rebase(ctx context.Context) (string, error) {
 		ontoTree = tree
 	}
 	if onto == m.b.sha {
-		return "", newError(ErrNothingToMerge, nil, "the changes of branch %q are all in %q already", m.t.branch, m.b.name)
+		return "", gitexec.Kinded(ErrNothingToMerge, nil, "the changes of branch %q are all in %q already", m.t.branch, m.b.name)
 	}
 	return onto, nil
 }
@@ -266,7 +266,7 @@ func (m *merge) mergeTree(ctx context.Context, ours, theirs, commit string) (str
 	out, err := explicit(ctx, m.t.top, nil, nil, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", ours, theirs)
 	var ge *gitexec.Error
 	if err != nil && (!errors.As(err, &ge) || ge.Code != 1) {
-		return "", wrapGit(err, nil, "merge branch %q into %q", m.t.branch, m.b.name)
+		return "", gitexec.Step(err, nil, "merge branch %q into %q", m.t.branch, m.b.name)
 	}
 	// The tree, then, on a conflict, the conflicted files.
 	fields := strings.Split(out, "\x00")
@@ -288,10 +288,10 @@ func (m *merge) moveBase(ctx context.Context, next, reason string) (string, erro
 	if !ok {
 		_, err := explicit(ctx, m.t.top, nil, nil, "update-ref", "-m", reason, m.b.ref, next, m.b.sha)
 		if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Says("but expected", "cannot lock ref") {
-			return "", newError(ErrBaseMoved, err, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
+			return "", gitexec.Kinded(ErrBaseMoved, err, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
 		}
 		if err != nil {
-			return "", wrapGit(err, nil, "move branch %q to the merge", m.b.name)
+			return "", gitexec.Step(err, nil, "move branch %q to the merge", m.b.name)
 		}
 		return "", nil
 	}
@@ -301,7 +301,7 @@ func (m *merge) moveBase(ctx context.Context, next, reason string) (string, erro
 	if now, err := revParse(ctx, checkout, m.b.ref); err != nil {
 		return "", err
 	} else if now != m.b.sha {
-		return "", newError(ErrBaseMoved, nil, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
+		return "", gitexec.Kinded(ErrBaseMoved, nil, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
 	}
 	_, err = explicit(ctx, checkout, nil, nil, "merge", "--ff-only", "--quiet", next)
 	var ge *gitexec.Error
@@ -310,14 +310,14 @@ func (m *merge) moveBase(ctx context.Context, next, reason string) (string, erro
 		return checkout, nil
 	case !errors.As(err, &ge):
 	case ge.Says("untracked working tree files would be overwritten"):
-		return "", newError(ErrBaseDirty, nil, "%s, where %q is checked out, has untracked files the merge would overwrite: %s; move or remove them, then merge again",
+		return "", gitexec.Kinded(ErrBaseDirty, nil, "%s, where %q is checked out, has untracked files the merge would overwrite: %s; move or remove them, then merge again",
 			checkout, m.b.name, listed(tabbed(ge.Stderr)))
 	case ge.Says("local changes to the following files would be overwritten", "have not concluded your merge"):
-		return "", newError(ErrBaseDirty, err, "%s, where %q is checked out, has changes of its own", checkout, m.b.name)
+		return "", gitexec.Kinded(ErrBaseDirty, err, "%s, where %q is checked out, has changes of its own", checkout, m.b.name)
 	case ge.Says("Not possible to fast-forward"):
-		return "", newError(ErrBaseMoved, nil, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
+		return "", gitexec.Kinded(ErrBaseMoved, nil, "branch %q moved while %q was being merged into it; nothing was changed", m.b.name, m.t.branch)
 	}
-	return "", wrapGit(err, nil, "fast-forward %q in %s to the merge", m.b.name, checkout)
+	return "", gitexec.Step(err, nil, "fast-forward %q in %s to the merge", m.b.name, checkout)
 }
 
 // checkBaseClean returns ErrBaseDirty when the worktree checkout, which
@@ -329,7 +329,7 @@ func checkBaseClean(ctx context.Context, checkout string, b base) error {
 		return err
 	}
 	if len(paths) > 0 {
-		return newError(ErrBaseDirty, nil, "%s, where %q is checked out, has uncommitted changes: %s; commit or stash them, then merge again",
+		return gitexec.Kinded(ErrBaseDirty, nil, "%s, where %q is checked out, has uncommitted changes: %s; commit or stash them, then merge again",
 			checkout, b.name, listed(paths))
 	}
 	return nil
@@ -351,7 +351,7 @@ func tabbed(stderr string) []string {
 func treeOf(ctx context.Context, dir, commit string) (string, error) {
 	out, err := run(ctx, dir, "rev-parse", "--verify", "--quiet", commit+"^{tree}")
 	if err != nil {
-		return "", wrapGit(err, nil, "read the tree of commit %s", short(commit))
+		return "", gitexec.Step(err, nil, "read the tree of commit %s", short(commit))
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -366,7 +366,7 @@ func commitTree(ctx context.Context, dir, tree string, parents, env []string, me
 	}
 	out, err := explicit(ctx, dir, env, []byte(message), append(args, tree)...)
 	if err != nil {
-		return "", wrapGit(err, nil, "make a commit of tree %s", short(tree))
+		return "", gitexec.Step(err, nil, "make a commit of tree %s", short(tree))
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -385,7 +385,7 @@ type commitInfo struct {
 func readCommit(ctx context.Context, dir, c string) (commitInfo, error) {
 	out, err := run(ctx, dir, "cat-file", "commit", c)
 	if err != nil {
-		return commitInfo{}, wrapGit(err, nil, "read commit %s", short(c))
+		return commitInfo{}, gitexec.Step(err, nil, "read commit %s", short(c))
 	}
 	head, message, _ := strings.Cut(out, "\n\n")
 	ci := commitInfo{message: message}

@@ -58,15 +58,15 @@ func Push(ctx context.Context, dir string, opts PushOptions) (Pushed, error) {
 	switch {
 	case err == nil:
 	case errors.As(err, &ge) && ge.Says("[rejected]", "(fetch first)", "(non-fast-forward)"):
-		return Pushed{}, newError(ErrRejected, nil, "remote %q refused branch %q: it has commits there that this branch lacks; update the branch first", remote, t.branch)
+		return Pushed{}, gitexec.Kinded(ErrRejected, nil, "remote %q refused branch %q: it has commits there that this branch lacks; update the branch first", remote, t.branch)
 	case errors.As(err, &ge) && ge.Says("[remote rejected]"):
-		return Pushed{}, newError(ErrRejected, nil, "remote %q refused branch %q: %s", remote, t.branch, rejection(ge.Stderr))
+		return Pushed{}, gitexec.Kinded(ErrRejected, nil, "remote %q refused branch %q: %s", remote, t.branch, rejection(ge.Stderr))
 	case errors.As(err, &ge) && ge.Says("failed to push some refs"):
 		// Git's last word says nothing; the reason (a pre-push hook's
 		// refusal, most often) came before it.
 		return Pushed{}, fmt.Errorf("push branch %q to %q: %s (%w)", t.branch, remote, pushReason(ge.Stderr), err)
 	default:
-		return Pushed{}, wrapGit(err, nil, "push branch %q to %q", t.branch, remote)
+		return Pushed{}, gitexec.Step(err, nil, "push branch %q to %q", t.branch, remote)
 	}
 	return Pushed{Remote: remote, Branch: t.branch, PullRequestURL: pullRequestURL(ctx, t.top, remote, t.branch, opts.Base)}, nil
 }
@@ -76,16 +76,16 @@ func Push(ctx context.Context, dir string, opts PushOptions) (Pushed, error) {
 func checkRemote(ctx context.Context, dir, remote string) error {
 	out, err := run(ctx, dir, "remote")
 	if err != nil {
-		return wrapGit(err, nil, "list the remotes of %s", dir)
+		return gitexec.Step(err, nil, "list the remotes of %s", dir)
 	}
 	names := strings.Fields(out)
 	if slices.Contains(names, remote) {
 		return nil
 	}
 	if len(names) == 0 {
-		return newError(ErrNoRemote, nil, "the repository has no remote %q: it has none", remote)
+		return gitexec.Kinded(ErrNoRemote, nil, "the repository has no remote %q: it has none", remote)
 	}
-	return newError(ErrNoRemote, nil, "the repository has no remote %q; it has %s", remote, strings.Join(names, ", "))
+	return gitexec.Kinded(ErrNoRemote, nil, "the repository has no remote %q; it has %s", remote, strings.Join(names, ", "))
 }
 
 // rejection is the reason a remote gave for refusing a ref: what git puts

@@ -133,7 +133,7 @@ type tree struct {
 func openTree(ctx context.Context, dir string) (tree, error) {
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return tree{}, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return tree{}, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	t := tree{top: strings.TrimSuffix(out, "\n")}
 	out, err = run(ctx, t.top, "symbolic-ref", "--quiet", "--short", "HEAD")
@@ -141,7 +141,7 @@ func openTree(ctx context.Context, dir string) (tree, error) {
 	switch {
 	case errors.As(err, &ge) && ge.Code == 1: // detached
 	case err != nil:
-		return tree{}, wrapGit(err, nil, "read the branch of %s", t.top)
+		return tree{}, gitexec.Step(err, nil, "read the branch of %s", t.top)
 	default:
 		t.branch = strings.TrimSuffix(out, "\n")
 	}
@@ -151,7 +151,7 @@ func openTree(ctx context.Context, dir string) (tree, error) {
 // needBranch returns ErrNoBranch when t's HEAD is detached.
 func (t tree) needBranch() error {
 	if t.branch == "" {
-		return newError(ErrNoBranch, nil, "HEAD of %s is detached, not on a branch", t.top)
+		return gitexec.Kinded(ErrNoBranch, nil, "HEAD of %s is detached, not on a branch", t.top)
 	}
 	return nil
 }
@@ -161,14 +161,14 @@ func (t tree) needBranch() error {
 func (t tree) needLinked(ctx context.Context) error {
 	out, err := run(ctx, t.top, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
 	if err != nil {
-		return wrapGit(err, nil, "find the git directories of %s", t.top)
+		return gitexec.Step(err, nil, "find the git directories of %s", t.top)
 	}
 	dirs := strings.Fields(out)
 	if len(dirs) != 2 {
 		return fmt.Errorf("find the git directories of %s: git rev-parse said %q", t.top, out)
 	}
 	if filepath.Clean(dirs[0]) == filepath.Clean(dirs[1]) {
-		return newError(ErrNotWorktree, nil, "%s is the repository's main worktree, not a session's linked worktree", t.top)
+		return gitexec.Kinded(ErrNotWorktree, nil, "%s is the repository's main worktree, not a session's linked worktree", t.top)
 	}
 	return nil
 }
@@ -189,11 +189,11 @@ type base struct {
 func resolveBase(ctx context.Context, t tree, name string, branchOnly bool) (base, error) {
 	switch {
 	case name == "":
-		return base{}, newError(ErrNoBase, nil, "the session has no base branch")
+		return base{}, gitexec.Kinded(ErrNoBase, nil, "the session has no base branch")
 	case strings.HasPrefix(name, "-"):
-		return base{}, newError(ErrNoBase, nil, "%q is not a valid branch name: it starts with '-'", name)
+		return base{}, gitexec.Kinded(ErrNoBase, nil, "%q is not a valid branch name: it starts with '-'", name)
 	case name == t.branch:
-		return base{}, newError(ErrNoBase, nil, "branch %q is its own base", name)
+		return base{}, gitexec.Kinded(ErrNoBase, nil, "branch %q is its own base", name)
 	}
 	if out, err := run(ctx, t.top, "check-ref-format", "--branch", name); err == nil && strings.TrimSuffix(out, "\n") == name {
 		sha, err := run(ctx, t.top, "rev-parse", "--verify", "--quiet", "refs/heads/"+name+"^{commit}")
@@ -201,7 +201,7 @@ func resolveBase(ctx context.Context, t tree, name string, branchOnly bool) (bas
 			return base{name: name, ref: "refs/heads/" + name, sha: strings.TrimSuffix(sha, "\n")}, nil
 		}
 		if ge := (*gitexec.Error)(nil); !errors.As(err, &ge) || ge.Code != 1 {
-			return base{}, wrapGit(err, nil, "look up the base branch %q", name)
+			return base{}, gitexec.Step(err, nil, "look up the base branch %q", name)
 		}
 	}
 	if !branchOnly && isHex(name) {
@@ -210,7 +210,7 @@ func resolveBase(ctx context.Context, t tree, name string, branchOnly bool) (bas
 			return base{name: name, sha: strings.TrimSuffix(sha, "\n")}, nil
 		}
 	}
-	return base{}, newError(ErrNoBase, nil, "the base branch %q does not exist", name)
+	return base{}, gitexec.Kinded(ErrNoBase, nil, "the base branch %q does not exist", name)
 }
 
 // isHex reports whether s could be a full commit id.
@@ -225,7 +225,7 @@ func isHex(s string) bool {
 func revParse(ctx context.Context, dir, rev string) (string, error) {
 	out, err := run(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
-		return "", wrapGit(err, nil, "resolve %s", rev)
+		return "", gitexec.Step(err, nil, "resolve %s", rev)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -237,7 +237,7 @@ func isAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, wrapGit(err, nil, "tell whether %s is an ancestor of %s", short(a), short(b))
+		return false, gitexec.Step(err, nil, "tell whether %s is an ancestor of %s", short(a), short(b))
 	}
 	return true, nil
 }
@@ -249,7 +249,7 @@ func isAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 func changedPaths(ctx context.Context, dir string, untracked bool) ([]string, error) {
 	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
-		return nil, wrapGit(err, nil, "read the config of %s", dir)
+		return nil, gitexec.Step(err, nil, "read the config of %s", dir)
 	}
 	mode := "--untracked-files=no"
 	if untracked {
@@ -257,7 +257,7 @@ func changedPaths(ctx context.Context, dir string, untracked bool) ([]string, er
 	}
 	out, err := run(ctx, dir, append(cfg, "status", "--porcelain=v1", "-z", mode, "--ignored=no")...)
 	if err != nil {
-		return nil, wrapGit(err, nil, "look for uncommitted changes in %s", dir)
+		return nil, gitexec.Step(err, nil, "look for uncommitted changes in %s", dir)
 	}
 	return parseStatus(out), nil
 }
@@ -292,7 +292,7 @@ type listEntry struct {
 func checkedOut(ctx context.Context, dir, ref string) (string, bool, error) {
 	out, err := run(ctx, dir, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
-		return "", false, wrapGit(err, nil, "find where %s is checked out", strings.TrimPrefix(ref, "refs/heads/"))
+		return "", false, gitexec.Step(err, nil, "find where %s is checked out", strings.TrimPrefix(ref, "refs/heads/"))
 	}
 	// Attributes are NUL-terminated and an empty one ends a worktree.
 	var wts []listEntry
@@ -335,51 +335,6 @@ func listed(paths []string) string {
 		s += fmt.Sprintf(" and %d more", n)
 	}
 	return s
-}
-
-// kindError is an error of one of the kinds above: its message is the
-// sentence for people, and errors.Is finds both the kind and the cause
-// (a git failure, the context's error).
-type kindError struct {
-	kind  error
-	msg   string
-	cause error // nil when the message says it all
-}
-
-func newError(kind, cause error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
-}
-
-func (e *kindError) Error() string {
-	if e.cause == nil {
-		return e.msg
-	}
-	return e.msg + ": " + e.cause.Error()
-}
-
-func (e *kindError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.cause}
-}
-
-// wrapGit describes a failed git step. When git ran and refused, the
-// error is of kind (if not nil), unless it refused the repository for
-// its owner: that error, like git missing, is passed on as it is, since
-// it says all there is; the context ending is passed on with the step
-// named. A nil err gives nil.
-func wrapGit(err error, kind error, format string, args ...any) error {
-	var ge *gitexec.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNoGit), errors.Is(err, ErrUntrusted):
-		return err
-	case errors.As(err, &ge) && kind != nil:
-		return newError(kind, err, format, args...)
-	}
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
 }
 
 // run runs a passive git in dir; see gitexec.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
 // BranchStatus is where a session's branch stands against its base.
@@ -42,7 +44,7 @@ func Status(ctx context.Context, dir, baseName string) (BranchStatus, error) {
 func aheadBehind(ctx context.Context, dir, left, right string) (int, int, error) {
 	out, err := run(ctx, dir, "rev-list", "--left-right", "--count", left+"..."+right, "--")
 	if err != nil {
-		return 0, 0, wrapGit(err, nil, "count the commits between %s and %s", short(left), right)
+		return 0, 0, gitexec.Step(err, nil, "count the commits between %s and %s", short(left), right)
 	}
 	f := strings.Fields(out)
 	if len(f) != 2 {

@@ -55,7 +55,7 @@ func UpdateFromBase(ctx context.Context, dir, baseName string) (Updated, error) 
 		return Updated{}, err
 	}
 	if len(paths) > 0 {
-		return Updated{}, newError(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s; commit them first, so the merge does not mix with them", t.top, listed(paths))
+		return Updated{}, gitexec.Kinded(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s; commit them first, so the merge does not mix with them", t.top, listed(paths))
 	}
 	u := Updated{Branch: t.branch, Base: b.name}
 	if u.UpToDate, err = isAncestor(ctx, t.top, b.sha, "HEAD"); err != nil {
@@ -84,7 +84,7 @@ func UpdateFromBase(ctx context.Context, dir, baseName string) (Updated, error) 
 func conflictsAfter(ctx context.Context, t tree, b base, mergeErr error) ([]string, error) {
 	out, err := run(ctx, t.top, "ls-files", "--unmerged", "-z")
 	if err != nil {
-		return nil, fmt.Errorf("%w (and listing the conflicted files failed: %v)", wrapGit(mergeErr, nil, "merge %q into %q", b.name, t.branch), err)
+		return nil, fmt.Errorf("%w (and listing the conflicted files failed: %v)", gitexec.Step(mergeErr, nil, "merge %q into %q", b.name, t.branch), err)
 	}
 	// Each entry is "mode object stage\tpath", a file once per stage.
 	var files []string
@@ -98,7 +98,7 @@ func conflictsAfter(ctx context.Context, t tree, b base, mergeErr error) ([]stri
 	}
 	var ge *gitexec.Error
 	if errors.As(mergeErr, &ge) && ge.Says("untracked working tree files would be overwritten") {
-		return nil, newError(ErrDirty, nil, "the worktree at %s has untracked files the merge would overwrite: %s; move or remove them first", t.top, listed(tabbed(ge.Stderr)))
+		return nil, gitexec.Kinded(ErrDirty, nil, "the worktree at %s has untracked files the merge would overwrite: %s; move or remove them first", t.top, listed(tabbed(ge.Stderr)))
 	}
-	return nil, wrapGit(mergeErr, nil, "merge %q into %q", b.name, t.branch)
+	return nil, gitexec.Step(mergeErr, nil, "merge %q into %q", b.name, t.branch)
 }

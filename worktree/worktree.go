@@ -199,7 +199,7 @@ func planAdd(ctx context.Context, repoDir, dir, branch string) (addPlan, error) 
 		return addPlan{}, fmt.Errorf("worktree directory %s: %w", dir, err)
 	}
 	if _, err := os.Lstat(abs); err == nil {
-		return addPlan{}, newError(ErrExists, nil, "the worktree directory %s already exists", abs)
+		return addPlan{}, gitexec.Kinded(ErrExists, nil, "the worktree directory %s already exists", abs)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return addPlan{}, fmt.Errorf("worktree directory %s: %w", abs, err)
 	}
@@ -257,7 +257,7 @@ func (p addPlan) claimDir(undo *undoStack) error {
 	// an existing empty directory.
 	if err := os.Mkdir(p.abs, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return newError(ErrExists, nil, "the worktree directory %s already exists", p.abs)
+			return gitexec.Kinded(ErrExists, nil, "the worktree directory %s already exists", p.abs)
 		}
 		return fmt.Errorf("create the worktree directory: %w", err)
 	}
@@ -270,12 +270,12 @@ func (p addPlan) claimDir(undo *undoStack) error {
 // this Add made it, so the rollback deletes no one else's branch.
 func (p addPlan) createBranch(ctx context.Context, undo *undoStack) error {
 	if _, err := run(ctx, p.top, "branch", "--no-track", "--", p.branch, p.head); err != nil {
-		return wrapGit(err, nil, "create branch %q", p.branch)
+		return gitexec.Step(err, nil, "create branch %q", p.branch)
 	}
 	undo.push(func(ctx context.Context) error {
 		// Deleted only while it still points where it was created.
 		_, err := run(ctx, p.top, "update-ref", "-d", "refs/heads/"+p.branch, p.head)
-		return wrapGit(err, nil, "delete the branch %q created for %s", p.branch, p.abs)
+		return gitexec.Step(err, nil, "delete the branch %q created for %s", p.branch, p.abs)
 	})
 	return nil
 }
@@ -297,12 +297,12 @@ func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 	if errors.As(err, &ge) {
 		switch {
 		case ge.Says("already checked out at", "already used by worktree at"):
-			return newError(ErrCheckedOut, err, "branch %q is already checked out in another worktree", p.branch)
+			return gitexec.Kinded(ErrCheckedOut, err, "branch %q is already checked out in another worktree", p.branch)
 		case ge.Says("already exists", "already registered worktree"):
-			return newError(ErrExists, err, "the worktree directory %s already exists", p.abs)
+			return gitexec.Kinded(ErrExists, err, "the worktree directory %s already exists", p.abs)
 		}
 	}
-	return wrapGit(err, nil, "add the worktree %s on branch %q", p.abs, p.branch)
+	return gitexec.Step(err, nil, "add the worktree %s on branch %q", p.abs, p.branch)
 }
 
 // Status lists the uncommitted changes of the worktree that contains dir:
@@ -316,7 +316,7 @@ func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 func Status(ctx context.Context, dir string) ([]string, error) {
 	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
-		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return status(ctx, dir, cfg)
 }
@@ -327,7 +327,7 @@ func status(ctx context.Context, dir string, cfg []string) ([]string, error) {
 		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=none")
 	out, err := run(ctx, dir, args...)
 	if err != nil {
-		return nil, wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return parseStatus(out), nil
 }
@@ -359,27 +359,27 @@ func Remove(ctx context.Context, dir string, force bool) error {
 	} else {
 		top, err := run(ctx, abs, "rev-parse", "--show-toplevel")
 		if err != nil {
-			return wrapGit(err, ErrNotWorktree, "%s is not a git worktree", abs)
+			return gitexec.Step(err, ErrNotWorktree, "%s is not a git worktree", abs)
 		}
 		if top = strings.TrimSuffix(top, "\n"); !samePath(top, abs) {
-			return newError(ErrNotWorktree, nil, "%s is not the top directory of a worktree (it is inside %s)", abs, top)
+			return gitexec.Kinded(ErrNotWorktree, nil, "%s is not the top directory of a worktree (it is inside %s)", abs, top)
 		}
 	}
 	wts, err := list(ctx, probe)
 	if err != nil {
 		if missing {
-			return wrapGit(err, ErrNotWorktree, "%s does not exist, and %s is not in a repository that could have it as a worktree", abs, probe)
+			return gitexec.Step(err, ErrNotWorktree, "%s does not exist, and %s is not in a repository that could have it as a worktree", abs, probe)
 		}
-		return wrapGit(err, nil, "find the worktree %s", abs)
+		return gitexec.Step(err, nil, "find the worktree %s", abs)
 	}
 	i := slices.IndexFunc(wts, func(w listEntry) bool { return samePath(w.path, abs) })
 	switch {
 	case i < 0 && missing:
-		return newError(ErrNotWorktree, nil, "%s does not exist, and the repository containing %s has no worktree there", abs, probe)
+		return gitexec.Kinded(ErrNotWorktree, nil, "%s does not exist, and the repository containing %s has no worktree there", abs, probe)
 	case i < 0:
-		return newError(ErrNotWorktree, nil, "git does not know %s as a worktree of its repository", abs)
+		return gitexec.Kinded(ErrNotWorktree, nil, "git does not know %s as a worktree of its repository", abs)
 	case i == 0:
-		return newError(ErrNotWorktree, nil, "%s is the main worktree of its repository, not a linked worktree", abs)
+		return gitexec.Kinded(ErrNotWorktree, nil, "%s is the main worktree of its repository, not a linked worktree", abs)
 	}
 
 	// Without force git worktree remove checks the worktree with a status
@@ -388,7 +388,7 @@ func Remove(ctx context.Context, dir string, force bool) error {
 	if !missing && !force {
 		// Read in the worktree: it can have config of its own.
 		if cfg, err = gitexec.NeutralConfig(ctx, abs); err != nil {
-			return wrapGit(err, nil, "read the config of the worktree %s", abs)
+			return gitexec.Step(err, nil, "read the config of the worktree %s", abs)
 		}
 		paths, err := status(ctx, abs, cfg)
 		if err != nil {
@@ -412,9 +412,9 @@ func Remove(ctx context.Context, dir string, force bool) error {
 		var ge *gitexec.Error
 		if errors.As(err, &ge) && ge.Says("contains modified or untracked files") {
 			// Changed since Status looked.
-			return newError(ErrDirty, err, "the worktree at %s has uncommitted changes", abs)
+			return gitexec.Kinded(ErrDirty, err, "the worktree at %s has uncommitted changes", abs)
 		}
-		return wrapGit(err, nil, "remove the worktree %s", abs)
+		return gitexec.Step(err, nil, "remove the worktree %s", abs)
 	}
 	return nil
 }
@@ -447,7 +447,7 @@ func CheckClean(ctx context.Context, dir string) error {
 func Exclude(ctx context.Context, repoDir, pattern string) error {
 	out, err := run(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
-		return wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", repoDir)
+		return gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", repoDir)
 	}
 	file := filepath.Join(strings.TrimSuffix(out, "\n"), "info", "exclude")
 	old, err := os.ReadFile(file)
@@ -499,9 +499,9 @@ func DeleteBranch(ctx context.Context, repoDir, branch string) error {
 	if _, err := run(ctx, top, "branch", "-D", "--", branch); err != nil {
 		var ge *gitexec.Error
 		if errors.As(err, &ge) && ge.Says("checked out at", "used by worktree at") {
-			return newError(ErrCheckedOut, err, "branch %q is checked out in a worktree and cannot be deleted", branch)
+			return gitexec.Kinded(ErrCheckedOut, err, "branch %q is checked out in a worktree and cannot be deleted", branch)
 		}
-		return wrapGit(err, nil, "delete branch %q", branch)
+		return gitexec.Step(err, nil, "delete branch %q", branch)
 	}
 	return nil
 }
@@ -511,9 +511,9 @@ func DeleteBranch(ctx context.Context, repoDir, branch string) error {
 func checkBranchSyntax(branch string) error {
 	switch {
 	case branch == "":
-		return newError(ErrInvalidBranch, nil, "the branch name is empty")
+		return gitexec.Kinded(ErrInvalidBranch, nil, "the branch name is empty")
 	case strings.HasPrefix(branch, "-"):
-		return newError(ErrInvalidBranch, nil, "%q is not a valid branch name: it starts with '-'", branch)
+		return gitexec.Kinded(ErrInvalidBranch, nil, "%q is not a valid branch name: it starts with '-'", branch)
 	}
 	return nil
 }
@@ -525,10 +525,10 @@ func checkBranchSyntax(branch string) error {
 func checkBranchName(ctx context.Context, top, branch string) error {
 	out, err := run(ctx, top, "check-ref-format", "--branch", branch)
 	if err != nil {
-		return wrapGit(err, ErrInvalidBranch, "%q is not a valid branch name", branch)
+		return gitexec.Step(err, ErrInvalidBranch, "%q is not a valid branch name", branch)
 	}
 	if got := strings.TrimSuffix(out, "\n"); got != branch {
-		return newError(ErrInvalidBranch, nil, "%q is not a valid branch name: git reads it as %q", branch, got)
+		return gitexec.Kinded(ErrInvalidBranch, nil, "%q is not a valid branch name: git reads it as %q", branch, got)
 	}
 	return nil
 }
@@ -545,7 +545,7 @@ func CheckRepository(ctx context.Context, dir string) error {
 func toplevel(ctx context.Context, dir string) (string, error) {
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return "", wrapGit(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return "", gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -558,7 +558,7 @@ func branchExists(ctx context.Context, top, branch string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, wrapGit(err, nil, "look up branch %q", branch)
+		return false, gitexec.Step(err, nil, "look up branch %q", branch)
 	}
 	return true, nil
 }
@@ -573,7 +573,7 @@ func Origin(ctx context.Context, dir string) (string, error) {
 	}
 	out, err = run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
-		return "", wrapGit(err, nil, "resolve HEAD of %s", dir)
+		return "", gitexec.Step(err, nil, "resolve HEAD of %s", dir)
 	}
 	return strings.TrimSpace(out), nil
 }
@@ -583,10 +583,10 @@ func headCommit(ctx context.Context, top, branch string) (string, error) {
 	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	var ge *gitexec.Error
 	if errors.As(err, &ge) && ge.Code == 1 {
-		return "", newError(ErrNoCommits, nil, "the repository at %s has no commits yet, so there is no HEAD to create branch %q from", top, branch)
+		return "", gitexec.Kinded(ErrNoCommits, nil, "the repository at %s has no commits yet, so there is no HEAD to create branch %q from", top, branch)
 	}
 	if err != nil {
-		return "", wrapGit(err, nil, "resolve HEAD of %s", top)
+		return "", gitexec.Step(err, nil, "resolve HEAD of %s", top)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }
@@ -596,16 +596,16 @@ func headCommit(ctx context.Context, top, branch string) (string, error) {
 func checkNotCheckedOut(ctx context.Context, top, branch string) error {
 	wts, err := list(ctx, top)
 	if err != nil {
-		return wrapGit(err, nil, "find where branch %q is checked out", branch)
+		return gitexec.Step(err, nil, "find where branch %q is checked out", branch)
 	}
 	for _, w := range wts {
 		if w.branch != "refs/heads/"+branch {
 			continue
 		}
 		if w.prunable {
-			return newError(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s, whose directory is gone (removing that worktree frees the branch)", branch, w.path)
+			return gitexec.Kinded(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s, whose directory is gone (removing that worktree frees the branch)", branch, w.path)
 		}
-		return newError(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s", branch, w.path)
+		return gitexec.Kinded(ErrCheckedOut, nil, "branch %q is already checked out in the worktree at %s", branch, w.path)
 	}
 	return nil
 }
@@ -654,7 +654,7 @@ func unregister(ctx context.Context, top, abs string) error {
 	}
 	wts, err := list(ctx, top)
 	if err != nil {
-		return wrapGit(err, nil, "find the worktree %s", abs)
+		return gitexec.Step(err, nil, "find the worktree %s", abs)
 	}
 	if !slices.ContainsFunc(wts, func(w listEntry) bool { return samePath(w.path, abs) }) {
 		return nil
@@ -663,7 +663,7 @@ func unregister(ctx context.Context, top, abs string) error {
 	// ("initializing"). The directory is gone, so only the registration
 	// goes.
 	_, err = run(ctx, top, "worktree", "remove", "--force", "--force", "--", abs)
-	return wrapGit(err, nil, "unregister the worktree %s", abs)
+	return gitexec.Step(err, nil, "unregister the worktree %s", abs)
 }
 
 // parseStatus returns the paths of git status --porcelain=v1 -z output.
@@ -690,7 +690,7 @@ func dirtyError(abs string, paths []string) error {
 	if n := len(paths) - maxDirtyPaths; n > 0 {
 		shown += fmt.Sprintf(" and %d more", n)
 	}
-	return newError(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s", abs, shown)
+	return gitexec.Kinded(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s", abs, shown)
 }
 
 // mkdirParents creates dir and its missing parents, and returns the ones
@@ -768,51 +768,6 @@ func realPath(path string) string {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
-}
-
-// kindError is an error of one of the kinds above: its message is the
-// sentence for people, and errors.Is finds both the kind and the cause
-// (a git failure, the context's error).
-type kindError struct {
-	kind  error
-	msg   string
-	cause error // nil when the message says it all
-}
-
-func newError(kind, cause error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
-}
-
-func (e *kindError) Error() string {
-	if e.cause == nil {
-		return e.msg
-	}
-	return e.msg + ": " + e.cause.Error()
-}
-
-func (e *kindError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.cause}
-}
-
-// wrapGit describes a failed git step. When git ran and refused, the
-// error is of kind (if not nil), unless it refused the repository for
-// its owner: that error, like git missing, is passed on as it is, since
-// it says all there is; the context ending is passed on with the step
-// named. A nil err gives nil.
-func wrapGit(err error, kind error, format string, args ...any) error {
-	var ge *gitexec.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNoGit), errors.Is(err, ErrUntrusted):
-		return err
-	case errors.As(err, &ge) && kind != nil:
-		return newError(kind, err, format, args...)
-	}
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
 }
 
 // run runs git in dir; see gitexec.

@@ -518,3 +518,50 @@ func foreignOwner(dir string) (int, bool) {
 	}
 	return 0, false
 }
+
+// kindError is an error of a kind callers tell apart (a package's
+// sentinel): its message is the sentence for people, and errors.Is finds
+// both the kind and the cause (a git failure, the context's error).
+type kindError struct {
+	kind  error
+	msg   string
+	cause error // nil when the message says it all
+}
+
+// Kinded returns an error of kind whose message is format's, followed by
+// cause's when cause is not nil.
+func Kinded(kind, cause error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+func (e *kindError) Error() string {
+	if e.cause == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.cause.Error()
+}
+
+func (e *kindError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// Step describes a failed git step. When git ran and refused, the error
+// is of kind (if not nil), unless it refused the repository for its
+// owner: that error, like git missing, is passed on as it is, since it
+// says all there is; anything else (the context ending) is passed on with
+// the step named. A nil err gives nil.
+func Step(err error, kind error, format string, args ...any) error {
+	var ge *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoGit), errors.Is(err, ErrUntrusted):
+		return err
+	case errors.As(err, &ge) && kind != nil:
+		return Kinded(kind, err, format, args...)
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}
