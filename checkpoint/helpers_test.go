@@ -3,14 +3,14 @@ package checkpoint
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // testTimeout bounds each test's git commands.
@@ -24,62 +24,6 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// gitOut runs git in dir as a user would and returns its trimmed output.
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	// Without optional locks, git status does not write the refreshed
-	// index, whose bytes the tests compare.
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// gitT is gitOut failing the test on error.
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitOut(dir, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// newRepo returns a repository on main whose one commit holds files,
-// with its own user in its config.
-func newRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed: the checkpoint tests run the real git binary")
-	}
-	repo, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gitT(t, repo, "init", "-q", "-b", "main")
-	gitT(t, repo, "config", "user.name", "Checkpoint Test")
-	gitT(t, repo, "config", "user.email", "checkpoint@example.com")
-	for name, content := range files {
-		writeFile(t, repo, name, content)
-	}
-	gitT(t, repo, "add", "--all")
-	gitT(t, repo, "commit", "-q", "--allow-empty", "-m", "init")
-	return repo
-}
-
-func writeFile(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func removeFile(t *testing.T, dir, name string) {
@@ -162,3 +106,16 @@ func ids(cps []Checkpoint) []int {
 	}
 	return out
 }
+
+// newRepo returns a repository on main whose one commit holds files,
+// with its own user in its config.
+func newRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	return testutil.NewRepo(t, "Checkpoint Test", files)
+}
+
+var (
+	gitOut    = testutil.GitOut
+	gitT      = testutil.Git
+	writeFile = testutil.WriteFile
+)

@@ -3,15 +3,14 @@ package ship
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/worktree"
 )
 
@@ -25,27 +24,6 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// gitOut runs git in dir as a user would and returns its trimmed output.
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// gitT is gitOut failing the test on error.
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitOut(dir, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // tempDir is t.TempDir with symbolic links resolved, as git reports paths.
 func tempDir(t *testing.T) string {
 	t.Helper()
@@ -54,24 +32,6 @@ func tempDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// newRepo returns a workspace on branch main with one commit, of
-// README.md saying "hello", whose config names its user: the identity
-// of the tests' commits and of the package's.
-func newRepo(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed: the ship tests run the real git binary")
-	}
-	repo := tempDir(t)
-	gitT(t, repo, "init", "-q", "-b", "main")
-	gitT(t, repo, "config", "user.name", "Ship Test")
-	gitT(t, repo, "config", "user.email", "ship@example.com")
-	writeFile(t, repo, "README.md", "hello\n")
-	gitT(t, repo, "add", "README.md")
-	gitT(t, repo, "commit", "-q", "-m", "init")
-	return repo
 }
 
 // addWorktree makes a session's worktree on a new branch, as the server
@@ -87,17 +47,6 @@ func addWorktree(t *testing.T, repo, branch string) string {
 		t.Fatal(err)
 	}
 	return wt.Path
-}
-
-func writeFile(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func readFile(t *testing.T, dir, name string) string {
@@ -177,3 +126,17 @@ var allHooks = []string{
 func lines(s string) []string {
 	return slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return l == "" })
 }
+
+// newRepo returns a workspace on branch main with one commit, of
+// README.md saying "hello", whose config names its user: the identity
+// of the tests' commits and of the package's.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	return testutil.NewRepo(t, "Ship Test", map[string]string{"README.md": "hello\n"})
+}
+
+var (
+	gitOut    = testutil.GitOut
+	gitT      = testutil.Git
+	writeFile = testutil.WriteFile
+)

@@ -39,14 +39,7 @@ func needGit(t *testing.T) {
 // (the test environment has no global config), and returns its trimmed
 // output and error.
 func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir,
-		"-c", "user.name=Worktree Test", "-c", "user.email=test@example.com"}, args...)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
+	return testutil.GitOut(dir, append([]string{"-c", "user.name=Worktree Test", "-c", "user.email=test@example.com"}, args...)...)
 }
 
 // gitT is gitOut failing the test on error.
