@@ -28,17 +28,36 @@ const shipTimeout = 2 * time.Minute
 // shipRoutes adds the routes that take a session's work from its tree to
 // its base or a remote, and its checkpoints.
 func (s *server) shipRoutes(api *echo.Group) {
-	api.GET("/sessions/:id/commit", s.suggestCommit, boundSessionID)
-	api.POST("/sessions/:id/commit", s.commit, boundSessionID)
-	api.GET("/sessions/:id/branch", s.branch, boundSessionID)
-	api.POST("/sessions/:id/merge", s.merge, boundSessionID)
-	api.POST("/sessions/:id/update", s.updateFromBase, boundSessionID)
-	api.POST("/sessions/:id/archive", s.archive, boundSessionID)
-	api.POST("/sessions/:id/push", s.push, boundSessionID)
-	api.GET("/sessions/:id/checkpoints", s.listCheckpoints, boundSessionID)
-	api.POST("/sessions/:id/checkpoints", s.takeCheckpoint, boundSessionID)
-	api.GET("/sessions/:id/checkpoints/:cp", s.checkpointDiff, boundSessionID)
-	api.POST("/sessions/:id/checkpoints/:cp/restore", s.restoreCheckpoint, boundSessionID)
+	const inTree, inWorktree = false, true
+	api.GET("/sessions/:id/commit", s.onTree(inTree, s.suggestCommit), boundSessionID)
+	api.POST("/sessions/:id/commit", s.onTree(inTree, s.commit), boundSessionID)
+	api.GET("/sessions/:id/branch", s.onTree(inWorktree, s.branch), boundSessionID)
+	api.POST("/sessions/:id/merge", s.onTree(inWorktree, s.merge), boundSessionID)
+	api.POST("/sessions/:id/update", s.onTree(inWorktree, s.updateFromBase), boundSessionID)
+	api.POST("/sessions/:id/archive", s.onTree(inWorktree, s.archive), boundSessionID)
+	api.POST("/sessions/:id/push", s.onTree(inTree, s.push), boundSessionID)
+	api.GET("/sessions/:id/checkpoints", s.onTree(inTree, s.listCheckpoints), boundSessionID)
+	api.POST("/sessions/:id/checkpoints", s.onTree(inTree, s.takeCheckpoint), boundSessionID)
+	api.GET("/sessions/:id/checkpoints/:cp", s.onTree(inTree, s.checkpointDiff), boundSessionID)
+	api.POST("/sessions/:id/checkpoints/:cp/restore", s.onTree(inTree, s.restoreCheckpoint), boundSessionID)
+}
+
+// treeHandler answers a request about one session's tree; ctx bounds
+// its git.
+type treeHandler func(ctx context.Context, c echo.Context, g gitSession) error
+
+// onTree finds the request's session (with a worktree of its own when
+// worktree is set) and runs h with its git bounded by shipTimeout.
+func (s *server) onTree(worktree bool, h treeHandler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		g, ok, err := s.gitSessionOf(c, worktree)
+		if !ok {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
+		defer cancel()
+		return h(ctx, c, g)
+	}
 }
 
 // gitSession is a session a git action is asked of, with the tree it
@@ -114,13 +133,7 @@ func gitError(c echo.Context, step string, err error) error {
 }
 
 // suggestCommit proposes a commit message for the session's change.
-func (s *server) suggestCommit(c echo.Context) error {
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
+func (s *server) suggestCommit(ctx context.Context, c echo.Context, g gitSession) error {
 	msg, err := ship.Suggest(ctx, g.dir)
 	if err != nil {
 		return gitError(c, "suggest a commit message", err)
@@ -129,22 +142,16 @@ func (s *server) suggestCommit(c echo.Context) error {
 }
 
 // commit commits everything in the session's tree.
-func (s *server) commit(c echo.Context) error {
+func (s *server) commit(ctx context.Context, c echo.Context, g gitSession) error {
 	var req struct {
 		Message string `json:"message"`
 	}
 	if ok, err := decodeBody(c, &req); !ok {
 		return err
 	}
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
 	if g.info.Worktree != nil && g.info.Worktree.Archived {
 		return errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree, "the session is archived: its worktree is gone")
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	done, err := ship.Commit(ctx, g.dir, req.Message)
 	if err != nil {
 		return gitError(c, "commit", err)
@@ -155,13 +162,7 @@ func (s *server) commit(c echo.Context) error {
 }
 
 // branch says where a worktree session's branch stands against its base.
-func (s *server) branch(c echo.Context) error {
-	g, ok, err := s.gitSessionOf(c, true)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
+func (s *server) branch(ctx context.Context, c echo.Context, g gitSession) error {
 	st, err := ship.Status(ctx, g.dir, g.base())
 	if err != nil {
 		return gitError(c, "compare the branch with its base", err)
@@ -173,7 +174,7 @@ func (s *server) branch(c echo.Context) error {
 }
 
 // merge brings a worktree session's branch into its base.
-func (s *server) merge(c echo.Context) error {
+func (s *server) merge(ctx context.Context, c echo.Context, g gitSession) error {
 	var req struct {
 		Mode    string `json:"mode"`
 		Message string `json:"message"`
@@ -181,12 +182,6 @@ func (s *server) merge(c echo.Context) error {
 	if ok, err := decodeBody(c, &req); !ok {
 		return err
 	}
-	g, ok, err := s.gitSessionOf(c, true)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	m, err := ship.Merge(ctx, g.dir, g.base(), ship.MergeOptions{Mode: ship.Mode(cmp.Or(req.Mode, string(ship.MergeCommit))), Message: req.Message})
 	if err != nil {
 		return gitError(c, "merge", err)
@@ -203,7 +198,7 @@ func (s *server) merge(c echo.Context) error {
 // updateFromBase merges the base into the session's branch inside its
 // worktree, for the agent to resolve what conflicts: the conflicted files
 // are left marked there, and a prompt naming them is queued.
-func (s *server) updateFromBase(c echo.Context) error {
+func (s *server) updateFromBase(ctx context.Context, c echo.Context, g gitSession) error {
 	var req struct {
 		Author string `json:"author"`
 	}
@@ -214,16 +209,10 @@ func (s *server) updateFromBase(c echo.Context) error {
 	if err := sessions.CheckName(author); err != nil {
 		return sessionError(c, fmt.Errorf("author: %w", err))
 	}
-	g, ok, err := s.gitSessionOf(c, true)
-	if !ok {
-		return err
-	}
 	sess, err := s.mgr.Get(g.info.ID)
 	if err != nil {
 		return sessionError(c, err)
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	u, err := ship.UpdateFromBase(ctx, g.dir, g.base())
 	if err != nil {
 		return gitError(c, "update the branch from its base", err)
@@ -253,13 +242,7 @@ func conflictPrompt(u ship.Updated) string {
 
 // archive removes a merged session's worktree (never its branch) and
 // keeps the session listed as archived.
-func (s *server) archive(c echo.Context) error {
-	g, ok, err := s.gitSessionOf(c, true)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
+func (s *server) archive(ctx context.Context, c echo.Context, g gitSession) error {
 	if err := s.mgr.Archive(ctx, g.info.ID); err != nil {
 		return sessionError(c, err)
 	}
@@ -275,15 +258,11 @@ func (s *server) archive(c echo.Context) error {
 
 // push pushes the session's branch and names the page that opens a pull
 // request for it.
-func (s *server) push(c echo.Context) error {
+func (s *server) push(ctx context.Context, c echo.Context, g gitSession) error {
 	var req struct {
 		Remote string `json:"remote"`
 	}
 	if ok, err := decodeBody(c, &req); !ok {
-		return err
-	}
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
 		return err
 	}
 	var base string
@@ -293,8 +272,6 @@ func (s *server) push(c echo.Context) error {
 		}
 		base = wt.Base
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	p, err := ship.Push(ctx, g.dir, ship.PushOptions{Remote: cmp.Or(req.Remote, "origin"), Base: base})
 	if err != nil {
 		return gitError(c, "push", err)
@@ -330,13 +307,7 @@ func checkpointID(c echo.Context) (int, bool, error) {
 	return id, true, nil
 }
 
-func (s *server) listCheckpoints(c echo.Context) error {
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
+func (s *server) listCheckpoints(ctx context.Context, c echo.Context, g gitSession) error {
 	cps, err := checkpoint.List(ctx, g.dir, g.info.ID)
 	if err != nil {
 		return gitError(c, "list checkpoints", err)
@@ -347,13 +318,7 @@ func (s *server) listCheckpoints(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps})
 }
 
-func (s *server) takeCheckpoint(c echo.Context) error {
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
+func (s *server) takeCheckpoint(ctx context.Context, c echo.Context, g gitSession) error {
 	cp, created, err := checkpoint.Take(ctx, g.dir, g.info.ID, checkpoint.DefaultKeep)
 	if err != nil {
 		return gitError(c, "take a checkpoint", err)
@@ -364,17 +329,11 @@ func (s *server) takeCheckpoint(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"id": cp.ID, "checkpoint": cp, "created": created})
 }
 
-func (s *server) checkpointDiff(c echo.Context) error {
+func (s *server) checkpointDiff(ctx context.Context, c echo.Context, g gitSession) error {
 	id, ok, err := checkpointID(c)
 	if !ok {
 		return err
 	}
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	d, err := checkpoint.Diff(ctx, g.dir, g.info.ID, id, 0)
 	if err != nil {
 		return gitError(c, "diff a checkpoint", err)
@@ -382,17 +341,11 @@ func (s *server) checkpointDiff(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-func (s *server) restoreCheckpoint(c echo.Context) error {
+func (s *server) restoreCheckpoint(ctx context.Context, c echo.Context, g gitSession) error {
 	id, ok, err := checkpointID(c)
 	if !ok {
 		return err
 	}
-	g, ok, err := s.gitSessionOf(c, false)
-	if !ok {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), shipTimeout)
-	defer cancel()
 	saved, err := checkpoint.Restore(ctx, g.dir, g.info.ID, id, checkpoint.DefaultKeep)
 	if saved.ID != 0 {
 		s.hub.OnCheckpoint(g.info.ID, saved)
