@@ -163,7 +163,7 @@ const review = new ReviewView({
   showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
   toast,
 });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, review });
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
