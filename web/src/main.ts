@@ -19,6 +19,7 @@ import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
 import { PromptQueues, QueuePanel } from './queue';
 import { ReviewDrafts, ReviewView } from './review';
+import { ShipBar } from './ship';
 import { StatusBar } from './statusbar';
 import { SessionStore } from './store';
 import { TabBar } from './tabs';
@@ -163,7 +164,15 @@ const review = new ReviewView({
   showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
   toast,
 });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review] });
+// Commit, merge and push act on what the Changes view shows.
+const ship = new ShipBar({
+  store,
+  canAct,
+  myName: () => identity.me?.name ?? null,
+  reloadChanges: () => void changes.load(),
+  toast,
+});
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
@@ -264,6 +273,7 @@ function refreshActions(): void {
   pane.renderChrome();
   queuePanel.render();
   review.render();
+  ship.render();
 }
 
 // ---- Connection -----------------------------------------------------------
@@ -443,6 +453,9 @@ function onMessage(m: ServerMessage): void {
     case 'review.draft':
       reviews.apply(m);
       break;
+    case 'session.branch':
+      ship.onBranch(m);
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else {
@@ -477,6 +490,7 @@ function applySessionEvent(m: ServerMessage): void {
       people.forget(m.sessionId);
       queues.forget(m.sessionId);
       reviews.forget(m.sessionId);
+      ship.forget(m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
