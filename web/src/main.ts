@@ -9,6 +9,7 @@ import { ArtifactPane } from './artifact';
 import { colorFor } from './avatars';
 import { Banners } from './banners';
 import { ChangesView } from './changes';
+import { CheckpointsPanel } from './checkpoints';
 import { DiffSummaries, WorkspaceDiff } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
@@ -164,7 +165,7 @@ const review = new ReviewView({
   showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
   toast,
 });
-// Commit, merge and push act on what the Changes view shows.
+// Commit, merge, push and the checkpoints act on what the Changes view shows.
 const ship = new ShipBar({
   store,
   canAct,
@@ -172,7 +173,8 @@ const ship = new ShipBar({
   reloadChanges: () => void changes.load(),
   toast,
 });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship] });
+const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => void changes.load(), toast });
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
@@ -291,6 +293,7 @@ function onConnectionChange(): void {
     queuePanel.connectionLost();
     reviews.stale();
     review.connectionLost();
+    checkpoints.stale();
   }
   refreshActions();
 }
@@ -313,6 +316,7 @@ async function onConnected(): Promise<void> {
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
   await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
+  if (connectedBefore) checkpoints.connected();
   connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
@@ -456,6 +460,9 @@ function onMessage(m: ServerMessage): void {
     case 'session.branch':
       ship.onBranch(m);
       break;
+    case 'session.checkpoint':
+      checkpoints.onCheckpoint(m);
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else {
@@ -491,6 +498,7 @@ function applySessionEvent(m: ServerMessage): void {
       queues.forget(m.sessionId);
       reviews.forget(m.sessionId);
       ship.forget(m.sessionId);
+      checkpoints.forget(m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);

@@ -56,6 +56,8 @@ export class ShipBar implements ChangesObserver {
   private readonly mergeBtn = byId<HTMLButtonElement>('ship-merge');
   private readonly pushBtn = byId<HTMLButtonElement>('ship-push');
   private readonly archiveBtn = byId<HTMLButtonElement>('ship-archive');
+  private readonly checkpointsBtn = byId<HTMLButtonElement>('ship-checkpoints');
+  private readonly sep = byId('ship-sep');
   private readonly confirm = byId('ship-confirm');
   private readonly confirmText = byId('ship-confirm-text');
   private readonly confirmNo = byId<HTMLButtonElement>('ship-confirm-no');
@@ -241,6 +243,9 @@ export class ShipBar implements ChangesObserver {
     this.mergeBtn.hidden = !wt || archived;
     this.pushBtn.hidden = archived;
     this.archiveBtn.hidden = !wt || !merged || archived;
+    // An archived session's tree is gone, its checkpoints with it.
+    this.checkpointsBtn.hidden = archived;
+    this.sep.hidden = archived;
     for (const btn of [this.commitBtn, this.mergeBtn, this.pushBtn, this.archiveBtn, this.confirmYes]) btn.disabled = !can;
     this.mergeBtn.title = wt ? `Merge ${wt.branch} into ${wt.base || b?.base || 'its base'}` : '';
     if (this.confirming === 'archive' && (archived || !wt)) this.ask(null);
