@@ -1,13 +1,18 @@
 // The HTTP API (docs/protocol.md section 7). Every failure becomes an
 // ApiError carrying the server's code and message, ready to show.
 
-import type { ConfigResponse, DiffResponse, DocumentsResponse, ResourcesResponse, Session, WorkflowResponse } from './types';
+import type {
+  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, PushResponse, ResourcesResponse,
+  Session, UpdateResponse, WorkflowResponse,
+} from './types';
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    /** For MERGE_CONFLICT: the files that conflict. */
+    readonly files: string[] = [],
   ) {
     super(message);
     this.name = 'ApiError';
@@ -17,9 +22,10 @@ export class ApiError extends Error {
 async function errorFrom(res: Response): Promise<ApiError> {
   const text = await res.text().catch(() => '');
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; files?: unknown } };
     if (body.error?.message) {
-      return new ApiError(res.status, body.error.code ?? String(res.status), body.error.message);
+      const files = Array.isArray(body.error.files) ? body.error.files.filter((f): f is string => typeof f === 'string') : [];
+      return new ApiError(res.status, body.error.code ?? String(res.status), body.error.message, files);
     }
   } catch {
     // not JSON: a plain-text 503 during shutdown, a proxy's page...
@@ -95,12 +101,40 @@ export const api = {
    */
   diff: (id: string) => json<DiffResponse>('GET', `api/sessions/${encodeURIComponent(id)}/diff`),
   resources: () => json<ResourcesResponse>('GET', 'api/resources'),
+
+  // Review to merged (protocol.md, section 7). Commit, merge, update and
+  // push run the repository's hooks, as git does from a terminal.
+  /** A commit message proposed from the session's change ('' when nothing changed). */
+  suggestCommit: async (id: string) => (await json<{ message: string }>('GET', `${sessionPath(id)}/commit`)).message,
+  /** Commits everything in the session's tree (409 NOTHING_TO_COMMIT; a refusing hook is 500 GIT_FAILED with its words). */
+  commit: (id: string, message: string) => json<{ commit: string; branch: string }>('POST', `${sessionPath(id)}/commit`, { message }),
+  /** A worktree session's branch against its base (409 NOT_A_WORKTREE otherwise). */
+  branch: (id: string) => json<BranchResponse>('GET', `${sessionPath(id)}/branch`),
+  /** Merges the branch into its base (409 MERGE_CONFLICT with files, BASE_DIRTY, NOTHING_TO_MERGE, BASE_MOVED). */
+  merge: (id: string, mode: 'merge' | 'squash' | 'rebase') => json<{ commit: string }>('POST', `${sessionPath(id)}/merge`, { mode }),
+  /** Merges the base into the branch in its worktree; conflicts are left there and a prompt naming them is queued by author. */
+  update: (id: string, author: string) => json<UpdateResponse>('POST', `${sessionPath(id)}/update`, { author }),
+  /** Stops the agent and removes its worktree (never the branch); the session stays listed, archived. */
+  archive: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/archive`)).session,
+  /** Pushes the branch (404 NO_REMOTE, 409 PUSH_REJECTED). */
+  push: (id: string, remote: string) => json<PushResponse>('POST', `${sessionPath(id)}/push`, { remote }),
+  /** The session's checkpoints, oldest first. */
+  checkpoints: async (id: string) => (await json<{ checkpoints: Checkpoint[] }>('GET', `${sessionPath(id)}/checkpoints`)).checkpoints,
+  /** Takes a checkpoint now; created is false when the tree is as the last one has it (which is returned). */
+  takeCheckpoint: (id: string) => json<{ id: number; checkpoint: Checkpoint; created: boolean }>('POST', `${sessionPath(id)}/checkpoints`),
+  checkpointDiff: (id: string, n: number) => json<CheckpointChange>('GET', `${sessionPath(id)}/checkpoints/${n}`),
+  /** Writes checkpoint n back into the tree; saved is the checkpoint of the tree as it was, to undo it. */
+  restoreCheckpoint: (id: string, n: number) => json<{ restored: number; saved: number }>('POST', `${sessionPath(id)}/checkpoints/${n}/restore`),
   /** A workspace file's raw content and type. */
   file: async (path: string) => {
     const res = await request('GET', fileURL(path));
     return { contentType: res.headers.get('Content-Type') ?? '', text: await res.text() };
   },
 };
+
+function sessionPath(id: string): string {
+  return `api/sessions/${encodeURIComponent(id)}`;
+}
 
 /** The URL of a workspace file's raw content. */
 export function fileURL(path: string): string {

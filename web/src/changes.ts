@@ -52,7 +52,7 @@ interface FileSection {
 let rendererPromise: Promise<Renderer> | null = null;
 
 /** The diff renderer and its stylesheet, loaded once (again after a failure). */
-function loadRenderer(): Promise<Renderer> {
+export function loadRenderer(): Promise<Renderer> {
   if (!rendererPromise) {
     rendererPromise = import('./diffview').then(async (m) => {
       await m.ready;
@@ -65,12 +65,12 @@ function loadRenderer(): Promise<Renderer> {
   return rendererPromise;
 }
 
-/** What the review draft (review.ts) hears of the view. */
+/** What the review draft (review.ts), the ship bar (ship.ts) and the checkpoints (checkpoints.ts) hear of the view. */
 export interface ChangesObserver {
   /** The view shows this session's changes (or none), in this state. */
   shown(sessionId: string | null, state: ChangesState): void;
   /** A file's diff was drawn (again) into body. */
-  drawn(path: string, body: HTMLElement): void;
+  drawn?(path: string, body: HTMLElement): void;
 }
 
 export interface ChangesDeps {
@@ -80,7 +80,7 @@ export interface ChangesDeps {
   /** Opens a workspace-relative path in the document pane. */
   openFile(path: string): void;
   toast(message: string, kind?: ToastKind): void;
-  review: ChangesObserver;
+  observers: ChangesObserver[];
 }
 
 export class ChangesView {
@@ -257,7 +257,7 @@ export class ChangesView {
 
   private setState(state: ChangesState): void {
     this.pane.dataset.state = state;
-    this.deps.review.shown(this.sessionId, state);
+    for (const o of this.deps.observers) o.shown(this.sessionId, state);
   }
 
   private showMessage(kind: Exclude<ChangesState, 'idle' | 'ready'>, title: string, text: string, hint = ''): void {
@@ -415,7 +415,7 @@ export class ChangesView {
       }
     }
     body.style.minHeight = '';
-    this.deps.review.drawn(file.path, body);
+    for (const o of this.deps.observers) o.drawn?.(file.path, body);
   }
 
   private onContentClick(ev: MouseEvent): void {
@@ -588,18 +588,18 @@ function countLines(s: string): number {
   return n;
 }
 
-function statusBadge(status: DiffFileStatus): HTMLElement {
+export function statusBadge(status: DiffFileStatus): HTMLElement {
   return h('span', { class: `ev diff-status diff-status-${status}`, title: status, 'aria-label': status, text: STATUS_LETTER[status] ?? '?' });
 }
 
-function counts(f: DiffFile | { additions: number; deletions: number; binary?: boolean }): HTMLElement {
+export function counts(f: DiffFile | { additions: number; deletions: number; binary?: boolean }): HTMLElement {
   if (f.binary) return h('span', { class: 'diff-counts', 'data-testid': 'changes-counts' }, h('span', { class: 'muted', text: 'binary' }));
   return h('span', { class: 'diff-counts', 'data-testid': 'changes-counts' },
     h('span', { class: 'num-add', text: `+${f.additions}` }), ' ',
     h('span', { class: 'num-del', text: `\u2212${f.deletions}` }));
 }
 
-function pathText(f: DiffFile): DocumentFragment {
+export function pathText(f: Pick<DiffFile, 'path' | 'oldPath'>): DocumentFragment {
   const frag = document.createDocumentFragment();
   if (f.oldPath && f.oldPath !== f.path) {
     frag.append(h('span', { class: 'diff-old-path', text: f.oldPath }), h('span', { class: 'muted', text: ' → ' }));

@@ -9,6 +9,7 @@ import { ArtifactPane } from './artifact';
 import { colorFor } from './avatars';
 import { Banners } from './banners';
 import { ChangesView } from './changes';
+import { CheckpointsPanel } from './checkpoints';
 import { DiffSummaries, WorkspaceDiff } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
@@ -19,6 +20,7 @@ import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
 import { PromptQueues, QueuePanel } from './queue';
 import { ReviewDrafts, ReviewView } from './review';
+import { ShipBar } from './ship';
 import { StatusBar } from './statusbar';
 import { SessionStore } from './store';
 import { TabBar } from './tabs';
@@ -163,7 +165,16 @@ const review = new ReviewView({
   showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
   toast,
 });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, review });
+// Commit, merge, push and the checkpoints act on what the Changes view shows.
+const ship = new ShipBar({
+  store,
+  canAct,
+  myName: () => identity.me?.name ?? null,
+  reloadChanges: () => void changes.load(),
+  toast,
+});
+const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => void changes.load(), toast });
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
@@ -264,6 +275,7 @@ function refreshActions(): void {
   pane.renderChrome();
   queuePanel.render();
   review.render();
+  ship.render();
 }
 
 // ---- Connection -----------------------------------------------------------
@@ -281,6 +293,7 @@ function onConnectionChange(): void {
     queuePanel.connectionLost();
     reviews.stale();
     review.connectionLost();
+    checkpoints.stale();
   }
   refreshActions();
 }
@@ -303,6 +316,7 @@ async function onConnected(): Promise<void> {
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
   await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
+  if (connectedBefore) checkpoints.connected();
   connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
@@ -443,6 +457,12 @@ function onMessage(m: ServerMessage): void {
     case 'review.draft':
       reviews.apply(m);
       break;
+    case 'session.branch':
+      ship.onBranch(m);
+      break;
+    case 'session.checkpoint':
+      checkpoints.onCheckpoint(m);
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else {
@@ -477,6 +497,8 @@ function applySessionEvent(m: ServerMessage): void {
       people.forget(m.sessionId);
       queues.forget(m.sessionId);
       reviews.forget(m.sessionId);
+      ship.forget(m.sessionId);
+      checkpoints.forget(m.sessionId);
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);

@@ -189,6 +189,18 @@ export class SessionStore {
     this.changed();
   }
 
+  /** A session.branch said the worktree was merged or archived: no other event carries it. */
+  setWorktreeState(id: string, state: { merged?: string; archived?: boolean }): void {
+    const e = this.entries.get(id);
+    const wt = e?.session.worktree;
+    if (!e || !wt) return;
+    const merged = state.merged || wt.merged;
+    const archived = state.archived || wt.archived;
+    if (merged === wt.merged && archived === wt.archived) return;
+    e.session = { ...e.session, worktree: { ...wt, merged, archived } };
+    this.changed();
+  }
+
   setNeedsInput(id: string, value: boolean): void {
     const e = this.entries.get(id);
     if (!e || e.needsInput === value) return;

@@ -39,6 +39,12 @@ export interface Worktree {
   path: string;
   /** The branch checked out in it. */
   branch: string;
+  /** The branch (or commit) it was made from, which its work merges into; absent for older worktrees. */
+  base?: string;
+  /** The base's tip once the branch was merged from agentmux. */
+  merged?: string;
+  /** Its worktree was removed since (after a merge): the session cannot resume. */
+  archived?: boolean;
 }
 
 export type StepStatus = 'completed' | 'in_progress' | 'pending';
@@ -337,6 +343,43 @@ export interface ReviewDraftMessage {
   rev: number;
 }
 
+/** Where a session's branch stands after an action on it from agentmux (docs/protocol.md, session.branch). */
+export interface SessionBranchMessage {
+  type: 'session.branch';
+  sessionId: string;
+  /** commit, merge, push, update or archive. */
+  action: string;
+  branch: string;
+  /** Present for a worktree session, with its ahead and behind counts. */
+  base?: string;
+  ahead: number;
+  behind: number;
+  commit?: string;
+  merged?: string;
+  archived?: boolean;
+  remote?: string;
+  /** After a push to a known forge: the page that opens a pull request. */
+  pullRequestUrl?: string;
+  conflicts?: string[];
+}
+
+/** A snapshot of a session's tree, taken at the end of an agent's turn, on request, or before a restore. */
+export interface Checkpoint {
+  id: number;
+  time: string; // RFC 3339
+  commit: string;
+  /** What changed since the checkpoint before (the first: since the commit checked out). */
+  files: number;
+  insertions: number;
+  deletions: number;
+}
+
+export interface SessionCheckpointMessage {
+  type: 'session.checkpoint';
+  sessionId: string;
+  checkpoint: Checkpoint;
+}
+
 export type ServerMessage =
   | SessionAttachedMessage
   | TerminalOutputMessage
@@ -361,7 +404,9 @@ export type ServerMessage =
   | PromptQueuedMessage
   | PromptQueuedAckMessage
   | PromptGoneMessage
-  | ReviewDraftMessage;
+  | ReviewDraftMessage
+  | SessionBranchMessage
+  | SessionCheckpointMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {
@@ -412,5 +457,41 @@ export interface DiffFile extends DiffFileSummary {
 export interface DiffResponse {
   base: string;
   files: DiffFile[];
+  truncated: boolean;
+}
+
+/** GET /api/sessions/:id/branch: a worktree session's branch against its base. */
+export interface BranchResponse {
+  branch: string;
+  base: string;
+  ahead: number;
+  behind: number;
+  merged?: string;
+}
+
+/** POST /api/sessions/:id/update: the base merged into the branch, the conflicts left for the agent. */
+export interface UpdateResponse {
+  commit: string;
+  conflicts: string[] | null;
+  promptId?: string;
+  position?: number;
+}
+
+export interface PushResponse {
+  remote: string;
+  branch: string;
+  /** "" when the remote is on no forge agentmux knows. */
+  pullRequestUrl: string;
+}
+
+/**
+ * GET /api/sessions/:id/checkpoints/:n: what checkpoint n changed since the
+ * one before. Its files are the list (the checkpoint's count is their
+ * number), without patches: the one patch holds them all.
+ */
+export interface CheckpointChange extends Omit<Checkpoint, 'files'> {
+  parent: string;
+  files: DiffFileSummary[];
+  patch: string;
   truncated: boolean;
 }
