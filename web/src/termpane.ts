@@ -212,9 +212,14 @@ export class TerminalPane {
     this.renderPermission(entry.permission, entry.reason);
     this.resumeBar.hidden = running || waking;
     if (!running) {
+      // An archived session's worktree is gone: nothing can resume it.
+      const archived = !!s.worktree?.archived;
       this.resumeBar.dataset.status = s.status;
-      this.resumeText.textContent = describeEnded(s.status, entry.reason, s.exitCode);
+      this.resumeText.textContent = archived
+        ? `Archived: its branch ${s.worktree?.branch} was merged and its worktree removed; the branch is kept.`
+        : describeEnded(s.status, entry.reason, s.exitCode);
       this.resumeText.title = this.resumeText.textContent;
+      this.resumeBtn.hidden = archived;
       this.resumeBtn.disabled = !canAct || entry.closing;
       this.resumeBtn.textContent = 'Resume';
     }
@@ -242,7 +247,7 @@ export class TerminalPane {
       // xterm's own reports (focus, a click's mouse report) wake nothing;
       // control keys alone (Ctrl+C, Ctrl+D at an agent that just ended)
       // do not either, as the server has it: they point at Resume.
-      if (entry.closing || isTerminalReport(data) || isMouseReport(data)) return;
+      if (entry.closing || entry.session.worktree?.archived || isTerminalReport(data) || isMouseReport(data)) return;
       if (!wakes(data)) {
         this.resumeBar.classList.remove('nudge');
         void this.resumeBar.offsetWidth; // restart the animation

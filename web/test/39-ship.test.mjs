@@ -218,6 +218,12 @@ uiTest('ship: commit with the suggested message, merge, push with its pull reque
   }
   await waitFor(async () => ['stopped', 'error'].includes(await tabById(page, s.id).getAttribute('data-status')), { message: 'the agent stopped' });
   await screenshot('ship-archived');
+  // Its terminal says why it ended, and offers no Resume the server would refuse.
+  await page.keyboard.press('Alt+1');
+  const ended = page.locator(sel('resume-bar'));
+  await ended.waitFor({ state: 'visible' });
+  assert.match(await text(ended), /Archived: its branch feat-ship was merged/);
+  assert.equal(await page.locator(sel('resume')).isVisible(), false, 'no Resume for an archived session');
 });
 
 uiTest('ship: a merge that conflicts lists the file and goes back to the agent, under the person\'s name', { setupWorkspace, allowConsole: REFUSALS, timeout: 90_000 }, async ({ page, server, frames, screenshot }) => {
