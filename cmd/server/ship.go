@@ -112,8 +112,11 @@ func gitError(c echo.Context, step string, err error) error {
 		status, code = http.StatusConflict, wire.CodeUntrustedRepository
 	case errors.Is(err, ship.ErrNothingToCommit):
 		status, code = http.StatusConflict, wire.CodeNothingToCommit
-	case errors.Is(err, ship.ErrBaseDirty), errors.Is(err, ship.ErrDirty):
+	case errors.Is(err, ship.ErrBaseDirty):
 		status, code = http.StatusConflict, wire.CodeBaseDirty
+	case errors.Is(err, ship.ErrDirty):
+		// Bringing the base in needs the worktree's own changes committed.
+		status, code = http.StatusConflict, wire.CodeWorktreeDirty
 	case errors.Is(err, ship.ErrNothingToMerge):
 		status, code = http.StatusConflict, wire.CodeNothingToMerge
 	case errors.Is(err, ship.ErrBaseMoved):
