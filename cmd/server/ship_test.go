@@ -103,6 +103,13 @@ func TestFromDiffToMerged(t *testing.T) {
 		t.Errorf("branch = %+v, want feature/x one ahead of main", st)
 	}
 
+	// Bringing main into the branch needs the worktree's own changes
+	// committed first.
+	writeIn(t, s.Worktree.Path, "src/new.txt", "one\ntwo\nuncommitted\n")
+	resp, b = e.do(http.MethodPost, api+"/update", `{}`)
+	wantError(t, "update a worktree with uncommitted changes", resp, b, http.StatusConflict, wire.CodeWorktreeDirty)
+	git(t, s.Worktree.Path, "checkout", "--", "src/new.txt")
+
 	// The workspace has main checked out, with a change of its own: the
 	// merge would move main under it, so nothing moves.
 	mainBefore := git(t, e.dir, "rev-parse", "main")
