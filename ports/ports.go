@@ -1,0 +1,192 @@
+// Package ports finds the TCP ports listening inside the container that a
+// browser could be shown: on the loopback address or on every address,
+// each with the process that listens and, for a process an agent started,
+// its session.
+package ports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentmux/agentmux/internal/procfs"
+)
+
+// Port is one listening TCP port.
+type Port struct {
+	Port int `json:"port"`
+	// PID and Command are the listening process's, when it can be read
+	// (another user's cannot): 0 and "" otherwise.
+	PID     int    `json:"pid,omitempty"`
+	Command string `json:"command,omitempty"`
+	// SessionID is the session whose agent started the process, from the
+	// session id every process of a session carries in its environment.
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// sessionEnv is the environment entry that names a process's session
+// (sessions.EnvSessionID, which this package does not import to stay
+// below it).
+const sessionEnv = "AGENTMUX_SESSION_ID="
+
+// stateListen is a socket's state in /proc/net/tcp when it listens.
+const stateListen = "0A"
+
+// List returns the listening ports under root (procfs.Root, or a fixture
+// laid out the same way), lowest first, leaving out those of process
+// self (agentmux's own listeners).
+func List(root string, self int) ([]Port, error) {
+	inodes := make(map[string]int) // socket inode -> port
+	for _, name := range []string{"tcp", "tcp6"} {
+		if err := listening(filepath.Join(root, "net", name), inodes); err != nil {
+			return nil, err
+		}
+	}
+	owners := socketOwners(root, inodes)
+	own := make(map[int]bool)
+	byPort := make(map[int]Port)
+	for inode, port := range inodes {
+		pid, known := owners[inode]
+		if known && pid == self {
+			own[port] = true
+			continue
+		}
+		p := Port{Port: port}
+		if known {
+			p.PID = pid
+			p.Command, p.SessionID = describe(root, pid)
+		}
+		// A port listened on twice (IPv4 and IPv6) is one port: keep
+		// the one whose process is known.
+		if prev, ok := byPort[port]; !ok || prev.PID == 0 {
+			byPort[port] = p
+		}
+	}
+	out := make([]Port, 0, len(byPort))
+	for port, p := range byPort {
+		if !own[port] {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b Port) int { return a.Port - b.Port })
+	return out, nil
+}
+
+// listening adds to inodes the listening sockets of one /proc/net table
+// whose address a browser on this machine could reach: loopback or any.
+func listening(path string, inodes map[string]int) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil // no IPv6
+	}
+	if err != nil {
+		return fmt.Errorf("list ports: %w", err)
+	}
+	defer f.Close()
+	return parseTable(f, inodes)
+}
+
+// parseTable reads a /proc/net/tcp{,6} table.
+func parseTable(r io.Reader, inodes map[string]int) error {
+	sc := bufio.NewScanner(r)
+	sc.Scan() // the header
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 10 || f[3] != stateListen {
+			continue
+		}
+		addr, portHex, ok := strings.Cut(f[1], ":")
+		if !ok {
+			continue
+		}
+		port, err := strconv.ParseUint(portHex, 16, 16)
+		if err != nil || port == 0 || !reachable(addr) {
+			continue
+		}
+		inodes[f[9]] = int(port)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("list ports: %w", err)
+	}
+	return nil
+}
+
+// reachable reports whether a table's hex address is loopback or every
+// address. The kernel writes it as 32-bit words in host order (little
+// endian here).
+func reachable(hexAddr string) bool {
+	b, err := hex.DecodeString(hexAddr)
+	if err != nil || len(b)%4 != 0 {
+		return false
+	}
+	for i := 0; i < len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
+	}
+	ip := net.IP(b)
+	return ip.IsLoopback() || ip.IsUnspecified()
+}
+
+// socketOwners maps the sockets in inodes to a process that holds them,
+// by reading every process's descriptors it may read.
+func socketOwners(root string, inodes map[string]int) map[string]int {
+	owners := make(map[string]int)
+	if len(inodes) == 0 {
+		return owners
+	}
+	procs, err := os.ReadDir(root)
+	if err != nil {
+		return owners
+	}
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		fdDir := filepath.Join(root, d.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if err != nil || !strings.HasPrefix(link, "socket:[") {
+				continue
+			}
+			inode := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
+			if _, ok := inodes[inode]; ok {
+				if _, seen := owners[inode]; !seen {
+					owners[inode] = pid
+				}
+			}
+		}
+	}
+	return owners
+}
+
+// describe returns a process's command name and its session, as far as
+// they can be read.
+func describe(root string, pid int) (command, session string) {
+	dir := filepath.Join(root, strconv.Itoa(pid))
+	if line, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		if st, err := procfs.ParseStat(line); err == nil {
+			command = st.Comm
+		}
+	}
+	if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
+		for kv := range bytes.SplitSeq(env, []byte{0}) {
+			if id, ok := bytes.CutPrefix(kv, []byte(sessionEnv)); ok {
+				session = string(id)
+				break
+			}
+		}
+	}
+	return command, session
+}

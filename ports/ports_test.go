@@ -1,0 +1,124 @@
+package ports
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/procfs"
+	"github.com/agentmux/agentmux/internal/testutil"
+)
+
+// envListen makes a run of this test binary a listener for the tests: it
+// listens on 127.0.0.1, prints the port and waits to be killed.
+const envListen = "PORTS_TEST_LISTEN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envListen) != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Stdout.WriteString(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "\n")
+		select {}
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestParseTable: only listening sockets on loopback or every address
+// count, in both tables' spellings.
+func TestParseTable(t *testing.T) {
+	const tcp = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 101 1 0 100 0 0 10 0
+   1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 102 1 0 100 0 0 10 0
+   2: 0500000A:0BB8 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 103 1 0 100 0 0 10 0
+   3: 0100007F:1436 0100007F:BA2C 01 00000000:00000000 00:00000000 00000000  1000        0 104 1 0 100 0 0 10 0
+   4: 0100007F:0000 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 105 1 0 100 0 0 10 0
+`
+	const tcp6 = `  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000001000000:2328 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 201 1 0 100 0 0 10 0
+   1: 00000000000000000000000000000000:2329 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 202 1 0 100 0 0 10 0
+   2: 0000000000000000FFFF00000100007F:232A 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 203 1 0 100 0 0 10 0
+   3: 000080FE00000000FF005452A6F0E4FE:232B 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 204 1 0 100 0 0 10 0
+`
+	got := make(map[string]int)
+	for _, table := range []string{tcp, tcp6} {
+		if err := parseTable(strings.NewReader(table), got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int{"101": 5173, "102": 8080, "201": 9000, "202": 9001, "203": 9002}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for inode, port := range want {
+		if got[inode] != port {
+			t.Errorf("inode %s: port %d, want %d (all: %v)", inode, got[inode], port, got)
+		}
+	}
+}
+
+// TestListFindsAProcessAndItsSession: a real process listening on the
+// loopback address is listed with its pid, command and session; this
+// process's own listener is not.
+func TestListFindsAProcessAndItsSession(t *testing.T) {
+	own, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	ownPort := own.Addr().(*net.TCPAddr).Port
+
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envListen+"=1", sessionEnv+"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var found Port
+	testutil.Eventually(t, 10*time.Second, "the child's port to be listed", func() bool {
+		list, err := List(procfs.Root, os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(list, func(p Port) bool { return p.Port == ownPort }) {
+			t.Fatalf("the listing holds this process's own port %d: %+v", ownPort, list)
+		}
+		i := slices.IndexFunc(list, func(p Port) bool { return p.Port == port })
+		if i >= 0 {
+			found = list[i]
+		}
+		return i >= 0
+	})
+	// comm is the executable's name, cut at 15 bytes.
+	name := filepath.Base(os.Args[0])
+	if found.PID != cmd.Process.Pid || found.Command != name[:min(len(name), 15)] ||
+		found.SessionID != "5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17" {
+		t.Fatalf("port %d listed as %+v, want pid %d, command %q, its session", port, found, cmd.Process.Pid, name)
+	}
+}
