@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -223,6 +224,11 @@ type (
 		// Conflicts are the files an update from the base left
 		// conflicted in the worktree.
 		Conflicts []string `json:"conflicts,omitempty"`
+	}
+	// PortsMessage is ports.changed: every listening port now.
+	PortsMessage struct {
+		Type  string       `json:"type"`
+		Ports []ports.Port `json:"ports"`
 	}
 	// CheckpointMessage is session.checkpoint: a new checkpoint of a
 	// session's tree.

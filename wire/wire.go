@@ -51,6 +51,8 @@ const (
 	// after something moved it: a commit, a merge, a push, an update
 	// from its base, an archive.
 	TypeSessionBranch = "session.branch"
+	// TypePortsChanged says the listening ports changed: the whole list.
+	TypePortsChanged = "ports.changed"
 	// TypeSessionCheckpoint announces a checkpoint of a session's tree.
 	TypeSessionCheckpoint = "session.checkpoint"
 	// TypeSessionResized announces a session's new size, and who set it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -120,4 +121,13 @@ func (h *Hub) OnBranch(m wire.BranchMessage) {
 // tree (session.checkpoint).
 func (h *Hub) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {
 	h.broadcast(wire.CheckpointMessage{Type: wire.TypeSessionCheckpoint, SessionID: sessionID, Checkpoint: cp})
+}
+
+// OnPorts tells every connection the listening ports changed
+// (ports.changed).
+func (h *Hub) OnPorts(list []ports.Port) {
+	if list == nil {
+		list = []ports.Port{}
+	}
+	h.broadcastInformational(wire.PortsMessage{Type: wire.TypePortsChanged, Ports: list})
 }

@@ -74,6 +74,8 @@ func (s *server) newRouter() *echo.Echo {
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
 	api.POST("/sessions/:id/review", s.sendReview, boundSessionID)
 	s.shipRoutes(api)
+	api.GET("/ports", s.listPorts)
+	api.POST("/ports/:port/preview", s.signInPreview)
 	api.GET("/files", s.getFile)
 	api.GET("/workflow", s.getWorkflow)
 	api.GET("/documents", s.getDocuments)

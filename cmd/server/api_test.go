@@ -53,7 +53,7 @@ func newAPI(t *testing.T, args ...string) *apiEnv {
 	if e.srv, err = newServer(cfg, logger); err != nil {
 		t.Fatalf("newServer: %v", err)
 	}
-	e.ts = httptest.NewServer(e.srv.newRouter())
+	e.ts = httptest.NewServer(e.srv.handler())
 	e.client = newHTTPClient(t)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -98,6 +98,10 @@ func (e *apiEnv) do(method, path, body string, header ...string) (*http.Response
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1] // a client sends Request.Host, not a Host header
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	return e.send(req)

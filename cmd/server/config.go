@@ -51,6 +51,9 @@ type config struct {
 	MemCritical   float64
 	MemInterval   time.Duration
 	WatchIgnore   []string
+	// PreviewDomain, when set, serves port P's preview also at
+	// P.<PreviewDomain>, for a proxy in front that routes the domain here.
+	PreviewDomain string
 	// WatchTemporaries reports editors' and atomic writers' temporary
 	// files too (watcher.Temporaries); false leaves them out.
 	WatchTemporaries bool
@@ -72,6 +75,9 @@ type config struct {
 // envPrefix is prepended to a flag's name, upper-cased with dashes as
 // underscores, to name its environment variable.
 const envPrefix = "AGENTMUX_"
+
+// previewDomain is a DNS name of at least two labels.
+var previewDomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$`)
 
 func envName(flagName string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -205,6 +211,14 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.Timing.IdleAfter, "idle-after", 5*time.Minute, "silence after which a running session shows as idle")
 	fs.DurationVar(&cfg.Timing.WarnAfter, "warn-after", 30*time.Minute, "silence after which a session is reported as possibly stuck")
 	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
+	fs.Func("preview-domain", "behind a proxy: a domain whose names P.<domain> it routes to this server, which then serves the dev server on port P there as it does at P.localhost (e.g. preview.example.com)", func(s string) error {
+		d := strings.ToLower(strings.Trim(strings.TrimSpace(s), "."))
+		if !previewDomain.MatchString(d) {
+			return errors.New("want a DNS name such as preview.example.com, without a scheme, port or path")
+		}
+		cfg.PreviewDomain = d
+		return nil
+	})
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {

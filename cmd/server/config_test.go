@@ -25,7 +25,7 @@ var allFlags = []string{
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
-	"watch-temporaries", "published-host",
+	"watch-temporaries", "published-host", "preview-domain",
 }
 
 func TestEnvName(t *testing.T) {
@@ -92,7 +92,8 @@ func configEqual(a, b config) bool {
 		a.DataDir == b.DataDir && a.SaveInterval == b.SaveInterval &&
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
-		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost
+		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
+		a.PreviewDomain == b.PreviewDomain
 }
 
 // fullEnv sets every flag's variable.
@@ -122,6 +123,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_KEEP_SESSIONS":     "12",
 	"AGENTMUX_WATCH_TEMPORARIES": "true",
 	"AGENTMUX_PUBLISHED_HOST":    "127.0.0.1",
+	"AGENTMUX_PREVIEW_DOMAIN":    "Preview.Example.com.",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -160,6 +162,7 @@ func TestConfigFromEnv(t *testing.T) {
 		agentSet:         true,
 		WatchTemporaries: true,
 		PublishedHost:    "127.0.0.1",
+		PreviewDomain:    "preview.example.com",
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -192,6 +195,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--allowed-hosts", "box",
 		"--watch-temporaries=false",
 		"--published-host", "[::1]",
+		"--preview-domain", "flag.example",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -218,6 +222,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		Timing:         sessions.Timing{QuestionQuiet: 3 * time.Second, IdleAfter: 2 * time.Minute, WarnAfter: 20 * time.Minute, ErrorAfter: 3 * time.Hour},
 		AllowedHosts:   []string{"box"},
 		PublishedHost:  "::1",
+		PreviewDomain:  "flag.example",
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -314,6 +319,8 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--allowed-origins", "null"}, []string{"allowed-origins", "null"}},
 		{[]string{"--published-host", "localhost"}, []string{"published-host", "localhost", "IP address", "-p 127.0.0.1:8080:8080"}},
 		{[]string{"--published-host", "127.0.0.1:8080"}, []string{"published-host", "IP address"}},
+		{[]string{"--preview-domain", "https://preview.example.com"}, []string{"preview-domain", "DNS name"}},
+		{[]string{"--preview-domain", "localhost"}, []string{"preview-domain", "DNS name"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {

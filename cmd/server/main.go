@@ -26,6 +26,7 @@ import (
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
@@ -65,6 +66,10 @@ type server struct {
 	worktrees *worktreeWatches
 	guard     *guard.Guard
 	diffs     *changes.Live
+	// previews serves the agents' dev servers on origins of their own;
+	// own are the ports it never proxies: agentmux's listeners.
+	previews *preview.Previews
+	own      *ownPorts
 	// checkpoints snapshots sessions' trees as their agents end turns.
 	checkpoints *checkpoint.Auto
 	started     time.Time
@@ -161,6 +166,11 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(checkpoint.DefaultKeep, s.hub.OnCheckpoint, log)
+	s.own = &ownPorts{}
+	s.own.add(s.hooks.ln.Addr())
+	if s.previews, err = preview.New(preview.Options{Domain: cfg.PreviewDomain, Token: cfg.Token, Own: s.own.has, Logger: log}); err != nil {
+		return nil, err
+	}
 	s.workspace, err = watcher.NewWorkspace(watcher.WorkspaceOptions{
 		Root:            cfg.Workspace,
 		Ignore:          cfg.WatchIgnore,
@@ -230,6 +240,7 @@ func (s *server) start() {
 	}
 	s.watchers.Go(func() { s.diffs.Run(ctx) })
 	s.watchers.Go(func() { s.checkpoints.Run(ctx) })
+	s.watchers.Go(func() { s.watchPorts(ctx) })
 	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
 		// Without a workspace watcher the server still serves terminals.
@@ -337,7 +348,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		return 1
 	}
 	ln = limitListen(ln, maxConnections, "http", log)
-	httpSrv := newHTTPServer(srv.newRouter(), log, defaultLimits)
+	srv.own.add(ln.Addr())
+	httpSrv := newHTTPServer(srv.handler(), log, defaultLimits)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
