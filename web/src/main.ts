@@ -151,7 +151,7 @@ const tabs = new TabBar({
   toast,
 });
 // A phone's switcher picks a session without the terminal's focus, which would raise the keyboard.
-setUpSmallScreens({ store, tabs, layout, canAct, select: (id) => (COARSE.matches ? store.select(id) : selectSession(id)) });
+setUpSmallScreens({ store, tabs, layout, canAct, people, meId, select: (id) => (COARSE.matches ? store.select(id) : selectSession(id)) });
 new WorkspaceDiff(diffs, store, (id) => {
   selectSession(id);
   layout.set('changes');

@@ -1,11 +1,13 @@
 // Small screens (phone.css has the breakpoints): the session switcher in
 // the top bar in place of the tab strip, scroll buttons for a tab strip
-// that overflows on a desktop, and a clear way out of every panel that
-// takes the whole screen on a phone (the side panel, a document, the
-// Changes view; the queue has its own).
+// that overflows on a desktop, a clear way out of every panel that takes
+// the whole screen on a phone (the side panel, a document, the Changes
+// view; the queue has its own), and the list of who is in the session.
 
 import { byId, h } from './dom';
 import type { LayoutController } from './layout';
+import type { Participants } from './participants';
+import { addPeopleSheet } from './peoplesheet';
 import type { SessionStore } from './store';
 import { closeIcon, SessionSwitcher } from './switcher';
 import type { TabBar } from './tabs';
@@ -18,6 +20,8 @@ export interface SmallScreenDeps {
   canAct(): boolean;
   /** Shows a session the user picked from the switcher. */
   select(id: string): void;
+  people: Participants;
+  meId(): string | null;
 }
 
 export function setUpSmallScreens(deps: SmallScreenDeps): SessionSwitcher {
@@ -31,6 +35,7 @@ export function setUpSmallScreens(deps: SmallScreenDeps): SessionSwitcher {
   });
   strip.before(switcher.button);
   addTabScrollButtons(strip);
+  addPeopleSheet(deps.people, () => deps.store.activeId, deps.meId);
 
   const app = byId('app');
   const sidebar = byId('sidebar');

@@ -300,6 +300,18 @@ uiTest('phone: watching keeps the size, "Fit to this screen" takes it, a finger 
     assert.ok(after.scroll <= after.client + 1, `nothing to scroll sideways once fitted: ${JSON.stringify(after)} at ${JSON.stringify(fitted)}`);
     assert.equal(await fitBtn.isVisible(), false, 'no "Fit" while the phone has the size');
     await screenshot(phone, 'phone-fitted');
+
+    // Who is here: the header's avatars open the list, a row each, the phone's marked as you.
+    await phone.locator(sel('session-people')).tap();
+    const people = phone.locator(sel('people-sheet'));
+    await people.waitFor({ state: 'visible' });
+    await waitFor(async () => (await people.locator(sel('people-row')).count()) === 2, { message: 'the desktop page and the phone in the list' });
+    const rows = await people.locator(sel('people-row')).allTextContents();
+    assert.equal(rows.filter((r) => r.includes('(you)')).length, 1, `one of them is you: ${JSON.stringify(rows)}`);
+    assert.ok(rows.some((r) => /typing now|typed/.test(r)), `and what they did: ${JSON.stringify(rows)}`);
+    await screenshot(phone, 'phone-people');
+    await people.locator(sel('people-close')).tap();
+    await people.waitFor({ state: 'hidden' });
   } finally {
     await context.close();
   }
