@@ -97,7 +97,6 @@ export class SessionSwitcher {
     this.waiting.textContent = others ? String(others) : '';
     this.waiting.title = others ? `${others} other session${others === 1 ? '' : 's'} need${others === 1 ? 's' : ''} your input` : '';
     this.button.title = `${all.length} session${all.length === 1 ? '' : 's'}${others ? `; ${this.waiting.title}` : ''}`;
-    this.newBtn.disabled = !this.deps.canAct();
     if (this.sheet.open) this.renderList();
   }
 
@@ -105,6 +104,10 @@ export class SessionSwitcher {
     const { store } = this.deps;
     const focusedId = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.switcher-row')?.dataset.sessionId;
     const canAct = this.deps.canAct();
+    // As the top bar's "+" has it: disabled at the session limit, with the reason.
+    const plus = document.getElementById('new-session') as HTMLButtonElement | null;
+    this.newBtn.disabled = !canAct || !!plus?.disabled;
+    this.newBtn.title = plus?.title ?? '';
     const rows = store.all().map((e) => {
       const s = e.session;
       const current = s.id === store.activeId;
