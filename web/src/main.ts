@@ -18,6 +18,7 @@ import { LayoutController } from './layout';
 import { Notifier, updateTitle } from './notify';
 import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
+import { setUpSmallScreens } from './phone';
 import { PromptQueues, QueuePanel } from './queue';
 import { ReviewDrafts, ReviewView } from './review';
 import { ShipBar } from './ship';
@@ -46,6 +47,7 @@ const DEFAULT_MAX_SESSIONS = 4;
 /** Sessions kept, running or ended, until GET /api/config says otherwise (the server's default). */
 const DEFAULT_KEEP_SESSIONS = 50;
 const NARROW = window.matchMedia('(max-width: 800px)');
+const COARSE = window.matchMedia('(pointer: coarse)');
 const SIDEBAR_KEY = 'agentmux.sidebarCollapsed';
 
 // State the views do not own.
@@ -148,6 +150,8 @@ const tabs = new TabBar({
   onShowChanges: () => layout.set('changes'),
   toast,
 });
+// A phone's switcher picks a session without the terminal's focus, which would raise the keyboard.
+setUpSmallScreens({ store, tabs, layout, canAct, people, meId, select: (id) => (COARSE.matches ? store.select(id) : selectSession(id)) });
 new WorkspaceDiff(diffs, store, (id) => {
   selectSession(id);
   layout.set('changes');

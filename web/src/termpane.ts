@@ -9,6 +9,7 @@ import type { Terminal } from '@xterm/xterm';
 import { byId, h, show } from './dom';
 import { isRunning, type SessionStore } from './store';
 import { TerminalView } from './terminal';
+import { attachTouch } from './touchterm';
 import type {
   ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, SessionResizedMessage, TerminalExitMessage, TerminalOutputMessage,
 } from './types';
@@ -76,14 +77,16 @@ export class TerminalPane {
   private readonly claims = new Set<string>();
   /**
    * "Fit to this window", shown while this page watches a session drawn at
-   * another size: it gives the session this page's size, for everyone.
+   * another size: it gives the session this page's size, for everyone. On
+   * a touch screen it is the screen that the session is fitted to.
    */
+  private readonly fitName = matchMedia('(pointer: coarse)').matches ? 'Fit to this screen' : 'Fit to this window';
   private readonly fitBtn = h(
     'button',
-    { class: 'btn btn-small btn-ghost fit-btn', type: 'button', 'aria-label': 'Fit to this window', hidden: true },
+    { class: 'btn btn-small btn-ghost fit-btn', type: 'button', 'aria-label': this.fitName, 'data-testid': 'fit', hidden: true },
     svgIcon('M2.5 6V2.5H6M10 2.5h3.5V6M13.5 10v3.5H10M6 13.5H2.5V10'),
     h('span', { class: 'fit-size' }),
-    h('span', { class: 'btn-label' }, 'Fit to this window'),
+    h('span', { class: 'btn-label' }, this.fitName),
   );
 
   constructor(private readonly deps: TerminalPaneDeps) {
@@ -164,6 +167,8 @@ export class TerminalPane {
         },
       }, this.deps.ws.isOpen);
       this.views.set(entry.session.id, view);
+      const touched = view;
+      attachTouch(view.host, () => touched.term, { toast: this.deps.toast });
       if (this.claims.delete(entry.session.id)) view.take();
     }
     const visible = document.visibilityState === 'visible';
@@ -370,7 +375,7 @@ export class TerminalPane {
     this.fitBtn.querySelector('.fit-size')!.textContent = `${cols}×${rows}`;
     this.fitBtn.title =
       `Shown at the session's size, ${cols}×${rows}, set by whoever typed last. ` +
-      `Fit resizes it to this window (${own.cols}×${own.rows}) for everyone; typing here does too.`;
+      `Fit resizes it to this ${this.fitName.slice(12)} (${own.cols}×${own.rows}) for everyone; typing here does too.`;
     this.fitBtn.disabled = !this.deps.canAct();
   }
 

@@ -1,16 +1,18 @@
-// Issue 5, test 9: a narrow window still shows tabs and the terminal and
-// does not scroll sideways.
+// Issue 5, test 9: a narrow window still shows the sessions (through the
+// switcher, issue 31) and the terminal, and does not scroll sideways.
 import assert from 'node:assert/strict';
 import { uiTest, sel, createSession, waitForPrompt, waitForLine, typeCommand, terminalPane } from './harness.mjs';
 
-uiTest('narrow window (500x800): tabs and terminal, no horizontal overflow', { viewport: { width: 500, height: 800 } }, async ({ page, screenshot }) => {
+uiTest('narrow window (500x800): the session switcher and terminal, no horizontal overflow', { viewport: { width: 500, height: 800 } }, async ({ page, screenshot }) => {
   const id = await createSession(page, 'narrow');
   await waitForPrompt(page, id);
   await typeCommand(page, 'echo narrow-$((2+3))');
   await waitForLine(page, id, 'narrow-5');
 
-  const tab = page.locator(`${sel('tab')}[data-session-id="${id}"]`);
-  assert.ok(await tab.isVisible(), 'the tab is visible');
+  // At 800 px and below the session switcher takes the tab strip's place (issue 31): it names the session.
+  const switcher = page.getByRole('button', { name: 'Sessions', exact: true });
+  assert.ok(await switcher.isVisible(), 'the session switcher is visible');
+  assert.equal(await page.locator(sel('switcher-current')).textContent(), 'narrow', 'it names the session');
   assert.ok(await terminalPane(page).isVisible(), 'the terminal is visible');
   assert.ok(await page.locator(sel('new-session')).isVisible(), 'the new-session button is visible');
 
@@ -24,8 +26,8 @@ uiTest('narrow window (500x800): tabs and terminal, no horizontal overflow', { v
   assert.ok(m.doc <= 500, `document.documentElement.scrollWidth ${m.doc} <= 500`);
   assert.ok(m.body <= 500, `document.body.scrollWidth ${m.body} <= 500`);
 
-  // The tab, the "+" and the terminal lie within the window.
-  for (const [what, loc] of [['tab', tab], ['new-session', page.locator(sel('new-session'))], ['terminal', terminalPane(page)]]) {
+  // The switcher, the "+" and the terminal lie within the window.
+  for (const [what, loc] of [['switcher', switcher], ['new-session', page.locator(sel('new-session'))], ['terminal', terminalPane(page)]]) {
     const box = await loc.boundingBox();
     assert.ok(box, `${what} has a box`);
     assert.ok(box.x >= 0 && box.x + box.width <= 500 + 0.5, `${what} within the 500px window: x=${box.x} w=${box.width}`);

@@ -5,7 +5,7 @@
 // size, as in tmux.
 import assert from 'node:assert/strict';
 import {
-  uiTest, sel, browser, openApp, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, termSize, tabById, screenshot,
+  uiTest, sel, browser, openApp, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, termSize, tabById, screenshot, selectSession,
 } from './harness.mjs';
 
 /** The session's size as the server has it (GET /api/sessions). */
@@ -48,16 +48,16 @@ function recordFrames(page) {
 
 /**
  * Waits until the server has handled everything the page sent up to now:
- * a click on another tab sends a client.hello, answered in order with a
+ * selecting another session sends a client.hello, answered in order with a
  * client.welcome, and a connection's messages are handled one at a time.
  */
 async function settle(page, log, otherId, backId) {
   const hellos = () => log.filter((m) => m.dir === 'sent' && m.type === 'client.hello').length;
   const welcomes = () => log.filter((m) => m.dir === 'received' && m.type === 'client.welcome').length;
   const before = hellos();
-  await tabById(page, otherId).click();
+  await selectSession(page, otherId);
   await waitFor(() => hellos() > before && welcomes() >= hellos(), { message: 'the welcome for the hello sent after the resize' });
-  await tabById(page, backId).click();
+  await selectSession(page, backId);
 }
 
 const WORDS = Array.from({ length: 20 }, (_, i) => `word${String(i).padStart(2, '0')}-abcdef`).join(' ');
@@ -86,7 +86,7 @@ uiTest('a page that only watches leaves the size alone and shows the session as 
     watchers.push({ name, context, page: w });
     const log = recordFrames(w);
     await openApp(w, server.url);
-    await tabById(w, id).click();
+    await selectSession(w, id);
     // It told the server its own, smaller size...
     const asked = await waitFor(
       () => log.find((m) => m.dir === 'sent' && m.type === 'terminal.resize' && m.sessionId === id),
@@ -144,7 +144,7 @@ uiTest('a page that only watches leaves the size alone and shows the session as 
   await screenshot(mid.page, 'view-size-1024-fitted');
 
   // Typing from the phone takes the size.
-  await tabById(phone.page, id).click();
+  await selectSession(phone.page, id);
   await typeCommand(phone.page, 'echo "PH:$(stty size)"');
   const line = await waitForLine(phone.page, id, /^PH:\d+ \d+$/, { message: 'stty size typed from the phone' });
   const [, rows, cols] = /^PH:(\d+) (\d+)$/.exec(line.trim());

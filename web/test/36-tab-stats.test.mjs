@@ -53,7 +53,8 @@ uiTest('a tab shows only its own session\'s changes; the workspace\'s show once'
   await page.keyboard.press('Alt+1');
   await waitFor(async () => (await layoutOf(page)) === 'terminal', { message: 'the terminal layout' });
   await tabById(page, one).click();
-  await page.setViewportSize({ width: 390, height: 844 });
+  // Narrow, but above the 800 px where the session switcher replaces the tabs.
+  await page.setViewportSize({ width: 880, height: 800 });
   const wtTab = tabById(page, wt);
   await wtTab.scrollIntoViewIfNeeded();
   const tabBox = await wtTab.boundingBox();

@@ -576,6 +576,25 @@ export const tabById = (page, id) => page.locator(`${sel('tab')}[data-session-id
 export const tabByName = (page, name) =>
   page.locator(sel('tab')).filter({ has: page.locator(sel('tab-name'), { hasText: new RegExp(`^\\s*${escapeRe(name)}\\s*$`) }) });
 
+/**
+ * Selects a session as a user can at the page's width: its tab, or, where
+ * the switcher takes the tab strip's place (800 px and below), the
+ * switcher's list.
+ */
+export async function selectSession(page, id) {
+  const tab = tabById(page, id);
+  if (await tab.isVisible()) {
+    await tab.click();
+  } else {
+    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+    const sheet = page.locator(sel('switcher-sheet'));
+    await sheet.waitFor({ state: 'visible' });
+    await sheet.locator(`${sel('switcher-item')}[data-session-id="${id}"]`).click();
+    await sheet.waitFor({ state: 'hidden' });
+  }
+  await waitFor(() => page.evaluate((id) => window.__agentmux.activeSessionId() === id, id), { message: `session ${id} selected` });
+}
+
 export function escapeRe(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -594,7 +613,8 @@ export async function createSession(page, name, { branch } = {}) {
   await dialog.locator(sel('create-session')).click();
   const tab = tabByName(page, name);
   const refusal = dialog.locator(sel('new-session-error'));
-  await tab.or(refusal).first().waitFor({ state: 'visible' });
+  // In the DOM, not necessarily visible: at 800 px and below the switcher takes the tab strip's place.
+  await waitFor(async () => (await tab.count()) > 0 || (await refusal.isVisible()), { message: `the tab of "${name}" or a refusal` });
   if (await refusal.isVisible()) {
     throw new Error(`creating the session "${name}" was refused: ${await refusal.textContent()}`);
   }
