@@ -1,0 +1,261 @@
+// The key bar on a phone (issue 31, item 3): every key sends exactly the
+// bytes its key sends, to a program that shows them (`cat -vT` on a raw
+// terminal: ESC as ^[, Tab as ^I, Enter as ^M, a UTF-8 byte as M-x); the
+// sticky Ctrl latches, lets go, and makes the phone keyboard's next letter
+// a control character; text from the keyboard and an IME composition
+// reach the program once; the buttons leave the focus (and so the phone's
+// keyboard) where it was; with the keyboard up the bar sits on it and the
+// cursor's line shows above the bar. On a desktop there is no bar.
+import assert from 'node:assert/strict';
+import {
+  uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize,
+} from './harness.mjs';
+
+/** A phone, as Chromium emulates one: 390 x 844 CSS pixels, three device pixels each, touch. */
+const PHONE = { viewport: { width: 390, height: 844 }, contextOptions: { deviceScaleFactor: 3, isMobile: true, hasTouch: true } };
+
+/** What `cat -vT` writes for these bytes (a string of UTF-8 text). */
+function catV(text) {
+  let out = '';
+  for (const b of new TextEncoder().encode(text)) {
+    let c = b;
+    if (c >= 0x80) {
+      out += 'M-';
+      c -= 0x80;
+    }
+    if (c < 0x20) out += `^${String.fromCharCode(c + 0x40)}`;
+    else if (c === 0x7f) out += '^?';
+    else out += String.fromCharCode(c);
+  }
+  return out;
+}
+
+/**
+ * Everything the terminal shows after the line `marker`, wrapped lines
+ * joined: what cat wrote back, on one logical line (a raw terminal's
+ * Enter is ^M, no new line).
+ */
+async function after(page, id, marker) {
+  return page.evaluate(([sid, marker]) => {
+    const buf = window.__agentmux.terminals.get(sid).buffer.active;
+    const lines = [];
+    for (let i = 0; i < buf.length; i++) {
+      const l = buf.getLine(i);
+      const text = l.translateToString(true);
+      if (l.isWrapped && lines.length) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
+    const at = lines.lastIndexOf(marker);
+    return at < 0 ? null : lines.slice(at + 1).join('\n');
+  }, [id, marker]);
+}
+
+/** Starts `cat -vT` on a raw terminal in a new session (application cursor keys on, with appCursor). */
+async function catSession(page, name, { appCursor = false } = {}) {
+  const id = await createSession(page, name);
+  await waitForPrompt(page, id);
+  const marker = `${name.toUpperCase()}-READY-42`;
+  // The lines first put the cursor on the screen's last row, where a
+  // raised keyboard would hide it. Then the terminal goes raw (no line
+  // editing, no signals, no echo), so each key's bytes reach cat as sent.
+  await typeCommand(
+    page,
+    `seq -f 'line %g' 1 60; ${appCursor ? "printf '\\033[?1h'; " : ''}stty raw -echo; printf '%s-READY-%s\\r\\n' ${name.toUpperCase()} $((6*7)); exec cat -vT`,
+  );
+  await waitForLine(page, id, marker, { message: `cat -vT started in ${name}` });
+  return { id, marker };
+}
+
+/**
+ * A check of what reached cat: after each step, the whole of what cat
+ * wrote since the marker must be what the steps so far sent, no more and
+ * no less (a doubled or lost character fails it).
+ */
+function expectCat(page, id, marker) {
+  let want = '';
+  return async (bytes, what) => {
+    want += catV(bytes);
+    // A trailing space is not told from an empty cell; the next step's text shows it.
+    const goal = want.trimEnd();
+    let got;
+    await waitFor(async () => (got = await after(page, id, marker))?.trimEnd() === goal, {
+      timeout: 5000,
+      message: `${what}: cat to have got ${JSON.stringify(goal)}`,
+    }).catch((err) => {
+      err.message += `\ncat wrote ${JSON.stringify(got)}`;
+      throw err;
+    });
+  };
+}
+
+const key = (page, name) => page.locator(sel('keybar')).getByRole('button', { name, exact: true });
+
+uiTest('on a phone the key bar sends each key\'s bytes, Ctrl latches, and typed and composed text arrives once', { ...PHONE, timeout: 90_000 }, async ({ page, screenshot }) => {
+  const { id, marker } = await catSession(page, 'keys');
+  const bar = page.locator(sel('keybar'));
+  await bar.waitFor({ state: 'visible' });
+  assert.ok(await terminalHasFocus(page), 'the terminal has the focus (the phone keyboard is up)');
+  const sent = expectCat(page, id, marker);
+
+  const keys = [
+    ['Esc', '\x1b'], ['Tab', '\t'], ['Up', '\x1b[A'], ['Down', '\x1b[B'], ['Left', '\x1b[D'], ['Right', '\x1b[C'],
+    ['Ctrl+C', '\x03'], ['Enter', '\r'], ['Slash', '/'], ['Pipe', '|'], ['Tilde', '~'], ['Dash', '-'],
+  ];
+  for (const [name, bytes] of keys) {
+    await key(page, name).tap();
+    await sent(bytes, `a tap on ${name}`);
+  }
+  assert.ok(await terminalHasFocus(page), 'the taps left the focus in the terminal: the phone keyboard stays up');
+
+  // Sticky Ctrl: latched, shown; a second tap lets go, and the next key goes plain.
+  const ctrl = key(page, 'Ctrl');
+  await ctrl.tap();
+  assert.equal(await ctrl.getAttribute('aria-pressed'), 'true', 'Ctrl latched');
+  await screenshot('keybar-ctrl-latched');
+  await ctrl.tap();
+  assert.equal(await ctrl.getAttribute('aria-pressed'), 'false', 'a second tap lets go');
+  await key(page, 'Slash').tap();
+  await sent('/', 'Slash after Ctrl let go');
+  // Ctrl and the phone keyboard's next letter: its control character, once.
+  await ctrl.tap();
+  await page.keyboard.type('c');
+  await sent('\x03', 'Ctrl, then c from the keyboard');
+  assert.equal(await ctrl.getAttribute('aria-pressed'), 'false', 'the latch lets go after one key');
+  await page.keyboard.type('x');
+  await sent('x', 'the key after that, plain');
+  // Ctrl and a bar key: what xterm.js sends for Ctrl and that key.
+  await ctrl.tap();
+  await key(page, 'Up').tap();
+  await sent('\x1b[1;5A', 'Ctrl, then Up');
+  await ctrl.tap();
+  await key(page, 'Dash').tap();
+  await sent('\x1f', 'Ctrl, then Dash');
+
+  // Typed text, and an IME composition: the composition ("ni", then
+  // "nihao") sends nothing; its commit sends the committed text once.
+  await page.keyboard.type('typed');
+  await sent('typed', 'text typed on the keyboard');
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Input.imeSetComposition', { text: 'ni', selectionStart: 2, selectionEnd: 2 });
+  await cdp.send('Input.imeSetComposition', { text: 'nihao', selectionStart: 5, selectionEnd: 5 });
+  await cdp.send('Input.insertText', { text: '你好' });
+  await sent('你好', 'a committed composition');
+  // Japanese, composed and committed twice in a row; then text inserted
+  // without a composition, as dictation and a keyboard's suggestion do.
+  await cdp.send('Input.imeSetComposition', { text: 'か', selectionStart: 1, selectionEnd: 1 });
+  await cdp.send('Input.imeSetComposition', { text: 'かな', selectionStart: 2, selectionEnd: 2 });
+  await cdp.send('Input.insertText', { text: '仮名' });
+  await sent('仮名', 'a second composition');
+  await cdp.send('Input.imeSetComposition', { text: '한', selectionStart: 1, selectionEnd: 1 });
+  await cdp.send('Input.insertText', { text: '한' });
+  await sent('한', 'a Korean syllable');
+  await cdp.send('Input.insertText', { text: 'dictated.' });
+  await sent('dictated.', 'inserted text');
+  // An Android keyboard (Gboard): every key is a keydown with the
+  // "composition" key code 229, the word so far a composition; its
+  // autocorrection replaces the composed word as it commits it, and the
+  // space follows as a key of its own.
+  const key229 = async (type) =>
+    cdp.send('Input.dispatchKeyEvent', { type, key: 'Unidentified', code: '', windowsVirtualKeyCode: 229, nativeVirtualKeyCode: 229 });
+  for (const word of ['teh', 'mroe']) {
+    for (let i = 1; i <= word.length; i++) {
+      await key229('rawKeyDown');
+      await cdp.send('Input.imeSetComposition', { text: word.slice(0, i), selectionStart: i, selectionEnd: i });
+      await key229('keyUp');
+    }
+    await key229('rawKeyDown');
+    await cdp.send('Input.insertText', { text: word === 'teh' ? 'the' : 'more' });
+    await cdp.send('Input.insertText', { text: ' ' });
+    await key229('keyUp');
+  }
+  await sent('the more ', 'words from an autocorrecting keyboard');
+  await page.keyboard.type('end');
+  await sent('end', 'a key after the words');
+  assert.ok(await terminalHasFocus(page), 'the terminal still has the focus');
+  await screenshot('keybar-phone');
+});
+
+uiTest('in application cursor mode the arrows send ESC O', { ...PHONE, timeout: 60_000 }, async ({ page }) => {
+  const { id, marker } = await catSession(page, 'app', { appCursor: true });
+  assert.equal(
+    await page.evaluate((sid) => window.__agentmux.terminals.get(sid).modes.applicationCursorKeysMode, id),
+    true,
+    'the program turned application cursor keys on',
+  );
+  const sent = expectCat(page, id, marker);
+  for (const [name, bytes] of [['Up', '\x1bOA'], ['Down', '\x1bOB'], ['Left', '\x1bOD'], ['Right', '\x1bOC'], ['Enter', '\r']]) {
+    await key(page, name).tap();
+    await sent(bytes, `a tap on ${name}`);
+  }
+});
+
+uiTest('with the phone keyboard up the bar sits on it and the cursor line shows above the bar', { ...PHONE, timeout: 60_000 }, async ({ page, screenshot }) => {
+  const { id, marker } = await catSession(page, 'kbd');
+  const bar = page.locator(sel('keybar'));
+  await bar.waitFor({ state: 'visible' });
+  const before = await termSize(page, id);
+
+  // What a phone does when its keyboard comes up (Chrome on Android, Safari
+  // on iOS): the layout viewport keeps its 844 px and the visual viewport
+  // shrinks to what the keyboard leaves. Chromium's emulation has no
+  // keyboard, so the visual viewport reports the shrunk height and fires
+  // its resize event, as it would then; a plain box stands where the
+  // keyboard would be, so that the screenshot shows what it covers.
+  const KEYBOARD = 336;
+  await page.evaluate((kb) => {
+    const vv = window.visualViewport;
+    Object.defineProperty(vv, 'height', { configurable: true, get: () => window.innerHeight - kb });
+    const fake = document.createElement('div');
+    fake.id = 'test-keyboard';
+    fake.textContent = 'phone keyboard (emulated)';
+    fake.style.cssText = `position:fixed;left:0;right:0;bottom:0;height:${kb}px;z-index:1000;pointer-events:none;` +
+      'background:#3a3f47;color:#aab;font:14px sans-serif;display:flex;align-items:center;justify-content:center';
+    document.body.append(fake);
+    vv.dispatchEvent(new Event('resize'));
+  }, KEYBOARD);
+
+  const top = 844 - KEYBOARD;
+  const geometry = () => page.evaluate((sid) => {
+    const bar = document.querySelector('[data-testid="keybar"]').getBoundingClientRect();
+    const term = window.__agentmux.terminals.get(sid);
+    const host = document.querySelector(`.term-host[data-session-id="${sid}"]`).getBoundingClientRect();
+    const screen = term.element.querySelector('.xterm-screen').getBoundingClientRect();
+    const buf = term.buffer.active;
+    const cell = screen.height / term.rows;
+    const row = buf.baseY + buf.cursorY - buf.viewportY;
+    const cursorTop = screen.top + row * cell;
+    return { barTop: bar.top, barBottom: bar.bottom, hostTop: host.top, cursorTop, cursorBottom: cursorTop + cell, rows: term.rows };
+  }, id);
+  let g;
+  await waitFor(async () => {
+    g = await geometry();
+    return g.barBottom <= top + 0.5 && g.barBottom >= top - 2 && g.cursorBottom <= g.barTop && g.cursorTop >= g.hostTop;
+  }, { timeout: 5000, message: 'the bar on the keyboard, the cursor line above the bar' }).catch((err) => {
+    err.message += `\ngeometry: ${JSON.stringify(g)}`;
+    throw err;
+  });
+  await screenshot('keybar-keyboard-up');
+  // The terminal gave the keyboard its rows; keys go on working.
+  assert.ok(g.rows < before.rows, `the terminal has fewer rows above the keyboard (${before.rows} → ${g.rows})`);
+  const sent = expectCat(page, id, marker);
+  await key(page, 'Tilde').tap();
+  await page.keyboard.type('ok');
+  await sent('~ok', 'keys with the keyboard up');
+  g = await geometry();
+  assert.ok(g.cursorBottom <= g.barTop, `the cursor line stays above the bar: ${JSON.stringify(g)}`);
+
+  // The keyboard goes: the app has the whole screen again.
+  await page.evaluate(() => {
+    delete window.visualViewport.height;
+    document.getElementById('test-keyboard').remove();
+    window.visualViewport.dispatchEvent(new Event('resize'));
+  });
+  await waitFor(async () => (await geometry()).barBottom > top + 100, { timeout: 5000, message: 'the bar back at the bottom of the screen' });
+  await screenshot('keybar-keyboard-down');
+});
+
+uiTest('on a desktop there is no key bar', async ({ page }) => {
+  const id = await createSession(page, 'desk');
+  await waitForPrompt(page, id);
+  assert.equal(await page.locator(sel('keybar')).isVisible(), false, 'no key bar without a touch screen');
+});
