@@ -222,12 +222,20 @@ export class KeyBar {
    * keyboard just came up, to type; xterm's own scrollback goes to the
    * bottom, as a key would take it.
    */
-  revealCursor(toBottom = false): void {
+  revealCursor(toBottom = false, tries = 5): void {
     const active = this.deps.active();
     if (!active) return;
     const { term, host } = active;
     const buf = term.buffer.active;
-    if (toBottom && buf.viewportY !== buf.baseY) term.scrollToBottom();
+    if (toBottom && buf.viewportY !== buf.baseY) {
+      term.scrollToBottom();
+      // Just after a resize xterm's scroll area still has its old height
+      // (it catches up in a frame), and the scroll stops short.
+      if (buf.viewportY !== buf.baseY && tries > 1) {
+        requestAnimationFrame(() => this.revealCursor(true, tries - 1));
+        return;
+      }
+    }
     if (host.scrollHeight <= host.clientHeight + 1) return;
     const screen = host.querySelector('.xterm-screen');
     if (!screen || term.rows === 0) return;
