@@ -8,7 +8,7 @@
 // cursor's line shows above the bar. On a desktop there is no bar.
 import assert from 'node:assert/strict';
 import {
-  uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize,
+  uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize, tabById,
 } from './harness.mjs';
 
 /** A phone, as Chromium emulates one: 390 x 844 CSS pixels, three device pixels each, touch. */
@@ -194,6 +194,13 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
   const bar = page.locator(sel('keybar'));
   await bar.waitFor({ state: 'visible' });
   const before = await termSize(page, id);
+  // The user had scrolled back through the output: raising the keyboard
+  // to type brings the cursor's line back, as a key would.
+  await page.evaluate((sid) => window.__agentmux.terminals.get(sid).scrollLines(-30), id);
+  await waitFor(() => page.evaluate((sid) => {
+    const buf = window.__agentmux.terminals.get(sid).buffer.active;
+    return buf.viewportY < buf.baseY;
+  }, id), { message: 'the terminal scrolled back' });
 
   // What a phone does when its keyboard comes up (Chrome on Android, Safari
   // on iOS): the layout viewport keeps its 844 px and the visual viewport
@@ -234,7 +241,6 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
     err.message += `\ngeometry: ${JSON.stringify(g)}`;
     throw err;
   });
-  await screenshot('keybar-keyboard-up');
   // The terminal gave the keyboard its rows; keys go on working.
   assert.ok(g.rows < before.rows, `the terminal has fewer rows above the keyboard (${before.rows} → ${g.rows})`);
   const sent = expectCat(page, id, marker);
@@ -243,6 +249,7 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
   await sent('~ok', 'keys with the keyboard up');
   g = await geometry();
   assert.ok(g.cursorBottom <= g.barTop, `the cursor line stays above the bar: ${JSON.stringify(g)}`);
+  await screenshot('keybar-keyboard-up');
 
   // The keyboard goes: the app has the whole screen again.
   await page.evaluate(() => {
@@ -252,6 +259,27 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
   });
   await waitFor(async () => (await geometry()).barBottom > top + 100, { timeout: 5000, message: 'the bar back at the bottom of the screen' });
   await screenshot('keybar-keyboard-down');
+});
+
+uiTest('a key from the bar is typing: a page that watched takes the session\'s size', { ...PHONE, timeout: 60_000 }, async ({ page, server }) => {
+  // Made elsewhere, at a desktop's size: the phone only watches it.
+  const s = await server.createSession({
+    name: 'watched', cols: 120, rows: 40,
+    command: ['bash', '-c', "stty raw -echo; printf 'WATCHED-READY-%s\\r\\n' $((6*7)); exec cat -vT"],
+  });
+  await tabById(page, s.id).click();
+  await waitForLine(page, s.id, 'WATCHED-READY-42', { message: 'cat -vT started' });
+  assert.deepEqual(await termSize(page, s.id), { cols: 120, rows: 40 }, 'watching, the phone shows the session at its size');
+  await key(page, 'Down').tap();
+  await expectCat(page, s.id, 'WATCHED-READY-42')('\x1b[B', 'a tap on Down');
+  const own = await waitFor(async () => {
+    const size = await termSize(page, s.id);
+    return size.cols < 120 && size;
+  }, { message: 'the phone fitting the terminal to itself after the key' });
+  await waitFor(async () => {
+    const listed = (await server.sessions()).find((x) => x.id === s.id);
+    return listed.cols === own.cols && listed.rows === own.rows;
+  }, { message: `the session at the phone's size ${JSON.stringify(own)}, as after a keystroke` });
 });
 
 uiTest('on a desktop there is no key bar', async ({ page }) => {
