@@ -27,6 +27,10 @@ import { h } from './dom';
 const KEYBOARD_MIN_PX = 120;
 /** After the app changed height: the terminal refits (terminal.ts waits 50 ms) before the cursor is looked for. */
 const SETTLE_MS = 120;
+/** An arrow held down repeats, as a keyboard's does: after this long, */
+const REPEAT_DELAY_MS = 400;
+/** this often. */
+const REPEAT_EVERY_MS = 70;
 
 export interface KeyBarDeps {
   /** The session on screen: its terminal and the element it is drawn in. */
@@ -42,6 +46,8 @@ interface Key {
   label: string;
   bytes(term: Terminal, ctrl: boolean): string;
   wide?: boolean;
+  /** Held down, it repeats. */
+  repeats?: boolean;
 }
 
 const ESC = '\x1b';
@@ -64,10 +70,10 @@ const KEYS: Key[] = [
   { id: 'tab', name: 'Tab', label: 'Tab', bytes: () => '\t', wide: true },
   { id: 'ctrl', name: 'Ctrl', label: 'Ctrl', bytes: () => '', wide: true },
   { id: 'ctrl-c', name: 'Ctrl+C', label: '^C', bytes: () => '\x03', wide: true },
-  { id: 'left', name: 'Left', label: '←', bytes: arrow('D') },
-  { id: 'down', name: 'Down', label: '↓', bytes: arrow('B') },
-  { id: 'up', name: 'Up', label: '↑', bytes: arrow('A') },
-  { id: 'right', name: 'Right', label: '→', bytes: arrow('C') },
+  { id: 'left', name: 'Left', label: '←', bytes: arrow('D'), repeats: true },
+  { id: 'down', name: 'Down', label: '↓', bytes: arrow('B'), repeats: true },
+  { id: 'up', name: 'Up', label: '↑', bytes: arrow('A'), repeats: true },
+  { id: 'right', name: 'Right', label: '→', bytes: arrow('C'), repeats: true },
   { id: 'slash', name: 'Slash', label: '/', bytes: printable('/') },
   { id: 'pipe', name: 'Pipe', label: '|', bytes: printable('|') },
   { id: 'tilde', name: 'Tilde', label: '~', bytes: printable('~') },
@@ -104,6 +110,11 @@ export class KeyBar {
   private readonly enabled: boolean;
   private keyboardUp = false;
   private settleTimer: number | undefined;
+  /** The held key's repeat: its delay, then its interval. */
+  private holdTimer: number | undefined;
+  private repeatTimer: number | undefined;
+  /** The key held down repeated: the click its release makes is not a press. */
+  private repeated = false;
 
   constructor(parent: HTMLElement, private readonly deps: KeyBarDeps) {
     // A phone or tablet: its pointer is a finger. A laptop with a touch
@@ -124,9 +135,19 @@ export class KeyBar {
         k.label,
       );
       if (k.id === 'ctrl') b.setAttribute('aria-pressed', 'false');
-      b.addEventListener('click', () => this.press(k));
+      b.addEventListener('click', () => {
+        // A hold that repeated has pressed the key already: its release is no tap.
+        if (this.repeated) this.repeated = false;
+        else this.press(k);
+      });
+      if (k.repeats) b.addEventListener('pointerdown', (ev) => this.hold(k, ev));
       this.el.append(b);
     }
+    for (const type of ['pointerup', 'pointercancel', 'pointerleave'] as const) {
+      this.el.addEventListener(type, () => this.release());
+    }
+    // A long press is a held key here, not a call for the context menu.
+    this.el.addEventListener('contextmenu', (ev) => ev.preventDefault());
     this.ctrlBtn = this.el.querySelector<HTMLButtonElement>('[data-key="ctrl"]')!;
     // Pressing a button would move the focus to it, out of xterm's
     // textarea, and the phone would put its keyboard away.
@@ -159,19 +180,40 @@ export class KeyBar {
     this.ctrlBtn.setAttribute('aria-pressed', String(on));
   }
 
-  private press(k: Key): void {
+  /** Presses k; with the latched Ctrl, unless ctrl says (a held key repeats as it first went). */
+  private press(k: Key, ctrl = this.ctrl): void {
     const active = this.deps.active();
     if (k.id === 'ctrl') {
       this.setCtrl(!this.ctrl);
       return;
     }
-    const ctrl = this.ctrl;
     // Let go first: what the bar sends is already the control key, and
     // must not be made one again on its way through rewrite().
     this.setCtrl(false);
     if (!active) return;
     active.term.input(k.bytes(active.term, ctrl), true);
     this.revealCursor();
+  }
+
+  /** A repeating key went down: held long enough, it presses, and goes on pressing until let go. */
+  private hold(k: Key, ev: PointerEvent): void {
+    if (!ev.isPrimary || ev.button !== 0) return;
+    this.release();
+    // A click that never came (a long press the browser made a gesture of)
+    // must not swallow the next tap.
+    this.repeated = false;
+    this.holdTimer = window.setTimeout(() => {
+      this.repeated = true;
+      const ctrl = this.ctrl;
+      this.press(k, ctrl);
+      this.repeatTimer = window.setInterval(() => this.press(k, ctrl), REPEAT_EVERY_MS);
+    }, REPEAT_DELAY_MS);
+  }
+
+  private release(): void {
+    window.clearTimeout(this.holdTimer);
+    window.clearInterval(this.repeatTimer);
+    this.holdTimer = this.repeatTimer = undefined;
   }
 
   /**
