@@ -187,6 +187,22 @@ uiTest('in application cursor mode the arrows send ESC O', { ...PHONE, timeout: 
     await key(page, name).tap();
     await sent(bytes, `a tap on ${name}`);
   }
+
+  // An arrow held down repeats until let go; its release adds nothing.
+  const base = await after(page, id, marker);
+  const box = await key(page, 'Left').boundingBox();
+  const point = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [point] });
+  const held = (text) => text.slice(base.length).split('^[OD').length - 1;
+  await waitFor(async () => held(await after(page, id, marker)) >= 3, { message: 'Left, held, to repeat' });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await key(page, 'Slash').tap();
+  const got = await waitFor(async () => {
+    const text = await after(page, id, marker);
+    return text.endsWith('/') && text;
+  }, { message: 'the Slash after the held Left' });
+  assert.match(got.slice(base.length), /^(\^\[OD){3,}\/$/, 'the held Left repeated, and nothing else reached cat');
 });
 
 uiTest('with the phone keyboard up the bar sits on it and the cursor line shows above the bar', { ...PHONE, timeout: 60_000 }, async ({ page, screenshot }) => {
