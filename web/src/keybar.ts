@@ -115,6 +115,8 @@ export class KeyBar {
   private repeatTimer: number | undefined;
   /** The key held down repeated: the click its release makes is not a press. */
   private repeated = false;
+  /** A composition is under way in the terminal's textarea (see commitComposition). */
+  private composing = false;
 
   constructor(parent: HTMLElement, private readonly deps: KeyBarDeps) {
     // A phone or tablet: its pointer is a finger. A laptop with a touch
@@ -155,6 +157,10 @@ export class KeyBar {
       this.el.addEventListener(type, (ev) => ev.preventDefault());
     }
     parent.append(this.el);
+    // Compositions in a terminal's textarea, not in the search box or the queue's.
+    const inTerminal = (ev: Event) => ev.target instanceof HTMLTextAreaElement && ev.target.classList.contains('xterm-helper-textarea');
+    parent.addEventListener('compositionstart', (ev) => inTerminal(ev) && (this.composing = true), true);
+    parent.addEventListener('compositionend', (ev) => inTerminal(ev) && (this.composing = false), true);
     if (!this.enabled) return;
     deps.subscribe(() => this.render());
     const vv = window.visualViewport;
@@ -191,8 +197,28 @@ export class KeyBar {
     // must not be made one again on its way through rewrite().
     this.setCtrl(false);
     if (!active) return;
+    this.commitComposition(active.term);
     active.term.input(k.bytes(active.term, ctrl), true);
     this.revealCursor();
+  }
+
+  /**
+   * A word being composed (a phone keyboard composes every word until its
+   * space; an IME its syllables) goes before the bar's key, as it does
+   * before a keyboard's key: xterm.js sends the composition when a key
+   * goes down in the middle of it (CompositionHelper.keydown), so a key
+   * with no meaning goes down and up in its textarea. The textarea is then
+   * emptied, as xterm.js empties it for Enter and Ctrl+C, which ends the
+   * keyboard's composition: what it composed is sent, and never again.
+   */
+  private commitComposition(term: Terminal): void {
+    const ta = term.textarea;
+    if (!this.composing || !ta) return;
+    this.composing = false;
+    for (const type of ['keydown', 'keyup']) {
+      ta.dispatchEvent(new KeyboardEvent(type, { key: 'Unidentified', bubbles: true, cancelable: true }));
+    }
+    ta.value = '';
   }
 
   /** A repeating key went down: held long enough, it presses, and goes on pressing until let go. */
