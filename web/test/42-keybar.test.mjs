@@ -135,7 +135,18 @@ uiTest('on a phone the key bar sends each key\'s bytes, Ctrl latches, and typed 
   // "nihao") sends nothing; its commit sends the committed text once.
   await page.keyboard.type('typed');
   await sent('typed', 'text typed on the keyboard');
-  const cdp = await page.context().newCDPSession(page);
+  const session = await page.context().newCDPSession(page);
+  // A person's keys come tens of milliseconds apart, and the page's
+  // zero-delay timers run in between: xterm.js reads a commit out of its
+  // textarea in one. CDP's come faster than that, and input outranks
+  // timers; so each waits for the page to have run the timers its event
+  // set (a timer set after them runs after them).
+  const cdp = {
+    async send(method, params) {
+      await session.send(method, params);
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    },
+  };
   await cdp.send('Input.imeSetComposition', { text: 'ni', selectionStart: 2, selectionEnd: 2 });
   await cdp.send('Input.imeSetComposition', { text: 'nihao', selectionStart: 5, selectionEnd: 5 });
   await cdp.send('Input.insertText', { text: '你好' });
@@ -151,26 +162,30 @@ uiTest('on a phone the key bar sends each key\'s bytes, Ctrl latches, and typed 
   await sent('한', 'a Korean syllable');
   await cdp.send('Input.insertText', { text: 'dictated.' });
   await sent('dictated.', 'inserted text');
-  // An Android keyboard (Gboard): every key is a keydown with the
-  // "composition" key code 229, the word so far a composition; its
-  // autocorrection replaces the composed word as it commits it, and the
-  // space follows as a key of its own.
-  const key229 = async (type) =>
-    cdp.send('Input.dispatchKeyEvent', { type, key: 'Unidentified', code: '', windowsVirtualKeyCode: 229, nativeVirtualKeyCode: 229 });
-  for (const word of ['teh', 'mroe']) {
-    for (let i = 1; i <= word.length; i++) {
-      await key229('rawKeyDown');
-      await cdp.send('Input.imeSetComposition', { text: word.slice(0, i), selectionStart: i, selectionEnd: i });
-      await key229('keyUp');
+  // Autocorrection: the word composed ("teh") is replaced as it is
+  // committed ("the"); the space after it is a key of its own.
+  for (const [typed, fixed] of [['teh', 'the'], ['mroe', 'more']]) {
+    for (let i = 1; i <= typed.length; i++) {
+      await cdp.send('Input.imeSetComposition', { text: typed.slice(0, i), selectionStart: i, selectionEnd: i });
     }
-    await key229('rawKeyDown');
-    await cdp.send('Input.insertText', { text: word === 'teh' ? 'the' : 'more' });
-    await cdp.send('Input.insertText', { text: ' ' });
-    await key229('keyUp');
+    await cdp.send('Input.insertText', { text: fixed });
+    await page.keyboard.type(' ');
   }
-  await sent('the more ', 'words from an autocorrecting keyboard');
+  await sent('the more ', 'autocorrected words');
   await page.keyboard.type('end');
   await sent('end', 'a key after the words');
+  // A key from the bar in the middle of a composition: the word composed
+  // so far goes first, once, as a keyboard's Enter would have it.
+  await cdp.send('Input.imeSetComposition', { text: 'ls', selectionStart: 2, selectionEnd: 2 });
+  await key(page, 'Enter').tap();
+  await sent('ls\r', 'Enter in the middle of a composition');
+  await page.keyboard.type('z');
+  await sent('z', 'a key after that');
+  await cdp.send('Input.imeSetComposition', { text: 'ab', selectionStart: 2, selectionEnd: 2 });
+  await key(page, 'Up').tap();
+  await cdp.send('Input.imeSetComposition', { text: 'c', selectionStart: 1, selectionEnd: 1 });
+  await cdp.send('Input.insertText', { text: 'c' });
+  await sent('ab\x1b[Ac', 'an arrow between two compositions');
   assert.ok(await terminalHasFocus(page), 'the terminal still has the focus');
   await screenshot('keybar-phone');
 });
