@@ -161,6 +161,17 @@ export class KeyBar {
     const inTerminal = (ev: Event) => ev.target instanceof HTMLTextAreaElement && ev.target.classList.contains('xterm-helper-textarea');
     parent.addEventListener('compositionstart', (ev) => inTerminal(ev) && (this.composing = true), true);
     parent.addEventListener('compositionend', (ev) => inTerminal(ev) && (this.composing = false), true);
+    // With Ctrl latched, the first letter composed is the key: a phone
+    // keyboard would hold it in its word until a space. Once xterm.js has
+    // noted the composition's end (a zero-delay timer from its update,
+    // set before this input event), the letter goes, as Ctrl and it.
+    parent.addEventListener('input', (ev) => {
+      if (!this.ctrl || !inTerminal(ev) || (ev as InputEvent).inputType !== 'insertCompositionText') return;
+      window.setTimeout(() => {
+        const active = this.deps.active();
+        if (this.ctrl && active) this.commitComposition(active.term);
+      }, 0);
+    }, true);
     if (!this.enabled) return;
     deps.subscribe(() => this.render());
     const vv = window.visualViewport;
