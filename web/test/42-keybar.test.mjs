@@ -174,6 +174,16 @@ uiTest('on a phone the key bar sends each key\'s bytes, Ctrl latches, and typed 
   await sent('the more ', 'autocorrected words');
   await page.keyboard.type('end');
   await sent('end', 'a key after the words');
+  // Ctrl, then a letter a phone keyboard composes (it would hold it until
+  // a space): the letter goes at once, as its control character.
+  const ctrlKey = key(page, 'Ctrl');
+  await ctrlKey.tap();
+  await cdp.send('Input.imeSetComposition', { text: 'd', selectionStart: 1, selectionEnd: 1 });
+  await sent('\x04', 'Ctrl, then a composed d');
+  assert.equal(await ctrlKey.getAttribute('aria-pressed'), 'false', 'the latch let go');
+  await cdp.send('Input.imeSetComposition', { text: 'w', selectionStart: 1, selectionEnd: 1 });
+  await cdp.send('Input.insertText', { text: 'w' });
+  await sent('w', 'the next composed letter, plain and once');
   // A key from the bar in the middle of a composition: the word composed
   // so far goes first, once, as a keyboard's Enter would have it.
   await cdp.send('Input.imeSetComposition', { text: 'ls', selectionStart: 2, selectionEnd: 2 });
