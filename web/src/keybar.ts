@@ -14,6 +14,11 @@
 //   is typed), and the latch lets go. A second tap lets go too.
 // - The buttons never take the focus: a tap would close the phone's
 //   keyboard, which lives as long as xterm's textarea has the focus.
+// - Typed and composed text is xterm.js's to send (its CompositionHelper
+//   sends a composition once, when committed); nothing here sends text
+//   from an input event. A bar key in the middle of a composition has
+//   xterm send the word first, as a keyboard's key would.
+// - An arrow held down repeats.
 // - With the keyboard up, the browser shrinks only the visual viewport
 //   (Chrome on Android, Safari on iOS): the page, as laid out, runs on
 //   under the keyboard. The app is then laid into the visual viewport, so
@@ -185,11 +190,6 @@ export class KeyBar {
 
   private render(): void {
     this.el.hidden = !this.enabled || !this.deps.active();
-  }
-
-  /** Whether Ctrl is latched for the next key. */
-  get ctrlLatched(): boolean {
-    return this.ctrl;
   }
 
   private setCtrl(on: boolean): void {
