@@ -88,6 +88,46 @@ function expectCat(page, id, marker) {
   };
 }
 
+/** The height of a phone keyboard, in CSS pixels, on a 390 x 844 phone. */
+const KEYBOARD = 336;
+
+/**
+ * What a phone does when its keyboard comes up (Chrome on Android, Safari
+ * on iOS): the layout viewport keeps its 844 px and the visual viewport
+ * shrinks to what the keyboard leaves. Chromium's emulation has no
+ * keyboard, so the visual viewport reports the shrunk height and fires
+ * its resize event, as it would then; a plain box stands where the
+ * keyboard would be, so that a screenshot shows what it covers.
+ */
+async function raiseKeyboard(page) {
+  await page.evaluate((kb) => {
+    const vv = window.visualViewport;
+    Object.defineProperty(vv, 'height', { configurable: true, get: () => window.innerHeight - kb });
+    const fake = document.createElement('div');
+    fake.id = 'test-keyboard';
+    fake.textContent = 'phone keyboard (emulated)';
+    fake.style.cssText = `position:fixed;left:0;right:0;bottom:0;height:${kb}px;z-index:1000;pointer-events:none;` +
+      'background:#3a3f47;color:#aab;font:14px sans-serif;display:flex;align-items:center;justify-content:center';
+    document.body.append(fake);
+    vv.dispatchEvent(new Event('resize'));
+  }, KEYBOARD);
+}
+
+/** Where the bar, the terminal's host and the cursor's line are on the screen. */
+async function cursorGeometry(page, id) {
+  return page.evaluate((sid) => {
+    const bar = document.querySelector('[data-testid="keybar"]').getBoundingClientRect();
+    const term = window.__agentmux.terminals.get(sid);
+    const host = document.querySelector(`.term-host[data-session-id="${sid}"]`).getBoundingClientRect();
+    const screen = term.element.querySelector('.xterm-screen').getBoundingClientRect();
+    const buf = term.buffer.active;
+    const cell = screen.height / term.rows;
+    const row = buf.baseY + buf.cursorY - buf.viewportY;
+    const cursorTop = screen.top + row * cell;
+    return { barTop: bar.top, barBottom: bar.bottom, hostTop: host.top, cursorTop, cursorBottom: cursorTop + cell, rows: term.rows };
+  }, id);
+}
+
 const key = (page, name) => page.locator(sel('keybar')).getByRole('button', { name, exact: true });
 
 uiTest('on a phone the key bar sends each key\'s bytes, Ctrl latches, and typed and composed text arrives once', { ...PHONE, timeout: 90_000 }, async ({ page, screenshot }) => {
@@ -243,37 +283,9 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
     return buf.viewportY < buf.baseY;
   }, id), { message: 'the terminal scrolled back' });
 
-  // What a phone does when its keyboard comes up (Chrome on Android, Safari
-  // on iOS): the layout viewport keeps its 844 px and the visual viewport
-  // shrinks to what the keyboard leaves. Chromium's emulation has no
-  // keyboard, so the visual viewport reports the shrunk height and fires
-  // its resize event, as it would then; a plain box stands where the
-  // keyboard would be, so that the screenshot shows what it covers.
-  const KEYBOARD = 336;
-  await page.evaluate((kb) => {
-    const vv = window.visualViewport;
-    Object.defineProperty(vv, 'height', { configurable: true, get: () => window.innerHeight - kb });
-    const fake = document.createElement('div');
-    fake.id = 'test-keyboard';
-    fake.textContent = 'phone keyboard (emulated)';
-    fake.style.cssText = `position:fixed;left:0;right:0;bottom:0;height:${kb}px;z-index:1000;pointer-events:none;` +
-      'background:#3a3f47;color:#aab;font:14px sans-serif;display:flex;align-items:center;justify-content:center';
-    document.body.append(fake);
-    vv.dispatchEvent(new Event('resize'));
-  }, KEYBOARD);
-
+  await raiseKeyboard(page);
   const top = 844 - KEYBOARD;
-  const geometry = () => page.evaluate((sid) => {
-    const bar = document.querySelector('[data-testid="keybar"]').getBoundingClientRect();
-    const term = window.__agentmux.terminals.get(sid);
-    const host = document.querySelector(`.term-host[data-session-id="${sid}"]`).getBoundingClientRect();
-    const screen = term.element.querySelector('.xterm-screen').getBoundingClientRect();
-    const buf = term.buffer.active;
-    const cell = screen.height / term.rows;
-    const row = buf.baseY + buf.cursorY - buf.viewportY;
-    const cursorTop = screen.top + row * cell;
-    return { barTop: bar.top, barBottom: bar.bottom, hostTop: host.top, cursorTop, cursorBottom: cursorTop + cell, rows: term.rows };
-  }, id);
+  const geometry = () => cursorGeometry(page, id);
   let g;
   await waitFor(async () => {
     g = await geometry();
@@ -302,15 +314,27 @@ uiTest('with the phone keyboard up the bar sits on it and the cursor line shows 
   await screenshot('keybar-keyboard-down');
 });
 
-uiTest('a key from the bar is typing: a page that watched takes the session\'s size', { ...PHONE, timeout: 60_000 }, async ({ page, server }) => {
+uiTest('a watched session scrolls its cursor line above the raised keyboard, and a key from the bar takes its size, as typing does', { ...PHONE, timeout: 60_000 }, async ({ page, server }) => {
   // Made elsewhere, at a desktop's size: the phone only watches it.
   const s = await server.createSession({
-    name: 'watched', cols: 120, rows: 40,
-    command: ['bash', '-c', "stty raw -echo; printf 'WATCHED-READY-%s\\r\\n' $((6*7)); exec cat -vT"],
+    name: 'watched', cols: 120, rows: 60,
+    command: ['bash', '-c', "seq -f 'line %g' 1 70; stty raw -echo; printf 'WATCHED-READY-%s\\r\\n' $((6*7)); exec cat -vT"],
   });
   await tabById(page, s.id).click();
   await waitForLine(page, s.id, 'WATCHED-READY-42', { message: 'cat -vT started' });
-  assert.deepEqual(await termSize(page, s.id), { cols: 120, rows: 40 }, 'watching, the phone shows the session at its size');
+  assert.deepEqual(await termSize(page, s.id), { cols: 120, rows: 60 }, 'watching, the phone shows the session at its size');
+  // Drawn at another page's size, the session is taller than what the
+  // raised keyboard leaves: the pane scrolls to the cursor's line.
+  await raiseKeyboard(page);
+  let g;
+  await waitFor(async () => {
+    g = await cursorGeometry(page, s.id);
+    return g.barBottom <= 844 - KEYBOARD + 0.5 && g.cursorBottom <= g.barTop && g.cursorTop >= g.hostTop;
+  }, { timeout: 5000, message: 'the watched session\'s cursor line above the bar' }).catch((err) => {
+    err.message += `\ngeometry: ${JSON.stringify(g)}`;
+    throw err;
+  });
+  assert.deepEqual(await termSize(page, s.id), { cols: 120, rows: 60 }, 'raising the keyboard takes no size: the phone still watches');
   await key(page, 'Down').tap();
   await expectCat(page, s.id, 'WATCHED-READY-42')('\x1b[B', 'a tap on Down');
   const own = await waitFor(async () => {
