@@ -4,8 +4,12 @@
 // sticky Ctrl latches, lets go, and makes the phone keyboard's next letter
 // a control character; text from the keyboard and an IME composition
 // reach the program once; the buttons leave the focus (and so the phone's
-// keyboard) where it was; with the keyboard up the bar sits on it and the
-// cursor's line shows above the bar. On a desktop there is no bar.
+// keyboard) where it was; a bar key in the middle of a composition has the
+// composed word go first; a held arrow repeats; with the keyboard up the
+// bar sits on it and the cursor's line shows above the bar (the terminal
+// gives up rows, or, watched at another page's size, its pane scrolls);
+// a key from the bar takes the size as typing does. On a desktop there is
+// no bar.
 import assert from 'node:assert/strict';
 import {
   uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize, tabById,
