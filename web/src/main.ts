@@ -14,6 +14,7 @@ import { DiffSummaries, WorkspaceDiff } from './diffs';
 import { byId } from './dom';
 import { RecentDocs } from './docs';
 import { Identity } from './identity';
+import { KeyBar } from './keybar';
 import { LayoutController } from './layout';
 import { Notifier, updateTitle } from './notify';
 import { HeaderPeople, Participants } from './participants';
@@ -116,7 +117,10 @@ const pane = new TerminalPane({
   },
   toast,
   meId,
+  rewriteInput: (data: string): string => keyBar.rewrite(data),
 });
+// Keys a phone keyboard lacks, under the terminal (touch screens only).
+const keyBar = new KeyBar(byId('terminal-pane'), { active: () => pane.activeView, subscribe: (fn) => store.subscribe(fn) });
 
 // The test hook (web/README.md): present once the terminal pane exists.
 window.__agentmux = {

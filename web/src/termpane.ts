@@ -47,6 +47,8 @@ export interface TerminalPaneDeps {
   toast(message: string, kind?: 'info' | 'error'): void;
   /** This page's connection id (client.welcome): who a session.resized names. */
   meId(): string | null;
+  /** What the user typed, made what it stands for (the key bar's latched Ctrl). */
+  rewriteInput?(data: string): string;
 }
 
 export class TerminalPane {
@@ -248,6 +250,7 @@ export class TerminalPane {
   private input(sessionId: string, data: string): void {
     const entry = this.deps.store.get(sessionId);
     if (!entry) return;
+    if (this.deps.rewriteInput && !isTerminalReport(data) && !isMouseReport(data)) data = this.deps.rewriteInput(data);
     if (!isRunning(entry.session)) {
       // xterm's own reports (focus, a click's mouse report) wake nothing;
       // control keys alone (Ctrl+C, Ctrl+D at an agent that just ended)

@@ -470,7 +470,8 @@ export function uiTest(name, opts, body) {
         cleanups.push(() => fx.server.stop());
       }
       const b = await browser();
-      fx.context = await b.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
+      // opts.contextOptions: more of the browser context, e.g. a phone's (isMobile, hasTouch, deviceScaleFactor).
+      fx.context = await b.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 }, ...opts.contextOptions });
       cleanups.push(() => fx.context.close());
       fx.page = await fx.context.newPage();
       fx.page.setDefaultTimeout(10_000);
