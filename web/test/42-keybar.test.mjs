@@ -12,7 +12,7 @@
 // no bar.
 import assert from 'node:assert/strict';
 import {
-  uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize, tabById,
+  uiTest, sel, createSession, waitFor, waitForPrompt, waitForLine, typeCommand, terminalHasFocus, termSize, selectSession,
 } from './harness.mjs';
 
 /** A phone, as Chromium emulates one: 390 x 844 CSS pixels, three device pixels each, touch. */
@@ -324,7 +324,7 @@ uiTest('a watched session scrolls its cursor line above the raised keyboard, and
     name: 'watched', cols: 120, rows: 60,
     command: ['bash', '-c', "seq -f 'line %g' 1 70; stty raw -echo; printf 'WATCHED-READY-%s\\r\\n' $((6*7)); exec cat -vT"],
   });
-  await tabById(page, s.id).click();
+  await selectSession(page, s.id);
   await waitForLine(page, s.id, 'WATCHED-READY-42', { message: 'cat -vT started' });
   assert.deepEqual(await termSize(page, s.id), { cols: 120, rows: 60 }, 'watching, the phone shows the session at its size');
   // Drawn at another page's size, the session is taller than what the
