@@ -55,7 +55,9 @@ export class AnswerCards {
   render(): void {
     const entry = this.deps.store.active;
     const key = entry ? cardKey(entry) : null;
-    for (const k of this.dismissed) if (k !== key) this.dismissed.delete(k);
+    // A dismissal holds while its session still asks the same thing.
+    const asking = new Set(this.deps.store.all().map(cardKey));
+    for (const k of this.dismissed) if (!asking.has(k)) this.dismissed.delete(k);
     if (!entry || !key || this.dismissed.has(key)) {
       this.hide();
       return;

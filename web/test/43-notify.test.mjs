@@ -15,7 +15,8 @@
 //   and Allow / Deny / Open; its Allow (the worker's click handler, called
 //   as a notification click would) delivers "1"; the question that follows
 //   is a notification of its own, with Open only; the run's end is a
-//   "finished" notification, with a tag of its own.
+//   "finished" notification, with a tag of its own, whose Open shows the
+//   session in a page.
 // - The page's title and favicon count the sessions waiting.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -206,6 +207,18 @@ uiTest('the service worker shows one actionable notification per event, and its 
   assert.ok(!(await notifications(second)).some((x) => x.tag === `agentmux-${s.id}-waiting`), 'nothing waits any more');
   await waitFor(async () => (await page.title()) === 'agentmux', { message: 'the title without a count' });
   assert.equal(await page.locator('link[rel="icon"]').getAttribute('data-count'), '0');
+
+  // Open brings a page to the session it names.
+  await tabById(page, front.id).click();
+  await worker.evaluate(async (tag) => {
+    const [note] = await self.registration.getNotifications({ tag });
+    await self.agentmuxNotificationClick(note, 'open');
+  }, done.tag);
+  await waitFor(async () => {
+    const shown = await Promise.all([page, second].map((p) => p.evaluate(() => window.__agentmux.activeSessionId())));
+    return shown.includes(s.id);
+  }, { message: 'a page showing the planner after Open' });
+  assert.deepEqual(await notifications(second), [], 'the clicked notification is gone');
 });
 
 uiTest('the title and the favicon count the sessions that wait', { env }, async ({ page, server }) => {
