@@ -18,9 +18,12 @@
 //   "finished" notification, with a tag of its own, whose Open shows the
 //   session in a page.
 // - The page's title and favicon count the sessions waiting.
+// - Where there can be no service worker (plain http under a name), the
+//   bell says to use https or localhost.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 import {
   browser, openApp, screenshot, sel, tabById, tempDir, uiTest, waitFor, waitForLine, waitForPrompt,
 } from './harness.mjs';
@@ -246,4 +249,28 @@ uiTest('the title and the favicon count the sessions that wait', { env }, async 
   }
   await waitFor(async () => (await icon.getAttribute('data-count')) === '0' && (await icon.getAttribute('href')).endsWith('favicon.svg'),
     { message: 'the plain favicon again' });
+});
+
+// Service workers exist only in secure contexts: a page at a plain-http
+// name (here agentmux.test, which this browser resolves to the server)
+// has none, and the bell says what to do instead.
+uiTest('on plain http under a name, the bell says to use https or localhost', { flags: ['--allowed-hosts', 'agentmux.test'] }, async (fx) => {
+  const other = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--host-resolver-rules=MAP agentmux.test 127.0.0.1'],
+  });
+  fx.onCleanup(() => other.close());
+  const page = await other.newPage();
+  page.on('console', (m) => m.type() === 'error' && fx.errors.push({ kind: 'console', text: m.text() }));
+  page.on('pageerror', (err) => fx.errors.push({ kind: 'pageerror', text: String(err) }));
+  const url = `http://agentmux.test:${fx.server.port}/`;
+  await openApp(page, url);
+  assert.deepEqual(await page.evaluate(() => [window.isSecureContext, 'serviceWorker' in navigator]), [false, false]);
+  const bell = page.locator('#bell');
+  assert.match(await bell.getAttribute('title'), /https or localhost/);
+  await bell.click();
+  const note = page.locator(`${sel('toast')}[data-kind="warning"]`);
+  await note.waitFor();
+  assert.match(await note.textContent(), /need https or localhost, and this page is at http:\/\/agentmux\.test:\d+: open agentmux at http:\/\/localhost/);
 });
