@@ -274,3 +274,29 @@ uiTest('on plain http under a name, the bell says to use https or localhost', { 
   await note.waitFor();
   assert.match(await note.textContent(), /need https or localhost, and this page is at http:\/\/agentmux\.test:\d+: open agentmux at http:\/\/localhost/);
 });
+
+// Installable: Chromium reads the manifest without errors, with the icons
+// a home screen needs, and finds nothing that keeps the page from being
+// installed.
+uiTest('the web app manifest makes the UI installable', async ({ page, context }) => {
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  const cdp = await context.newCDPSession(page);
+  const { url, errors, data } = await cdp.send('Page.getAppManifest');
+  assert.match(url, /\/manifest\.webmanifest$/);
+  assert.deepEqual(errors, []);
+  const m = JSON.parse(data);
+  assert.equal(m.name, 'agentmux');
+  assert.equal(m.display, 'standalone');
+  assert.equal(m.start_url, './');
+  assert.ok(m.theme_color);
+  for (const size of ['192x192', '512x512']) {
+    const icon = m.icons.find((i) => i.sizes === size && i.type === 'image/png');
+    assert.ok(icon, `a ${size} PNG icon`);
+    const res = await page.request.get(new URL(icon.src, url).href);
+    assert.equal(res.status(), 200);
+    assert.equal(res.headers()['content-type'], 'image/png');
+  }
+  // A test's browser context is off the record, which no page can change.
+  const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+  assert.deepEqual(installabilityErrors.filter((e) => e.errorId !== 'in-incognito'), []);
+});
