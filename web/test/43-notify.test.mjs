@@ -17,6 +17,7 @@
 //   is a notification of its own, with Open only; the run's end is a
 //   "finished" notification, with a tag of its own, whose Open shows the
 //   session in a page.
+// - With no page of agentmux open, Allow still answers, once.
 // - The page's title and favicon count the sessions waiting.
 // - Where there can be no service worker (plain http under a name), the
 //   bell says to use https or localhost.
@@ -299,4 +300,47 @@ uiTest('the web app manifest makes the UI installable', async ({ page, context }
   // A test's browser context is off the record, which no page can change.
   const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
   assert.deepEqual(installabilityErrors.filter((e) => e.errorId !== 'in-incognito'), []);
+});
+
+// No page of agentmux open at all (the only one has gone elsewhere): the
+// notification stays, and its Allow still reaches the agent, through the
+// server's input endpoint; a second Allow of the same notification, the
+// request answered, types nothing.
+uiTest('with no page open, a notification\'s Allow still answers', { env }, async ({ page, server, context }) => {
+  await context.grantPermissions(['notifications'], { origin: new URL(server.url).origin });
+  const front = await server.createSession({ name: 'front' });
+  await waitForPrompt(page, front.id);
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+  const s = await server.createSession({ name: 'planner', agent: 'claude' });
+  const [n] = await waitFor(async () => {
+    const list = await notifications(page);
+    return list.length > 0 && list;
+  }, { message: 'a notification' });
+  assert.equal(n.title, 'planner asks to use Write');
+
+  await page.goto('about:blank');
+  const clients = await worker.evaluate(async () => (await self.clients.matchAll({ includeUncontrolled: true })).length);
+  assert.equal(clients, 0, 'no page of agentmux open');
+  const left = await worker.evaluate(async (tag) => {
+    const [note] = await self.registration.getNotifications({ tag });
+    const data = note.data;
+    await self.agentmuxNotificationClick(note, 'allow');
+    // The same answer again, as a second click on a stale notification.
+    const res = await fetch(new URL(`api/sessions/${data.sessionId}/input`, self.registration.scope), {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: data.keys.allow, permission: data.permission }),
+    });
+    return { status: res.status, open: (await self.registration.getNotifications()).length };
+  }, n.tag);
+  assert.deepEqual(left, { status: 409, open: 0 });
+
+  await openApp(page, server.url);
+  await tabById(page, s.id).click();
+  await waitForLine(page, s.id, 'allowed');
+  const lines = (await page.evaluate((id) => {
+    const buf = window.__agentmux.terminals.get(id).buffer.active;
+    const out = [];
+    for (let i = 0; i < buf.length; i++) out.push(buf.getLine(i).translateToString(true));
+    return out;
+  }, s.id)).filter((l) => l.startsWith('received'));
+  assert.deepEqual(lines, ['received "1"'], 'the keys went once');
 });
