@@ -179,7 +179,7 @@ const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFr
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 // Answer without typing: Allow, Deny or a reply for the session on screen.
-new AnswerCards({ store, type: (id, data) => pane.type(id, data), canAct, focusTerminal: () => pane.focusActive() });
+const cards = new AnswerCards({ store, type: (id, data) => pane.type(id, data), canAct, focusTerminal: () => pane.focusActive() });
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
 const queuePanel = new QueuePanel({
   queues,
@@ -279,6 +279,7 @@ function refreshActions(): void {
   queuePanel.render();
   review.render();
   ship.render();
+  cards.render();
 }
 
 // ---- Connection -----------------------------------------------------------
