@@ -32,7 +32,7 @@ const entryNames = watch ? '[name]' : '[name]-[hash]';
 /** Files copied from public/ as they are; index.html is rewritten. */
 const PUBLIC_BUILT = new Set(['index.html', 'app.css']);
 /** What gets a .gz twin. */
-const COMPRESSIBLE = /\.(js|css|html|svg|json)$/;
+const COMPRESSIBLE = /\.(js|css|html|svg|json|webmanifest)$/;
 
 // Empty dist/ but keep .gitkeep, which keeps web.go's embed valid.
 await mkdir(dist, { recursive: true });

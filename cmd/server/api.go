@@ -48,7 +48,7 @@ func sessionError(c echo.Context, err error) error {
 		status = http.StatusConflict
 	case code == wire.CodePTYSpawnFailed, code == wire.CodeInvalidMessage, code == wire.CodeWorktreeError:
 		status = http.StatusBadRequest
-	case code == wire.CodeWorktreeDirty, code == wire.CodeQueueFull:
+	case code == wire.CodeWorktreeDirty, code == wire.CodeQueueFull, code == wire.CodeInputFull:
 		status = http.StatusConflict
 	case code == wire.CodePermissionDenied, code == wire.CodeMemoryCritical:
 		status = http.StatusServiceUnavailable
@@ -72,6 +72,7 @@ func (s *server) newRouter() *echo.Echo {
 	api.GET("/sessions/:id/diff", s.getDiff, boundSessionID)
 	api.DELETE("/sessions/:id", s.deleteSession, boundSessionID)
 	api.POST("/sessions/:id/resume", s.resumeSession, boundSessionID)
+	api.POST("/sessions/:id/input", s.sessionInput, boundSessionID)
 	api.POST("/sessions/:id/review", s.sendReview, boundSessionID)
 	s.shipRoutes(api)
 	api.GET("/ports", s.listPorts)

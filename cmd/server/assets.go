@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -67,6 +68,13 @@ func hashFile(fsys fs.FS, name string) (string, error) {
 	return `"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12]) + `"`, nil
 }
 
+// contentTypes are the types of the UI's files that Go's table and the
+// system's may not know. The service worker (sw.js) needs a JavaScript
+// type, which .js has everywhere.
+var contentTypes = map[string]string{
+	".webmanifest": "application/manifest+json",
+}
+
 // zeroTime leaves Last-Modified out: embedded files have no time, and the
 // ETag says more.
 var zeroTime time.Time
@@ -83,7 +91,7 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+	if ct := cmp.Or(contentTypes[path.Ext(name)], mime.TypeByExtension(path.Ext(name))); ct != "" {
 		h.Set("Content-Type", ct)
 	}
 	if hashedName.MatchString(name) {

@@ -36,6 +36,8 @@ func TestAssets(t *testing.T) {
 		"app-ABCD1234.js.gz":     {Data: gz(t, js)},
 		"chunks/x-EFGH5678.js":   {Data: []byte("x")},
 		"favicon.svg":            {Data: []byte("<svg/>")},
+		"manifest.webmanifest":   {Data: []byte(`{"name":"agentmux"}`)},
+		"sw.js":                  {Data: []byte("self.addEventListener('install', () => {});")},
 		"chunks/nohash.js":       {Data: []byte("y")},
 		"chunks/nohash.js.gz.gz": {Data: []byte("z")},
 	})
@@ -93,6 +95,16 @@ func TestAssets(t *testing.T) {
 	}
 	if icon := get("/favicon.svg"); icon.Header.Get("Cache-Control") != "no-cache" || icon.Header.Get("Vary") != "" {
 		t.Fatalf("unhashed file = %v, want no-cache and no Vary", icon.Header)
+	}
+	// The browser installs the app from its manifest, and registers the
+	// worker only from a script served as JavaScript, revalidated so
+	// that a new build's worker replaces the old one.
+	if m := get("/manifest.webmanifest"); m.StatusCode != http.StatusOK || m.Header.Get("Content-Type") != "application/manifest+json" {
+		t.Fatalf("the manifest = %d %v", m.StatusCode, m.Header)
+	}
+	if sw := get("/sw.js"); sw.StatusCode != http.StatusOK || sw.Header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		sw.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("the service worker = %d %v", sw.StatusCode, sw.Header)
 	}
 	if c := get("/chunks/x-EFGH5678.js"); c.StatusCode != http.StatusOK || c.Header.Get("Cache-Control") == "no-cache" {
 		t.Fatalf("hashed chunk = %d %v", c.StatusCode, c.Header)

@@ -8,6 +8,7 @@ import { ActivityFeed } from './activity';
 import { ArtifactPane } from './artifact';
 import { colorFor } from './avatars';
 import { Banners } from './banners';
+import { AnswerCards } from './cards';
 import { ChangesView } from './changes';
 import { CheckpointsPanel } from './checkpoints';
 import { DiffSummaries, WorkspaceDiff } from './diffs';
@@ -185,6 +186,8 @@ const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => v
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
+// Answer without typing: Allow, Deny or a reply for the session on screen.
+const cards = new AnswerCards({ store, type: (id, data) => pane.type(id, data), canAct, focusTerminal: () => pane.focusActive() });
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
 const queuePanel = new QueuePanel({
   queues,
@@ -284,6 +287,7 @@ function refreshActions(): void {
   queuePanel.render();
   review.render();
   ship.render();
+  cards.render();
 }
 
 // ---- Connection -----------------------------------------------------------

@@ -242,6 +242,11 @@ export class TerminalPane {
     this.permissionNote.title = reason || `The agent asks to use ${p.tool}${p.summary ? ` on ${p.summary}` : ''}`;
   }
 
+  /** Keys from elsewhere than the keyboard (an answer card): the same path as typing. */
+  type(sessionId: string, data: string): void {
+    this.input(sessionId, data);
+  }
+
   /**
    * Keys and pastes from xterm. A paste is one message, so it arrives
    * whole. Typing into a session whose agent is not running wakes it: the

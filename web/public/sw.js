@@ -1,0 +1,79 @@
+// agentmux's service worker: it acts on the buttons of the notifications
+// the page shows through it (src/notify.ts). Allow and Deny type the
+// permission dialog's keys, which the page put in the notification's data,
+// through POST api/sessions/:id/input: that works with no page open, and
+// with pages open but none focused, and the server types them only while
+// the session still waits at that very request. Open (or a click on the
+// notification) brings a page of agentmux forward on that session.
+//
+// It has no fetch handler on purpose: the UI is never served from a cache
+// of the worker's, so a new build is picked up as the server serves it.
+// Every URL is relative to the worker's scope, the page's directory, so it
+// also works under a proxy's path.
+
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener('notificationclick', (event) => event.waitUntil(click(event.notification, event.action)));
+
+/** What a click on a notification (action '' for its body) does. */
+async function click(notification, action) {
+  notification.close();
+  const d = notification.data || {};
+  if ((action === 'allow' || action === 'deny') && d.sessionId && d.keys) {
+    return answer(d, action === 'allow' ? d.keys.allow : d.keys.deny);
+  }
+  return open(d.sessionId);
+}
+
+/** Types an answer into the session; says so in a notification of its own when it did not go. */
+async function answer(d, data) {
+  const url = new URL(`api/sessions/${encodeURIComponent(d.sessionId)}/input`, self.registration.scope);
+  let why = '';
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ data, permission: d.permission }),
+      credentials: 'same-origin',
+    });
+    if (res.ok) return;
+    why = `HTTP ${res.status}`;
+    try {
+      why = (await res.json()).error.message || why;
+    } catch {
+      // not the API's error shape: the status says enough
+    }
+  } catch {
+    why = 'agentmux could not be reached.';
+  }
+  await self.registration.showNotification(`${d.name || 'agentmux'}: not answered`, {
+    body: why,
+    tag: `agentmux-${d.sessionId}-not-answered`,
+    data: { sessionId: d.sessionId, name: d.name },
+  });
+}
+
+/** Brings a page of this agentmux forward on the session, or opens one. */
+async function open(sessionId) {
+  const windows = (await self.clients.matchAll({ type: 'window', includeUncontrolled: true }))
+    .filter((c) => c.url.startsWith(self.registration.scope));
+  const page = windows.find((c) => c.focused) || windows[0];
+  if (page) {
+    if (sessionId) page.postMessage({ type: 'agentmux.open', sessionId });
+    try {
+      await page.focus();
+    } catch {
+      // focus needs the click's user activation, which a test's call has not
+    }
+    return;
+  }
+  const url = new URL('./', self.registration.scope);
+  if (sessionId) url.searchParams.set('session', sessionId);
+  await self.clients.openWindow(url.href);
+}
+
+// The UI tests call this with a notification and an action: a browser
+// offers scripts no way to click a notification, and an event a script
+// makes is refused waitUntil.
+self.agentmuxNotificationClick = click;
