@@ -2,7 +2,7 @@
 // ApiError carrying the server's code and message, ready to show.
 
 import type {
-  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, PushResponse, ResourcesResponse,
+  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
   Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
@@ -125,6 +125,14 @@ export const api = {
   checkpointDiff: (id: string, n: number) => json<CheckpointChange>('GET', `${sessionPath(id)}/checkpoints/${n}`),
   /** Writes checkpoint n back into the tree; saved is the checkpoint of the tree as it was, to undo it. */
   restoreCheckpoint: (id: string, n: number) => json<{ restored: number; saved: number }>('POST', `${sessionPath(id)}/checkpoints/${n}/restore`),
+  /**
+   * Answers a permission request with its dialog's keys, typed only while
+   * the session still waits at that same request (409 otherwise), and
+   * without taking the session's size.
+   */
+  answer: async (id: string, data: string, permission: Permission) => {
+    await request('POST', `${sessionPath(id)}/input`, { data, permission });
+  },
   /** A workspace file's raw content and type. */
   file: async (path: string) => {
     const res = await request('GET', fileURL(path));

@@ -3,14 +3,17 @@
 // an agent whose dialog we know (answers.ts) it offers Allow and Deny,
 // which send the dialog's own keys; for other agents it says so and leads
 // to the terminal. For a question, or any other wait, it shows the
-// reason and a reply field. Every key goes through the terminal pane's
-// input path, as typing does, so the server sees an answer like any
-// other. The card floats over the terminal, never in its flow: it must
+// reason and a reply field, whose text goes through the terminal pane's
+// input path, as typing does. Allow and Deny go as an answer to that
+// request (POST .../input with the permission): typed only while the
+// agent still asks it, and without taking the session's size, so a
+// phone that answers leaves the desktop's terminal as it was. The card floats over the terminal, never in its flow: it must
 // not take rows from the session's screen.
 
 import { agentLabel, describePermission, permissionKeys } from './answers';
 import { byId, h } from './dom';
 import { isRunning, type SessionEntry, type SessionStore } from './store';
+import type { Permission } from './types';
 
 /**
  * Between a reply's text and its Enter. An agent that tells a paste from
@@ -27,6 +30,8 @@ export interface AnswerCardsDeps {
   store: SessionStore;
   /** Types keys into a session through the same path as the terminal's keyboard. */
   type(sessionId: string, data: string): void;
+  /** Answers a session's permission request with its dialog's keys. */
+  answer(sessionId: string, data: string, permission: Permission): Promise<void>;
   /** Whether actions may be taken (connected, not shutting down). */
   canAct(): boolean;
   /** Puts the cursor in the active session's terminal. */
@@ -92,8 +97,8 @@ export class AnswerCards {
     if (p) {
       title = describePermission(s.agent, p);
       if (keys) {
-        const allow = this.button('Allow', 'btn btn-primary', 'answer-allow', () => this.deps.type(id, keys.allow));
-        const deny = this.button('Deny', 'btn btn-ghost', 'answer-deny', () => this.deps.type(id, keys.deny));
+        const allow = this.button('Allow', 'btn btn-primary', 'answer-allow', () => void this.deps.answer(id, keys.allow, p));
+        const deny = this.button('Deny', 'btn btn-ghost', 'answer-deny', () => void this.deps.answer(id, keys.deny, p));
         actions = h('div', { class: 'answer-actions' }, deny, allow);
       } else {
         // Whose dialog we have not seen: its keys would be a guess.

@@ -187,7 +187,14 @@ const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFr
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 // Answer without typing: Allow, Deny or a reply for the session on screen.
-const cards = new AnswerCards({ store, type: (id, data) => pane.type(id, data), canAct, focusTerminal: () => pane.focusActive() });
+const cards = new AnswerCards({
+  store,
+  type: (id, data) => pane.type(id, data),
+  answer: (id, data, permission) =>
+    api.answer(id, data, permission).catch((err: unknown) => toast(`Not answered: ${err instanceof Error ? err.message : String(err)}`, 'error')),
+  canAct,
+  focusTerminal: () => pane.focusActive(),
+});
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
 const queuePanel = new QueuePanel({
   queues,

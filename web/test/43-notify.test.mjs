@@ -103,9 +103,15 @@ uiTest('a permission card answers with the dialog\'s keys, a question card with 
     assert.ok(box && box.height >= 40 && box.x >= 0 && box.x + box.width <= 390, `${id} at ${JSON.stringify(box)}`);
   }
 
+  const sizeOf = async () => (await server.sessions()).find((x) => x.id === s.id);
+  const before = await sizeOf();
   await c.locator(sel('answer-allow')).tap();
   await waitForLine(phone, s.id, 'received "1"');
   await waitForLine(phone, s.id, 'allowed');
+  // An answer is not sitting down at the terminal: the phone leaves the
+  // session at the size it had.
+  const after = await sizeOf();
+  assert.deepEqual([after.cols, after.rows], [before.cols, before.rows], 'answering from the phone kept the session\'s size');
 
   // The question that follows: its own card, and a reply typed as keys, then Enter.
   await waitFor(async () => (await c.getAttribute('data-kind')) === 'question' && c.isVisible(), { message: 'the question card' });
