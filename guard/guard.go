@@ -46,10 +46,18 @@ const TokenCookie = "agentmux_token"
 const refusalLogEvery = 10 * time.Second
 
 // contentSecurityPolicy allows the page its own scripts only: no inline
-// script, no framing by others. Styles may be inline because xterm.js
-// themes itself with a <style> element.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+// script, no framing by others; it may frame frames, the origins of the
+// previews. Styles may be inline because xterm.js themes itself with a
+// <style> element.
+func contentSecurityPolicy(frames []string) string {
+	frameSrc := "'none'"
+	if len(frames) > 0 {
+		frameSrc = strings.Join(frames, " ")
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+		"img-src 'self' data:; connect-src 'self'; frame-src " + frameSrc + "; " +
+		"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}
 
 // Options configure a Guard. The zero value guards with no token,
 // answers localhost and IP addresses only, and trusts no other origin.
@@ -58,6 +66,9 @@ type Options struct {
 	// /api/health) and /ws: as "Authorization: Bearer <token>", or in
 	// TokenCookie. A page asked with ?token= signs the browser in.
 	Token string
+	// Frames are the sources (as a CSP names them) the UI may show in a
+	// frame: the previews' origins. None when empty.
+	Frames []string
 	// Hosts are the names a request's Host may carry without a token,
 	// besides localhost, *.localhost and IP addresses: a name, ".domain"
 	// for every name under it, or "*" for any. With a token, every Host
@@ -73,6 +84,8 @@ type Options struct {
 
 // Guard is the gate. Its Middleware is safe for concurrent use.
 type Guard struct {
+	// csp is the Content-Security-Policy every response carries.
+	csp      string
 	token    string
 	hosts    []string
 	origins  *sameorigin.Policy
@@ -83,6 +96,7 @@ type Guard struct {
 // New returns the gate opts describe.
 func New(opts Options) *Guard {
 	g := &Guard{
+		csp:      contentSecurityPolicy(opts.Frames),
 		token:    opts.Token,
 		hosts:    opts.Hosts,
 		origins:  opts.Origins,
@@ -102,7 +116,7 @@ func New(opts Options) *Guard {
 // order the package doc gives. Install it with Echo.Use, before any
 // route, so that it wraps every one of them.
 func (g *Guard) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return securityHeaders(g.checkHost(g.checkOrigin(g.requireToken(next))))
+	return g.securityHeaders(g.checkHost(g.checkOrigin(g.requireToken(next))))
 }
 
 // refuse answers with an API error, as the API's handlers do. The
@@ -114,10 +128,10 @@ func refuse(c echo.Context, status int, code, msg string) error {
 
 // securityHeaders sets the headers every response carries; handlers may
 // tighten them (GET /api/files sandboxes what it serves).
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+func (g *Guard) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("Content-Security-Policy", g.csp)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")

@@ -197,7 +197,7 @@ func TestSecurityHeaders(t *testing.T) {
 	} {
 		h := rec.Header()
 		for name, want := range map[string]string{
-			"Content-Security-Policy":      contentSecurityPolicy,
+			"Content-Security-Policy":      contentSecurityPolicy(nil),
 			"X-Content-Type-Options":       "nosniff",
 			"X-Frame-Options":              "DENY",
 			"Referrer-Policy":              "no-referrer",
@@ -208,8 +208,12 @@ func TestSecurityHeaders(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(contentSecurityPolicy, "frame-ancestors 'none'") || !strings.Contains(contentSecurityPolicy, "script-src 'self';") {
-		t.Errorf("the policy %q lets others frame the page or scripts run from elsewhere", contentSecurityPolicy)
+	if csp := contentSecurityPolicy(nil); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self';") ||
+		!strings.Contains(csp, "frame-src 'none';") {
+		t.Errorf("the policy %q lets others frame the page, scripts run from elsewhere, or the page frame anything", csp)
+	}
+	if csp := contentSecurityPolicy([]string{"http://*.localhost:*"}); !strings.Contains(csp, "frame-src http://*.localhost:*;") {
+		t.Errorf("the policy %q does not let the page frame the previews", csp)
 	}
 }
 

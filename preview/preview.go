@@ -12,6 +12,7 @@
 package preview
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -61,6 +62,9 @@ type Previews struct {
 	// key signs tickets and cookies; derived from the token.
 	key []byte
 	log *slog.Logger
+	// transport carries every preview's requests, keeping connections
+	// to the dev servers alive between them.
+	transport *http.Transport
 }
 
 // New returns Previews for opts.
@@ -69,7 +73,7 @@ func New(opts Options) (*Previews, error) {
 		return nil, errors.New("preview: Options.Own is required")
 	}
 	opts.Domain = strings.ToLower(strings.Trim(opts.Domain, "."))
-	p := &Previews{opts: opts, log: opts.Logger}
+	p := &Previews{opts: opts, log: opts.Logger, transport: newTransport()}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
@@ -100,6 +104,19 @@ func (p *Previews) Port(host string) (int, bool) {
 		return 0, false
 	}
 	return port, true
+}
+
+// Close drops the connections kept open to dev servers.
+func (p *Previews) Close() { p.transport.CloseIdleConnections() }
+
+// FrameSources are the previews' origins as a Content-Security-Policy
+// names them, for agentmux's page to show them in a frame.
+func FrameSources(domain string) []string {
+	srcs := []string{"http://*.localhost:*", "https://*.localhost:*"}
+	if d := strings.ToLower(strings.Trim(domain, ".")); d != "" {
+		srcs = append(srcs, "http://*."+d+":*", "https://*."+d+":*")
+	}
+	return srcs
 }
 
 // Split sends the requests whose Host names a preview to the preview, and
@@ -217,9 +234,14 @@ func (p *Previews) signIn(w http.ResponseWriter, r *http.Request, port int) {
 			"This sign-in link is not valid (they last a minute): open the preview again from agentmux.", false)
 		return
 	}
+	// The preview is shown in a frame of agentmux's page, another site:
+	// a browser sets and sends a cookie there only if it is SameSite=None,
+	// which must be Secure (browsers count http://*.localhost as secure),
+	// and Partitioned keeps it to frames of that page (CHIPS). Over plain
+	// http on a preview domain, the browser drops it: use https there.
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: p.sign("cookie", port, ""), Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteNoneMode, Secure: true, Partitioned: true,
 	})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
@@ -241,6 +263,7 @@ func (p *Previews) proxy(port int) *httputil.ReverseProxy {
 			}
 			removeCookie(pr.Out, cookieName)
 		},
+		Transport: p.transport,
 		// Stream as it comes: event streams and chunked pages.
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -254,6 +277,29 @@ func (p *Previews) proxy(port int) *httputil.ReverseProxy {
 		},
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
 	}
+}
+
+// newTransport returns a transport that reaches a port on the loopback
+// address: 127.0.0.1, else ::1, where a dev server that listens on
+// "localhost" may have bound alone.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		c, err := d.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", port))
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			if c6, err6 := d.DialContext(ctx, "tcp6", net.JoinHostPort("::1", port)); err6 == nil {
+				return c6, nil
+			}
+		}
+		return c, err
+	}
+	t.Proxy = nil // the dev server is here, whatever HTTP_PROXY says
+	return t
 }
 
 // removeCookie drops name from r's cookies: the preview's sign-in is for

@@ -272,3 +272,24 @@ func TestPreviewAsksForTheToken(t *testing.T) {
 		t.Errorf("another port with this cookie: %d, want 401", code)
 	}
 }
+
+// TestPreviewReachesADevServerOnIPv6Loopback: a dev server that listens on
+// "localhost" may have bound ::1 alone; its preview reaches it there.
+func TestPreviewReachesADevServerOnIPv6Loopback(t *testing.T) {
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "v6 app")
+	})}}
+	srv.Start()
+	defer srv.Close()
+	p := newPreviews(t, Options{})
+	defer p.Close()
+	addr, _ := serve(t, p)
+	port := ln.Addr().(*net.TCPAddr).Port
+	if code, body := get(t, addr, strconv.Itoa(port)+".localhost", "/"); code != http.StatusOK || body != "v6 app" {
+		t.Fatalf("a dev server on [::1] only: %d %q", code, body)
+	}
+}

@@ -124,7 +124,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s := &server{cfg: cfg, log: log, store: st, memory: mon, started: time.Now(),
-		guard: guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(cfg), Origins: origins, Logger: log})}
+		guard: guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(cfg), Origins: origins, Frames: preview.FrameSources(cfg.PreviewDomain), Logger: log})}
 	defer func() {
 		if err != nil {
 			s.abandon()
@@ -250,11 +250,12 @@ func (s *server) start() {
 	})
 }
 
-// halt stops the watchers.
+// halt stops the watchers and drops the previews' idle connections.
 func (s *server) halt() {
 	s.worktrees.halt()
 	s.stopWatchers()
 	s.watchers.Wait()
+	s.previews.Close()
 }
 
 // close stops the watchers, saves what is left and closes the database;
