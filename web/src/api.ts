@@ -2,7 +2,7 @@
 // ApiError carrying the server's code and message, ready to show.
 
 import type {
-  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, PushResponse, ResourcesResponse,
+  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, ListeningPort, PushResponse, ResourcesResponse,
   Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
@@ -125,6 +125,10 @@ export const api = {
   checkpointDiff: (id: string, n: number) => json<CheckpointChange>('GET', `${sessionPath(id)}/checkpoints/${n}`),
   /** Writes checkpoint n back into the tree; saved is the checkpoint of the tree as it was, to undo it. */
   restoreCheckpoint: (id: string, n: number) => json<{ restored: number; saved: number }>('POST', `${sessionPath(id)}/checkpoints/${n}/restore`),
+  /** The TCP ports listening in the container, each with its preview's address. */
+  ports: async () => (await json<{ ports: ListeningPort[] }>('GET', 'api/ports')).ports,
+  /** The address that opens a port's preview: with a token, a sign-in link good for a minute. */
+  previewURL: async (port: number) => (await json<{ url: string }>('POST', `api/ports/${port}/preview`)).url,
   /** A workspace file's raw content and type. */
   file: async (path: string) => {
     const res = await request('GET', fileURL(path));
