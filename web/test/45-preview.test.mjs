@@ -93,7 +93,12 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   assert.ok(!(await page.locator(sel('preview-frame')).isVisible()), 'no iframe without a port');
   await screenshot('45-preview-empty');
   await page.unroute('**/api/ports');
-  await page.keyboard.press('Alt+1');
+  // The other layouts do not show it.
+  for (const mode of ['artifact', 'split', 'changes', 'terminal']) {
+    await page.locator(sel(`layout-${mode}`)).click();
+    await waitFor(() => page.evaluate((m) => document.getElementById('app').dataset.layout === m, mode), { message: `layout ${mode}` });
+    assert.ok(!(await page.locator(sel('preview')).isVisible()), `the Preview view is hidden in layout ${mode}`);
+  }
 
   const dir = await viteProject();
   const port = await freePort();
