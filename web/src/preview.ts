@@ -20,6 +20,12 @@ const FOLLOW_KEY = 'agentmux.followPorts';
 const MIN_PORT = 1024;
 /** A sign-in link lasts a minute: one older than this is asked for again. */
 const LINK_FRESH_MS = 45_000;
+/**
+ * A port is told and followed once it has listened this long: a test
+ * suite's servers come and go by the dozen, and none is worth a line or
+ * the screen.
+ */
+const SETTLE_MS = 1_500;
 
 export interface PreviewDeps {
   store: SessionStore;
@@ -40,6 +46,8 @@ export class PreviewView {
   private listId = 0;
   private frameId = 0;
   private followTimer: number | undefined;
+  /** New ports waiting to have listened SETTLE_MS. */
+  private readonly settling = new Map<number, number>();
   private readonly pane = byId('preview');
   private readonly list = byId('preview-ports');
   private readonly address = byId('preview-address');
@@ -107,12 +115,25 @@ export class PreviewView {
     this.known = new Set(list.map((p) => p.port));
     if (before) {
       for (const p of list) {
-        if (before.has(p.port)) continue;
-        this.deps.onOpened(p);
-        if (p.sessionId && p.sessionId === this.deps.store.activeId) this.followSoon(p);
+        if (before.has(p.port) || this.settling.has(p.port)) continue;
+        this.settling.set(p.port, window.setTimeout(() => this.settled(p.port), SETTLE_MS));
       }
     }
+    for (const [port, timer] of this.settling) {
+      if (this.known.has(port)) continue;
+      window.clearTimeout(timer);
+      this.settling.delete(port);
+    }
     this.render();
+  }
+
+  /** A new port still listens: it opened. */
+  private settled(port: number): void {
+    this.settling.delete(port);
+    const p = this.ports.find((x) => x.port === port);
+    if (!p) return;
+    this.deps.onOpened(p);
+    if (p.sessionId && p.sessionId === this.deps.store.activeId) this.followSoon(p);
   }
 
   /** A port the session on screen's agent opened: shown once the user has stopped typing. */
