@@ -259,6 +259,7 @@ export class PreviewView {
     // A sign-in link, good for one visit a minute, serves the Open link too while it lasts.
     this.openLinkAt = url === plain ? 0 : Date.now();
     this.open.href = url;
+    this.frame.title = `Preview of port ${port}`;
     this.frame.src = url;
     this.render();
   }

@@ -73,6 +73,8 @@ async function openedTab(context, open, origin, text) {
 
 uiTest('the Preview view: a Vite server a session starts is listed with its session, followed, and hot-reloads in the iframe', {
   timeout: 120_000,
+  // Said by Chromium when the test has the app try to navigate agentmux's tab, which the sandbox refuses.
+  allowConsole: [/^Unsafe attempt to initiate navigation .* The frame attempting navigation of the top-level window is sandboxed/],
 }, async ({ page, context, server, screenshot, errors }) => {
   const amPort = server.port;
   // The page's sockets: Vite's hot reload must go through the preview's origin.
@@ -135,8 +137,20 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   assert.match(await open.getAttribute('rel'), /\bnoopener\b/);
   await openedTab(context, open, origin, 'Hello from Vite, version 1');
 
-  // An edit: hot reload swaps the module in, the page stays (its window keeps the mark).
+  // The app may not take agentmux's tab elsewhere.
   const frame = await appFrame(page, origin);
+  const tried = await frame.evaluate(() => {
+    try {
+      window.top.location.href = 'http://example.invalid/';
+      return 'navigated';
+    } catch (err) {
+      return err.name;
+    }
+  });
+  assert.equal(tried, 'SecurityError', 'the iframe cannot navigate the top window');
+  assert.equal(new URL(page.url()).port, String(amPort), 'agentmux\'s page stays');
+
+  // An edit: hot reload swaps the module in, the page stays (its window keeps the mark).
   await frame.evaluate(() => { window.__kept = 'still here'; });
   await writeMain(dir, 'Hello from Vite, version 2');
   await waitFor(async () => (await appText(page)) === 'Hello from Vite, version 2', { timeout: 15_000, message: 'the edit in the iframe' });
