@@ -201,14 +201,21 @@ export class PreviewView {
     }
   }
 
+  /** What the list last showed: the store changes often, and a list redrawn for nothing loses the focus. */
+  private listKey = '';
+
   private renderList(): void {
     const ports = this.ordered();
+    const rows = ports.map((p) => {
+      const session = p.sessionId ? this.deps.store.get(p.sessionId)?.session : undefined;
+      return { p, mine: this.isActive(p), who: session ? session.name : p.sessionId ? 'another session' : 'not from a session' };
+    });
+    const key = JSON.stringify([this.selected, rows]);
+    if (key === this.listKey) return;
+    this.listKey = key;
     this.list.hidden = ports.length === 0;
     this.list.replaceChildren(
-      ...ports.map((p) => {
-        const mine = this.isActive(p);
-        const session = p.sessionId ? this.deps.store.get(p.sessionId)?.session : undefined;
-        const who = session ? session.name : p.sessionId ? 'another session' : 'not from a session';
+      ...rows.map(({ p, mine, who }) => {
         return h('li', {},
           h('button', {
             type: 'button',
