@@ -1,6 +1,7 @@
-// The activity feed: the last 100 file.changed events, newest first, with
-// their age kept current. Paths show relative to the workspace (see
-// paths.ts); a click opens the file in the artifact pane.
+// The activity feed: the last 100 file.changed events and ports opened,
+// newest first, with their age kept current. Paths show relative to the
+// workspace (see paths.ts); a click opens the file in the artifact pane,
+// or the port in the Preview view.
 
 import { byId, h, timeAgo } from './dom';
 import { splitPath, type WorkspaceRoot } from './paths';
@@ -16,11 +17,21 @@ export interface ActivityItem {
   time: number;
 }
 
+/** A port that began listening (preview.ts): a line of its own. */
+export interface PortOpened {
+  port: number;
+  command?: string;
+  /** The name of the session whose agent opened it. */
+  session?: string;
+}
+
+type FeedItem = ActivityItem | (PortOpened & { kind: 'port'; time: number });
+
 const EVENT_LABEL: Record<FileEvent, string> = { add: 'added', change: 'changed', unlink: 'deleted' };
 
 export class ActivityFeed {
   /** Newest first. */
-  private items: ActivityItem[] = [];
+  private items: FeedItem[] = [];
   private renderTimer: number | undefined;
   private readonly list = byId('activity');
   private readonly count = byId('activity-count');
@@ -28,11 +39,13 @@ export class ActivityFeed {
   constructor(
     private readonly root: WorkspaceRoot,
     private readonly open: (rel: string) => void,
+    private readonly openPort: (port: number) => void = () => {},
   ) {
     this.list.addEventListener('click', (ev) => {
       const btn = (ev.target as Element).closest<HTMLElement>('[data-testid=activity-item]');
       const rel = btn?.dataset.rel;
       if (rel) this.open(rel);
+      else if (btn?.dataset.port) this.openPort(Number(btn.dataset.port));
     });
     window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     root.onLearned(() => this.render());
@@ -41,12 +54,21 @@ export class ActivityFeed {
 
   /** Oldest first, for replaying into other views. */
   history(): ActivityItem[] {
-    return [...this.items].reverse();
+    return this.items.filter((it): it is ActivityItem => !('kind' in it)).reverse();
   }
 
   add(m: FileChangedMessage): void {
     const t = Date.parse(m.timestamp);
-    this.items.unshift({ abs: m.path, event: m.event, time: Number.isFinite(t) ? t : Date.now() });
+    this.push({ abs: m.path, event: m.event, time: Number.isFinite(t) ? t : Date.now() });
+  }
+
+  /** A port began listening. */
+  addPort(p: PortOpened): void {
+    this.push({ ...p, kind: 'port', time: Date.now() });
+  }
+
+  private push(it: FeedItem): void {
+    this.items.unshift(it);
     if (this.items.length > MAX_ITEMS) this.items.length = MAX_ITEMS;
     // Bursts (a build, a checkout) render once.
     if (this.renderTimer === undefined) {
@@ -65,6 +87,7 @@ export class ActivityFeed {
     const now = Date.now();
     this.list.replaceChildren(
       ...this.items.map((it) => {
+        if ('kind' in it) return portLine(it, now);
         const rel = this.root.relative(it.abs);
         const shown = rel ?? it.abs;
         const { dir, name } = splitPath(shown);
@@ -93,4 +116,23 @@ export class ActivityFeed {
       el.textContent = timeAgo(Number(el.dataset.time), now);
     }
   }
+}
+
+/** "port 5173 opened by node (session web)": a click shows it in the Preview view. */
+function portLine(it: PortOpened & { time: number }, now: number): HTMLElement {
+  const text = `port ${it.port} opened${it.command ? ` by ${it.command}` : ''}${it.session ? ` (session ${it.session})` : ''}`;
+  return h('li', {},
+    h('button', {
+      type: 'button',
+      class: 'activity-item',
+      'data-testid': 'activity-item',
+      'data-event': 'port',
+      'data-port': it.port,
+      title: `${text} at ${new Date(it.time).toLocaleTimeString()}: show it in the Preview view`,
+    },
+    h('span', { class: 'ev ev-port', 'aria-label': 'port opened' }),
+    h('span', { class: 'activity-path activity-port', text }),
+    h('time', { class: 'ago', 'data-time': it.time, datetime: new Date(it.time).toISOString(), text: timeAgo(it.time, now) }),
+    ),
+  );
 }

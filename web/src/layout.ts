@@ -12,7 +12,7 @@ const SPLIT_KEY = 'agentmux.split';
 /** A layout.shift waits until the user has not typed for this long. */
 const TYPING_QUIET_MS = 2_000;
 
-export const LAYOUT_MODES: readonly LayoutMode[] = ['terminal', 'artifact', 'split', 'changes'];
+export const LAYOUT_MODES: readonly LayoutMode[] = ['terminal', 'artifact', 'split', 'changes', 'preview'];
 
 export class LayoutController {
   private _mode: LayoutMode = 'terminal';
@@ -72,16 +72,21 @@ export class LayoutController {
 
   /**
    * Shows the artifact pane if it is hidden: beside the terminal, or in
-   * place of the Changes view (a file opened from it).
+   * place of the Changes or Preview view (a file opened from it).
    */
   revealArtifact(): void {
     if (this._mode === 'terminal') this.set('split');
-    else if (this._mode === 'changes') this.set('artifact');
+    else if (this._mode === 'changes' || this._mode === 'preview') this.set('artifact');
   }
 
   /** Call on every key the user types anywhere in the page. */
   noteTyping(): void {
     this.lastTypedAt = Date.now();
+  }
+
+  /** How long until the user has not typed for a while: what follows waits that long. */
+  msUntilQuiet(): number {
+    return Math.max(0, this.lastTypedAt + TYPING_QUIET_MS - Date.now());
   }
 
   /** The server suggests showing a document. */

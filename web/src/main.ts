@@ -21,6 +21,7 @@ import { Notifier, updateTitle } from './notify';
 import { HeaderPeople, Participants } from './participants';
 import { isDoc, WorkspaceRoot } from './paths';
 import { setUpSmallScreens } from './phone';
+import { PreviewView } from './preview';
 import { PromptQueues, QueuePanel } from './queue';
 import { ReviewDrafts, ReviewView } from './review';
 import { ShipBar } from './ship';
@@ -133,7 +134,14 @@ window.__agentmux = {
 const layout = new LayoutController((path) => artifact.open(path), isForShownSession);
 const artifact = new ArtifactPane(() => layout.revealArtifact());
 const docs = new RecentDocs((path) => openFromUser(path));
-const activity = new ActivityFeed(root, (rel) => openFromUser(rel));
+const activity = new ActivityFeed(root, (rel) => openFromUser(rel), (port) => showPort(port));
+// The dev servers the agents start; a port that opens is a line in the activity feed.
+const preview = new PreviewView({
+  store,
+  layout,
+  onOpened: (p) => activity.addPort({ port: p.port, command: p.command, session: p.sessionId ? (store.get(p.sessionId)?.session.name ?? p.sessionId) : undefined }),
+});
+layout.onChange((mode) => preview.setShown(mode === 'preview'));
 const workflow = new WorkflowPanel((path) => openFromUser(path));
 const banners = new Banners(() => ws.retry());
 const statusBar = new StatusBar((r) => {
@@ -259,6 +267,13 @@ function openFromUser(path: string): void {
   byId('app').classList.remove('sidebar-open');
 }
 
+/** Shows a port the user picked (from the activity feed) in the Preview view. */
+function showPort(port: number): void {
+  preview.select(port);
+  layout.set('preview');
+  byId('app').classList.remove('sidebar-open');
+}
+
 /** The user chose a session (a click): show it and put the cursor in it. */
 function selectSession(id: string): void {
   store.select(id);
@@ -332,6 +347,8 @@ async function onConnected(): Promise<void> {
   // refreshes the list, and terminals made by the refresh attach
   // themselves. Waiting for the refresh would hold every screen back.
   pane.onConnected();
+  // The ports are looked at only while a client is connected: none came while this page was away.
+  void preview.refresh();
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
   await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
@@ -482,6 +499,9 @@ function onMessage(m: ServerMessage): void {
     case 'session.checkpoint':
       checkpoints.onCheckpoint(m);
       break;
+    case 'ports.changed':
+      void preview.refresh(); // for each port's address, which only GET /api/ports gives
+      break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
       else {
@@ -578,6 +598,7 @@ const LAYOUT_KEYS: Record<string, LayoutMode> = {
   Digit2: 'artifact', Numpad2: 'artifact',
   Digit3: 'split', Numpad3: 'split',
   Digit4: 'changes', Numpad4: 'changes',
+  Digit5: 'preview', Numpad5: 'preview',
 };
 
 function isLayoutKey(ev: KeyboardEvent): boolean {

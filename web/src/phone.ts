@@ -48,8 +48,8 @@ export function setUpSmallScreens(deps: SmallScreenDeps): SessionSwitcher {
     if (ev.key === 'Escape' && app.classList.contains('sidebar-open')) app.classList.remove('sidebar-open');
   });
 
-  // A document or the Changes view fills a phone's screen: back to the terminal.
-  for (const [pane, testid, what] of [['artifact', 'artifact-close', 'the document'], ['changes', 'changes-close', 'the Changes view']] as const) {
+  // A document, the Changes or the Preview view fills a phone's screen: back to the terminal.
+  for (const [pane, testid, what] of [['artifact', 'artifact-close', 'the document'], ['changes', 'changes-close', 'the Changes view'], ['preview', 'preview-close', 'the preview']] as const) {
     const btn = sheetClose(testid, `Close ${what}`, () => deps.layout.set('terminal'));
     byId(pane).querySelector('.pane-header')?.append(btn);
   }

@@ -62,7 +62,7 @@ export interface Workflow {
 }
 
 /** How the panes are laid out; the server's layout.shift uses the first three. */
-export type LayoutMode = 'terminal' | 'artifact' | 'split' | 'changes';
+export type LayoutMode = 'terminal' | 'artifact' | 'split' | 'changes' | 'preview';
 
 export type MemoryLevel = 'ok' | 'warning' | 'critical';
 
@@ -380,6 +380,23 @@ export interface SessionCheckpointMessage {
   checkpoint: Checkpoint;
 }
 
+/** A TCP port listening in the container (GET /api/ports, ports.changed). */
+export interface ListeningPort {
+  port: number;
+  /** The listening process, when the server may read it. */
+  pid?: number;
+  command?: string;
+  /** The session whose agent started the process. */
+  sessionId?: string;
+  /** Where its preview is, for this page (GET /api/ports only). */
+  url?: string;
+}
+
+export interface PortsChangedMessage {
+  type: 'ports.changed';
+  ports: ListeningPort[];
+}
+
 export type ServerMessage =
   | SessionAttachedMessage
   | TerminalOutputMessage
@@ -406,7 +423,8 @@ export type ServerMessage =
   | PromptGoneMessage
   | ReviewDraftMessage
   | SessionBranchMessage
-  | SessionCheckpointMessage;
+  | SessionCheckpointMessage
+  | PortsChangedMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {
