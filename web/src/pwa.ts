@@ -39,7 +39,10 @@ export function serviceWorker(): Promise<ServiceWorkerRegistration | null> {
       await navigator.serviceWorker.register('./sw.js', { scope: './' });
       return await navigator.serviceWorker.ready;
     } catch {
-      return null; // blocked by the browser's settings: plain notifications
+      // Blocked by the browser's settings, or the server was away for a
+      // moment: plain notifications now, and the next one tries again.
+      registration = undefined;
+      return null;
     }
   })();
   return registration;

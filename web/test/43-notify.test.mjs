@@ -316,6 +316,10 @@ uiTest('with no page open, a notification\'s Allow still answers', { env }, asyn
   await context.grantPermissions(['notifications'], { origin: new URL(server.url).origin });
   const front = await server.createSession({ name: 'front' });
   await waitForPrompt(page, front.id);
+  // As the test above: the asking session is in the background, and the
+  // page's service worker is up before it asks.
+  assert.equal(await page.evaluate(() => window.__agentmux.activeSessionId()), front.id);
+  assert.ok(await page.evaluate(async () => !!(await navigator.serviceWorker.ready).active), 'the service worker is active');
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
   const s = await server.createSession({ name: 'planner', agent: 'claude' });
   const [n] = await waitFor(async () => {
