@@ -68,9 +68,10 @@ type gitSession struct {
 	dir string
 }
 
-// gitSessionOf finds the session of the request; with worktree set it
-// must have a worktree still there (not archived) that records its base.
-// When it reports false, the request has been answered.
+// gitSessionOf finds the session of the request, whose tree must still
+// be there (an archived session's worktree is gone); with worktree set it
+// must have a worktree that records its base. When it reports false, the
+// request has been answered.
 func (s *server) gitSessionOf(c echo.Context, worktree bool) (gitSession, bool, error) {
 	sess, err := s.mgr.Get(c.Param("id"))
 	if err != nil {
@@ -78,14 +79,15 @@ func (s *server) gitSessionOf(c echo.Context, worktree bool) (gitSession, bool, 
 	}
 	info := sess.Info()
 	dir, _ := sessionTree(info)
+	if wt := info.Worktree; wt != nil && wt.Archived {
+		return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
+			"the session is archived: its worktree was removed after its branch "+wt.Branch+" was merged; work with the branch from the workspace")
+	}
 	if worktree {
 		switch wt := info.Worktree; {
 		case wt == nil:
 			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
 				"the session works in the workspace itself, not in a worktree of its own: it has no branch to merge; commit its changes instead")
-		case wt.Archived:
-			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
-				"the session is archived: its worktree was removed after its branch "+wt.Branch+" was merged")
 		case wt.Base == "":
 			return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
 				"the session's worktree was made before agentmux recorded what it was made from: it has no base to merge into")
@@ -151,9 +153,6 @@ func (s *server) commit(ctx context.Context, c echo.Context, g gitSession) error
 	}
 	if ok, err := decodeBody(c, &req); !ok {
 		return err
-	}
-	if g.info.Worktree != nil && g.info.Worktree.Archived {
-		return errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree, "the session is archived: its worktree is gone")
 	}
 	done, err := ship.Commit(ctx, g.dir, req.Message)
 	if err != nil {
@@ -270,9 +269,6 @@ func (s *server) push(ctx context.Context, c echo.Context, g gitSession) error {
 	}
 	var base string
 	if wt := g.info.Worktree; wt != nil {
-		if wt.Archived {
-			return errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree, "the session is archived: its worktree is gone; push its branch "+wt.Branch+" from the workspace")
-		}
 		base = wt.Base
 	}
 	p, err := ship.Push(ctx, g.dir, ship.PushOptions{Remote: cmp.Or(req.Remote, "origin"), Base: base})
@@ -288,7 +284,7 @@ func (s *server) push(ctx context.Context, c echo.Context, g gitSession) error {
 // with where it now stands against its base for a worktree session.
 func (s *server) announceBranch(ctx context.Context, g gitSession, m wire.BranchMessage) {
 	m.SessionID = g.info.ID
-	if wt := g.info.Worktree; wt != nil && !wt.Archived {
+	if wt := g.info.Worktree; wt != nil {
 		m.Branch, m.Base, m.Merged = wt.Branch, wt.Base, wt.Merged
 		if st, err := ship.Status(ctx, g.dir, wt.Base); err == nil {
 			m.Ahead, m.Behind = st.Ahead, st.Behind

@@ -162,6 +162,11 @@ func TestFromDiffToMerged(t *testing.T) {
 	wantError(t, "resume an archived session", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	resp, b = e.do(http.MethodPost, api+"/merge", `{}`)
 	wantError(t, "merge an archived session", resp, b, http.StatusConflict, wire.CodeNotAWorktree)
+	// Its tree is gone: nothing asks git about it.
+	for _, path := range []string{"/commit", "/checkpoints", "/push"} {
+		resp, b = e.do(http.MethodPost, api+path, `{}`)
+		wantError(t, "POST "+path+" of an archived session", resp, b, http.StatusConflict, wire.CodeNotAWorktree)
+	}
 }
 
 // TestMergeConflictLeavesNothingHalfDone: a merge that conflicts names
