@@ -125,7 +125,7 @@ func (g *git) summary(ctx context.Context, dir, base string) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff the tree against %s: %w", base, err)
 	}
-	return parseRawNumstat(out)
+	return ParseRawNumstat(out)
 }
 
 // git is what a diff of one tree runs with: gitexec.NeutralConfig's
@@ -225,11 +225,12 @@ func copyIndex(ctx context.Context, dir string) (string, error) {
 	return tmp.Name(), nil
 }
 
-// parseRawNumstat reads git diff --raw --numstat -z: the raw records
+// ParseRawNumstat reads git diff --raw --numstat -z (or diff-tree's,
+// which is the same): the raw records
 // (":old new oldsha newsha status\0path\0", and a second path for a
 // rename), then as many numstat records ("adds\tdels\tpath\0", or
 // "adds\tdels\t\0old\0new\0"), in the same order.
-func parseRawNumstat(out []byte) ([]File, error) {
+func ParseRawNumstat(out []byte) ([]File, error) {
 	tok := bytes.Split(out, []byte{0})
 	var files []File
 	i := 0
@@ -365,7 +366,7 @@ func Patches(ctx context.Context, dir, base string, paths []string, limits Limit
 			p.Note = fmt.Sprintf("patch left out: the diff reached its limit of %s", size(limits.Total))
 			d.Truncated = true
 		case curLen > limits.File:
-			p.Patch = string(cutLine(cur.Bytes(), limits.File))
+			p.Patch = string(CutLine(cur.Bytes(), limits.File))
 			p.Note = fmt.Sprintf("patch cut at %s of %s", size(limits.File), size(curLen))
 			d.Truncated = true
 		default:
@@ -408,9 +409,9 @@ func Patches(ctx context.Context, dir, base string, paths []string, limits Limit
 	return d, nil
 }
 
-// cutLine returns b cut to at most n bytes, at the end of a line when one
+// CutLine returns b cut to at most n bytes, at the end of a line when one
 // ends in them.
-func cutLine(b []byte, n int) []byte {
+func CutLine(b []byte, n int) []byte {
 	b = b[:n]
 	if i := bytes.LastIndexByte(b, '\n'); i > 0 {
 		return b[:i+1]

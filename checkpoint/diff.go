@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentmux/agentmux/changes"
@@ -72,7 +71,7 @@ func Diff(ctx context.Context, dir, session string, id, limit int) (*Change, err
 	if err != nil {
 		return nil, gitexec.Step(err, nil, "list the files checkpoint %d changed", id)
 	}
-	if c.Files, err = parseRawNumstat(raw); err != nil {
+	if c.Files, err = changes.ParseRawNumstat([]byte(raw)); err != nil {
 		return nil, fmt.Errorf("list the files checkpoint %d changed: %w", id, err)
 	}
 	if c.Patch, c.Truncated, err = r.patch(ctx, from, f.commit, limit); err != nil {
@@ -100,7 +99,7 @@ func (r *repo) patch(ctx context.Context, from, to string, limit int) (string, b
 	truncated := len(b) > limit
 	if truncated {
 		cancel() // the rest is not wanted
-		b = cutLine(b[:limit])
+		b = changes.CutLine(b, limit)
 	}
 	werr := cmd.Wait()
 	if truncated {
@@ -113,69 +112,4 @@ func (r *repo) patch(ctx context.Context, from, to string, limit int) (string, b
 		return "", false, rerr
 	}
 	return string(b), false, nil
-}
-
-// cutLine returns b up to the end of its last whole line, or all of it
-// when it holds none.
-func cutLine(b []byte) []byte {
-	if i := bytes.LastIndexByte(b, '\n'); i > 0 {
-		return b[:i+1]
-	}
-	return b
-}
-
-// parseRawNumstat reads git diff-tree --raw --numstat -z: the raw records
-// (":old new oldid newid status\0path\0", and a second path for a
-// rename), then as many numstat records ("adds\tdels\tpath\0", or
-// "adds\tdels\t\0old\0new\0"), in the same order.
-func parseRawNumstat(out string) ([]changes.File, error) {
-	tok := strings.Split(out, "\x00")
-	var files []changes.File
-	i := 0
-	for ; i < len(tok) && strings.HasPrefix(tok[i], ":"); i++ {
-		h := strings.Fields(tok[i][1:])
-		if len(h) != 5 || i+1 >= len(tok) {
-			return nil, fmt.Errorf("bad raw record %q", tok[i])
-		}
-		f := changes.File{Path: tok[i+1]}
-		i++
-		switch h[4][0] {
-		case 'A', 'C':
-			f.Status = changes.Added
-		case 'D':
-			f.Status = changes.Deleted
-		case 'R':
-			if i+1 >= len(tok) {
-				return nil, fmt.Errorf("a rename without its new path")
-			}
-			f.Status, f.OldPath, f.Path = changes.Renamed, tok[i], tok[i+1]
-			i++
-		default: // M, T
-			f.Status = changes.Modified
-		}
-		if h[0] != h[1] && h[0] != "000000" && h[1] != "000000" {
-			f.OldMode, f.NewMode = h[0], h[1]
-		}
-		files = append(files, f)
-	}
-	for k := range files {
-		if i >= len(tok) {
-			return nil, fmt.Errorf("%d numstat records for %d files", k, len(files))
-		}
-		fields := strings.SplitN(tok[i], "\t", 3)
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("bad numstat record %q", tok[i])
-		}
-		if fields[2] == "" {
-			i += 2 // a rename: the two paths follow
-		}
-		i++
-		if fields[0] == "-" {
-			files[k].Binary = true
-			continue
-		}
-		files[k].Additions, _ = strconv.Atoi(fields[0])
-		files[k].Deletions, _ = strconv.Atoi(fields[1])
-	}
-	return files, nil
 }

@@ -9,14 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
 // gitlink is the mode of a submodule's entry: a commit, not a file.
 const gitlink = "160000"
-
-// maxListed is how many paths an error message lists.
-const maxListed = 10
 
 // Restore puts the files of the tree that holds dir back as session's
 // checkpoint id has them, and returns the checkpoint it took first, of
@@ -74,7 +73,7 @@ func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint
 	}
 	if len(skipped) > 0 {
 		return saved, fmt.Errorf("restored checkpoint %d but for %s, where an ignored file, or a symbolic link, is in the way (checkpoint %d has the files as they were)",
-			id, listed(skipped), saved.ID)
+			id, clip.List(skipped), saved.ID)
 	}
 	return saved, nil
 }
@@ -189,13 +188,4 @@ func (r *repo) checkout(ctx context.Context, tree string, paths []string) error 
 		return gitexec.Step(err, nil, "write %d files back", len(paths))
 	}
 	return nil
-}
-
-// listed is paths joined for a message, at most maxListed of them.
-func listed(paths []string) string {
-	s := strings.Join(paths[:min(len(paths), maxListed)], ", ")
-	if n := len(paths) - maxListed; n > 0 {
-		s += fmt.Sprintf(" and %d more", n)
-	}
-	return s
 }

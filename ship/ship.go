@@ -37,6 +37,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
@@ -91,9 +93,6 @@ var (
 	// there has commits the local one lacks.
 	ErrRejected = errors.New("push rejected")
 )
-
-// maxListed is how many paths an error message lists.
-const maxListed = 10
 
 // ConflictError is a merge that conflicts; it is ErrConflict. Nothing was
 // changed: not the base, not any tree.
@@ -325,16 +324,12 @@ func checkedOut(ctx context.Context, dir, ref string) (string, bool, error) {
 // short is a commit id cut for messages.
 func short(sha string) string { return sha[:min(len(sha), 12)] }
 
-// listed is paths joined for a message, at most maxListed of them.
+// listed is paths joined for a message (clip.List), or says there are none.
 func listed(paths []string) string {
 	if len(paths) == 0 {
 		return "no file git named"
 	}
-	s := strings.Join(paths[:min(len(paths), maxListed)], ", ")
-	if n := len(paths) - maxListed; n > 0 {
-		s += fmt.Sprintf(" and %d more", n)
-	}
-	return s
+	return clip.List(paths)
 }
 
 // run runs a passive git in dir; see gitexec.

@@ -38,6 +38,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/clip"
+
 	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
@@ -83,8 +85,6 @@ const (
 	// rollbackTimeout bounds the git commands that undo a failed Add,
 	// which run even when the caller's context is what ended Add.
 	rollbackTimeout = 30 * time.Second
-	// maxDirtyPaths is how many changed paths an ErrDirty message lists.
-	maxDirtyPaths = 10
 	// maxDirName is DirName's limit in bytes.
 	maxDirName = 64
 )
@@ -686,11 +686,7 @@ func parseStatus(out string) []string {
 
 // dirtyError is the ErrDirty of a worktree with these changed paths.
 func dirtyError(abs string, paths []string) error {
-	shown := strings.Join(paths[:min(len(paths), maxDirtyPaths)], ", ")
-	if n := len(paths) - maxDirtyPaths; n > 0 {
-		shown += fmt.Sprintf(" and %d more", n)
-	}
-	return gitexec.Kinded(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s", abs, shown)
+	return gitexec.Kinded(ErrDirty, nil, "the worktree at %s has uncommitted changes: %s", abs, clip.List(paths))
 }
 
 // mkdirParents creates dir and its missing parents, and returns the ones

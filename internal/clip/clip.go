@@ -5,6 +5,7 @@ package clip
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -37,3 +38,16 @@ func Quote(s string) string { return strconv.Quote(String(s, Quoted, "...")) }
 
 // Message bounds an error message that is about to be sent to a client.
 func Message(s string) string { return String(s, Reply, " [message clipped]") }
+
+// Listed is how many items List names before it counts the rest.
+const Listed = 10
+
+// List joins items for a message: the first Listed of them, then how many
+// more there are, so a message naming files stays short however many.
+func List(items []string) string {
+	s := strings.Join(items[:min(len(items), Listed)], ", ")
+	if n := len(items) - Listed; n > 0 {
+		s += " and " + strconv.Itoa(n) + " more"
+	}
+	return s
+}

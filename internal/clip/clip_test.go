@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,5 +44,26 @@ func TestQuoteBoundsWhatItQuotes(t *testing.T) {
 	}
 	if n := len(Message(long)); n > Reply+32 {
 		t.Fatalf("Message of 1 MiB is %d bytes; want at most %d", n, Reply)
+	}
+}
+
+func TestList(t *testing.T) {
+	var many []string
+	for i := range 13 {
+		many = append(many, fmt.Sprintf("f%d", i))
+	}
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a, b"},
+		{many[:10], "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9"},
+		{many, "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9 and 3 more"},
+	} {
+		if got := List(tc.in); got != tc.want {
+			t.Errorf("List(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
