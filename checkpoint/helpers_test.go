@@ -19,12 +19,7 @@ const testTimeout = 30 * time.Second
 // session is a session id as the server makes them.
 const session = "0b7e2f9c-3d5a-4c1e-9f00-6a2b8c4d1e7f"
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testContext(t *testing.T) context.Context { return testutil.Context(t, testTimeout) }
 
 func removeFile(t *testing.T, dir, name string) {
 	t.Helper()

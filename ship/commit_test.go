@@ -54,7 +54,7 @@ func TestCommitEverything(t *testing.T) {
 // too.
 func TestCommitFirst(t *testing.T) {
 	t.Parallel()
-	repo := tempDir(t)
+	repo := testutil.TempDir(t)
 	gitT(t, repo, "init", "-q", "-b", "trunk")
 	gitT(t, repo, "config", "user.name", "Ship Test")
 	gitT(t, repo, "config", "user.email", "ship@example.com")

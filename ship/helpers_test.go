@@ -17,22 +17,7 @@ import (
 // testTimeout bounds each test's git commands.
 const testTimeout = 30 * time.Second
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// tempDir is t.TempDir with symbolic links resolved, as git reports paths.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
+func testContext(t *testing.T) context.Context { return testutil.Context(t, testTimeout) }
 
 // addWorktree makes a session's worktree on a new branch, as the server
 // does, and returns its directory.

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // bareRemote makes a bare repository for a test to push to.
 func bareRemote(t *testing.T) string {
 	t.Helper()
-	bare := tempDir(t)
+	bare := testutil.TempDir(t)
 	gitT(t, bare, "init", "-q", "--bare", "-b", "main")
 	return bare
 }
@@ -104,7 +106,7 @@ func TestPushRejected(t *testing.T) {
 	if _, err := Push(ctx, repo, PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	other := tempDir(t)
+	other := testutil.TempDir(t)
 	gitT(t, other, "clone", "-q", bare, ".")
 	gitT(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "theirs")
 	gitT(t, other, "push", "-q", "origin", "main")

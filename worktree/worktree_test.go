@@ -20,12 +20,7 @@ import (
 // testTimeout bounds each test's git commands and waits.
 const testTimeout = 30 * time.Second
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testContext(t *testing.T) context.Context { return testutil.Context(t, testTimeout) }
 
 // needGit skips the test when there is no git to test against.
 func needGit(t *testing.T) {
@@ -52,22 +47,12 @@ func gitT(t *testing.T, dir string, args ...string) string {
 	return out
 }
 
-// tempDir is t.TempDir with symbolic links resolved, as git reports paths.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // newRepo returns a repository on branch main with one commit, of
 // README.md saying "hello".
 func newRepo(t *testing.T) string {
 	t.Helper()
 	needGit(t)
-	repo := tempDir(t)
+	repo := testutil.TempDir(t)
 	gitT(t, repo, "init", "-q", "-b", "main")
 	writeFile(t, filepath.Join(repo, "README.md"), "hello\n")
 	gitT(t, repo, "add", "README.md")
@@ -178,7 +163,7 @@ func TestAddFromSubdirectory(t *testing.T) {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(tempDir(t), "deep", "wt")
+	dir := filepath.Join(testutil.TempDir(t), "deep", "wt")
 
 	if _, err := Add(ctx, sub, dir, "x"); err != nil {
 		t.Fatal(err)
@@ -278,7 +263,7 @@ func TestAddNotRepo(t *testing.T) {
 	t.Parallel()
 	needGit(t)
 	ctx := testContext(t)
-	plain := tempDir(t)
+	plain := testutil.TempDir(t)
 	_, err := Add(ctx, plain, filepath.Join(plain, ".worktrees", "x"), "x")
 	assertKind(t, err, ErrNotRepo, plain, "not a git repository")
 	if exists(t, filepath.Join(plain, ".worktrees")) {
@@ -292,7 +277,7 @@ func TestAddNotRepo(t *testing.T) {
 
 func TestNoGit(t *testing.T) {
 	// Not parallel: it changes PATH for the whole process.
-	dir := tempDir(t)
+	dir := testutil.TempDir(t)
 	t.Setenv("PATH", dir)
 	ctx := testContext(t)
 
@@ -334,7 +319,7 @@ func TestAddTargetExists(t *testing.T) {
 func TestAddUnbornHead(t *testing.T) {
 	t.Parallel()
 	needGit(t)
-	repo := tempDir(t)
+	repo := testutil.TempDir(t)
 	gitT(t, repo, "init", "-q", "-b", "main")
 
 	_, err := Add(testContext(t), repo, filepath.Join(repo, ".worktrees", "x"), "x")
@@ -374,7 +359,7 @@ func TestAddRollsBack(t *testing.T) {
 func TestAddCanceled(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
-	marks := tempDir(t)
+	marks := testutil.TempDir(t)
 	pidFile := filepath.Join(marks, "hook.pid")
 	// The hook says it runs, then blocks until killed.
 	installHook(t, repo, fmt.Sprintf("echo $$ >'%[1]s.tmp' && mv '%[1]s.tmp' '%[1]s'\nexec sleep 600\n", pidFile))
@@ -483,7 +468,7 @@ func TestStatus(t *testing.T) {
 		t.Errorf("Status: %q, want %q", got, want)
 	}
 
-	_, err = Status(ctx, tempDir(t))
+	_, err = Status(ctx, testutil.TempDir(t))
 	assertKind(t, err, ErrNotRepo)
 }
 
@@ -563,7 +548,7 @@ func TestRemoveNotWorktree(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	plain := tempDir(t)
+	plain := testutil.TempDir(t)
 	for _, c := range []struct{ what, dir, says string }{
 		{"the main worktree", repo, "main worktree"},
 		{"a directory in the main worktree", sub, repo},
@@ -623,7 +608,7 @@ func TestDeleteBranch(t *testing.T) {
 		t.Errorf("DeleteBranch of a missing branch: %v", err)
 	}
 	assertKind(t, DeleteBranch(ctx, repo, "-D"), ErrInvalidBranch)
-	assertKind(t, DeleteBranch(ctx, tempDir(t), "x"), ErrNotRepo)
+	assertKind(t, DeleteBranch(ctx, testutil.TempDir(t), "x"), ErrNotRepo)
 }
 
 func TestDirName(t *testing.T) {
@@ -694,7 +679,7 @@ func TestExclude(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); err == nil {
 		t.Error("Exclude wrote a .gitignore")
 	}
-	assertKind(t, Exclude(ctx, tempDir(t), "/x/"), ErrNotRepo)
+	assertKind(t, Exclude(ctx, testutil.TempDir(t), "/x/"), ErrNotRepo)
 }
 
 // TestNoFSMonitor: a repository's file-system monitor hook runs neither

@@ -24,12 +24,7 @@ func TestMain(m *testing.M) {
 
 const testTimeout = 20 * time.Second
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testContext(t *testing.T) context.Context { return testutil.Context(t, testTimeout) }
 
 // gitT runs git in dir as a user would, failing the test on error.
 func gitT(t *testing.T, dir string, args ...string) string {

@@ -1,12 +1,14 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // GitOut runs git in dir as a user would and returns its trimmed output.
@@ -45,6 +47,26 @@ func WriteFile(t testing.TB, dir, name, content string) {
 	}
 }
 
+// Context returns a context that ends when the test does or after
+// timeout, whichever comes first: what a test's git commands run under.
+func Context(t testing.TB, timeout time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TempDir is t.TempDir with symbolic links resolved, as git reports
+// paths.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // NewRepo returns a repository, in a temporary directory with links
 // resolved as git reports paths, on branch main with one commit of files,
 // whose config names user as its committer (the test environment has no
@@ -54,10 +76,7 @@ func NewRepo(t testing.TB, user string, files map[string]string) string {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: these tests run the real git binary")
 	}
-	repo, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := TempDir(t)
 	Git(t, repo, "init", "-q", "-b", "main")
 	Git(t, repo, "config", "user.name", user)
 	Git(t, repo, "config", "user.email", strings.ToLower(strings.ReplaceAll(user, " ", "."))+"@example.com")
