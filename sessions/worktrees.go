@@ -142,6 +142,15 @@ func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool
 	if wt == nil {
 		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
 	}
+	return m.endInWorktree(ctx, s, wt, force, "session destroyed", func() error { return m.Destroy(ctx, id) })
+}
+
+// endInWorktree ends a session's work in its worktree wt: it checks the
+// worktree may go (where it should be and, unless force, with nothing
+// uncommitted, so that a refusal leaves the agent running), runs end
+// (which stops the agent), then removes the worktree, never its branch.
+// ended says what end did, for an error that comes after it.
+func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, force bool, ended string, end func() error) error {
 	// The link may have appeared since the worktree was made; removing
 	// through it would delete outside the workspace.
 	if err := m.checkWorktreeDir(wt.Path); err != nil {
@@ -150,17 +159,16 @@ func (m *Manager) DestroyWithWorktree(ctx context.Context, id string, force bool
 	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	if !force {
-		// Checked first, so a refusal leaves the agent running.
 		if err := worktree.CheckClean(gctx, wt.Path); err != nil {
 			return worktreeError(err)
 		}
 	}
-	if err := m.Destroy(ctx, id); err != nil {
+	if err := end(); err != nil {
 		return err
 	}
 	// The agent may have written more while it stopped; that still counts.
 	if err := worktree.Remove(gctx, wt.Path, force); err != nil {
-		return fmt.Errorf("session destroyed, but its worktree was kept: %w", worktreeError(err))
+		return fmt.Errorf("%s, but its worktree was kept: %w", ended, worktreeError(err))
 	}
 	s.log.Info("worktree removed", "path", wt.Path, "branch kept", wt.Branch)
 	return nil
@@ -201,19 +209,14 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 	case wt.Archived:
 		return fmt.Errorf("%w: session %s is archived already", ErrInvalid, id)
 	}
-	if err := m.checkWorktreeDir(wt.Path); err != nil {
+	stop := func() error {
+		if err := s.stop(ctx, m.opts.StopGrace); err != nil {
+			return fmt.Errorf("archive session: %w", err)
+		}
+		return nil
+	}
+	if err := m.endInWorktree(ctx, s, wt, false, "session stopped", stop); err != nil {
 		return err
-	}
-	gctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	if err := worktree.CheckClean(gctx, wt.Path); err != nil {
-		return worktreeError(err)
-	}
-	if err := s.stop(ctx, m.opts.StopGrace); err != nil {
-		return fmt.Errorf("archive session: %w", err)
-	}
-	if err := worktree.Remove(gctx, wt.Path, false); err != nil {
-		return fmt.Errorf("session stopped, but its worktree was kept: %w", worktreeError(err))
 	}
 	s.mu.Lock()
 	w := *s.worktree
@@ -222,7 +225,7 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 	s.reason = "archived"
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	s.mu.Unlock()
-	s.log.Info("session archived: worktree removed", "path", wt.Path, "branch kept", wt.Branch)
+	s.log.Info("session archived")
 	m.durable()
 	return nil
 }
