@@ -79,6 +79,8 @@ func TestFromDiffToMerged(t *testing.T) {
 		t.Errorf("suggested message %q does not name the file", suggested.Message)
 	}
 
+	resp, b = e.do(http.MethodPost, api+"/commit", `{"message":"  "}`)
+	wantError(t, "commit with an empty message", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	resp, b = e.do(http.MethodPost, api+"/commit", `{"message":"Add new.txt"}`)
 	wantStatus(t, "commit", resp, b, http.StatusOK)
 	var committed struct{ Commit, Branch string }
