@@ -214,14 +214,14 @@ func TestInvalidSession(t *testing.T) {
 	ctx := testContext(t)
 	for _, id := range []string{"", "..", "a/b", "../../heads/main", "a b", "a.lock", "x\n", "@{-1}", "*", strings.Repeat("a", 129)} {
 		_, _, err := Take(ctx, repo, id, 0)
-		assertKind(t, err, ErrInvalidSession)
+		testutil.ErrorKind(t, err, ErrInvalidSession)
 		_, err = List(ctx, repo, id)
-		assertKind(t, err, ErrInvalidSession)
+		testutil.ErrorKind(t, err, ErrInvalidSession)
 		_, err = Diff(ctx, repo, id, 1, 0)
-		assertKind(t, err, ErrInvalidSession)
+		testutil.ErrorKind(t, err, ErrInvalidSession)
 		_, err = Restore(ctx, repo, id, 1, 0)
-		assertKind(t, err, ErrInvalidSession)
-		assertKind(t, Delete(ctx, repo, id), ErrInvalidSession)
+		testutil.ErrorKind(t, err, ErrInvalidSession)
+		testutil.ErrorKind(t, Delete(ctx, repo, id), ErrInvalidSession)
 	}
 	if refs := gitT(t, repo, "for-each-ref", "refs/agentmux/"); refs != "" {
 		t.Errorf("refs made: %s", refs)
@@ -232,7 +232,7 @@ func TestInvalidSession(t *testing.T) {
 func TestNotRepo(t *testing.T) {
 	t.Parallel()
 	_, _, err := Take(testContext(t), t.TempDir(), session, 0)
-	assertKind(t, err, ErrNotRepo)
+	testutil.ErrorKind(t, err, ErrNotRepo)
 }
 
 // TestInert: taking, listing, comparing, restoring and deleting

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // TestDiff: a checkpoint's change against the one before: its files, as
@@ -77,5 +78,5 @@ func TestDiff(t *testing.T) {
 		t.Errorf("Diff of the first, taken of a clean tree: %+v", c)
 	}
 	_, err = Diff(ctx, repo, session, 3, 0)
-	assertKind(t, err, ErrNotFound, "no checkpoint 3")
+	testutil.ErrorKind(t, err, ErrNotFound, "no checkpoint 3")
 }

@@ -82,18 +82,6 @@ func treeFiles(t *testing.T, repo, commit string) []string {
 	return strings.Fields(gitT(t, repo, "ls-tree", "-r", "--name-only", commit))
 }
 
-func assertKind(t *testing.T, err, kind error, mentions ...string) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error %v, want one wrapping %v", err, kind)
-	}
-	for _, m := range mentions {
-		if !strings.Contains(err.Error(), m) {
-			t.Errorf("error %q does not mention %q", err, m)
-		}
-	}
-}
-
 func ids(cps []Checkpoint) []int {
 	out := make([]int, len(cps))
 	for i, c := range cps {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // TestRestore: restoring brings back a deleted tracked file, a deleted
@@ -109,7 +111,7 @@ func TestRestoreNotFound(t *testing.T) {
 	writeFile(t, repo, "a.txt", "changed\n")
 	ctx := testContext(t)
 	_, err := Restore(ctx, repo, session, 7, 0)
-	assertKind(t, err, ErrNotFound, "no checkpoint 7")
+	testutil.ErrorKind(t, err, ErrNotFound, "no checkpoint 7")
 	if list, err := List(ctx, repo, session); err != nil || len(list) != 0 {
 		t.Errorf("List: %+v, %v; want none", list, err)
 	}

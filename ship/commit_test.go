@@ -75,7 +75,7 @@ func TestCommitNothing(t *testing.T) {
 	repo := newRepo(t)
 	ctx := testContext(t)
 	_, err := Commit(ctx, repo, "nothing")
-	assertKind(t, err, ErrNothingToCommit, repo)
+	testutil.ErrorKind(t, err, ErrNothingToCommit, repo)
 
 	commitFile(t, repo, ".gitignore", "*.log\n", "ignore logs")
 	writeFile(t, repo, "x.log", "noise\n")
@@ -85,7 +85,7 @@ func TestCommitNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Commit(ctx, repo, "nothing")
-	assertKind(t, err, ErrNothingToCommit)
+	testutil.ErrorKind(t, err, ErrNothingToCommit)
 	if st2, err := os.Stat(index); err != nil || !st2.ModTime().Equal(st.ModTime()) {
 		t.Errorf("the index was written by a commit with nothing to commit: %v", err)
 	}
@@ -97,7 +97,7 @@ func TestCommitNoMessage(t *testing.T) {
 	repo := newRepo(t)
 	writeFile(t, repo, "a.txt", "a\n")
 	_, err := Commit(testContext(t), repo, " \n\t")
-	assertKind(t, err, ErrNoMessage)
+	testutil.ErrorKind(t, err, ErrNoMessage)
 	if st := gitT(t, repo, "status", "--porcelain"); st != "?? a.txt" {
 		t.Errorf("status %q after a refused commit", st)
 	}

@@ -2,7 +2,6 @@ package ship
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,18 +55,6 @@ func commitFile(t *testing.T, dir, name, content, msg string) string {
 func rev(t *testing.T, dir, name string) string {
 	t.Helper()
 	return gitT(t, dir, "rev-parse", "--verify", name)
-}
-
-func assertKind(t *testing.T, err, kind error, mentions ...string) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error %v, want one wrapping %v", err, kind)
-	}
-	for _, m := range mentions {
-		if !strings.Contains(err.Error(), m) {
-			t.Errorf("error %q does not mention %q", err, m)
-		}
-	}
 }
 
 // assertClean checks that the tree at dir is as a finished git leaves

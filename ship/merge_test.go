@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // mergeSetup is a workspace whose main has moved on since the session's
@@ -233,7 +235,7 @@ func TestMergeConflict(t *testing.T) {
 				}
 				main, tip, head := rev(t, repo, "main"), rev(t, wt, "HEAD"), rev(t, repo, "HEAD")
 				_, err := Merge(testContext(t), wt, "main", MergeOptions{Mode: mode})
-				assertKind(t, err, ErrConflict, "README.md", "nothing was changed")
+				testutil.ErrorKind(t, err, ErrConflict, "README.md", "nothing was changed")
 				var ce *ConflictError
 				if !errors.As(err, &ce) || !slices.Equal(ce.Files, []string{"README.md"}) || ce.Branch != "feat" || ce.Base != "main" {
 					t.Fatalf("error %#v, want a *ConflictError on README.md", err)
@@ -278,7 +280,7 @@ func TestMergeBaseDirty(t *testing.T) {
 			if name == "untracked in the way" {
 				file = "b.txt"
 			}
-			assertKind(t, err, ErrBaseDirty, s.repo, `"main" is checked out`, file)
+			testutil.ErrorKind(t, err, ErrBaseDirty, s.repo, `"main" is checked out`, file)
 			if rev(t, s.repo, "main") != s.base {
 				t.Error("main moved")
 			}
@@ -332,7 +334,7 @@ func TestMergeBaseMoved(t *testing.T) {
 		}
 		moved := rev(t, s.repo, "main")
 		_, err = m.moveBase(ctx, next, "test")
-		assertKind(t, err, ErrBaseMoved, `"main" moved`)
+		testutil.ErrorKind(t, err, ErrBaseMoved, `"main" moved`)
 		if rev(t, s.repo, "main") != moved {
 			t.Errorf("checked out %v: main moved on", checkedOut)
 		}
@@ -347,7 +349,7 @@ func TestMergeNothing(t *testing.T) {
 	wt := addWorktree(t, repo, "feat")
 	ctx := testContext(t)
 	_, err := Merge(ctx, wt, "main", MergeOptions{})
-	assertKind(t, err, ErrNothingToMerge, `"feat" has no commits that "main" lacks`)
+	testutil.ErrorKind(t, err, ErrNothingToMerge, `"feat" has no commits that "main" lacks`)
 
 	commitFile(t, wt, "a.txt", "a\n", "a")
 	commitFile(t, repo, "c.txt", "c\n", "c")
@@ -357,7 +359,7 @@ func TestMergeNothing(t *testing.T) {
 	main := rev(t, repo, "main")
 	for _, mode := range []Mode{Squash, Rebase} {
 		_, err = Merge(ctx, wt, "main", MergeOptions{Mode: mode})
-		assertKind(t, err, ErrNothingToMerge, "already")
+		testutil.ErrorKind(t, err, ErrNothingToMerge, "already")
 	}
 	if rev(t, repo, "main") != main {
 		t.Error("main moved")
@@ -388,7 +390,7 @@ func TestMergeRefusals(t *testing.T) {
 		{wt, "main", "octopus", ErrInvalidMode, "octopus"},
 	} {
 		_, err := Merge(ctx, tc.dir, tc.base, MergeOptions{Mode: tc.mode})
-		assertKind(t, err, tc.kind, tc.mentions)
+		testutil.ErrorKind(t, err, tc.kind, tc.mentions)
 	}
 }
 

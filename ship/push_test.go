@@ -89,10 +89,10 @@ func TestPushNoRemote(t *testing.T) {
 	repo := newRepo(t)
 	ctx := testContext(t)
 	_, err := Push(ctx, repo, PushOptions{})
-	assertKind(t, err, ErrNoRemote, `no remote "origin": it has none`)
+	testutil.ErrorKind(t, err, ErrNoRemote, `no remote "origin": it has none`)
 	gitT(t, repo, "remote", "add", "upstream", bareRemote(t))
 	_, err = Push(ctx, repo, PushOptions{Remote: "--mirror"})
-	assertKind(t, err, ErrNoRemote, `no remote "--mirror"; it has upstream`)
+	testutil.ErrorKind(t, err, ErrNoRemote, `no remote "--mirror"; it has upstream`)
 }
 
 // TestPushRejected: a remote branch with commits the local one lacks
@@ -114,7 +114,7 @@ func TestPushRejected(t *testing.T) {
 	commitFile(t, repo, "mine.txt", "mine\n", "mine")
 
 	_, err := Push(ctx, repo, PushOptions{})
-	assertKind(t, err, ErrRejected, `remote "origin" refused branch "main"`)
+	testutil.ErrorKind(t, err, ErrRejected, `remote "origin" refused branch "main"`)
 	if rev(t, bare, "main") != theirs {
 		t.Error("the remote's main moved")
 	}
@@ -149,7 +149,7 @@ func TestPushDetached(t *testing.T) {
 	gitT(t, repo, "remote", "add", "origin", bareRemote(t))
 	gitT(t, repo, "checkout", "-q", "--detach")
 	_, err := Push(testContext(t), repo, PushOptions{})
-	assertKind(t, err, ErrNoBranch)
+	testutil.ErrorKind(t, err, ErrNoBranch)
 }
 
 // contains reports whether s contains every one of subs.

@@ -67,6 +67,6 @@ func TestStatusErrors(t *testing.T) {
 		{t.TempDir(), "main", ErrNotRepo, "not inside a git work tree"},
 	} {
 		_, err := Status(ctx, tc.dir, tc.base)
-		assertKind(t, err, tc.kind, tc.mentions)
+		testutil.ErrorKind(t, err, tc.kind, tc.mentions)
 	}
 }

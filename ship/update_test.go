@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // TestUpdateFromBase: main's new commit is merged into the branch in its
@@ -117,7 +119,7 @@ func TestUpdateFromBaseDirty(t *testing.T) {
 			commitFile(t, repo, "c.txt", "c\n", "c")
 			writeFile(t, wt, file, "mine\n")
 			_, err := UpdateFromBase(testContext(t), wt, "main")
-			assertKind(t, err, ErrDirty, wt, file)
+			testutil.ErrorKind(t, err, ErrDirty, wt, file)
 			if rev(t, wt, "HEAD") != tip || readFile(t, wt, file) != "mine\n" {
 				t.Error("the worktree changed")
 			}
@@ -136,9 +138,9 @@ func TestUpdateFromBaseRefusals(t *testing.T) {
 	wt := addWorktree(t, repo, "feat")
 	ctx := testContext(t)
 	_, err := UpdateFromBase(ctx, repo, "main")
-	assertKind(t, err, ErrNotWorktree)
+	testutil.ErrorKind(t, err, ErrNotWorktree)
 	_, err = UpdateFromBase(ctx, wt, "gone")
-	assertKind(t, err, ErrNoBase, `"gone"`)
+	testutil.ErrorKind(t, err, ErrNoBase, `"gone"`)
 }
 
 func equalUpdated(a, b Updated) bool {

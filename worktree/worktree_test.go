@@ -113,18 +113,6 @@ func assertUntouched(t *testing.T, repo string, branches ...string) {
 	}
 }
 
-func assertKind(t *testing.T, err, kind error, mentions ...string) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error %v, want one wrapping %v", err, kind)
-	}
-	for _, m := range mentions {
-		if !strings.Contains(err.Error(), m) {
-			t.Errorf("error %q does not mention %q", err, m)
-		}
-	}
-}
-
 func TestAddNewBranch(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
@@ -209,7 +197,7 @@ func TestAddCheckedOut(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
 		_, err := Add(testContext(t), repo, filepath.Join(repo, ".worktrees", "main"), "main")
-		assertKind(t, err, ErrCheckedOut, `"main"`, repo)
+		testutil.ErrorKind(t, err, ErrCheckedOut, `"main"`, repo)
 		assertUntouched(t, repo)
 	})
 	t.Run("linked worktree", func(t *testing.T) {
@@ -222,7 +210,7 @@ func TestAddCheckedOut(t *testing.T) {
 		}
 		second := filepath.Join(repo, ".worktrees", "second")
 		_, err := Add(ctx, repo, second, "topic")
-		assertKind(t, err, ErrCheckedOut, `"topic"`, first)
+		testutil.ErrorKind(t, err, ErrCheckedOut, `"topic"`, first)
 		if exists(t, second) {
 			t.Errorf("%s exists after a failed Add", second)
 		}
@@ -251,7 +239,7 @@ func TestAddInvalidBranch(t *testing.T) {
 		{"@{-1}", `git reads it as "other"`},
 	} {
 		_, err := Add(ctx, repo, filepath.Join(repo, ".worktrees", DirName(c.name)), c.name)
-		assertKind(t, err, ErrInvalidBranch, c.says)
+		testutil.ErrorKind(t, err, ErrInvalidBranch, c.says)
 		if c.name != "" && !strings.Contains(err.Error(), strconv.Quote(c.name)) {
 			t.Errorf("error %q does not name the branch %q", err, c.name)
 		}
@@ -265,14 +253,14 @@ func TestAddNotRepo(t *testing.T) {
 	ctx := testContext(t)
 	plain := testutil.TempDir(t)
 	_, err := Add(ctx, plain, filepath.Join(plain, ".worktrees", "x"), "x")
-	assertKind(t, err, ErrNotRepo, plain, "not a git repository")
+	testutil.ErrorKind(t, err, ErrNotRepo, plain, "not a git repository")
 	if exists(t, filepath.Join(plain, ".worktrees")) {
 		t.Error(".worktrees created in a directory that is not a repository")
 	}
 
 	missing := filepath.Join(plain, "missing")
 	_, err = Add(ctx, missing, filepath.Join(plain, "wt"), "x")
-	assertKind(t, err, ErrNotRepo, missing)
+	testutil.ErrorKind(t, err, ErrNotRepo, missing)
 }
 
 func TestNoGit(t *testing.T) {
@@ -282,14 +270,14 @@ func TestNoGit(t *testing.T) {
 	ctx := testContext(t)
 
 	_, err := Add(ctx, dir, filepath.Join(dir, "wt"), "x")
-	assertKind(t, err, ErrNoGit, "git is not installed")
+	testutil.ErrorKind(t, err, ErrNoGit, "git is not installed")
 	if errors.Is(err, ErrNotRepo) {
 		t.Errorf("Add without git: %v wraps ErrNotRepo", err)
 	}
 	_, err = Status(ctx, dir)
-	assertKind(t, err, ErrNoGit)
-	assertKind(t, Remove(ctx, filepath.Join(dir, "wt"), false), ErrNoGit)
-	assertKind(t, DeleteBranch(ctx, dir, "x"), ErrNoGit)
+	testutil.ErrorKind(t, err, ErrNoGit)
+	testutil.ErrorKind(t, Remove(ctx, filepath.Join(dir, "wt"), false), ErrNoGit)
+	testutil.ErrorKind(t, DeleteBranch(ctx, dir, "x"), ErrNoGit)
 }
 
 func TestAddTargetExists(t *testing.T) {
@@ -303,7 +291,7 @@ func TestAddTargetExists(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "mine"), "keep me\n")
 
 	_, err := Add(ctx, repo, dir, "x")
-	assertKind(t, err, ErrExists, dir)
+	testutil.ErrorKind(t, err, ErrExists, dir)
 	if !exists(t, filepath.Join(dir, "mine")) {
 		t.Error("Add removed a directory it did not create")
 	}
@@ -313,7 +301,7 @@ func TestAddTargetExists(t *testing.T) {
 
 	file := filepath.Join(repo, "README.md")
 	_, err = Add(ctx, repo, file, "x")
-	assertKind(t, err, ErrExists, file)
+	testutil.ErrorKind(t, err, ErrExists, file)
 }
 
 func TestAddUnbornHead(t *testing.T) {
@@ -323,7 +311,7 @@ func TestAddUnbornHead(t *testing.T) {
 	gitT(t, repo, "init", "-q", "-b", "main")
 
 	_, err := Add(testContext(t), repo, filepath.Join(repo, ".worktrees", "x"), "x")
-	assertKind(t, err, ErrNoCommits, repo, `"x"`, "no commits yet")
+	testutil.ErrorKind(t, err, ErrNoCommits, repo, `"x"`, "no commits yet")
 	if exists(t, filepath.Join(repo, ".worktrees")) {
 		t.Error(".worktrees left behind")
 	}
@@ -412,7 +400,7 @@ func TestAddRace(t *testing.T) {
 	if winner < 0 || errs[1-winner] == nil {
 		t.Fatalf("Add results %v, want exactly one success", errs)
 	}
-	assertKind(t, errs[1-winner], ErrExists, dir)
+	testutil.ErrorKind(t, errs[1-winner], ErrExists, dir)
 	if got := gitT(t, dir, "symbolic-ref", "HEAD"); got != fmt.Sprintf("refs/heads/b%d", winner) {
 		t.Errorf("the winner's worktree is on %s", got)
 	}
@@ -469,7 +457,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	_, err = Status(ctx, testutil.TempDir(t))
-	assertKind(t, err, ErrNotRepo)
+	testutil.ErrorKind(t, err, ErrNotRepo)
 }
 
 // addWorktree adds the worktree .worktrees/<branch> on a new branch.
@@ -510,7 +498,7 @@ func TestRemoveDirty(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "notes.txt"), "new\n")
 
 	err := Remove(ctx, dir, false)
-	assertKind(t, err, ErrDirty, dir, "README.md", "notes.txt")
+	testutil.ErrorKind(t, err, ErrDirty, dir, "README.md", "notes.txt")
 	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "new\n" {
 		t.Fatalf("notes.txt after a refused Remove: %q, %v", b, err)
 	}
@@ -534,7 +522,7 @@ func TestRemoveDirtyManyPaths(t *testing.T) {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d", i)), "x")
 	}
 	err := Remove(testContext(t), dir, false)
-	assertKind(t, err, ErrDirty, "f00", "f09", "and 2 more")
+	testutil.ErrorKind(t, err, ErrDirty, "f00", "f09", "and 2 more")
 	if strings.Contains(err.Error(), "f10") {
 		t.Errorf("error %q lists more than 10 paths", err)
 	}
@@ -575,7 +563,7 @@ func TestRemoveGoneDirectory(t *testing.T) {
 	}
 	// Git still holds the branch for the vanished worktree.
 	_, err := Add(ctx, repo, filepath.Join(repo, ".worktrees", "again"), "x")
-	assertKind(t, err, ErrCheckedOut, dir, "gone")
+	testutil.ErrorKind(t, err, ErrCheckedOut, dir, "gone")
 
 	if err := Remove(ctx, dir, false); err != nil {
 		t.Fatal(err)
@@ -594,7 +582,7 @@ func TestDeleteBranch(t *testing.T) {
 	ctx := testContext(t)
 	dir := addWorktree(t, repo, "feature/x")
 
-	assertKind(t, DeleteBranch(ctx, repo, "feature/x"), ErrCheckedOut, `"feature/x"`, dir)
+	testutil.ErrorKind(t, DeleteBranch(ctx, repo, "feature/x"), ErrCheckedOut, `"feature/x"`, dir)
 	if err := Remove(ctx, dir, false); err != nil {
 		t.Fatal(err)
 	}
@@ -607,8 +595,8 @@ func TestDeleteBranch(t *testing.T) {
 	if err := DeleteBranch(ctx, repo, "feature/x"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("DeleteBranch of a missing branch: %v", err)
 	}
-	assertKind(t, DeleteBranch(ctx, repo, "-D"), ErrInvalidBranch)
-	assertKind(t, DeleteBranch(ctx, testutil.TempDir(t), "x"), ErrNotRepo)
+	testutil.ErrorKind(t, DeleteBranch(ctx, repo, "-D"), ErrInvalidBranch)
+	testutil.ErrorKind(t, DeleteBranch(ctx, testutil.TempDir(t), "x"), ErrNotRepo)
 }
 
 func TestDirName(t *testing.T) {
@@ -643,7 +631,7 @@ func TestCheckClean(t *testing.T) {
 		t.Fatalf("fresh worktree: %v", err)
 	}
 	writeFile(t, filepath.Join(dir, "notes.txt"), "draft\n")
-	assertKind(t, CheckClean(ctx, dir), ErrDirty, "notes.txt")
+	testutil.ErrorKind(t, CheckClean(ctx, dir), ErrDirty, "notes.txt")
 	if !exists(t, filepath.Join(dir, "notes.txt")) {
 		t.Error("CheckClean touched the worktree")
 	}
@@ -679,7 +667,7 @@ func TestExclude(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); err == nil {
 		t.Error("Exclude wrote a .gitignore")
 	}
-	assertKind(t, Exclude(ctx, testutil.TempDir(t), "/x/"), ErrNotRepo)
+	testutil.ErrorKind(t, Exclude(ctx, testutil.TempDir(t), "/x/"), ErrNotRepo)
 }
 
 // TestNoFSMonitor: a repository's file-system monitor hook runs neither
@@ -822,9 +810,9 @@ func TestNoFilter(t *testing.T) {
 		t.Errorf("Status of a modified worktree: %q, %v; want README.md", got, err)
 	}
 	testutil.NotRun(t, "Status", marker)
-	assertKind(t, CheckClean(ctx, wt), ErrDirty, "README.md")
+	testutil.ErrorKind(t, CheckClean(ctx, wt), ErrDirty, "README.md")
 	testutil.NotRun(t, "CheckClean", marker)
-	assertKind(t, Remove(ctx, wt, false), ErrDirty, "README.md")
+	testutil.ErrorKind(t, Remove(ctx, wt, false), ErrDirty, "README.md")
 	testutil.NotRun(t, "Remove", marker)
 	if !exists(t, readme) {
 		t.Fatal("a refused Remove removed the worktree")

@@ -3,6 +3,8 @@ package testutil
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,4 +47,19 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// ErrorKind fails the test unless err wraps kind and its message mentions
+// each of mentions: an error must say what went wrong in words, not only
+// be of the right kind.
+func ErrorKind(t testing.TB, err, kind error, mentions ...string) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("error %v, want one wrapping %v", err, kind)
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("error %q does not mention %q", err, m)
+		}
+	}
 }
