@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/observe"
 	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/sessions/output"
 	"github.com/agentmux/agentmux/sessions/store"
 )
 
@@ -117,6 +118,11 @@ type Options struct {
 	Store *store.Store
 	// SaveInterval is how often changed screens are saved; 0 means 5 s.
 	SaveInterval time.Duration
+	// Quiet, when set, is called when the sessions' output stops: at the
+	// first save, with a Store, that finds no output since the last one
+	// after a save that did. It runs on the saver's goroutine, so it
+	// should be quick; a server gives memory back in it.
+	Quiet func()
 	// Timing holds the delays of waiting, idle and stuck detection and of
 	// flow control; zero fields take their defaults.
 	Timing Timing
@@ -181,9 +187,9 @@ type Manager struct {
 
 	// saveMu serialises screen saves (the saver and Close).
 	saveMu sync.Mutex
-	// savedEnd is the stream end each session's saved screen reached.
-	// emitMu protects it.
-	savedEnd map[string]uint64
+	// savers follow each session's ring for its saves. emitMu protects
+	// the map; saveMu serialises the saves.
+	savers map[string]*output.Saver
 	// stopSaver ends the saver goroutine; saverDone is closed when it has.
 	stopSaver chan struct{}
 	saverDone chan struct{}
@@ -241,7 +247,7 @@ func NewManager(opts Options) (*Manager, error) {
 		log:       opts.Logger,
 		sessions:  make(map[string]*Session),
 		starting:  make(map[*Session]bool),
-		savedEnd:  make(map[string]uint64),
+		savers:    make(map[string]*output.Saver),
 		stopSaver: make(chan struct{}),
 		saverDone: make(chan struct{}),
 	}
@@ -278,7 +284,7 @@ func (m *Manager) emit(ev Event) {
 	switch ev.Kind {
 	case EventDestroyed:
 		m.journal.Remove(ev.Session.ID)
-		delete(m.savedEnd, ev.Session.ID)
+		delete(m.savers, ev.Session.ID)
 	case EventPromptQueued, EventPromptDequeued, EventPromptDelivered:
 		m.putQueue(ev.Session.ID, ev.Queue)
 	default:

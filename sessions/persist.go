@@ -157,7 +157,7 @@ func (m *Manager) restore() error {
 			conversation: r.Conversation,
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
-		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data)
+		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)
 		s.queue = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
@@ -166,7 +166,8 @@ func (m *Manager) restore() error {
 			s.log.Warn("kill what the session's last run left running", "err", err)
 		}
 		m.sessions[r.ID] = s
-		m.savedEnd[r.ID] = s.ring.State().End
+		m.savers[r.ID] = new(output.Saver)
+		m.savers[r.ID].Mark(s.ring)
 		m.created++
 	}
 	if len(list) > 0 {
@@ -175,34 +176,58 @@ func (m *Manager) restore() error {
 	return nil
 }
 
-// saver saves changed screens every SaveInterval until Close.
+// saver saves changed screens every SaveInterval until Close, and tells
+// Options.Quiet when the output stops.
 func (m *Manager) saver() {
 	defer close(m.saverDone)
 	t := time.NewTicker(m.opts.SaveInterval)
 	defer t.Stop()
+	moving := false
 	for {
 		select {
 		case <-m.stopSaver:
 			return
 		case <-t.C:
-			m.saveScreens()
+			moved := m.saveScreens()
+			if moving && !moved && m.opts.Quiet != nil {
+				m.opts.Quiet()
+			}
+			moving = moved
 		}
 	}
 }
 
-// saveScreens writes the metadata and screen of every session whose output
-// moved since its last save.
-func (m *Manager) saveScreens() {
+// saveScreens writes the metadata and new output of every session whose
+// output moved since its last save, and reports whether any had. It
+// hands the journal about saveBacklog bytes at a time, so however many
+// sessions printed, the copies a save makes (and bbolt's of them) are
+// about that much at once.
+func (m *Manager) saveScreens() (moved bool) {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	for _, s := range m.List() {
-		m.saveScreen(s)
+		if m.saveScreen(s) {
+			moved = true
+			m.journal.Drain(saveBacklog)
+		}
 	}
+	return moved
 }
 
-// saveScreen queues s's metadata and screen when its output moved since
-// the last save.
-func (m *Manager) saveScreen(s *Session) {
+// saveBacklog bounds the output a save queues before it waits for the
+// journal to take it: a few busy rings.
+const saveBacklog = 4 << 20
+
+// pageBytes is the database's page size: what a commit costs at least.
+const pageBytes = 4096
+
+// saveScreen queues s's metadata and the output it printed since its last
+// save: a piece, or a whole screen the first time, after the ring moved
+// past the last save, and once the pieces since the last whole screen are
+// as many as the ring has pages. That bound keeps the pieces stored few,
+// and costs, spread over the saves that made them, about a page a save:
+// what any commit writes anyway.
+func (m *Manager) saveScreen(s *Session) (saved bool) {
 	// Under emitMu, so a Destroy's removal cannot be queued between the
 	// check that the session is still there and the save, which would
 	// bring a destroyed session back after a restart. The session's mu
@@ -213,14 +238,30 @@ func (m *Manager) saveScreen(s *Session) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	st := s.ring.State()
-	if saved, ok := m.savedEnd[s.id]; st.Closed || (ok && saved == st.End) {
-		return
+	if st.Closed {
+		return false
 	}
-	sc, end := s.ring.Snapshot(store.ScreenHead)
-	if v, ok := m.encodeRecord(s.infoLocked()); ok {
-		m.journal.PutSnapshot(s.id, v, sc)
+	sv := m.savers[s.id]
+	if sv == nil {
+		sv = new(output.Saver)
+		m.savers[s.id] = sv
 	}
-	m.savedEnd[s.id] = end
+	enc, whole, cut := sv.Save(s.ring, store.ScreenHead, sv.Pieces() >= m.opts.Scrollback/pageBytes)
+	if enc == nil {
+		return false
+	}
+	v, ok := m.encodeRecord(s.infoLocked())
+	if !ok {
+		v = nil
+	}
+	if whole {
+		m.journal.PutSnapshot(s.id, v, enc, cut)
+	} else {
+		// The ring's start when the save began: the ring holds at least
+		// from there, so what the store keeps covers it.
+		m.journal.AppendScreen(s.id, v, enc, st.Start)
+	}
+	return true
 }
 
 // Close saves every changed screen, stops the periodic saving and returns

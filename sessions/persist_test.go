@@ -252,6 +252,84 @@ func TestScreensAreSavedWhileSessionsRun(t *testing.T) {
 	})
 }
 
+// Saves add what is new to the stored screen; whatever the store holds
+// once the output stops, without any shutdown (as after kill -9), is the
+// screen a replay shows: same start, same modes, same bytes.
+func TestSavedPiecesRestoreTheScreen(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	const scrollback = 16 << 10
+	m := newStoreManager(t, st, t.TempDir(), scrollback)
+	defer stopManager(t, m)
+	s, err := m.Create(CreateOptions{Command: []string{"sh", "-c", `printf '\033[?1049h\033[?2004h'; i=0; while [ $i -lt 1500 ]; do echo "line $i of the log"; i=$((i+1)); [ $((i % 50)) = 0 ] && sleep 0.01; done; printf '\033[?25l'; echo done; exec sleep 60`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, storeTimeout, "the end of the output", func() bool { return strings.HasSuffix(outputOf(t, s), "done\r\n") })
+	var sc store.Screen
+	testutil.Eventually(t, storeTimeout, "the end of the output in the store", func() bool {
+		saved, _, err := load(st)
+		if err != nil || len(saved) != 1 {
+			return false
+		}
+		sc = saved[0].screen
+		return bytes.HasSuffix(sc.Data, []byte("done\r\n"))
+	})
+	restored := output.NewRing(scrollback)
+	restored.Restore(sc.Start, sc.Prefix, sc.Data, sc.Cut)
+	wantStart, wantPrefix, _ := s.ReplayStart(0)
+	if got := restored.State(); got.End != s.StreamState().End {
+		t.Fatalf("the stored screen ends at %d, the output at %d", got.End, s.StreamState().End)
+	}
+	start, prefix, _ := restored.ReplayStart(0)
+	if start != wantStart || !bytes.Equal(prefix, wantPrefix) || !bytes.Contains(prefix, []byte("\x1b[?1049h")) || !bytes.Contains(prefix, []byte("\x1b[?2004h")) {
+		t.Fatalf("the stored screen replays from %d with %q, the session from %d with %q", start, prefix, wantStart, wantPrefix)
+	}
+	if got, want := restored.Since(start, scrollback), []byte(outputOf(t, s)); !bytes.HasSuffix(want, got) || len(got) < scrollback/2 {
+		t.Fatalf("the stored screen replays %d bytes that are not the end of the session's %d", len(got), len(want))
+	}
+}
+
+// Quiet is told once the output stops, at the first save that finds
+// nothing new after one that saved output, and again after the next
+// burst.
+func TestQuietIsToldWhenTheOutputStops(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	quiet := make(chan struct{}, 8)
+	m, err := NewManager(Options{
+		Workspace:    t.TempDir(),
+		Store:        st,
+		SaveInterval: 50 * time.Millisecond,
+		StopGrace:    time.Second,
+		Quiet:        func() { quiet <- struct{}{} },
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopManager(t, m)
+	s, err := m.Create(CreateOptions{Command: []string{"sh", "-c", `seq 1 2000; read go; seq 1 2000; exec sleep 60`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for burst := range 2 {
+		select {
+		case <-quiet:
+		case <-time.After(storeTimeout):
+			t.Fatalf("not told that burst %d stopped", burst+1)
+		}
+		if burst == 0 {
+			if err := s.Write([]byte("\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if out := outputOf(t, s); strings.Count(out, "2000\r\n") != 2 {
+		t.Fatalf("told quiet twice, but the output is %q", out[max(0, len(out)-200):])
+	}
+}
+
 func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentmux.db")
 	st := openTestStore(t, path)
@@ -265,7 +343,8 @@ func TestUnreadableRecordIsLeftOutNotFatal(t *testing.T) {
 	// store's to skip, the record the Manager's.
 	j := store.NewJournal(st, slog.New(slog.DiscardHandler))
 	j.PutRecord("bad", []byte("{not json"))
-	j.PutSnapshot(good.ID(), nil, []byte{1, 2})
+	// A screen whose prefix runs past its end.
+	j.PutSnapshot(good.ID(), nil, []byte{0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}, false)
 	j.Close()
 	saved, skipped, err := load(st)
 	if err != nil || len(saved) != 1 || saved[0].record.ID != good.ID() || len(skipped) != 2 {
@@ -296,7 +375,7 @@ func BenchmarkRestart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		j.PutSnapshot(r.ID, v, append(store.ScreenHead(5<<20, prefix, len(data)), data...))
+		j.PutSnapshot(r.ID, v, append(store.ScreenHead(5<<20, prefix, len(data)), data...), false)
 	}
 	j.Close()
 	if err := st.Close(); err != nil {
@@ -726,7 +805,7 @@ func TestRestoresTheDatabaseOfAnEarlierBuild(t *testing.T) {
 	if ss := a.StreamState(); ss.Start != 1<<20+5 || ss.End != 1<<20+5+uint64(len(screenA)) || outputOf(t, a) != screenA {
 		t.Errorf("session A's screen restored as %d..%d %q", ss.Start, ss.End, outputOf(t, a))
 	}
-	if _, prefix, _ := a.ReplayStart(0); !bytes.Contains(prefix, []byte("\x1b[?1049h")) || !bytes.Contains(prefix, []byte("\x1b[?25l")) {
+	if _, prefix, _ := a.ReplayStart(0); !bytes.Contains(prefix, []byte("\x1b[?1049h")) {
 		t.Errorf("session A's replay re-enters %q, want the alternate screen and the hidden cursor", prefix)
 	}
 

@@ -13,7 +13,6 @@ package output
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -34,8 +33,10 @@ type Ring struct {
 	buf []byte
 	end uint64 // offset just after the newest byte
 	// base is the offset of the first byte this ring ever held: 0, or
-	// where a restored screen began. Nothing below it is held.
-	base uint64
+	// where a restored screen began. Nothing below it is held. baseCut
+	// reports that a replay may not begin there (see Restore).
+	base    uint64
+	baseCut bool
 	// tail tracks the terminal state at the oldest byte still held, by
 	// scanning bytes as they are evicted; a replay starts from it.
 	tail vtState
@@ -359,7 +360,7 @@ func (r *Ring) State() State {
 // cut reports whether lines left output out that a whole replay has.
 func (r *Ring) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
 	r.mu.Lock()
-	start, st := r.replayStartLocked()
+	start, st, _ := r.replayStartLocked()
 	if lines <= 0 || r.end-start <= uint64(lines) {
 		r.mu.Unlock()
 		return start, st.modePrefix(), false
@@ -425,14 +426,17 @@ func lastLines(data []byte, from int, st vtState, lines int) (int, vtState, bool
 	return at, st, true
 }
 
-func (r *Ring) replayStartLocked() (uint64, vtState) {
-	start := r.start()
-	if start == r.base || r.tailAtLineStart {
+// replayStartLocked returns where a replay begins and the terminal state
+// there; atLine reports that it begins a line (or the stream), not at the
+// fallback of a ring without a line boundary.
+func (r *Ring) replayStartLocked() (start uint64, st vtState, atLine bool) {
+	start = r.start()
+	if (start == r.base && !r.baseCut) || r.tailAtLineStart {
 		// Nothing evicted, or eviction ended a line: the oldest byte held
 		// starts one, in the tail's modes.
-		return start, r.tail
+		return start, r.tail, true
 	}
-	st := r.tail // a copy: scanning ahead must not move the real tail
+	st = r.tail // a copy: scanning ahead must not move the real tail
 	size := uint64(len(r.buf))
 	// Prefer a line boundary; fall back to the first character boundary
 	// outside an escape sequence when no line ends in the ring.
@@ -449,44 +453,26 @@ func (r *Ring) replayStartLocked() (uint64, vtState) {
 		}
 		st.feed([]byte{c})
 		if c == '\n' && ground {
-			return off + 1, st
+			return off + 1, st, true
 		}
 	}
 	if haveFallback {
-		return fallback, fallbackSt
+		return fallback, fallbackSt, false
 	}
-	return r.end, st
+	return r.end, st, false
 }
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 
-// Snapshot returns what a replay would show, the output from the replay
-// start with the modes in force there, and the stream offset it ends at.
-// head encodes the screen's start and prefix as the caller stores them,
-// with room for n bytes of output after; the output is read straight in
-// after it: a busy session's save copies a full ring every time, and a
-// second copy would double the garbage every save leaves.
-func (r *Ring) Snapshot(head func(start uint64, prefix []byte, n int) []byte) (enc []byte, end uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	start, st := r.replayStartLocked()
-	prefix := st.modePrefix()
-	n := int(r.end - start)
-	enc = head(start, prefix, n)
-	at := len(enc)
-	enc = enc[:at+n]
-	if _, err := r.readAtLocked(enc[at:], start); err != nil {
-		// replayStartLocked returns a held offset: this cannot happen.
-		panic(fmt.Sprintf("ring snapshot: %v", err))
-	}
-	return enc, r.end
-}
-
 // Restore makes an empty ring hold a saved screen: the stream continues at
-// the saved offsets, and a replay re-enters the saved modes first.
-func (r *Ring) Restore(start uint64, prefix, data []byte) {
+// the saved offsets, and a replay re-enters the saved modes first. cut
+// reports that data begins where a save began, not where a replay may:
+// a replay then begins at its first line boundary. Data longer than the
+// ring leaves its oldest bytes evicted, as output would.
+func (r *Ring) Restore(start uint64, prefix, data []byte, cut bool) {
 	r.mu.Lock()
 	r.base, r.end = start, start
+	r.baseCut = cut
 	r.tail = vtState{}
 	r.tail.feed(prefix)
 	r.mu.Unlock()

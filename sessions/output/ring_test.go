@@ -461,7 +461,7 @@ func TestLive(t *testing.T) {
 	}
 
 	restored := NewRing(64)
-	restored.Restore(100, nil, []byte("\x1b[6n old screen"))
+	restored.Restore(100, nil, []byte("\x1b[6n old screen"), false)
 	if st := restored.State(); st.RunStart != 115 || st.Live() != 115 {
 		t.Errorf("restored: run start %d, live %d, want both 115", st.RunStart, st.Live())
 	}
@@ -539,7 +539,7 @@ func FuzzReplayStartLines(f *testing.F) {
 		n := int(lines%50) + 1
 		start, prefix, cut := r.ReplayStart(n)
 
-		from, st := r.replayStartLocked()
+		from, st, _ := r.replayStartLocked()
 		held := make([]byte, r.end-from)
 		k, err := r.ReadAt(held, from)
 		if err != nil {

@@ -87,6 +87,28 @@ func (v *vtState) feed(p []byte) {
 	}
 }
 
+// feedToRest advances the state over the longest start of p that ends
+// outside any escape sequence, and returns its length.
+func (v *vtState) feedToRest(p []byte) int {
+	end := *v
+	end.feed(p)
+	if end.isGround() {
+		*v = end
+		return len(p)
+	}
+	// Rare: the output stops inside a sequence. Find where the parser
+	// last rested, byte by byte.
+	rest, at := *v, 0
+	for i := range p {
+		v.feed(p[i : i+1])
+		if v.isGround() {
+			rest, at = *v, i+1
+		}
+	}
+	*v = rest
+	return at
+}
+
 func (v *vtState) step(c byte) {
 	// CAN and SUB abort any sequence; ESC starts a new one, except inside
 	// strings, where it may be the first half of ST.

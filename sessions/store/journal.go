@@ -29,24 +29,70 @@ type Journal struct {
 	// written and when the journal closes.
 	cond    *sync.Cond
 	pending []change
-	// screens holds, for each session with a screen in pending, its
-	// index there: a newer screen replaces it in place, so a disk slower
-	// than the saves keeps one screen per session queued, not a backlog.
+	// screens holds, for each session with a screen write in pending,
+	// its index there: a newer write joins it in place (a whole screen
+	// replaces it, a piece is added and what the pieces' keep makes
+	// useless is dropped), so a disk slower than the saves keeps at most
+	// about a ring per session queued, not a backlog.
 	screens map[string]int
-	queued  uint64 // changes ever queued
-	written uint64 // changes ever taken and committed (or failed)
-	closed  bool
-	done    chan struct{}
+	// screenBytes is what the screen writes in pending hold.
+	screenBytes int
+	queued      uint64 // changes ever queued
+	written     uint64 // changes ever taken and committed (or failed)
+	closed      bool
+	done        chan struct{}
 }
 
 // change is one session's write: its record, its screen, both, or its
 // removal.
 type change struct {
 	id     string
-	record []byte // nil leaves the stored record alone
-	screen []byte // encoded screen; nil leaves the stored one alone
-	queue  []byte // nil leaves the stored prompt queue alone
+	record []byte       // nil leaves the stored record alone
+	screen *screenWrite // nil leaves the stored screen alone
+	queue  []byte       // nil leaves the stored prompt queue alone
 	remove bool
+}
+
+// screenWrite is what a change does to a session's stored screen.
+type screenWrite struct {
+	// reset forgets the stored screen before anything is added.
+	reset bool
+	// base, when not nil, is a whole screen, encoded, that the pieces
+	// follow.
+	base []byte
+	// pieces are encoded pieces of output in stream order, each starting
+	// where the one before it (or base) ended.
+	pieces [][]byte
+	// keep is the oldest offset a restart needs: the stored parts whose
+	// successor starts before it are dropped, queued or written.
+	keep uint64
+}
+
+// join adds the later write w2 to w.
+func (w *screenWrite) join(w2 *screenWrite) {
+	if w2.reset {
+		*w = *w2
+		return
+	}
+	w.pieces = append(w.pieces, w2.pieces...)
+	w.keep = max(w.keep, w2.keep)
+	// What the stored screen would drop on writing need not be written.
+	if w.base != nil && len(w.pieces) > 0 && screenStart(w.pieces[0]) < w.keep {
+		w.base = nil
+	}
+	for len(w.pieces) > 1 && screenStart(w.pieces[1]) < w.keep {
+		w.pieces[0] = nil
+		w.pieces = w.pieces[1:]
+	}
+}
+
+// bytes returns how much output w holds.
+func (w *screenWrite) bytes() int {
+	n := len(w.base)
+	for _, p := range w.pieces {
+		n += len(p)
+	}
+	return n
 }
 
 // NewJournal starts a journal writing to st, which must stay open until
@@ -61,13 +107,26 @@ func NewJournal(st *Store, log *slog.Logger) *Journal {
 // PutRecord queues a session's record.
 func (j *Journal) PutRecord(id string, record []byte) { j.add(change{id: id, record: record}) }
 
-// PutSnapshot queues a session's record and last screen, encoded as
-// ScreenHead says; a nil record leaves the stored one alone. A screen
-// queued for the same session and not yet written is replaced, so a disk
-// slower than the saves keeps one screen per session waiting, not a
-// backlog.
-func (j *Journal) PutSnapshot(id string, record, screen []byte) {
-	j.add(change{id: id, record: record, screen: screen})
+// PutSnapshot queues a session's record and whole screen, encoded as
+// ScreenHead says, in place of what is stored or queued of its screen;
+// a nil record leaves the stored one alone. cut reports that a replay may
+// not begin at the screen's start (see Screen.Cut).
+func (j *Journal) PutSnapshot(id string, record, screen []byte, cut bool) {
+	w := &screenWrite{reset: true, base: screen}
+	if cut {
+		w.base, w.pieces = nil, [][]byte{screen}
+	}
+	j.add(change{id: id, record: record, screen: w})
+}
+
+// AppendScreen queues a session's record and the output that followed
+// its stored screen, a piece encoded as ScreenHead says, which must start
+// where the last piece (or the screen) ended. keep is the oldest offset
+// a restart needs, the oldest the session's ring holds: the stored and
+// queued parts whose successor starts before it are dropped, so what is
+// kept stays about a ring (and what waits for a slow disk too).
+func (j *Journal) AppendScreen(id string, record, piece []byte, keep uint64) {
+	j.add(change{id: id, record: record, screen: &screenWrite{pieces: [][]byte{piece}, keep: keep}})
 }
 
 // PutQueue queues a session's prompt queue.
@@ -90,7 +149,11 @@ func (j *Journal) add(c change) {
 	} else if i, ok := j.screens[c.id]; ok && c.screen != nil {
 		// The queued record stays where it is: records queued after it
 		// are newer. This one's record goes to the end.
-		j.pending[i].screen, c.screen = c.screen, nil
+		w := j.pending[i].screen
+		j.screenBytes -= w.bytes()
+		w.join(c.screen)
+		j.screenBytes += w.bytes()
+		c.screen = nil
 		if c.record == nil {
 			j.mu.Unlock()
 			return
@@ -98,6 +161,7 @@ func (j *Journal) add(c change) {
 	}
 	if c.screen != nil {
 		j.screens[c.id] = len(j.pending)
+		j.screenBytes += c.screen.bytes()
 	}
 	j.pending = append(j.pending, c)
 	j.queued++
@@ -120,6 +184,7 @@ func (j *Journal) run() {
 		batch := j.pending
 		j.pending = nil
 		clear(j.screens)
+		j.screenBytes = 0
 		j.mu.Unlock()
 		j.write(batch)
 		j.mu.Lock()
@@ -170,8 +235,8 @@ func (c change) apply(records, screens, queues *bolt.Bucket) error {
 		}
 	}
 	if c.screen != nil {
-		if err := putScreen(screens, key, c.screen); err != nil {
-			return fmt.Errorf("put screen: %w", err)
+		if err := writeScreen(screens, key, c.screen); err != nil {
+			return fmt.Errorf("save screen: %w", err)
 		}
 	}
 	return nil
@@ -183,6 +248,19 @@ func (j *Journal) Sync() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for target := j.queued; j.written < target; {
+		j.cond.Wait()
+	}
+}
+
+// Drain waits, holding no lock, while the screens queued hold more than
+// limit bytes. A saver that calls it after each session's save hands the
+// journal about limit bytes at a time: its copies of the output, and
+// bbolt's of them in a commit, stay that size however many sessions
+// printed, instead of one copy of every busy ring at once.
+func (j *Journal) Drain(limit int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.screenBytes > limit && !j.closed {
 		j.cond.Wait()
 	}
 }

@@ -22,7 +22,7 @@ func TestJournalKeepsOneScreenPerSessionQueued(t *testing.T) {
 
 	const id = "00000000-0000-4000-8000-000000000001"
 	for i := range 100 {
-		j.PutSnapshot(id, fmt.Appendf(nil, `{"name":"save %d"}`, i), Screen{Start: uint64(i), Data: bytes.Repeat([]byte{'x'}, 64<<10)}.marshal())
+		j.PutSnapshot(id, fmt.Appendf(nil, `{"name":"save %d"}`, i), Screen{Start: uint64(i), Data: bytes.Repeat([]byte{'x'}, 64<<10)}.marshal(), false)
 	}
 	j.PutRecord("00000000-0000-4000-8000-000000000002", []byte(`{"name":"other"}`))
 	j.Remove("00000000-0000-4000-8000-000000000002")

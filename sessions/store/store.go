@@ -11,7 +11,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,16 +25,10 @@ import (
 // Bucket names.
 var (
 	bucketSessions = []byte("sessions") // id -> record
-	// id -> a bucket holding the binary screen snapshot under screenKey.
-	// A bucket each, because bbolt rewrites a leaf page whole: screens as
-	// values side by side in one leaf made every save copy (and read back
-	// through the memory map) every session's megabyte, not just the one
-	// that changed. Files written before keep id -> snapshot values, read
-	// as ever and replaced by a bucket at the session's next save.
+	// id -> a bucket holding the session's screen, laid out as screen.go
+	// says.
 	bucketScreens = []byte("screens")
 	bucketQueues  = []byte("prompts") // id -> prompt queue
-
-	screenKey = []byte("screen")
 )
 
 // Errors opening a store, each naming the file in its message.
@@ -125,87 +118,6 @@ func (s *Store) BlockWrites() (release func(), err error) {
 	return func() { once.Do(func() { _ = tx.Rollback() }) }, nil
 }
 
-// Screen is a session's last screen as stored: the output from where a
-// replay starts, with the terminal modes in force there.
-type Screen struct {
-	// Start is the stream offset of Data[0].
-	Start uint64
-	// Prefix holds the sequences that re-enter the terminal modes in
-	// force at Start.
-	Prefix []byte
-	// Data is the output from Start on.
-	Data []byte
-}
-
-// Screen encoding: start (8 bytes), prefix length (4), prefix, data.
-func (sc Screen) marshal() []byte {
-	return append(ScreenHead(sc.Start, sc.Prefix, len(sc.Data)), sc.Data...)
-}
-
-// screenHeadBytes is the fixed part of an encoded screen: its start, then
-// the length of its prefix.
-const screenHeadBytes = 8 + 4
-
-// ScreenHead returns the encoding of a screen up to its data, with room
-// for n bytes of data after it: appending the data makes the value
-// Journal.PutSnapshot takes. A caller that reads a screen straight into
-// the room saves a copy of it, which for a busy session is a full ring at
-// every save.
-func ScreenHead(start uint64, prefix []byte, n int) []byte {
-	b := make([]byte, 0, screenHeadBytes+len(prefix)+n)
-	b = binary.BigEndian.AppendUint64(b, start)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(prefix)))
-	return append(b, prefix...)
-}
-
-func unmarshalScreen(b []byte) (Screen, error) {
-	if len(b) < screenHeadBytes {
-		return Screen{}, fmt.Errorf("screen record of %d bytes is too short", len(b))
-	}
-	n := binary.BigEndian.Uint32(b[8:])
-	if uint64(n) > uint64(len(b)-screenHeadBytes) {
-		return Screen{}, fmt.Errorf("screen record's prefix of %d bytes overruns it", n)
-	}
-	// Copies: bbolt's memory is only valid inside the transaction.
-	return Screen{
-		Start:  binary.BigEndian.Uint64(b),
-		Prefix: append([]byte(nil), b[screenHeadBytes:screenHeadBytes+n]...),
-		Data:   append([]byte(nil), b[screenHeadBytes+n:]...),
-	}, nil
-}
-
-// getScreen returns a session's stored screen, or nil.
-func getScreen(screens *bolt.Bucket, id []byte) []byte {
-	if b := screens.Bucket(id); b != nil {
-		return b.Get(screenKey)
-	}
-	return screens.Get(id) // an older file's
-}
-
-// putScreen stores a session's screen in its bucket, replacing what an
-// older file kept in its place.
-func putScreen(screens *bolt.Bucket, id, sc []byte) error {
-	b := screens.Bucket(id)
-	if b == nil {
-		if err := screens.Delete(id); err != nil {
-			return err
-		}
-		var err error
-		if b, err = screens.CreateBucket(id); err != nil {
-			return err
-		}
-	}
-	return b.Put(screenKey, sc)
-}
-
-// deleteScreen forgets a session's stored screen, in either form.
-func deleteScreen(screens *bolt.Bucket, id []byte) error {
-	if screens.Bucket(id) != nil {
-		return screens.DeleteBucket(id)
-	}
-	return screens.Delete(id)
-}
-
 func (s *Store) update(fn func(*bolt.Tx) error) error {
 	if err := s.db.Update(fn); err != nil {
 		return fmt.Errorf("write database %s: %w", s.path, err)
@@ -242,13 +154,11 @@ func (s *Store) Load() (out []Saved, skipped []error, err error) {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			// Copies: bbolt's memory is only valid inside the transaction.
 			sv := Saved{ID: string(k), Record: bytes.Clone(v), Queue: bytes.Clone(queues.Get(k))}
-			if b := getScreen(screens, k); b != nil {
-				sc, err := unmarshalScreen(b)
-				if err != nil {
-					skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))
-				} else {
-					sv.Screen = sc
-				}
+			sc, err := loadScreen(screens, k)
+			if err != nil {
+				skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))
+			} else {
+				sv.Screen = sc
 			}
 			out = append(out, sv)
 			return nil

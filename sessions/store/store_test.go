@@ -45,7 +45,7 @@ func TestOpenStoreDamaged(t *testing.T) {
 	st := openTestStore(t, good)
 	j := NewJournal(st, discard())
 	j.PutSnapshot("00000000-0000-4000-8000-000000000001", []byte(`{"id":"00000000-0000-4000-8000-000000000001"}`),
-		Screen{Start: 1, Prefix: []byte("\x1b[?1049h"), Data: []byte("a screen\r\n")}.marshal())
+		Screen{Start: 1, Prefix: []byte("\x1b[?1049h"), Data: []byte("a screen\r\n")}.marshal(), false)
 	j.PutQueue("00000000-0000-4000-8000-000000000001", []byte(`{"prompts":[],"rev":1}`))
 	j.Close()
 	if err := st.Close(); err != nil {
@@ -82,16 +82,16 @@ func TestOpenStoreDamaged(t *testing.T) {
 
 func TestScreenEncoding(t *testing.T) {
 	in := Screen{Start: 1 << 40, Prefix: []byte("\x1b[?1049h"), Data: []byte("héllo\r\n")}
-	out, err := unmarshalScreen(in.marshal())
+	out, err := decodeScreen(in.marshal())
 	if err != nil || out.Start != in.Start || !bytes.Equal(out.Prefix, in.Prefix) || !bytes.Equal(out.Data, in.Data) {
 		t.Fatalf("round trip = %+v, %v", out, err)
 	}
-	if _, err := unmarshalScreen([]byte{1, 2, 3}); err == nil {
+	if _, err := decodeScreen([]byte{1, 2, 3}); err == nil {
 		t.Error("a short record decoded")
 	}
 	bad := in.marshal()
 	bad[11] = 0xff // prefix length beyond the record
-	if _, err := unmarshalScreen(bad); err == nil {
+	if _, err := decodeScreen(bad); err == nil {
 		t.Error("a prefix overrunning the record decoded")
 	}
 }
@@ -102,13 +102,17 @@ func TestUnreadableScreenIsLeftOutNotItsSession(t *testing.T) {
 	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
 	defer st.Close()
 	j := NewJournal(st, discard())
-	j.PutSnapshot("new", []byte(`{"id":"new"}`), []byte{1, 2})
+	j.PutSnapshot("new", []byte(`{"id":"new"}`), Screen{Start: 3, Data: []byte("fine\r\n")}.marshal(), false)
 	j.PutQueue("new", []byte(`{"rev":1}`))
 	j.PutRecord("old", []byte(`{"id":"old"}`))
 	j.Close()
-	// The damaged screen of a file written before screens had buckets: a
-	// plain value.
+	// A damaged part, and the damaged screen of a file written before
+	// screens had buckets: a plain value.
 	if err := st.db.Update(func(tx *bolt.Tx) error {
+		part := tx.Bucket(bucketScreens).Bucket([]byte("new")).Bucket(partKey(3))
+		if err := part.Put(partBase, []byte{1, 2}); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketScreens).Put([]byte("old"), []byte{1, 2})
 	}); err != nil {
 		t.Fatal(err)
@@ -135,7 +139,7 @@ func TestRemoveForgetsEverythingOfTheSession(t *testing.T) {
 	sc := Screen{Start: 3, Data: []byte("screen\r\n")}.marshal()
 	j := NewJournal(st, discard())
 	for _, id := range []string{"new", "old", "kept"} {
-		j.PutSnapshot(id, []byte(`{}`), sc)
+		j.PutSnapshot(id, []byte(`{}`), sc, false)
 		j.PutQueue(id, []byte(`{}`))
 	}
 	j.Sync()
@@ -155,7 +159,7 @@ func TestRemoveForgetsEverythingOfTheSession(t *testing.T) {
 		for _, id := range []string{"new", "old"} {
 			k := []byte(id)
 			screens := tx.Bucket(bucketScreens)
-			if tx.Bucket(bucketSessions).Get(k) != nil || getScreen(screens, k) != nil || screens.Bucket(k) != nil || tx.Bucket(bucketQueues).Get(k) != nil {
+			if tx.Bucket(bucketSessions).Get(k) != nil || len(screenParts(screens, k)) != 0 || screens.Bucket(k) != nil || tx.Bucket(bucketQueues).Get(k) != nil {
 				return fmt.Errorf("something of the removed session %s is still stored", id)
 			}
 		}
@@ -179,11 +183,11 @@ func TestSavingOneScreenWritesOnlyIt(t *testing.T) {
 	j := NewJournal(st, discard())
 	for i := range 4 {
 		id := fmt.Sprintf("s%d", i)
-		j.PutSnapshot(id, []byte(`{"id":"`+id+`"}`), Screen{Data: bytes.Repeat([]byte{'a' + byte(i)}, size)}.marshal())
+		j.PutSnapshot(id, []byte(`{"id":"`+id+`"}`), Screen{Data: bytes.Repeat([]byte{'a' + byte(i)}, size)}.marshal(), false)
 	}
 	j.Sync()
 	before := st.db.Stats()
-	j.PutSnapshot("s2", []byte(`{"id":"s2"}`), Screen{Start: 1, Data: bytes.Repeat([]byte{'z'}, size)}.marshal())
+	j.PutSnapshot("s2", []byte(`{"id":"s2"}`), Screen{Start: 1, Data: bytes.Repeat([]byte{'z'}, size)}.marshal(), false)
 	j.Close()
 	after := st.db.Stats()
 	if written := after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc(); written > size+size/2 {
@@ -234,7 +238,7 @@ func TestScreensOfAnOlderFile(t *testing.T) {
 	}
 
 	j := NewJournal(st, discard())
-	j.PutSnapshot("kept", []byte(`{"id":"kept"}`), Screen{Start: 9, Data: []byte("new screen\r\n")}.marshal())
+	j.PutSnapshot("kept", []byte(`{"id":"kept"}`), Screen{Start: 9, Data: []byte("new screen\r\n")}.marshal(), false)
 	j.Remove("gone")
 	j.Close()
 	if err := st.db.View(func(tx *bolt.Tx) error {
@@ -242,7 +246,7 @@ func TestScreensOfAnOlderFile(t *testing.T) {
 		if screens.Bucket([]byte("kept")) == nil {
 			return errors.New("the saved screen did not move into a bucket of its own")
 		}
-		if getScreen(screens, []byte("gone")) != nil {
+		if len(screenParts(screens, []byte("gone"))) != 0 {
 			return errors.New("the removed session's older screen is still stored")
 		}
 		return nil
@@ -308,13 +312,15 @@ func TestLoadsTheFileOfAnEarlierBuild(t *testing.T) {
 }
 
 // What the journal writes now is, byte for byte, what an earlier build
-// wrote: same buckets, keys and values.
+// wrote (same buckets, keys and values) but for the screen, which is now
+// in a part of its own under its start (see screen.go): the file's
+// format changes only where it was meant to.
 func TestWritesTheFormatOfAnEarlierBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentmux.db")
 	st := openTestStore(t, path)
 	j := NewJournal(st, discard())
 	j.PutSnapshot(goldenA, []byte(goldenRecordA),
-		Screen{Start: 1<<20 + 5, Prefix: []byte("\x1b[?1049h\x1b[?25l"), Data: []byte("héllo\r\nready?\r\n")}.marshal())
+		Screen{Start: 1<<20 + 5, Prefix: []byte("\x1b[?1049h\x1b[?25l"), Data: []byte("héllo\r\nready?\r\n")}.marshal(), false)
 	j.PutQueue(goldenA, []byte(goldenQueueA))
 	j.PutRecord(goldenB, []byte(goldenRecordB))
 	j.Close()
@@ -328,6 +334,9 @@ func TestWritesTheFormatOfAnEarlierBuild(t *testing.T) {
 		t.Fatalf("the golden file's screen of B is %q", w)
 	}
 	delete(want, "screens/"+goldenB)
+	partA := "screens/" + goldenA + "/" + string(partKey(1<<20+5)) + "/base"
+	want[partA] = want["screens/"+goldenA+"/screen"]
+	delete(want, "screens/"+goldenA+"/screen")
 	if len(got) != len(want) {
 		t.Errorf("wrote %d values, the earlier build %d", len(got), len(want))
 	}
@@ -336,8 +345,8 @@ func TestWritesTheFormatOfAnEarlierBuild(t *testing.T) {
 			t.Errorf("%s: wrote %q, the earlier build %q", k, g, w)
 		}
 	}
-	if got["screens/"+goldenA+"/screen"] != goldenScreenA {
-		t.Errorf("A's screen written as %q, want %q", got["screens/"+goldenA+"/screen"], goldenScreenA)
+	if got[partA] != goldenScreenA {
+		t.Errorf("A's screen written as %q, want %q", got[partA], goldenScreenA)
 	}
 }
 

@@ -1,0 +1,283 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A session's screen is kept in a bucket of its own in bucketScreens: a
+// whole screen, then the output that followed it, piece by piece, so a
+// save writes what is new rather than the whole ring again.
+//
+// Each part (the whole screen or a piece) is a bucket of its own too,
+// under its stream offset (partKey, so parts sort in stream order),
+// holding its encoding under partBase or partPiece. bbolt keeps a value
+// inside its leaf page and rewrites a leaf whole: parts side by side as
+// values would make every append rewrite the megabyte of the whole
+// screen next to it, and screens side by side in one leaf made every save
+// rewrite every session's. A part's own bucket has its own pages; an
+// append writes the piece and the small leaf of bucket headers.
+//
+// Files written before pieces keep the whole screen as a plain value
+// under screenKey in the session's bucket, and files older still as a
+// plain value in bucketScreens under the session's id; both are read as
+// ever, and go at the session's next whole save.
+var (
+	screenKey = []byte("screen")
+	partBase  = []byte("base")
+	partPiece = []byte("piece")
+)
+
+// partKey is the key of a part starting at stream offset start.
+func partKey(start uint64) []byte { return binary.BigEndian.AppendUint64(nil, start) }
+
+// Screen is a session's last screen as stored: the output from where a
+// replay starts, with the terminal modes in force there.
+type Screen struct {
+	// Start is the stream offset of Data[0].
+	Start uint64
+	// Prefix holds the sequences that re-enter the terminal modes in
+	// force at Start.
+	Prefix []byte
+	// Data is the output from Start on. It may hold more than a ring:
+	// the oldest part is kept until what follows it covers the ring.
+	Data []byte
+	// Cut reports that Data begins where a save began, not where a
+	// replay may (a line's start, outside any escape sequence): a
+	// replay of it must begin at the first line boundary in it.
+	Cut bool
+}
+
+// Screen encoding: start (8 bytes), prefix length (4), prefix, data. A
+// piece of output is encoded the same way.
+func (sc Screen) marshal() []byte {
+	return append(ScreenHead(sc.Start, sc.Prefix, len(sc.Data)), sc.Data...)
+}
+
+// screenHeadBytes is the fixed part of an encoded screen: its start, then
+// the length of its prefix.
+const screenHeadBytes = 8 + 4
+
+// ScreenHead returns the encoding of a screen, or of a piece of output
+// that follows one, up to its data, with room for n bytes of data after
+// it: appending the data makes the value Journal.PutSnapshot and
+// Journal.AppendScreen take. A caller that reads the output straight
+// into the room saves a copy of it.
+func ScreenHead(start uint64, prefix []byte, n int) []byte {
+	b := make([]byte, 0, screenHeadBytes+len(prefix)+n)
+	b = binary.BigEndian.AppendUint64(b, start)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(prefix)))
+	return append(b, prefix...)
+}
+
+// decodeScreen reads an encoded screen or piece; its slices are b's.
+func decodeScreen(b []byte) (Screen, error) {
+	if len(b) < screenHeadBytes {
+		return Screen{}, fmt.Errorf("screen record of %d bytes is too short", len(b))
+	}
+	n := binary.BigEndian.Uint32(b[8:])
+	if uint64(n) > uint64(len(b)-screenHeadBytes) {
+		return Screen{}, fmt.Errorf("screen record's prefix of %d bytes overruns it", n)
+	}
+	return Screen{
+		Start:  binary.BigEndian.Uint64(b),
+		Prefix: b[screenHeadBytes : screenHeadBytes+n],
+		Data:   b[screenHeadBytes+n:],
+	}, nil
+}
+
+// screenStart returns the stream offset an encoded screen or piece starts
+// at, 0 when it is too short to say.
+func screenStart(b []byte) uint64 {
+	if len(b) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// screenPart is one stored part of a session's screen. Its slices are
+// bbolt's, valid in the transaction.
+type screenPart struct {
+	key   []byte // in the session's bucket, or in bucketScreens for the oldest files
+	value []byte
+	// base reports a whole screen, which a replay may begin.
+	base bool
+	// inBucket reports a part kept in a bucket of its own.
+	inBucket bool
+}
+
+// screenParts lists what is stored of a session's screen, in stream
+// order.
+func screenParts(screens *bolt.Bucket, id []byte) []screenPart {
+	b := screens.Bucket(id)
+	if b == nil {
+		if v := screens.Get(id); v != nil {
+			return []screenPart{{key: id, value: v, base: true}}
+		}
+		return nil
+	}
+	var out []screenPart
+	if v := b.Get(screenKey); v != nil {
+		out = append(out, screenPart{key: screenKey, value: v, base: true})
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || len(k) != len(partKey(0)) {
+			continue // screenKey's value, or nothing this version writes
+		}
+		p := b.Bucket(k)
+		if v := p.Get(partBase); v != nil {
+			out = append(out, screenPart{key: k, value: v, base: true, inBucket: true})
+		} else if v := p.Get(partPiece); v != nil {
+			out = append(out, screenPart{key: k, value: v, inBucket: true})
+		}
+	}
+	return out
+}
+
+// loadScreen reads a session's stored screen: the newest run of parts
+// each starting where the one before it ended. A zero Screen means none
+// was stored.
+func loadScreen(screens *bolt.Bucket, id []byte) (Screen, error) {
+	stored := screenParts(screens, id)
+	if len(stored) == 0 {
+		return Screen{}, nil
+	}
+	parts := make([]Screen, len(stored))
+	for i, p := range stored {
+		sc, err := decodeScreen(p.value)
+		if err != nil {
+			return Screen{}, err
+		}
+		parts[i] = sc
+	}
+	// A piece lost to a failed write would leave a gap; what follows it
+	// is the newer output, and a replay needs it whole.
+	k := len(parts) - 1
+	for k > 0 && parts[k-1].Start+uint64(len(parts[k-1].Data)) == parts[k].Start {
+		k--
+	}
+	n := 0
+	for _, p := range parts[k:] {
+		n += len(p.Data)
+	}
+	// Copies: bbolt's memory is only valid inside the transaction.
+	out := Screen{
+		Start:  parts[k].Start,
+		Prefix: bytes.Clone(parts[k].Prefix),
+		Data:   make([]byte, 0, n),
+		Cut:    !stored[k].base,
+	}
+	for _, p := range parts[k:] {
+		out.Data = append(out.Data, p.Data...)
+	}
+	return out, nil
+}
+
+// writeScreen carries out w on a session's stored screen.
+func writeScreen(screens *bolt.Bucket, id []byte, w *screenWrite) error {
+	if w.reset {
+		if err := deleteScreen(screens, id); err != nil {
+			return err
+		}
+	}
+	b, err := sessionScreens(screens, id)
+	if err != nil {
+		return err
+	}
+	if w.base != nil {
+		if err := putPart(b, partBase, w.base); err != nil {
+			return err
+		}
+	}
+	for _, p := range w.pieces {
+		if err := putPart(b, partPiece, p); err != nil {
+			return err
+		}
+	}
+	return trimScreen(screens, id, w.keep)
+}
+
+// sessionScreens returns a session's screen bucket, made when missing;
+// the oldest files' screen, a plain value in its place, moves into it.
+func sessionScreens(screens *bolt.Bucket, id []byte) (*bolt.Bucket, error) {
+	if b := screens.Bucket(id); b != nil {
+		return b, nil
+	}
+	old := bytes.Clone(screens.Get(id))
+	if old != nil {
+		if err := screens.Delete(id); err != nil {
+			return nil, err
+		}
+	}
+	b, err := screens.CreateBucket(id)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		if err := b.Put(screenKey, old); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// putPart stores an encoded part in a bucket of its own, under its start,
+// as kind (partBase or partPiece).
+func putPart(b *bolt.Bucket, kind, enc []byte) error {
+	if len(enc) < screenHeadBytes {
+		return fmt.Errorf("part of a screen of %d bytes is too short", len(enc))
+	}
+	key := partKey(screenStart(enc))
+	if b.Bucket(key) != nil {
+		if err := b.DeleteBucket(key); err != nil {
+			return err
+		}
+	}
+	p, err := b.CreateBucket(key)
+	if err != nil {
+		return err
+	}
+	return p.Put(kind, enc)
+}
+
+// trimScreen forgets the stored parts of a screen that a restart no
+// longer needs: each one whose successor starts before keep, the oldest
+// offset the ring still holds. What stays covers the ring and a little
+// more, so a restored ring is full and its replay begins at a line
+// boundary its own eviction finds.
+func trimScreen(screens *bolt.Bucket, id []byte, keep uint64) error {
+	b := screens.Bucket(id)
+	if b == nil {
+		return nil
+	}
+	var drop []screenPart
+	parts := screenParts(screens, id)
+	for i := 0; i+1 < len(parts) && screenStart(parts[i+1].value) < keep; i++ {
+		drop = append(drop, parts[i])
+	}
+	// Deleting as the cursor walks would skip keys.
+	for _, p := range drop {
+		var err error
+		if p.inBucket {
+			err = b.DeleteBucket(bytes.Clone(p.key))
+		} else {
+			err = b.Delete(bytes.Clone(p.key))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteScreen forgets a session's stored screen, in any form.
+func deleteScreen(screens *bolt.Bucket, id []byte) error {
+	if screens.Bucket(id) != nil {
+		return screens.DeleteBucket(id)
+	}
+	return screens.Delete(id)
+}
