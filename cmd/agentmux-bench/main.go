@@ -49,8 +49,10 @@ import (
 )
 
 func main() {
-	// Sessions of the paced floods run this same program as their writer.
+	// Sessions of the paced floods run this same program as their
+	// writer, and those of the scale measurement as their staged printer.
 	writerMain()
+	stagesMain()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

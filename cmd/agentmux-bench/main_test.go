@@ -27,9 +27,11 @@ const testTimeout = 2 * time.Minute
 var binDir string
 
 func TestMain(m *testing.M) {
-	// The paced-flood sessions run this test binary as their writer, as
-	// they run agentmux-bench itself outside tests.
+	// The paced-flood sessions run this test binary as their writer, and
+	// the scale measurement's as their staged printer, as they run
+	// agentmux-bench itself outside tests.
 	writerMain()
+	stagesMain()
 	// Under -race a program sleeps a second at exit (atexit_sleep_ms):
 	// the writer sessions, this binary, would end a second late.
 	if err := os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")); err != nil {

@@ -59,7 +59,8 @@ func quietBuildLogCommand(stop string) []string {
 	return []string{"sh", "-c", rawScript(buildLogLoop(`[ -e "$0" ] && break; `) + `; echo ` + quietMarker + `; exec sleep 3600`), stop}
 }
 
-// quietMarker is what quietBuildLogCommand prints once it stops.
+// quietMarker is what quietBuildLogCommand and the staged printer print
+// once they stop.
 const quietMarker = "agentmux-bench-quiet"
 
 // writerEnv, set to "RATE,TOTAL" (bytes per second, 0 for as fast as the
@@ -113,17 +114,14 @@ func parseWriterSpec(spec string) (rate, total int64, err error) {
 }
 
 // writeFlood writes writerLine over and over to w: total bytes (0: without
-// end) at rate bytes per second (0: as fast as w takes them). A paced
-// writer catches up after a pause, so its average rate holds even when
-// the machine is busy.
+// end) at rate bytes per second (0: as fast as w takes them).
 func writeFlood(w *os.File, rate, total int64) error {
 	buf := bytes.Repeat([]byte(writerLine), (maxWriterChunk+len(writerLine))/len(writerLine)+1)
-	var written int64
-	start := time.Now()
-	for total == 0 || written < total {
+	p := newPace(rate)
+	for total == 0 || p.written < total {
 		n := int64(maxWriterChunk)
 		if rate > 0 {
-			due := int64(float64(rate)*time.Since(start).Seconds()) - written
+			due := p.due()
 			if due <= 0 {
 				time.Sleep(time.Millisecond)
 				continue
@@ -131,17 +129,35 @@ func writeFlood(w *os.File, rate, total int64) error {
 			n = min(n, due)
 		}
 		if total > 0 {
-			n = min(n, total-written)
+			n = min(n, total-p.written)
 		}
 		// Continue the lines where the last write left them.
-		off := int(written % int64(len(writerLine)))
+		off := int(p.written % int64(len(writerLine)))
 		k, err := w.Write(buf[off : off+int(n)])
-		written += int64(k)
+		p.written += int64(k)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pace keeps a writer at rate bytes per second from its start: what is
+// due is what the rate allows since then less what was written, so a
+// writer paused by a busy machine catches up after, and its average rate
+// holds.
+type pace struct {
+	rate    int64
+	start   time.Time
+	written int64
+}
+
+func newPace(rate int64) *pace { return &pace{rate: rate, start: time.Now()} }
+
+// due returns how many bytes the writer is behind its rate; 0 or less
+// when it is on time.
+func (p *pace) due() int64 {
+	return int64(float64(p.rate)*time.Since(p.start).Seconds()) - p.written
 }
 
 // fillCommand prints fill bytes of base64 (random, so nothing in the
