@@ -41,26 +41,14 @@ const yesLine = "agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvw
 var yesCommand = []string{"sh", "-c", rawScript(`exec yes "$0"`), yesLine}
 
 // buildLogCommand prints bursts of short lines, about 0.4 MB/s: output
-// that never fills a frame, so frames leave on the batch timer.
-var buildLogCommand = []string{"sh", "-c", rawScript(buildLogLoop(""))}
+// that never fills a frame, so frames leave on the batch timer. A shell
+// loop, it forks a sleep every 100 lines: one session keeps the pace, but
+// a busy machine slows it (the staged printer is the build log that
+// keeps it).
+var buildLogCommand = []string{"sh", "-c", rawScript(
+	`i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); if [ $((i % 100)) = 0 ]; then sleep 0.005; fi; done`)}
 
-// buildLogLoop is the build log's shell loop: 100 lines, then a pause of
-// 5 ms. Before each pause it runs check, which may break the loop; it
-// looks once a burst, not once a line, so the log's pace stays the
-// flood's.
-func buildLogLoop(check string) string {
-	return `i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); if [ $((i % 100)) = 0 ]; then ` + check + `sleep 0.005; fi; done`
-}
-
-// quietBuildLogCommand prints the build log until the file $0 exists,
-// then quietMarker, and sleeps: a session that goes quiet when told, with
-// its program still there.
-func quietBuildLogCommand(stop string) []string {
-	return []string{"sh", "-c", rawScript(buildLogLoop(`[ -e "$0" ] && break; `) + `; echo ` + quietMarker + `; exec sleep 3600`), stop}
-}
-
-// quietMarker is what quietBuildLogCommand and the staged printer print
-// once they stop.
+// quietMarker is what the staged printer prints once it stops.
 const quietMarker = "agentmux-bench-quiet"
 
 // writerEnv, set to "RATE,TOTAL" (bytes per second, 0 for as fast as the
