@@ -17,8 +17,9 @@
 //     server's memory and a well-behaved client's keystroke echo meanwhile;
 //  7. shutdown with busy sessions and restart until they are listed
 //     (only with a server it started itself);
-//  8. scale: the server's memory and CPU with 4, 16 and 32 sessions
-//     printing a build log to two clients each, then quiet (only with a
+//  8. scale: the server's memory, CPU and disk writes with 4, 16 and 32
+//     sessions followed by two clients each, their rings full, then
+//     trickling, then printing a build log, then quiet (only with a
 //     server it starts itself, one for each count).
 //
 // The workloads are programs that run as sessions and read files this
@@ -49,8 +50,10 @@ import (
 )
 
 func main() {
-	// Sessions of the paced floods run this same program as their writer.
+	// Sessions of the paced floods run this same program as their
+	// writer, and those of the scale measurement as their staged printer.
 	writerMain()
+	stagesMain()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -103,6 +106,7 @@ type options struct {
 	AbuseKeys     int
 	ScaleSessions []int
 	ScaleWindow   time.Duration
+	ScaleAfter    time.Duration
 }
 
 // defaults returns the options of a full run, or of a quick one. The
@@ -113,17 +117,17 @@ type options struct {
 func defaults(quick bool) options {
 	if quick {
 		return options{
-			Timeout: 3 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, TypedKeys: 100, FloodDuration: time.Second,
+			Timeout: 5 * time.Minute, FileBytes: 16 << 20, Runs: 1, Keys: 300, TypedKeys: 100, FloodDuration: time.Second,
 			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 4 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 			AbuseRequests: 100, AbuseWSConns: 10, AbuseWSFrames: 20, AbuseKeys: 50,
-			ScaleSessions: []int{4, 16}, ScaleWindow: defaultSettle,
+			ScaleSessions: []int{4, 16}, ScaleWindow: defaultSettle, ScaleAfter: scaleAfter,
 		}
 	}
 	return options{
 		Timeout: 20 * time.Minute, FileBytes: 64 << 20, Runs: 5, Keys: 2000, TypedKeys: 600, FloodDuration: 3 * time.Second,
 		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 8 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 		AbuseRequests: 250, AbuseWSConns: 20, AbuseWSFrames: 50, AbuseKeys: 50,
-		ScaleSessions: []int{4, 16, 32}, ScaleWindow: 10 * time.Second,
+		ScaleSessions: []int{4, 16, 32}, ScaleWindow: 10 * time.Second, ScaleAfter: scaleAfter,
 	}
 }
 
@@ -161,7 +165,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.AbuseWSFrames, "abuse-frames", full.AbuseWSFrames, fmt.Sprintf("frames of %s each abusive WebSocket sends", formatBytes(abuseFrameBytes)))
 	fs.IntVar(&o.AbuseKeys, "abuse-keys", full.AbuseKeys, fmt.Sprintf("keys at least that a well-behaved client types %v apart during the abuse (it types on until the abuse is sent)", abuseKeyPause))
 	intsVar(fs, &o.ScaleSessions, "scale-sessions", full.ScaleSessions, fmt.Sprintf("session counts of the scale measurement, rising, each on a server of its own started with --max-sessions set to it, each session with %d clients", scaleClients))
-	fs.DurationVar(&o.ScaleWindow, "scale-window", full.ScaleWindow, "how long the scale measurement counts the server's CPU, while the sessions print and again once they are quiet; keep it above the server's --save-interval, so a save counts")
+	fs.DurationVar(&o.ScaleWindow, "scale-window", full.ScaleWindow, "how long the scale measurement counts the server's CPU and disk writes, while the sessions trickle, while they print and once they are quiet; keep it above the server's --save-interval, so a save counts")
+	fs.DurationVar(&o.ScaleAfter, "scale-after", full.ScaleAfter, "how long after the sessions stop printing the scale measurement reads the server's RSS, against what the idle sessions need")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "agentmux-bench measures a running agentmux over HTTP and its WebSocket.\n\n")
 		fmt.Fprintf(stderr, "Usage:\n  agentmux-bench --server-bin /tmp/agentmux [flags]\n  agentmux-bench --addr 127.0.0.1:8080 [--token T] [flags]\n\n")
@@ -222,8 +227,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("--abuse-requests, --abuse-ws, --abuse-frames and --abuse-keys must be at least 1")
 	case o.FileBytes < 1<<10 || o.FanoutBytes < 1<<10 || o.RSSFloodBytes < 1<<10:
 		return options{}, errors.New("--file-size, --fanout-size and --rss-flood-size must be at least 1KiB")
-	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0 || o.ScaleWindow <= 0:
-		return options{}, errors.New("--flood-duration, --timeout, --rss-settle and --scale-window must be above 0")
+	case o.FloodDuration <= 0 || o.Timeout <= 0 || o.RSSSettle <= 0 || o.ScaleWindow <= 0 || o.ScaleAfter <= 0:
+		return options{}, errors.New("--flood-duration, --timeout, --rss-settle, --scale-window and --scale-after must be above 0")
 	case len(o.ScaleSessions) == 0 || o.ScaleSessions[0] < 1 || !slices.IsSorted(o.ScaleSessions) || len(slices.Compact(slices.Clone(o.ScaleSessions))) != len(o.ScaleSessions):
 		return options{}, errors.New("--scale-sessions must be counts of at least 1, rising")
 	case o.FloodRate <= 0 || o.FanoutRate < 0:
@@ -404,7 +409,7 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 					rep.skip(m, "needs --server-bin: the tool starts a server of its own for each session count, with --max-sessions set to it")
 					return nil
 				}
-				r, err := measureScale(ctx, e, srvOpts, scaleOptions{Sessions: o.ScaleSessions, Window: o.ScaleWindow, Settle: o.RSSSettle})
+				r, err := measureScale(ctx, e, srvOpts, scaleOptions{Sessions: o.ScaleSessions, Window: o.ScaleWindow, Settle: o.RSSSettle, After: o.ScaleAfter})
 				rep.Scale = r
 				return err
 			}

@@ -27,9 +27,11 @@ const testTimeout = 2 * time.Minute
 var binDir string
 
 func TestMain(m *testing.M) {
-	// The paced-flood sessions run this test binary as their writer, as
-	// they run agentmux-bench itself outside tests.
+	// The paced-flood sessions run this test binary as their writer, and
+	// the scale measurement's as their staged printer, as they run
+	// agentmux-bench itself outside tests.
 	writerMain()
+	stagesMain()
 	// Under -race a program sleeps a second at exit (atexit_sleep_ms):
 	// the writer sessions, this binary, would end a second late.
 	if err := os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")); err != nil {
@@ -98,7 +100,7 @@ func TestQuickRun(t *testing.T) {
 		"--file-size", "512KiB", "--keys", "100", "--typed-keys", "20", "--flood-duration", "300ms", "--flood-rate", "2",
 		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms",
 		"--abuse-requests", "10", "--abuse-ws", "2", "--abuse-frames", "3", "--abuse-keys", "10",
-		"--scale-sessions", "1", "--scale-window", "300ms")
+		"--scale-sessions", "1", "--scale-window", "300ms", "--scale-after", "1s")
 	if code != 0 {
 		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -109,7 +111,7 @@ func TestQuickRun(t *testing.T) {
 		"to 20 clients not acknowledging", "to 20 clients acknowledging every frame", "acknowledges once and stops reading",
 		"server RSS", "+ 11 acknowledging clients", "after each session printed 512 KiB more", "restart to 4 sessions listed",
 		"abuse: 10 POST /api/sessions of 1 MiB", "a client's keystroke echo", "a fresh client attaching after 7 prompts of 64 KiB",
-		"scale: 1 sessions printing a build log, 2 acknowledging clients each",
+		"scale: 1 sessions with full rings, 2 acknowledging clients each",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -249,18 +251,20 @@ func TestQuickRun(t *testing.T) {
 		t.Errorf("abuse %+v", a)
 	}
 
-	// One count, on the 1 MiB ring: the sessions fill it at the build
-	// log's pace, which is most of what the measurement takes here. The
-	// kernel counts CPU in 10 ms ticks, and one session printing for
-	// 300 ms takes a few ms of the server's: its count may well be 0.
+	// One count, on the 1 MiB ring. The kernel counts CPU in 10 ms ticks,
+	// and one session printing for 300 ms takes a few ms of the server's:
+	// its count may well be 0. A window of 300 ms may hold no save: disk
+	// writes may be 0 too.
 	if sc := r.Scale; sc == nil {
 		t.Error("no scale")
-	} else if len(sc.Steps) != 1 || len(sc.Increments) != 0 || sc.ClientsPerSession != 2 || sc.GoalMiBPerSession != 3 || sc.WindowSeconds != 0.3 {
+	} else if len(sc.Steps) != 1 || len(sc.Increments) != 0 || sc.ClientsPerSession != 2 || sc.GoalMiBPerSession != 3 || sc.WindowSeconds != 0.3 ||
+		sc.AfterSeconds != 1 || sc.FillBytes != 5<<18 || sc.TrickleRate != defaultTrickleRate || sc.BusyRate != defaultBusyRate {
 		t.Errorf("scale %+v", sc)
-	} else if s := sc.Steps[0]; s.Sessions != 1 || s.Clients != 2 || s.IdleMiB <= 0 || s.BusyPeakMiB <= s.IdleMiB ||
-		s.PeakMiB < max(s.BusyPeakMiB, s.QuietMiB) || s.MiBPerSession <= 0 || s.BusySeconds < 0.3 || s.QuietSeconds < 0.3 ||
-		s.BusyCPUSeconds < 0 || s.QuietCPUSeconds < 0 || s.PrintedBytes == 0 || s.SessionMBpsMin <= 0 || s.MachineBusyCores <= 0 ||
-		s.Resyncs != 0 || s.LostBytes != 0 || s.QuietWhere.Anon == 0 {
+	} else if s := sc.Steps[0]; s.Sessions != 1 || s.Clients != 2 || s.IdleMiB <= 0 || s.NeedMiB <= s.IdleMiB || s.BusyPeakMiB <= s.IdleMiB ||
+		s.PeakMiB < max(s.NeedMiB, s.BusyPeakMiB, s.AfterStopMiB) || s.MiBPerSession <= 0 || s.AfterStopMiB <= 0 || s.AfterStopSeconds < 1 ||
+		s.AfterStopRatio <= 0 || s.TrickleSeconds < 0.3 || s.BusySeconds < 0.3 || s.QuietSeconds < 0.3 ||
+		s.TricklePrintedBytes == 0 || s.PrintedBytes <= s.TricklePrintedBytes || s.SessionMBpsMin <= 0 || s.MachineBusyCores <= 0 ||
+		s.Resyncs != 0 || s.LostBytes != 0 || s.QuietWhere.Anon == 0 || s.DatabaseBytes <= 0 {
 		t.Errorf("scale, 1 session: %+v", s)
 	}
 
@@ -394,7 +398,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(o.ScaleSessions, []int{2, 8, 40}) || o.ScaleWindow != q.ScaleWindow || !slices.Equal(q.ScaleSessions, []int{4, 16}) {
+	if !slices.Equal(o.ScaleSessions, []int{2, 8, 40}) || o.ScaleWindow != q.ScaleWindow || !slices.Equal(q.ScaleSessions, []int{4, 16}) || o.ScaleAfter != 30*time.Second {
 		t.Errorf("--quick --scale-sessions 2,8,40: %v, window %v", o.ScaleSessions, o.ScaleWindow)
 	}
 	if o, err = parseFlags(nil, &bytes.Buffer{}); err != nil || !slices.Equal(o.ScaleSessions, []int{4, 16, 32}) || o.ScaleWindow != 10*time.Second {
@@ -407,6 +411,7 @@ func TestParseFlags(t *testing.T) {
 		{"--scale-sessions", "0,4"},
 		{"--scale-sessions", "four"},
 		{"--scale-window", "0s"},
+		{"--scale-after", "0s"},
 		{"--only", "echo,nope"},
 		{"--file-size", "12 parsecs"},
 		{"--keys", "0"},

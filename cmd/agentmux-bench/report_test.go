@@ -90,7 +90,7 @@ func TestReportTable(t *testing.T) {
 		"fan-out: 32 MiB at 4 MB/s to 20 clients acknowledging every frame":            {"20/20 got everything"},
 		"the same plus one client that acknowledges once and stops reading":            {"min 0.97, median 1.00; within 10 %: met", "stalled client resynced (1 resyncs, 29 MiB lost)"},
 		"server RSS: idle / 4 full sessions (2 MiB each) / + 11 acknowledging clients": {"10.5 / 31.9 / 30.2 MiB"},
-		"scale: 4 sessions printing a build log, 2 acknowledging clients each":         {"2.50 MiB a session, of which 1 MiB is its scrollback (goal under 3 MiB: met)", "the machine busy 1.2 of 2 cores"},
+		"scale: 4 sessions with full rings, 2 acknowledging clients each":              {"2.50 MiB a session, of which 1 MiB is its scrollback (goal under 3 MiB: met)", "the machine busy 1.2 of 2 cores"},
 		"scale: what each session added, from 4 to 16 / 16 to 32 sessions":             {"RSS 2.00 / 3.88 MiB (goal under 3 MiB: MISSED)"},
 		"the same after each session printed 8 MiB more to them":                       {"40.7 MiB (target under 32 MiB: MISSED): Go heap, stacks and runtime 23.0, the binary's code 3.0 and data 4.0, the database's map 9.0, other files 1.0", "peak 53.8 MiB", "after 10.5 / 7.9 / 30.0 s, but afterFloods still moved after 30 s"},
 	} {

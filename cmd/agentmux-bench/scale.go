@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,37 +23,71 @@ const scaleClients = 2
 // its scrollback: the goal is under 2 MiB plus the scrollback a session.
 const scaleOverheadMiB = 2
 
+// scaleNeedMargin is how far above what its idle sessions need the
+// server's RSS may be once their output stopped for a while (After):
+// within 25 %.
+const scaleNeedMargin = 1.25
+
+// scaleAfter is how long after the sessions stop printing the scale
+// measurement reads the RSS by default: the server is to be back within
+// scaleNeedMargin of what its idle sessions need by then.
+const scaleAfter = 30 * time.Second
+
 // scaleOptions describe the scale measurement: for each count of
-// Sessions, a server of its own runs that many sessions printing a build
-// log to scaleClients acknowledging clients each; the CPU is counted over
-// Window while they print and again once they are quiet, and the quiet
-// RSS is read once it held still for Settle.
+// Sessions, a server of its own runs that many staged printers (see
+// stages) followed by scaleClients acknowledging clients each. Once
+// every ring is full, the RSS is read when it has held still for Settle
+// (what the sessions need); then the sessions trickle and the server's
+// CPU and disk writes are counted over Window; then they print a build
+// log and the same is counted over Window again; then they stop, the
+// RSS is read After the stop, and the CPU is counted over Window once
+// more.
 type scaleOptions struct {
 	Sessions []int
 	Window   time.Duration
 	Settle   time.Duration
+	After    time.Duration
 }
 
 // scaleStep is one session count of the scale measurement. CPU figures
 // are in percent of one core; per-session figures divide what the
-// sessions add to the server by their count.
+// sessions add to the server by their count. Disk writes are write_bytes
+// of /proc/<pid>/io: what the server sent to the disk, its saves of the
+// sessions' output for the most part.
 type scaleStep struct {
 	// Sessions is the count; Clients all the clients following them.
 	Sessions int `json:"sessions"`
 	Clients  int `json:"clients"`
 	// IdleMiB is the fresh server's RSS before its first session.
 	IdleMiB float64 `json:"idleMiB"`
-	// BusyPeakMiB is the most RSS seen over the window while every
-	// session prints with its ring full; PeakMiB the most seen from the
-	// first session to the end of the quiet window, which takes in the
-	// screens saved once the sessions went quiet. Both are sampled every
-	// 10 ms.
+	// NeedMiB is the RSS once every session filled its ring and went
+	// silent, every client attached, read once it held still
+	// (NeedSettled false: it still moved when the wait gave up): what the
+	// sessions need when they are idle.
+	NeedMiB           float64 `json:"needMiB"`
+	NeedSettled       bool    `json:"needSettled"`
+	NeedSettleSeconds float64 `json:"needSettleSeconds"`
+	// TrickleSeconds is the trickle window's length: the sessions print
+	// an agent's status lines. TrickleCPUSeconds is the server's CPU time
+	// in it, TricklePrintedBytes what the sessions printed in it, as
+	// their first client read them, and TrickleDiskBytes what the server
+	// wrote to disk.
+	TrickleSeconds      float64 `json:"trickleSeconds"`
+	TrickleCPUSeconds   float64 `json:"trickleCPUSeconds"`
+	TricklePrintedBytes uint64  `json:"tricklePrintedBytes"`
+	TrickleDiskBytes    uint64  `json:"trickleDiskBytes"`
+	// BusyPeakMiB is the most RSS seen over the busy window, while every
+	// session prints a build log with its ring full; PeakMiB the most
+	// seen from the first session to the end of the quiet window. Both
+	// are sampled every 10 ms.
 	BusyPeakMiB float64 `json:"busyPeakMiB"`
 	PeakMiB     float64 `json:"peakMiB"`
-	// BusySeconds is that window's length; BusyCPUSeconds the server's
-	// CPU time in it (utime and stime of /proc/<pid>/stat).
+	// BusySeconds is the busy window's length; BusyCPUSeconds the
+	// server's CPU time in it (utime and stime of /proc/<pid>/stat);
+	// BusyDiskBytes what it wrote to disk in it.
 	BusySeconds    float64 `json:"busySeconds"`
 	BusyCPUSeconds float64 `json:"busyCPUSeconds"`
+	BusyDiskBytes  uint64  `json:"busyDiskBytes"`
 	// MachineBusyCores and MachineStealCores are how many of the
 	// machine's cores were busy, with anything, and taken by the host
 	// (steal) during the busy window: near NumCPU, the machine was the
@@ -69,30 +104,49 @@ type scaleStep struct {
 	// them together: 0 for clients that acknowledge.
 	Resyncs   int    `json:"resyncs"`
 	LostBytes uint64 `json:"lostBytes"`
-	// QuietMiB is the RSS once every session stopped printing, the
-	// clients still attached, read once it held still (QuietSettled false:
-	// it still moved when the wait gave up).
-	QuietMiB           float64 `json:"quietMiB"`
-	QuietSettled       bool    `json:"quietSettled"`
-	QuietSettleSeconds float64 `json:"quietSettleSeconds"`
-	// QuietWhere says what the quiet RSS is, read right after it.
+	// AfterStopMiB is the RSS AfterStopSeconds after the file that stops
+	// the build logs was written, the clients still attached: the
+	// server's memory once output stopped, against NeedMiB. It replaces
+	// an RSS read once it held still: the goal is a time, and memory
+	// that is given back later does not meet it.
+	AfterStopMiB     float64 `json:"afterStopMiB"`
+	AfterStopSeconds float64 `json:"afterStopSeconds"`
+	// QuietWhere says what that RSS is, read right after it.
 	QuietWhere memWhere `json:"quietWhere"`
-	// QuietSeconds is the quiet window's length, QuietCPUSeconds the
-	// server's CPU time in it.
+	// QuietSeconds is the quiet window's length, which begins then, and
+	// QuietCPUSeconds the server's CPU time in it.
 	QuietSeconds    float64 `json:"quietSeconds"`
 	QuietCPUSeconds float64 `json:"quietCPUSeconds"`
+	// DatabaseBytes is the size of the server's data directory at the
+	// end, its session database for the most part.
+	DatabaseBytes int64 `json:"databaseBytes"`
 
 	// Derived by deriveScale. MiBPerSession is what the sessions added
 	// at the most, PeakMiB over IdleMiB, a session; BusyCPUMsPerMB is the
 	// server's CPU time for each MB (10^6 bytes) the sessions printed,
 	// which compares counts where the machine could not keep every
-	// session at the build log's pace.
-	MiBPerSession             float64 `json:"MiBPerSession"`
-	BusyCPUPercent            float64 `json:"busyCPUPercent"`
-	BusyCPUPercentPerSession  float64 `json:"busyCPUPercentPerSession"`
-	BusyCPUMsPerMB            float64 `json:"busyCPUMsPerMB"`
-	QuietCPUPercent           float64 `json:"quietCPUPercent"`
-	QuietCPUPercentPerSession float64 `json:"quietCPUPercentPerSession"`
+	// session at the build log's pace. AfterStopRatio is AfterStopMiB
+	// over NeedMiB, AfterStopMet whether it is within scaleNeedMargin.
+	// Rates are in MB (10^6 bytes) per second; DiskPerPrinted is what the
+	// server wrote to disk for each byte the sessions printed.
+	MiBPerSession                float64 `json:"MiBPerSession"`
+	AfterStopRatio               float64 `json:"afterStopRatio"`
+	AfterStopMet                 bool    `json:"afterStopMet"`
+	TrickleCPUPercent            float64 `json:"trickleCPUPercent"`
+	TrickleCPUPercentPerSession  float64 `json:"trickleCPUPercentPerSession"`
+	TricklePrintedMBpsPerSession float64 `json:"tricklePrintedMBpsPerSession"`
+	TrickleDiskMBps              float64 `json:"trickleDiskMBps"`
+	TrickleDiskMBpsPerSession    float64 `json:"trickleDiskMBpsPerSession"`
+	TrickleDiskPerPrinted        float64 `json:"trickleDiskPerPrinted"`
+	BusyCPUPercent               float64 `json:"busyCPUPercent"`
+	BusyCPUPercentPerSession     float64 `json:"busyCPUPercentPerSession"`
+	BusyCPUMsPerMB               float64 `json:"busyCPUMsPerMB"`
+	BusyPrintedMBpsPerSession    float64 `json:"busyPrintedMBpsPerSession"`
+	BusyDiskMBps                 float64 `json:"busyDiskMBps"`
+	BusyDiskMBpsPerSession       float64 `json:"busyDiskMBpsPerSession"`
+	BusyDiskPerPrinted           float64 `json:"busyDiskPerPrinted"`
+	QuietCPUPercent              float64 `json:"quietCPUPercent"`
+	QuietCPUPercentPerSession    float64 `json:"quietCPUPercentPerSession"`
 }
 
 // scaleIncrement is what each session added between two counts: the
@@ -114,13 +168,22 @@ type scaleResult struct {
 	ClientsPerSession int `json:"clientsPerSession"`
 	// ScrollbackBytes is every server's --scrollback: each session's ring.
 	ScrollbackBytes int64 `json:"scrollbackBytes"`
+	// FillBytes is what each session prints at once to fill its ring;
+	// TrickleRate and BusyRate are the paces, in bytes per second, of its
+	// trickle and its build log.
+	FillBytes   int64 `json:"fillBytes"`
+	TrickleRate int64 `json:"trickleRate"`
+	BusyRate    int64 `json:"busyRate"`
 	// GoalMiBPerSession is the goal for MiBPerSession and for each
 	// increment: scaleOverheadMiB plus the scrollback.
 	GoalMiBPerSession float64 `json:"goalMiBPerSession"`
 	// WindowSeconds is how long each CPU window was meant to last;
-	// SettleWindowSeconds how long the quiet RSS had to hold still.
+	// SettleWindowSeconds how long the RSS of the idle sessions had to
+	// hold still; AfterSeconds how long after the stop the RSS was to be
+	// read.
 	WindowSeconds       float64 `json:"windowSeconds"`
 	SettleWindowSeconds float64 `json:"settleWindowSeconds"`
+	AfterSeconds        float64 `json:"afterSeconds"`
 	// Steps has one entry a session count measured, in rising order;
 	// Increments one between each two of them.
 	Steps      []scaleStep      `json:"steps"`
@@ -135,17 +198,21 @@ type scaleResult struct {
 func measureScale(ctx context.Context, e *benchEnv, srv serverOptions, o scaleOptions) (*scaleResult, error) {
 	r := &scaleResult{
 		ClientsPerSession: scaleClients, ScrollbackBytes: e.scrollback,
+		// A quarter more than the ring, so every ring is full.
+		FillBytes: e.scrollback * 5 / 4, TrickleRate: defaultTrickleRate, BusyRate: defaultBusyRate,
 		GoalMiBPerSession: scaleOverheadMiB + mib(uint64(e.scrollback)),
-		WindowSeconds:     o.Window.Seconds(), SettleWindowSeconds: o.Settle.Seconds(),
+		WindowSeconds:     o.Window.Seconds(), SettleWindowSeconds: o.Settle.Seconds(), AfterSeconds: o.After.Seconds(),
 	}
 	for _, n := range o.Sessions {
-		step, err := scaleOnce(ctx, e, srv, o, n)
+		step, err := scaleOnce(ctx, e, srv, o, n, stages{fill: r.FillBytes, trickle: r.TrickleRate, busy: r.BusyRate})
 		if err != nil {
 			deriveScale(r)
 			return r, fmt.Errorf("%d sessions: %w", n, err)
 		}
-		e.logf("scale, %d sessions: RSS %.1f MiB at the peak (%.1f idle), server CPU %.2f s in %.1f s printing, %.3f s in %.1f s quiet",
-			n, step.BusyPeakMiB, step.IdleMiB, step.BusyCPUSeconds, step.BusySeconds, step.QuietCPUSeconds, step.QuietSeconds)
+		e.logf("scale, %d sessions: RSS %.1f MiB needed, %.1f at the peak, %.1f %.0f s after the stop (%.1f idle); server CPU %.2f s in %.1f s trickling, %.2f s in %.1f s printing, %.3f s in %.1f s quiet; disk writes %s trickling, %s printing",
+			n, step.NeedMiB, step.BusyPeakMiB, step.AfterStopMiB, step.AfterStopSeconds, step.IdleMiB, step.TrickleCPUSeconds, step.TrickleSeconds,
+			step.BusyCPUSeconds, step.BusySeconds, step.QuietCPUSeconds, step.QuietSeconds,
+			formatBytes(int64(step.TrickleDiskBytes)), formatBytes(int64(step.BusyDiskBytes)))
 		r.Steps = append(r.Steps, *step)
 	}
 	deriveScale(r)
@@ -161,6 +228,19 @@ func deriveScale(r *scaleResult) {
 		}
 		return 100 * cpu / seconds
 	}
+	// rate is in MB (10^6 bytes) per second.
+	rate := func(b uint64, seconds float64) float64 {
+		if seconds <= 0 {
+			return 0
+		}
+		return float64(b) / 1e6 / seconds
+	}
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
 	r.Increments = nil
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -169,11 +249,27 @@ func deriveScale(r *scaleResult) {
 		}
 		n := float64(s.Sessions)
 		s.MiBPerSession = (s.PeakMiB - s.IdleMiB) / n
+		s.AfterStopRatio, s.AfterStopMet = 0, false
+		if s.NeedMiB > 0 {
+			s.AfterStopRatio = s.AfterStopMiB / s.NeedMiB
+			s.AfterStopMet = s.AfterStopMiB <= scaleNeedMargin*s.NeedMiB
+		}
+		s.TrickleCPUPercent = percent(s.TrickleCPUSeconds, s.TrickleSeconds)
+		s.TrickleCPUPercentPerSession = s.TrickleCPUPercent / n
+		s.TricklePrintedMBpsPerSession = rate(s.TricklePrintedBytes, s.TrickleSeconds) / n
+		s.TrickleDiskMBps = rate(s.TrickleDiskBytes, s.TrickleSeconds)
+		s.TrickleDiskMBpsPerSession = s.TrickleDiskMBps / n
+		s.TrickleDiskPerPrinted = ratio(s.TrickleDiskBytes, s.TricklePrintedBytes)
 		s.BusyCPUPercent = percent(s.BusyCPUSeconds, s.BusySeconds)
 		s.BusyCPUPercentPerSession = s.BusyCPUPercent / n
+		s.BusyCPUMsPerMB = 0
 		if s.PrintedBytes > 0 {
 			s.BusyCPUMsPerMB = 1e3 * s.BusyCPUSeconds / (float64(s.PrintedBytes) / 1e6)
 		}
+		s.BusyPrintedMBpsPerSession = rate(s.PrintedBytes, s.BusySeconds) / n
+		s.BusyDiskMBps = rate(s.BusyDiskBytes, s.BusySeconds)
+		s.BusyDiskMBpsPerSession = s.BusyDiskMBps / n
+		s.BusyDiskPerPrinted = ratio(s.BusyDiskBytes, s.PrintedBytes)
 		s.QuietCPUPercent = percent(s.QuietCPUSeconds, s.QuietSeconds)
 		s.QuietCPUPercentPerSession = s.QuietCPUPercent / n
 		if i == 0 {
@@ -193,16 +289,20 @@ func deriveScale(r *scaleResult) {
 	}
 }
 
-// scaleOnce starts a server allowing n sessions, starts n build logs on
-// it with scaleClients acknowledging clients each, and once every ring is
-// full counts the server's CPU over a window; then it makes the sessions
-// quiet and counts again.
-func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOptions, n int) (*scaleStep, error) {
-	// Each of the two windows, and the quiet RSS's wait, on top of a run.
-	ctx, cancel := context.WithTimeout(ctx, runTimeout+2*o.Window+max(settleMax, 3*o.Settle))
+// scaleOnce starts a server allowing n sessions and n staged printers
+// (sp, in a directory of their own) on it, with scaleClients
+// acknowledging clients each, and takes them through their stages: once
+// every ring is full it reads what the idle sessions need; it counts the
+// server's CPU and disk writes over a window while they trickle, and
+// again while they print a build log; then it stops them, reads the RSS
+// o.After later, and counts the CPU once more.
+func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOptions, n int, sp stages) (*scaleStep, error) {
+	// The settled RSS's wait and three windows, and the wait after the
+	// stop, on top of a run.
+	ctx, cancel := context.WithTimeout(ctx, runTimeout+max(settleMax, 3*o.Settle)+3*o.Window+o.After)
 	defer cancel()
 	so.MaxSessions = n
-	srv, _, err := startFreshServer(ctx, e.tmp, fmt.Sprintf("scale-%d-", n), so)
+	srv, so, err := startFreshServer(ctx, e.tmp, fmt.Sprintf("scale-%d-", n), so)
 	if err != nil {
 		return nil, err
 	}
@@ -226,16 +326,21 @@ func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOption
 	peak := samplePeak(ctx, pid, idle)
 	defer peak.stop()
 
-	dir, err := os.MkdirTemp(e.tmp, "scale")
-	if err != nil {
+	// The printers move on to their next stage when a file appears here.
+	// The server's stop at the end ends them; there is no cleanup of
+	// their own.
+	if sp.dir, err = os.MkdirTemp(e.tmp, "scale"); err != nil {
 		return nil, fmt.Errorf("make marker directory: %w", err)
 	}
-	// The sessions stop printing once this file exists. The server's
-	// stop at the end ends them; there is no cleanup of their own.
-	stop := filepath.Join(dir, "quiet")
+	next := func(file string) error {
+		if err := os.WriteFile(filepath.Join(sp.dir, file), nil, 0o600); err != nil {
+			return fmt.Errorf("tell the sessions to %s: %w", file, err)
+		}
+		return nil
+	}
 	ids := make([]string, n)
 	for i := range ids {
-		s, err := se.api.create(ctx, fmt.Sprintf("bench scale %d", i+1), quietBuildLogCommand(stop))
+		s, err := se.api.create(ctx, fmt.Sprintf("bench scale %d", i+1), stagesCommand(e.self, sp))
 		if err != nil {
 			return nil, err
 		}
@@ -244,12 +349,10 @@ func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOption
 
 	// Each client is read by a goroutine of its own from its ready line
 	// on, which acknowledges every frame as a browser does and publishes
-	// its position in pos; it reports when the session's stream is past a
-	// ring and when the build log has ended.
+	// its position in pos; it reports as it passes each stage's marker.
 	fl := &followers{}
 	defer fl.close()
 	pos := make([]atomic.Uint64, n*scaleClients)
-	full := uint64(e.scrollback)
 	for i := range pos {
 		id := ids[i/scaleClients]
 		c, err := fl.dial(ctx, &se)
@@ -270,16 +373,26 @@ func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOption
 				return cond(st, f)
 			}
 		}
-		fl.follow(c, id, st, track(func(st *streamCount, _ *frame) bool { return st.seq > full }), track(sawMarker(id, quietMarker)))
+		fl.follow(c, id, st, track(sawMarker(id, fillMarker)), track(sawMarker(id, trickleMarker)),
+			track(sawMarker(id, busyMarker)), track(sawMarker(id, quietMarker)))
 	}
 	if err := startWorkloads(ctx, &se, ids); err != nil {
-		return nil, fmt.Errorf("start the build logs: %w", err)
+		return nil, fmt.Errorf("start the printers: %w", err)
 	}
-	if _, err := fl.wait(ctx, "build logs until the rings are full"); err != nil {
+	if _, err := fl.wait(ctx, "fills of the rings"); err != nil {
 		return nil, err
 	}
 
-	// The sessions print, their rings full.
+	// Every ring full, the sessions silent, the clients attached: what
+	// idle sessions need. Held still for the settle window, which spans a
+	// save, it takes in the save of the full rings.
+	m, took, settled, err := settleRSS(ctx, pid, o.Settle)
+	if err != nil {
+		return nil, fmt.Errorf("RSS of the idle sessions: %w", err)
+	}
+	step.NeedMiB, step.NeedSettled, step.NeedSettleSeconds = mib(m.RSS), settled, took.Seconds()
+
+	// first returns each session's position, as its first client read it.
 	first := func() []uint64 {
 		at := make([]uint64, n)
 		for s := range at {
@@ -287,26 +400,62 @@ func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOption
 		}
 		return at
 	}
-	busyPeak := samplePeak(ctx, pid, 0)
+	// printed returns what each session printed from one position to
+	// another.
+	printed := func(from, to []uint64) []uint64 {
+		d := make([]uint64, n)
+		for s := range d {
+			d[s] = to[s] - from[s]
+		}
+		return d
+	}
+
+	// The sessions trickle, as agents at work do.
+	if err := next(trickleFile); err != nil {
+		return nil, err
+	}
+	if _, err := fl.wait(ctx, "starts of the trickles"); err != nil {
+		return nil, err
+	}
 	from := first()
-	busy, err := countCPU(ctx, pid, o.Window)
+	trickle, err := countWindow(ctx, pid, o.Window)
 	to := first()
+	if err != nil {
+		return nil, fmt.Errorf("count while the sessions trickle: %w", err)
+	}
+	step.TrickleSeconds, step.TrickleCPUSeconds, step.TrickleDiskBytes = trickle.seconds, trickle.server.Seconds(), trickle.diskWritten
+	for _, b := range printed(from, to) {
+		step.TricklePrintedBytes += b
+	}
+
+	// The sessions print a build log.
+	if err := next(busyFile); err != nil {
+		return nil, err
+	}
+	if _, err := fl.wait(ctx, "starts of the build logs"); err != nil {
+		return nil, err
+	}
+	busyPeak := samplePeak(ctx, pid, 0)
+	from = first()
+	busy, err := countWindow(ctx, pid, o.Window)
+	to = first()
 	step.BusyPeakMiB = mib(busyPeak.stop())
 	if err != nil {
-		return nil, fmt.Errorf("count the CPU while the sessions print: %w", err)
+		return nil, fmt.Errorf("count while the sessions print: %w", err)
 	}
-	step.BusySeconds, step.BusyCPUSeconds = busy.seconds, busy.server.Seconds()
+	step.BusySeconds, step.BusyCPUSeconds, step.BusyDiskBytes = busy.seconds, busy.server.Seconds(), busy.diskWritten
 	step.MachineBusyCores, step.MachineStealCores = busy.busyCores, busy.stealCores
 	rates := make([]float64, n)
-	for s := range rates {
-		step.PrintedBytes += to[s] - from[s]
-		rates[s] = float64(to[s]-from[s]) / busy.seconds / 1e6
+	for s, b := range printed(from, to) {
+		step.PrintedBytes += b
+		rates[s] = float64(b) / busy.seconds / 1e6
 	}
 	step.SessionMBpsMedian, step.SessionMBpsMin = median(rates), slices.Min(rates)
 
 	// The sessions go quiet; the clients stay.
-	if err := os.WriteFile(stop, nil, 0o600); err != nil {
-		return nil, fmt.Errorf("tell the sessions to stop: %w", err)
+	stopped := time.Now()
+	if err := next(quietFile); err != nil {
+		return nil, err
 	}
 	ended, err := fl.wait(ctx, "ends of the build logs")
 	if err != nil {
@@ -316,65 +465,125 @@ func scaleOnce(ctx context.Context, e *benchEnv, so serverOptions, o scaleOption
 		step.Resyncs += st.resyncs
 		step.LostBytes += st.lostBytes
 	}
-	// Held still for the settle window, which spans a save, the server
-	// has also saved the last screens before the quiet window begins.
-	m, took, settled, err := settleRSS(ctx, pid, o.Settle)
-	if err != nil {
-		return nil, fmt.Errorf("quiet RSS: %w", err)
+	if err := sleepCtx(ctx, time.Until(stopped.Add(o.After))); err != nil {
+		return nil, fmt.Errorf("wait after the stop: %w", err)
 	}
-	step.QuietMiB, step.QuietSettled, step.QuietSettleSeconds = mib(m.RSS), settled, took.Seconds()
+	after, err := processRSS(pid)
+	if err != nil {
+		return nil, fmt.Errorf("RSS after the stop: %w", err)
+	}
+	step.AfterStopMiB, step.AfterStopSeconds = mib(after), time.Since(stopped).Seconds()
 	if step.QuietWhere, err = processMemWhere(pid); err != nil {
-		return nil, fmt.Errorf("quiet RSS: %w", err)
+		return nil, fmt.Errorf("RSS after the stop: %w", err)
 	}
-	quiet, err := countCPU(ctx, pid, o.Window)
+	quiet, err := countWindow(ctx, pid, o.Window)
 	if err != nil {
-		return nil, fmt.Errorf("count the CPU while the sessions are quiet: %w", err)
+		return nil, fmt.Errorf("count while the sessions are quiet: %w", err)
 	}
 	step.QuietSeconds, step.QuietCPUSeconds = quiet.seconds, quiet.server.Seconds()
-	step.PeakMiB = max(mib(peak.stop()), step.BusyPeakMiB, step.QuietMiB)
+	if step.DatabaseBytes, err = dirSize(so.DataDir); err != nil {
+		return nil, err
+	}
+	step.PeakMiB = max(mib(peak.stop()), step.NeedMiB, step.BusyPeakMiB, step.AfterStopMiB)
 	return step, nil
 }
 
-// cpuWindow is the CPU a process and the machine used over one window.
-type cpuWindow struct {
+// window is what a process and the machine used over one window.
+type window struct {
 	seconds float64
-	server  time.Duration
+	// server is the process's CPU time, diskWritten the bytes it wrote
+	// to disk.
+	server      time.Duration
+	diskWritten uint64
 	// busyCores and stealCores are the machine's busy time and the time
 	// its host took from it, in cores: busy seconds over the window's.
 	busyCores, stealCores float64
 }
 
-// countCPU counts the CPU time process pid and the whole machine use
-// over d.
-func countCPU(ctx context.Context, pid int, d time.Duration) (cpuWindow, error) {
+// countWindow counts the CPU time and the disk writes of process pid,
+// and the CPU time of the whole machine, over d.
+func countWindow(ctx context.Context, pid int, d time.Duration) (window, error) {
 	m0, err := machineCPU()
 	if err != nil {
-		return cpuWindow{}, err
+		return window{}, err
 	}
 	c0, err := processCPU(pid)
 	if err != nil {
-		return cpuWindow{}, err
+		return window{}, err
+	}
+	w0, err := processDiskWrites(pid)
+	if err != nil {
+		return window{}, err
 	}
 	start := time.Now()
 	if err := sleepCtx(ctx, d); err != nil {
-		return cpuWindow{}, err
+		return window{}, err
 	}
 	c1, err := processCPU(pid)
 	if err != nil {
-		return cpuWindow{}, err
+		return window{}, err
+	}
+	w1, err := processDiskWrites(pid)
+	if err != nil {
+		return window{}, err
 	}
 	elapsed := time.Since(start)
 	m1, err := machineCPU()
 	if err != nil {
-		return cpuWindow{}, err
+		return window{}, err
 	}
 	ticks := elapsed.Seconds() * clockTicks
-	return cpuWindow{
-		seconds:    elapsed.Seconds(),
-		server:     c1 - c0,
-		busyCores:  float64(m1.busy-m0.busy) / ticks,
-		stealCores: float64(m1.steal-m0.steal) / ticks,
+	return window{
+		seconds:     elapsed.Seconds(),
+		server:      c1 - c0,
+		diskWritten: w1 - w0,
+		busyCores:   float64(m1.busy-m0.busy) / ticks,
+		stealCores:  float64(m1.steal-m0.steal) / ticks,
 	}, nil
+}
+
+// processDiskWrites returns the bytes process pid has had written to
+// storage, all its threads' together: write_bytes of /proc/<pid>/io. The
+// kernel counts them as the process dirties pages of files, so they are
+// what its writes cost the disk, not what it passed to write(2) (wchar,
+// which counts sockets too); a file on tmpfs counts nothing.
+func processDiskWrites(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read disk writes of process %d: %w", pid, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		v, ok := strings.CutPrefix(line, "write_bytes:")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("read disk writes of process %d: bad write_bytes %q", pid, strings.TrimSpace(v))
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("read disk writes of process %d: no write_bytes in /proc/%d/io", pid, pid)
+}
+
+// dirSize returns the size of the files in dir and below it.
+func dirSize(dir string) (int64, error) {
+	var size int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size += info.Size()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", dir, err)
+	}
+	return size, nil
 }
 
 // clockTicks is USER_HZ, the unit of the CPU times in /proc: the kernel
@@ -451,26 +660,36 @@ func scaleRows(r *scaleResult, cpus int) [][2]string {
 		}
 		return "MISSED"
 	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
 	for _, s := range r.Steps {
 		steal := ""
 		if s.MachineStealCores >= 0.05 {
 			steal = fmt.Sprintf(", %.1f taken by the host", s.MachineStealCores)
 		}
 		moving := ""
-		if !s.QuietSettled {
-			moving = fmt.Sprintf(" (still moving after %.0f s)", s.QuietSettleSeconds)
+		if !s.NeedSettled {
+			moving = fmt.Sprintf(" (still moving after %.0f s)", s.NeedSettleSeconds)
 		}
 		wrong := ""
 		if s.Resyncs > 0 || s.LostBytes > 0 {
 			wrong = fmt.Sprintf("; WRONG: acknowledging clients lost %s in %d resyncs", formatBytes(int64(s.LostBytes)), s.Resyncs)
 		}
-		add(fmt.Sprintf("scale: %d sessions printing a build log, %d acknowledging clients each", s.Sessions, r.ClientsPerSession),
-			"RSS %.1f MiB before the sessions, %.1f printing (peak), %.1f quiet (the database's map %.1f)%s, %.1f at the most: %.2f MiB a session, of which %s is its scrollback (goal under %g MiB: %s); "+
-				"server CPU printing %.1f %% of a core, %.2f %% a session, %.0f ms a MB printed; the sessions printed %.2f MB/s each (median; min %.2f), the machine busy %.1f of %d cores%s; "+
-				"quiet, the clients attached: server CPU %s%s",
-			s.IdleMiB, s.BusyPeakMiB, s.QuietMiB, mib(s.QuietWhere.Database), moving, s.PeakMiB, s.MiBPerSession, formatBytes(r.ScrollbackBytes), r.GoalMiBPerSession, goal(s.MiBPerSession),
-			s.BusyCPUPercent, s.BusyCPUPercentPerSession, s.BusyCPUMsPerMB, s.SessionMBpsMedian, s.SessionMBpsMin, s.MachineBusyCores, cpus, steal,
-			quietCPU(s), wrong)
+		add(fmt.Sprintf("scale: %d sessions with full rings, %d acknowledging clients each", s.Sessions, r.ClientsPerSession),
+			"RSS %.1f MiB before the sessions, %.1f with the rings full, idle (what they need)%s, %.1f printing (peak), %.1f %.0f s after the stop (%.2f times the need, goal within %.0f %%: %s; the database's map %.1f), %.1f at the most: %.2f MiB a session, of which %s is its scrollback (goal under %g MiB: %s); "+
+				"trickling %.1f kB/s a session: server CPU %.1f %% of a core, %.2f %% a session, disk writes %.1f kB/s, %.1f a session, %.1f times what was printed; "+
+				"printing: server CPU %.1f %% of a core, %.2f %% a session, %.0f ms a MB printed; the sessions printed %.3f MB/s each (mean; median %.3f, min %.3f), the machine busy %.1f of %d cores%s; disk writes %.2f MB/s, %.3f a session, %.2f times what was printed; "+
+				"quiet, the clients attached: server CPU %s; the data directory %s at the end%s",
+			s.IdleMiB, s.NeedMiB, moving, s.BusyPeakMiB, s.AfterStopMiB, s.AfterStopSeconds, s.AfterStopRatio, 100*(scaleNeedMargin-1), met(s.AfterStopMet), mib(s.QuietWhere.Database),
+			s.PeakMiB, s.MiBPerSession, formatBytes(r.ScrollbackBytes), r.GoalMiBPerSession, goal(s.MiBPerSession),
+			1e3*s.TricklePrintedMBpsPerSession, s.TrickleCPUPercent, s.TrickleCPUPercentPerSession, 1e3*s.TrickleDiskMBps, 1e3*s.TrickleDiskMBpsPerSession, s.TrickleDiskPerPrinted,
+			s.BusyCPUPercent, s.BusyCPUPercentPerSession, s.BusyCPUMsPerMB, s.BusyPrintedMBpsPerSession, s.SessionMBpsMedian, s.SessionMBpsMin, s.MachineBusyCores, cpus, steal,
+			s.BusyDiskMBps, s.BusyDiskMBpsPerSession, s.BusyDiskPerPrinted,
+			quietCPU(s), formatBytes(s.DatabaseBytes), wrong)
 	}
 	if len(r.Increments) == 0 {
 		return rows

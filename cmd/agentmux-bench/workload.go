@@ -41,25 +41,14 @@ const yesLine = "agentmux flood 日本語 ✓ 0123456789 abcdefghijklmnopqrstuvw
 var yesCommand = []string{"sh", "-c", rawScript(`exec yes "$0"`), yesLine}
 
 // buildLogCommand prints bursts of short lines, about 0.4 MB/s: output
-// that never fills a frame, so frames leave on the batch timer.
-var buildLogCommand = []string{"sh", "-c", rawScript(buildLogLoop(""))}
+// that never fills a frame, so frames leave on the batch timer. A shell
+// loop, it forks a sleep every 100 lines: one session keeps the pace, but
+// a busy machine slows it (the staged printer is the build log that
+// keeps it).
+var buildLogCommand = []string{"sh", "-c", rawScript(
+	`i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); if [ $((i % 100)) = 0 ]; then sleep 0.005; fi; done`)}
 
-// buildLogLoop is the build log's shell loop: 100 lines, then a pause of
-// 5 ms. Before each pause it runs check, which may break the loop; it
-// looks once a burst, not once a line, so the log's pace stays the
-// flood's.
-func buildLogLoop(check string) string {
-	return `i=0; while :; do echo "line $i of a busy build log"; i=$((i+1)); if [ $((i % 100)) = 0 ]; then ` + check + `sleep 0.005; fi; done`
-}
-
-// quietBuildLogCommand prints the build log until the file $0 exists,
-// then quietMarker, and sleeps: a session that goes quiet when told, with
-// its program still there.
-func quietBuildLogCommand(stop string) []string {
-	return []string{"sh", "-c", rawScript(buildLogLoop(`[ -e "$0" ] && break; `) + `; echo ` + quietMarker + `; exec sleep 3600`), stop}
-}
-
-// quietMarker is what quietBuildLogCommand prints once it stops.
+// quietMarker is what the staged printer prints once it stops.
 const quietMarker = "agentmux-bench-quiet"
 
 // writerEnv, set to "RATE,TOTAL" (bytes per second, 0 for as fast as the
@@ -113,17 +102,14 @@ func parseWriterSpec(spec string) (rate, total int64, err error) {
 }
 
 // writeFlood writes writerLine over and over to w: total bytes (0: without
-// end) at rate bytes per second (0: as fast as w takes them). A paced
-// writer catches up after a pause, so its average rate holds even when
-// the machine is busy.
+// end) at rate bytes per second (0: as fast as w takes them).
 func writeFlood(w *os.File, rate, total int64) error {
 	buf := bytes.Repeat([]byte(writerLine), (maxWriterChunk+len(writerLine))/len(writerLine)+1)
-	var written int64
-	start := time.Now()
-	for total == 0 || written < total {
+	p := newPace(rate)
+	for total == 0 || p.written < total {
 		n := int64(maxWriterChunk)
 		if rate > 0 {
-			due := int64(float64(rate)*time.Since(start).Seconds()) - written
+			due := p.due()
 			if due <= 0 {
 				time.Sleep(time.Millisecond)
 				continue
@@ -131,17 +117,35 @@ func writeFlood(w *os.File, rate, total int64) error {
 			n = min(n, due)
 		}
 		if total > 0 {
-			n = min(n, total-written)
+			n = min(n, total-p.written)
 		}
 		// Continue the lines where the last write left them.
-		off := int(written % int64(len(writerLine)))
+		off := int(p.written % int64(len(writerLine)))
 		k, err := w.Write(buf[off : off+int(n)])
-		written += int64(k)
+		p.written += int64(k)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pace keeps a writer at rate bytes per second from its start: what is
+// due is what the rate allows since then less what was written, so a
+// writer paused by a busy machine catches up after, and its average rate
+// holds.
+type pace struct {
+	rate    int64
+	start   time.Time
+	written int64
+}
+
+func newPace(rate int64) *pace { return &pace{rate: rate, start: time.Now()} }
+
+// due returns how many bytes the writer is behind its rate; 0 or less
+// when it is on time.
+func (p *pace) due() int64 {
+	return int64(float64(p.rate)*time.Since(p.start).Seconds()) - p.written
 }
 
 // fillCommand prints fill bytes of base64 (random, so nothing in the
