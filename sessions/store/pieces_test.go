@@ -234,3 +234,25 @@ func TestDrainWaitsForTheQueuedScreens(t *testing.T) {
 		t.Fatal("Drain still waits after the disk moved")
 	}
 }
+
+// A build from before pieces, run on a file written since, puts its whole
+// screen beside the parts it cannot see; the next load takes the newest
+// output, which is that screen.
+func TestAnEarlierBuildsScreenBesidePieces(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "agentmux.db"))
+	defer st.Close()
+	j := NewJournal(st, discard())
+	j.PutSnapshot("s", []byte(`{}`), piece(0, "", "first\r\n"), false)
+	j.AppendScreen("s", nil, piece(7, "", "second\r\n"), 0)
+	j.Sync()
+	if err := st.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketScreens).Bucket([]byte("s")).Put(screenKey, piece(900, "\x1b[?1049h", "later\r\n"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	sc := loadOne(t, st)
+	if sc.Start != 900 || string(sc.Prefix) != "\x1b[?1049h" || string(sc.Data) != "later\r\n" || sc.Cut {
+		t.Errorf("screen loaded as %+v, want the earlier build's newer screen", sc)
+	}
+}

@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -110,7 +112,8 @@ type screenPart struct {
 }
 
 // screenParts lists what is stored of a session's screen, in stream
-// order.
+// order. The whole screen under screenKey comes first, as this build
+// leaves it, unless a build from before pieces wrote it after them.
 func screenParts(screens *bolt.Bucket, id []byte) []screenPart {
 	b := screens.Bucket(id)
 	if b == nil {
@@ -135,6 +138,7 @@ func screenParts(screens *bolt.Bucket, id []byte) []screenPart {
 			out = append(out, screenPart{key: k, value: v, inBucket: true})
 		}
 	}
+	slices.SortStableFunc(out, func(a, b screenPart) int { return cmp.Compare(screenStart(a.value), screenStart(b.value)) })
 	return out
 }
 

@@ -1,12 +1,16 @@
 // Package store keeps sessions across restarts in one bbolt file: for each
 // session its record and its prompt queue, documents the store keeps as it
-// is given them, and its last screen, whose encoding is the store's. A
-// Journal writes the changes in the order they are made, on a goroutine of
-// its own, so whoever changes a session never waits for the disk.
+// is given them, and its last screen, whose encoding and layout are the
+// store's (screen.go): a whole screen and the pieces of output appended
+// after it, so a save writes what is new. A Journal writes the changes in
+// the order they are made, on a goroutine of its own, so whoever changes
+// a session never waits for the disk.
 //
 // The file's format (bucket names, keys, the screen's encoding) is what a
-// restart reads back: it is kept as it is, so the files earlier builds
-// wrote still load (testdata/v1.db is one).
+// restart reads back: what earlier builds wrote still loads (testdata/v1.db
+// is one). Screens are laid out as screen.go says since pieces came in; a
+// build from before then finds no screen in a file written since (the
+// sessions and their queues load).
 package store
 
 import (
