@@ -539,11 +539,11 @@ func TestMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit, ok := memoryLimit(cfg, noEnv); !ok || limit != 26<<20 {
-		t.Errorf("default limit %d (%v), want 26 MiB: four 1 MiB rings and 1 MiB each, two rings for a save, 16 MiB", limit, ok)
+	if limit, ok := memoryLimit(cfg, noEnv); !ok || limit != 18<<20 {
+		t.Errorf("default limit %d (%v), want 18 MiB: four 1 MiB rings and 1 MiB each, two rings for a save, 8 MiB", limit, ok)
 	}
 	cfg.Scrollback, cfg.MaxSessions = 16<<20, 8
-	if limit, _ := memoryLimit(cfg, noEnv); limit != 8*17<<20+2*16<<20+16<<20 {
+	if limit, _ := memoryLimit(cfg, noEnv); limit != 8*17<<20+2*16<<20+8<<20 {
 		t.Errorf("limit %d does not grow with the rings", limit)
 	}
 	if _, ok := memoryLimit(cfg, envOf(map[string]string{"GOMEMLIMIT": "1GiB"})); ok {
