@@ -10,12 +10,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentmux/agentmux/internal/procfs"
 )
@@ -40,30 +43,59 @@ const sessionEnv = "AGENTMUX_SESSION_ID="
 // stateListen is a socket's state in /proc/net/tcp when it listens.
 const stateListen = "0A"
 
-// List returns the listening ports under root (procfs.Root, or a fixture
-// laid out the same way), lowest first, leaving out those of process
-// self (agentmux's own listeners).
-func List(root string, self int) ([]Port, error) {
+// Lister lists the listening ports under root (procfs.Root, or a fixture
+// laid out the same way), leaving out those of process self (agentmux's
+// own listeners). It remembers which process holds each listening socket:
+// finding that out walks every process's descriptors, which a server
+// looking once a second while a client is connected did for nothing but
+// the same answer, about 1 % of a core on a busy machine. A listing whose
+// sockets are all known, their processes still there, reads only the two
+// /proc/net tables. It is safe for concurrent use.
+type Lister struct {
+	root string
+	self int
+
+	mu     sync.Mutex
+	owners map[string]owner // socket inode -> who held it when first seen
+}
+
+// owner is a socket's process, as describe found it; pid 0 when none could
+// be read (another user's, or gone mid-walk), looked for again after
+// unknownRetry.
+type owner struct {
+	pid              int
+	command, session string
+	found            time.Time
+}
+
+// unknownRetry is how long a socket whose process could not be read stays
+// so before the descriptors are walked for it again: another user's
+// listener (a root sshd) would otherwise cost the walk every time.
+const unknownRetry = 30 * time.Second
+
+// NewLister returns a Lister of root's ports, leaving out self's.
+func NewLister(root string, self int) *Lister {
+	return &Lister{root: root, self: self, owners: make(map[string]owner)}
+}
+
+// List returns the listening ports, lowest first.
+func (l *Lister) List() ([]Port, error) {
 	inodes := make(map[string]int) // socket inode -> port
 	for _, name := range []string{"tcp", "tcp6"} {
-		if err := listening(filepath.Join(root, "net", name), inodes); err != nil {
+		if err := listening(filepath.Join(l.root, "net", name), inodes); err != nil {
 			return nil, err
 		}
 	}
-	owners := socketOwners(root, inodes)
+	owners := l.ownersOf(inodes)
 	own := make(map[int]bool)
 	byPort := make(map[int]Port)
 	for inode, port := range inodes {
-		pid, known := owners[inode]
-		if known && pid == self {
+		o := owners[inode]
+		if o.pid != 0 && o.pid == l.self {
 			own[port] = true
 			continue
 		}
-		p := Port{Port: port}
-		if known {
-			p.PID = pid
-			p.Command, p.SessionID = describe(root, pid)
-		}
+		p := Port{Port: port, PID: o.pid, Command: o.command, SessionID: o.session}
 		// A port listened on twice (IPv4 and IPv6) is one port: keep
 		// the one whose process is known.
 		if prev, ok := byPort[port]; !ok || prev.PID == 0 {
@@ -78,6 +110,47 @@ func List(root string, self int) ([]Port, error) {
 	}
 	slices.SortFunc(out, func(a, b Port) int { return a.Port - b.Port })
 	return out, nil
+}
+
+// ownersOf returns the owner of each socket in inodes: remembered, or
+// found by walking the processes' descriptors when a socket is new or its
+// process has gone (a child that inherited the socket may hold it now).
+// Sockets no longer listening are forgotten.
+func (l *Lister) ownersOf(inodes map[string]int) map[string]owner {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unknown := make(map[string]int)
+	for inode, port := range inodes {
+		o, ok := l.owners[inode]
+		switch {
+		case !ok,
+			o.pid != 0 && !l.alive(o.pid),
+			o.pid == 0 && time.Since(o.found) > unknownRetry:
+			unknown[inode] = port
+		}
+	}
+	for inode := range l.owners {
+		if _, ok := inodes[inode]; !ok {
+			delete(l.owners, inode)
+		}
+	}
+	if len(unknown) > 0 {
+		pids := socketOwners(l.root, unknown)
+		for inode := range unknown {
+			o := owner{pid: pids[inode], found: time.Now()}
+			if o.pid != 0 {
+				o.command, o.session = describe(l.root, o.pid)
+			}
+			l.owners[inode] = o
+		}
+	}
+	return maps.Clone(l.owners)
+}
+
+// alive reports whether process pid still exists.
+func (l *Lister) alive(pid int) bool {
+	_, err := os.Stat(filepath.Join(l.root, strconv.Itoa(pid)))
+	return err == nil
 }
 
 // listening adds to inodes the listening sockets of one /proc/net table

@@ -101,8 +101,9 @@ func TestListFindsAProcessAndItsSession(t *testing.T) {
 	}
 
 	var found Port
+	l := NewLister(procfs.Root, os.Getpid())
 	testutil.Eventually(t, 10*time.Second, "the child's port to be listed", func() bool {
-		list, err := List(procfs.Root, os.Getpid())
+		list, err := l.List()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,4 +122,63 @@ func TestListFindsAProcessAndItsSession(t *testing.T) {
 		found.SessionID != "5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17" {
 		t.Fatalf("port %d listed as %+v, want pid %d, command %q, its session", port, found, cmd.Process.Pid, name)
 	}
+}
+
+// TestListerRemembersOwners: a socket's process, once found, is not
+// looked for again while the process is there (the walk through every
+// process's descriptors is what a listing costs); once it has gone, or
+// for a new socket, it is. The tree is a fixture laid out as /proc.
+func TestListerRemembersOwners(t *testing.T) {
+	root := t.TempDir()
+	table := func(rows ...string) {
+		t.Helper()
+		head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		testutil.WriteFile(t, root, "net/tcp", head+strings.Join(rows, ""))
+	}
+	process := func(pid, comm, inode string) {
+		t.Helper()
+		testutil.WriteFile(t, root, pid+"/stat", pid+" ("+comm+") S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n")
+		testutil.WriteFile(t, root, pid+"/environ", sessionEnv+"s-"+pid+"\x00")
+		if err := os.MkdirAll(filepath.Join(root, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("socket:["+inode+"]", filepath.Join(root, pid, "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const vite = "   0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 101 1 0 100 0 0 10 0\n"
+	const api = "   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 102 1 0 100 0 0 10 0\n"
+	table(vite)
+	process("40", "vite", "101")
+	l := NewLister(root, 1)
+	list := func(want ...Port) {
+		t.Helper()
+		got, err := l.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("listed %+v, want %+v", got, want)
+		}
+	}
+	list(Port{Port: 5173, PID: 40, Command: "vite", SessionID: "s-40"})
+
+	// Its descriptor no longer says so, but the process is there: the
+	// owner found before stands, without a walk that would miss it.
+	if err := os.Remove(filepath.Join(root, "40", "fd", "3")); err != nil {
+		t.Fatal(err)
+	}
+	list(Port{Port: 5173, PID: 40, Command: "vite", SessionID: "s-40"})
+
+	// A new socket is looked for.
+	table(vite, api)
+	process("41", "node", "102")
+	list(Port{Port: 5173, PID: 40, Command: "vite", SessionID: "s-40"}, Port{Port: 8080, PID: 41, Command: "node", SessionID: "s-41"})
+
+	// The process gone, its socket is looked for again: another holds it.
+	if err := os.RemoveAll(filepath.Join(root, "40")); err != nil {
+		t.Fatal(err)
+	}
+	process("42", "vite-child", "101")
+	list(Port{Port: 5173, PID: 42, Command: "vite-child", SessionID: "s-42"}, Port{Port: 8080, PID: 41, Command: "node", SessionID: "s-41"})
 }

@@ -24,8 +24,10 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
@@ -67,9 +69,11 @@ type server struct {
 	guard     *guard.Guard
 	diffs     *changes.Live
 	// previews serves the agents' dev servers on origins of their own;
-	// own are the ports it never proxies: agentmux's listeners.
+	// own are the ports it never proxies: agentmux's listeners; ports
+	// lists the ports listening.
 	previews *preview.Previews
 	own      *ownPorts
+	ports    *ports.Lister
 	// checkpoints snapshots sessions' trees as their agents end turns.
 	checkpoints *checkpoint.Auto
 	started     time.Time
@@ -168,6 +172,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(checkpoint.DefaultKeep, s.hub.OnCheckpoint, log)
 	s.own = &ownPorts{}
+	s.ports = ports.NewLister(procfs.Root, os.Getpid())
 	s.own.add(s.hooks.ln.Addr())
 	if s.previews, err = preview.New(preview.Options{Domain: cfg.PreviewDomain, Token: cfg.Token, Own: s.own.has, Logger: log}); err != nil {
 		return nil, err

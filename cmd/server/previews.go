@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/wire"
@@ -56,7 +54,7 @@ type portView struct {
 
 // listPorts answers GET /api/ports.
 func (s *server) listPorts(c echo.Context) error {
-	list, err := ports.List(procfs.Root, os.Getpid())
+	list, err := s.ports.List()
 	if err != nil {
 		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 	}
@@ -101,7 +99,7 @@ func (s *server) watchPorts(ctx context.Context) {
 			last = nil // a client that comes asks GET /api/ports
 			continue
 		}
-		list, err := ports.List(procfs.Root, os.Getpid())
+		list, err := s.ports.List()
 		if err != nil {
 			s.log.Debug("ports not listed", "err", err)
 			continue
