@@ -55,7 +55,11 @@ type Lister struct {
 	root string
 	self int
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// diag reports that listening sockets are asked of the kernel
+	// (diag.go) rather than read from root's tables: root is the real
+	// /proc, and sock_diag has not been refused.
+	diag   bool
 	owners map[string]owner // socket inode -> who held it when first seen
 }
 
@@ -75,16 +79,14 @@ const unknownRetry = 30 * time.Second
 
 // NewLister returns a Lister of root's ports, leaving out self's.
 func NewLister(root string, self int) *Lister {
-	return &Lister{root: root, self: self, owners: make(map[string]owner)}
+	return &Lister{root: root, self: self, diag: root == procfs.Root, owners: make(map[string]owner)}
 }
 
 // List returns the listening ports, lowest first.
 func (l *Lister) List() ([]Port, error) {
-	inodes := make(map[string]int) // socket inode -> port
-	for _, name := range []string{"tcp", "tcp6"} {
-		if err := listening(filepath.Join(l.root, "net", name), inodes); err != nil {
-			return nil, err
-		}
+	inodes, err := l.listening()
+	if err != nil {
+		return nil, err
 	}
 	owners := l.ownersOf(inodes)
 	own := make(map[int]bool)
@@ -110,6 +112,32 @@ func (l *Lister) List() ([]Port, error) {
 	}
 	slices.SortFunc(out, func(a, b Port) int { return a.Port - b.Port })
 	return out, nil
+}
+
+// listening returns the listening sockets a browser could reach: socket
+// inode -> port.
+func (l *Lister) listening() (map[string]int, error) {
+	inodes := make(map[string]int)
+	l.mu.Lock()
+	diag := l.diag
+	l.mu.Unlock()
+	if diag {
+		err := diagListening(inodes)
+		if err == nil {
+			return inodes, nil
+		}
+		// A sandbox without sock_diag: the tables, from now on.
+		l.mu.Lock()
+		l.diag = false
+		l.mu.Unlock()
+		clear(inodes)
+	}
+	for _, name := range []string{"tcp", "tcp6"} {
+		if err := listening(filepath.Join(l.root, "net", name), inodes); err != nil {
+			return nil, err
+		}
+	}
+	return inodes, nil
 }
 
 // ownersOf returns the owner of each socket in inodes: remembered, or

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"bufio"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -181,4 +182,47 @@ func TestListerRemembersOwners(t *testing.T) {
 	}
 	process("42", "vite-child", "101")
 	list(Port{Port: 5173, PID: 42, Command: "vite-child", SessionID: "s-42"}, Port{Port: 8080, PID: 41, Command: "node", SessionID: "s-41"})
+}
+
+// TestSockDiagAgreesWithTheTables: the kernel's answer through sock_diag
+// and /proc/net's tables list the same listening sockets, here among them
+// loopback listeners of both families and one on every address.
+func TestSockDiagAgreesWithTheTables(t *testing.T) {
+	var want []int
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "0.0.0.0:0"} {
+		network := "tcp4"
+		if strings.HasPrefix(addr, "[") {
+			network = "tcp6"
+		}
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			t.Logf("%s: %v (no such family here)", addr, err)
+			continue
+		}
+		defer ln.Close()
+		want = append(want, ln.Addr().(*net.TCPAddr).Port)
+	}
+	if len(want) == 0 {
+		t.Fatal("could not listen on any address")
+	}
+	// Listening sockets of the rest of the machine may come and go
+	// between the two reads: read until both agree.
+	var fromDiag, fromTables map[string]int
+	testutil.Eventually(t, 10*time.Second, "sock_diag and the tables to agree", func() bool {
+		fromDiag, fromTables = make(map[string]int), make(map[string]int)
+		if err := diagListening(fromDiag); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"tcp", "tcp6"} {
+			if err := listening(filepath.Join(procfs.Root, "net", name), fromTables); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return maps.Equal(fromDiag, fromTables)
+	})
+	for _, port := range want {
+		if !slices.Contains(slices.Collect(maps.Values(fromDiag)), port) {
+			t.Errorf("sock_diag left out the listener on port %d: %v", port, fromDiag)
+		}
+	}
 }
