@@ -253,23 +253,45 @@ func putPart(b *bolt.Bucket, kind, enc []byte) error {
 // offset the ring still holds. What stays covers the ring and a little
 // more, so a restored ring is full and its replay begins at a line
 // boundary its own eviction finds.
+//
+// It reads keys only (a part's key is its start) and stops at the first
+// part that must stay: reading every part, as a load does, touched a page
+// of each through the memory map at every append, for a session that
+// trickles about a hundred of them.
 func trimScreen(screens *bolt.Bucket, id []byte, keep uint64) error {
 	b := screens.Bucket(id)
 	if b == nil {
 		return nil
 	}
-	var drop []screenPart
-	parts := screenParts(screens, id)
-	for i := 0; i+1 < len(parts) && screenStart(parts[i+1].value) < keep; i++ {
-		drop = append(drop, parts[i])
+	type part struct {
+		key      []byte
+		start    uint64
+		inBucket bool
 	}
-	// Deleting as the cursor walks would skip keys.
-	for _, p := range drop {
+	var parts []part
+	if v := b.Get(screenKey); v != nil {
+		parts = append(parts, part{key: screenKey, start: screenStart(v)})
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || len(k) != len(partKey(0)) {
+			continue
+		}
+		start := binary.BigEndian.Uint64(k)
+		// Cloned: deleting moves the cursor's page under it.
+		parts = append(parts, part{key: bytes.Clone(k), start: start, inBucket: true})
+		if start >= keep {
+			break // it stays, and so does everything after it
+		}
+	}
+	// The whole screen an earlier build wrote may come after pieces.
+	slices.SortStableFunc(parts, func(a, b part) int { return cmp.Compare(a.start, b.start) })
+	for i := 0; i+1 < len(parts) && parts[i+1].start < keep; i++ {
 		var err error
-		if p.inBucket {
-			err = b.DeleteBucket(bytes.Clone(p.key))
+		if parts[i].inBucket {
+			err = b.DeleteBucket(parts[i].key)
 		} else {
-			err = b.Delete(bytes.Clone(p.key))
+			err = b.Delete(parts[i].key)
 		}
 		if err != nil {
 			return err
