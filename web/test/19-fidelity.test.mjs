@@ -282,8 +282,11 @@ uiTest(
     const script =
       // (bash -c drops PS1; the shell it execs gets it back.)
       `if [ -e '${flag}' ]; then export PS1='$ '; exec bash --norc --noprofile -i; fi; : > '${flag}'; ` +
-      "printf '\\033[?1049h\\033[H\\033[2J\\033[?1000h\\033[?1002h\\033[?1006h\\033[?1h\\033=\\033[?1004h'; " +
-      'echo DEAD-RUN-MODES-ON; exec sleep 600';
+      // One write, the line with the modes: the page answers the focus
+      // report mode at once ("\\033[I"), and the terminal's echo of that
+      // answer must not land between the modes and the line.
+      "printf '\\033[?1049h\\033[H\\033[2J\\033[?1000h\\033[?1002h\\033[?1006h\\033[?1h\\033=\\033[?1004hDEAD-RUN-MODES-ON\\n'; " +
+      'exec sleep 600';
     const s = await server.createSession({ name: 'modes', command: ['bash', '-c', script] });
     const id = s.id;
     const tab = tabById(page, id);
