@@ -100,31 +100,28 @@ func screenStart(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// screenPart is one stored part of a session's screen. Its slices are
-// bbolt's, valid in the transaction.
+// screenPart is one stored part of a session's screen. value is bbolt's,
+// valid in the transaction.
 type screenPart struct {
-	key   []byte // in the session's bucket, or in bucketScreens for the oldest files
 	value []byte
 	// base reports a whole screen, which a replay may begin.
 	base bool
-	// inBucket reports a part kept in a bucket of its own.
-	inBucket bool
 }
 
 // screenParts lists what is stored of a session's screen, in stream
-// order. The whole screen under screenKey comes first, as this build
-// leaves it, unless a build from before pieces wrote it after them.
+// order: by start, since the whole screen an earlier build keeps under
+// screenKey may have been written after the parts it cannot see.
 func screenParts(screens *bolt.Bucket, id []byte) []screenPart {
 	b := screens.Bucket(id)
 	if b == nil {
 		if v := screens.Get(id); v != nil {
-			return []screenPart{{key: id, value: v, base: true}}
+			return []screenPart{{value: v, base: true}}
 		}
 		return nil
 	}
 	var out []screenPart
 	if v := b.Get(screenKey); v != nil {
-		out = append(out, screenPart{key: screenKey, value: v, base: true})
+		out = append(out, screenPart{value: v, base: true})
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -133,9 +130,9 @@ func screenParts(screens *bolt.Bucket, id []byte) []screenPart {
 		}
 		p := b.Bucket(k)
 		if v := p.Get(partBase); v != nil {
-			out = append(out, screenPart{key: k, value: v, base: true, inBucket: true})
+			out = append(out, screenPart{value: v, base: true})
 		} else if v := p.Get(partPiece); v != nil {
-			out = append(out, screenPart{key: k, value: v, inBucket: true})
+			out = append(out, screenPart{value: v})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b screenPart) int { return cmp.Compare(screenStart(a.value), screenStart(b.value)) })
