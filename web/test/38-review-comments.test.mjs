@@ -146,12 +146,15 @@ uiTest('review comments: a line and a range, seen by another person, kept across
   await waitFor(async () => (await notes(page).locator(sel('changes-diff-body')).getAttribute('data-view')) === 'split', { message: 'drawn side by side' });
   await lineCell(page, 3).click();
   await form.waitFor({ state: 'visible' });
-  const level = await notes(page).evaluate((el) => {
-    const [left, right] = el.querySelectorAll('.d2h-file-side-diff');
-    const after = (side) => side.querySelector('tr:last-child').getBoundingClientRect().bottom;
-    return Math.abs(after(left) - after(right));
-  });
-  assert.ok(level < 1, `both sides end level with the box open (${level}px apart)`);
+  // The spacer on the other side takes the box's height from a
+  // ResizeObserver, which runs after the box is laid out: wait for it.
+  const level = () =>
+    notes(page).evaluate((el) => {
+      const [left, right] = el.querySelectorAll('.d2h-file-side-diff');
+      const after = (side) => side.querySelector('tr:last-child').getBoundingClientRect().bottom;
+      return Math.abs(after(left) - after(right));
+    });
+  await waitFor(async () => (await level()) < 1, { message: 'both sides to end level with the box open' });
   assert.match(await lineCell(page, 4).getAttribute('class'), /review-marked/, 'the marks are drawn side by side too');
   await screenshot(page, 'review-split');
   await form.locator(sel('review-cancel')).click();
