@@ -95,7 +95,7 @@ func addDiagSocket(b []byte, inodes map[string]int) {
 		addr = net.IP(id[4:8])
 	}
 	inode := binary.NativeEndian.Uint32(b[4+diagSockIDBytes+16:])
-	if port != 0 && (addr.IsLoopback() || addr.IsUnspecified()) {
+	if port != 0 && reachable(addr) {
 		inodes[strconv.FormatUint(uint64(inode), 10)] = port
 	}
 }

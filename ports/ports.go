@@ -209,7 +209,7 @@ func parseTable(r io.Reader, inodes map[string]int) error {
 			continue
 		}
 		port, err := strconv.ParseUint(portHex, 16, 16)
-		if err != nil || port == 0 || !reachable(addr) {
+		if err != nil || port == 0 || !reachable(tableAddr(addr)) {
 			continue
 		}
 		inodes[f[9]] = int(port)
@@ -220,20 +220,22 @@ func parseTable(r io.Reader, inodes map[string]int) error {
 	return nil
 }
 
-// reachable reports whether a table's hex address is loopback or every
-// address. The kernel writes it as 32-bit words in host order (little
-// endian here).
-func reachable(hexAddr string) bool {
+// tableAddr decodes a table's hex address. The kernel writes it as 32-bit
+// words in host order (little endian here).
+func tableAddr(hexAddr string) net.IP {
 	b, err := hex.DecodeString(hexAddr)
 	if err != nil || len(b)%4 != 0 {
-		return false
+		return nil
 	}
 	for i := 0; i < len(b); i += 4 {
 		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
 	}
-	ip := net.IP(b)
-	return ip.IsLoopback() || ip.IsUnspecified()
+	return net.IP(b)
 }
+
+// reachable reports whether a browser on this machine could reach a
+// listener on ip: loopback, or every address.
+func reachable(ip net.IP) bool { return ip.IsLoopback() || ip.IsUnspecified() }
 
 // socketOwners maps the sockets in inodes to a process that holds them,
 // by reading every process's descriptors it may read.

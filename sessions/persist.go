@@ -250,10 +250,9 @@ func (m *Manager) saveScreen(s *Session) (saved bool) {
 	if enc == nil {
 		return false
 	}
-	v, ok := m.encodeRecord(s.infoLocked())
-	if !ok {
-		v = nil
-	}
+	// A record that cannot be encoded is logged and left as stored; the
+	// output is saved all the same.
+	v, _ := m.encodeRecord(s.infoLocked())
 	if whole {
 		m.journal.PutSnapshot(s.id, v, enc, cut)
 	} else {
