@@ -108,6 +108,15 @@ func (p *Policy) Check(r *http.Request) error {
 		"behind a proxy, pass the original Host and X-Forwarded-Proto, or start agentmux with --allowed-origins", clip(site), o)}
 }
 
+// IsOwn reports whether origin, an Origin header's value, is the origin
+// r was sent to (scheme, host and port, as Check compares them): for a
+// server that shares no state with its own origin's pages but must still
+// tell its own pages' requests from other sites' (the previews).
+func IsOwn(r *http.Request, origin string) bool {
+	o, err := parse(origin)
+	return err == nil && o == ownOrigin(r)
+}
+
 // ownOrigin is the origin a browser sees this server at: the scheme of the
 // connection, or X-Forwarded-Proto from a TLS-terminating proxy (a header
 // no web page can set across origins: it would need a CORS preflight this

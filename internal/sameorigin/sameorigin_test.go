@@ -91,6 +91,34 @@ func TestCheckBehindProxy(t *testing.T) {
 	}
 }
 
+// TestIsOwn: an origin is the request's own when scheme, host and port
+// all match, as Check compares them, and never when it does not parse.
+func TestIsOwn(t *testing.T) {
+	for _, tc := range []struct {
+		host, origin string
+		header       []string
+		want         bool
+	}{
+		{"5173.localhost:8080", "http://5173.localhost:8080", nil, true},
+		{"5173.localhost:8080", "http://5173.LOCALHOST:8080", nil, true},
+		{"5173.localhost", "http://5173.localhost:80", nil, true},
+		{"5173.dev.example", "https://5173.dev.example", []string{"X-Forwarded-Proto", "https"}, true},
+		{"5173.localhost:8080", "http://localhost:8080", nil, false},
+		{"5173.localhost:8080", "http://3000.localhost:8080", nil, false},
+		{"5173.localhost:8080", "https://5173.localhost:8080", nil, false},
+		{"5173.localhost:8080", "http://5173.localhost:8081", nil, false},
+		{"5173.localhost:8080", "null", nil, false},
+		{"5173.localhost:8080", "", nil, false},
+		{"5173.localhost:8080", "http://5173.localhost:8080/path", nil, false},
+		{"", "http://", nil, false},
+	} {
+		r := request(tc.host, tc.header...)
+		if got := IsOwn(r, tc.origin); got != tc.want {
+			t.Errorf("IsOwn(Host %q, %q) = %v, want %v", tc.host, tc.origin, got, tc.want)
+		}
+	}
+}
+
 func TestCheckAny(t *testing.T) {
 	p, err := New([]string{"*"})
 	if err != nil {
