@@ -6,14 +6,37 @@
 // any other site; and a preview origin serves the app and nothing of
 // agentmux's.
 //
-// With a token, a preview origin asks for it too: a browser signs in
-// there with a short-lived ticket the UI gets from agentmux's own origin,
-// which sets a cookie of that origin alone.
+// A preview must not lend its origin to other sites either. The app
+// behind it sees its own origin (http://localhost:<port>, what dev
+// servers check their hot-reload socket's Origin against) only on
+// requests from pages of the preview's origin; every other Origin passes
+// through as the browser sent it, so the app's own checks still work. And
+// a request a browser marks as another site's is refused before it
+// reaches the app: a WebSocket, a fetch or any request that is not a
+// navigation, whose Origin is another origin (null included), and any
+// subresource (a script, an image, a fetch) marked Sec-Fetch-Site:
+// cross-site. Navigations pass, the UI's frame of the preview among them.
+//
+// A preview origin asks every browser to sign in, with or without
+// agentmux's token: the UI gets a ticket from agentmux's own origin, good
+// once and for a minute, and the preview origin turns it into a cookie of
+// its own, good for cookieLife, signed with a key this process drew at
+// random (so a restart signs everyone out). No other site can mint one,
+// so no other site reaches a preview at all. Nothing of agentmux's goes
+// on to the app: its token in Authorization, its cookies, the sign-in
+// cookie.
+//
+// Previews have a budget of connections of their own, well below the
+// listener's: a dev server's hot-reload socket or event stream holds its
+// connection for as long as the page is open, and a page (or anyone) that
+// opened hundreds would otherwise take every slot of the listener and
+// lock agentmux's own API and WebSocket out.
 package preview
 
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -27,20 +50,42 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	textclip "github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/ratelog"
+	"github.com/agentmux/agentmux/internal/sameorigin"
 )
 
 const (
 	// MinPort is the lowest port previewed: below it are system services.
 	MinPort = 1024
-	// cookieName carries a preview origin's sign-in.
-	cookieName = "agentmux_preview"
 	// SignInPath is where a preview origin takes a ticket; an app is
 	// unlikely to have a page there.
 	SignInPath = "/.agentmux/sign-in"
-	// ticketLife is how long a sign-in ticket may be used.
+	// DefaultMaxConnections is the previews' budget of connections when
+	// Options.MaxConnections is 0: a quarter of agentmux's listener
+	// (256), ample for a few apps' pages, their hot-reload sockets and
+	// event streams, and a few hundred short requests a second.
+	DefaultMaxConnections = 64
+	// cookieName carries a preview origin's sign-in.
+	cookieName = "agentmux_preview"
+	// cookiePrefix begins the name of every cookie of agentmux's (the
+	// token's, the preview's sign-in): none of them goes on to an app.
+	cookiePrefix = "agentmux_"
+	// ticketLife is how long a sign-in ticket may wait to be used.
 	ticketLife = time.Minute
+	// maxTickets bounds the tickets minted and not yet used or expired:
+	// the UI mints one per preview shown or opened.
+	maxTickets = 256
+	// cookieLife is how long a preview origin's sign-in lasts: a working
+	// day and more, not forever.
+	cookieLife = 12 * time.Hour
+	// refusalLogEvery is the least time between two log lines about
+	// refused preview requests or an exhausted budget.
+	refusalLogEvery = 10 * time.Second
 )
 
 // Options configure Previews.
@@ -48,10 +93,16 @@ type Options struct {
 	// Domain, when set, serves port P also at P.<Domain>, for a proxy in
 	// front of agentmux that routes the domain's names to it.
 	Domain string
-	// Token, when set, is asked for on every preview origin.
+	// Token, when set, is agentmux's: a request that carries it as a
+	// bearer token is signed in, and it is never passed to an app.
 	Token string
 	// Own reports agentmux's own ports, which are never proxied. Required.
 	Own func(port int) bool
+	// MaxConnections bounds the preview requests served at once, each a
+	// connection for as long as it lasts (a hot-reload WebSocket, an
+	// event stream); the next is answered 503. DefaultMaxConnections when
+	// 0.
+	MaxConnections int
 	// Logger receives what goes wrong; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -59,12 +110,28 @@ type Options struct {
 // Previews routes the requests whose Host names a preview.
 type Previews struct {
 	opts Options
-	// key signs tickets and cookies; derived from the token.
+	// key signs the preview cookies; drawn at random by New.
 	key []byte
 	log *slog.Logger
 	// transport carries every preview's requests, keeping connections
 	// to the dev servers alive between them.
 	transport *http.Transport
+	// budget holds a token per preview request being served.
+	budget chan struct{}
+	// refusals and busy keep the log lines that any page can cause to
+	// one per refusalLogEvery.
+	refusals, busy ratelog.Limiter
+
+	// mu protects tickets: the tickets minted and not yet used, by
+	// value, with the port each signs in on and until when.
+	mu      sync.Mutex
+	tickets map[string]ticket
+}
+
+// ticket is a sign-in ticket waiting to be used.
+type ticket struct {
+	port   int
+	expiry time.Time
 }
 
 // New returns Previews for opts.
@@ -72,15 +139,23 @@ func New(opts Options) (*Previews, error) {
 	if opts.Own == nil {
 		return nil, errors.New("preview: Options.Own is required")
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
 	opts.Domain = strings.ToLower(strings.Trim(opts.Domain, "."))
-	p := &Previews{opts: opts, log: opts.Logger, transport: newTransport()}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("preview: draw a signing key: %w", err)
+	}
+	p := &Previews{
+		opts: opts, key: key, log: opts.Logger, transport: newTransport(),
+		budget:   make(chan struct{}, opts.MaxConnections),
+		refusals: ratelog.Limiter{Every: refusalLogEvery},
+		busy:     ratelog.Limiter{Every: refusalLogEvery},
+		tickets:  make(map[string]ticket),
+	}
 	if p.log == nil {
 		p.log = slog.Default()
-	}
-	if opts.Token != "" {
-		m := hmac.New(sha256.New, []byte(opts.Token))
-		m.Write([]byte("agentmux preview"))
-		p.key = m.Sum(nil)
 	}
 	return p, nil
 }
@@ -155,47 +230,98 @@ func (p *Previews) URL(host string, port int, secure bool) string {
 	return u + "/"
 }
 
-// SignInURL is URL with a ticket that signs a browser in on that origin,
-// for a page already signed in on agentmux's; without a token, URL.
-func (p *Previews) SignInURL(host string, port int, secure bool) string {
-	u := p.URL(host, port, secure)
-	if p.key == nil {
-		return u
+// SignInURL is URL with a ticket that signs a browser in on that origin
+// once, within ticketLife, for a page already on agentmux's own origin
+// (the caller's check): the address the UI's frame and "open in a new
+// tab" go to.
+func (p *Previews) SignInURL(host string, port int, secure bool) (string, error) {
+	t, err := p.mint(port, time.Now())
+	if err != nil {
+		return "", err
 	}
-	return strings.TrimSuffix(u, "/") + SignInPath + "?ticket=" + url.QueryEscape(p.ticket(port, time.Now().Add(ticketLife)))
+	return strings.TrimSuffix(p.URL(host, port, secure), "/") + SignInPath + "?ticket=" + url.QueryEscape(t), nil
 }
 
-// ticket signs port until expiry.
-func (p *Previews) ticket(port int, expiry time.Time) string {
+// mint makes a ticket for port, good once until now+ticketLife. At
+// maxTickets, expired ones are dropped first, then the one closest to
+// expiring: a page that asked for hundreds loses its oldest, nobody
+// else's.
+func (p *Previews) mint(port int, now time.Time) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("draw a sign-in ticket: %w", err)
+	}
+	t := hex.EncodeToString(b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.tickets) >= maxTickets {
+		var oldest string
+		for v, tk := range p.tickets {
+			if !now.Before(tk.expiry) {
+				delete(p.tickets, v)
+			} else if oldest == "" || tk.expiry.Before(p.tickets[oldest].expiry) {
+				oldest = v
+			}
+		}
+		if len(p.tickets) >= maxTickets {
+			delete(p.tickets, oldest)
+		}
+	}
+	p.tickets[t] = ticket{port: port, expiry: now.Add(ticketLife)}
+	return t, nil
+}
+
+// redeem reports whether t is a ticket for port that has not expired and
+// was not used, and uses it up: a ticket is spent whatever port it is
+// tried on, so one that leaked is good for nothing.
+func (p *Previews) redeem(t string, port int, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tk, ok := p.tickets[t]
+	if !ok {
+		return false
+	}
+	delete(p.tickets, t)
+	return tk.port == port && now.Before(tk.expiry)
+}
+
+// cookieValue is port's sign-in cookie until expiry: the expiry and the
+// key's MAC of both.
+func (p *Previews) cookieValue(port int, expiry time.Time) string {
 	exp := strconv.FormatInt(expiry.Unix(), 10)
-	return exp + "." + p.sign("ticket", port, exp)
+	return exp + "." + p.mac(port, exp)
 }
 
-// sign is the key's MAC of what, port and extra.
-func (p *Previews) sign(what string, port int, extra string) string {
+// mac is the key's MAC of a cookie for port until exp.
+func (p *Previews) mac(port int, exp string) string {
 	m := hmac.New(sha256.New, p.key)
-	fmt.Fprintf(m, "%s\x00%d\x00%s", what, port, extra)
+	fmt.Fprintf(m, "cookie\x00%d\x00%s", port, exp)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// validTicket reports whether t signs port and has not expired.
-func (p *Previews) validTicket(t string, port int) bool {
-	exp, mac, ok := strings.Cut(t, ".")
-	unix, err := strconv.ParseInt(exp, 10, 64)
-	if !ok || err != nil || time.Now().Unix() > unix {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(mac), []byte(p.sign("ticket", port, exp))) == 1
-}
-
-// signedIn reports whether r carries the token or port's cookie.
-func (p *Previews) signedIn(r *http.Request, port int) bool {
-	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok &&
-		subtle.ConstantTimeCompare([]byte(auth), []byte(p.opts.Token)) == 1 {
+// signedIn reports whether r carries agentmux's token or a sign-in cookie
+// of port's that this process made and that has not expired.
+func (p *Previews) signedIn(r *http.Request, port int, now time.Time) bool {
+	if p.isToken(r.Header.Get("Authorization")) {
 		return true
 	}
-	c, err := r.Cookie(cookieName)
-	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(p.sign("cookie", port, ""))) == 1
+	for _, c := range r.CookiesNamed(cookieName) {
+		exp, mac, ok := strings.Cut(c.Value, ".")
+		unix, err := strconv.ParseInt(exp, 10, 64)
+		if ok && err == nil && now.Unix() < unix &&
+			subtle.ConstantTimeCompare([]byte(mac), []byte(p.mac(port, exp))) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// isToken reports whether auth, an Authorization header, is agentmux's
+// token as a bearer token.
+func (p *Previews) isToken(auth string) bool {
+	scheme, tok, ok := strings.Cut(auth, " ")
+	return ok && p.opts.Token != "" && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(p.opts.Token)) == 1
 }
 
 func (p *Previews) serve(w http.ResponseWriter, r *http.Request, port int) {
@@ -207,31 +333,76 @@ func (p *Previews) serve(w http.ResponseWriter, r *http.Request, port int) {
 		page(w, http.StatusForbidden, "Not previewed", fmt.Sprintf("Port %d is agentmux's own.", port), false)
 		return
 	}
-	if p.key != nil {
-		if r.URL.Path == SignInPath {
-			p.signIn(w, r, port)
-			return
+	if reason := otherSite(r); reason != "" {
+		if ok, suppressed := p.refusals.Allow(); ok {
+			p.log.Warn("refused a request to a preview from another site", "port", port, "method", r.Method, "path", textclip.String(r.URL.Path, 80, "..."),
+				"remote", r.RemoteAddr, "reason", reason, "refused since last line", suppressed)
 		}
-		if !p.signedIn(r, port) {
-			page(w, http.StatusUnauthorized, "Sign in from agentmux",
-				fmt.Sprintf("This preview of port %d asks for agentmux's token: open it from agentmux's Preview view, which signs you in here.", port), false)
-			return
+		page(w, http.StatusForbidden, "Refused", fmt.Sprintf("This preview of port %d refuses %s: only its own pages may use it.", port, reason), false)
+		return
+	}
+	now := time.Now()
+	if r.URL.Path == SignInPath {
+		p.signIn(w, r, port, now)
+		return
+	}
+	if !p.signedIn(r, port, now) {
+		page(w, http.StatusUnauthorized, "Sign in from agentmux",
+			fmt.Sprintf("This preview of port %d needs agentmux's sign-in: open it from agentmux's Preview view (or its Open button), which signs you in here.", port), false)
+		return
+	}
+	select {
+	case p.budget <- struct{}{}:
+		defer func() { <-p.budget }()
+	default:
+		if ok, suppressed := p.busy.Allow(); ok {
+			p.log.Warn("preview connection budget exhausted; refusing preview requests until some end", "budget", cap(p.budget), "refused since last line", suppressed)
 		}
+		w.Header().Set("Retry-After", "2")
+		page(w, http.StatusServiceUnavailable, "Too many preview connections",
+			fmt.Sprintf("The previews hold all %d of their connections (hot-reload sockets, event streams, requests in progress). This page tries again by itself.", cap(p.budget)), true)
+		return
 	}
 	// A dev server's hot reload holds its WebSocket (or event stream)
 	// open for as long as the page is: the listener's deadlines, made
-	// for agentmux's own short requests, would cut it.
+	// for agentmux's own short requests, would cut it. The budget bounds
+	// how many do.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	p.proxy(port).ServeHTTP(w, r)
 }
 
+// otherSite says why r, to a preview, is another site's request to
+// refuse, or "" when it is not: a navigation (top-level or a frame),
+// which a browser marks Sec-Fetch-Mode: navigate, or a request of the
+// preview's own pages, or not a browser's at all (no Origin, no
+// Sec-Fetch-Site). Any other request with another Origin is refused, a
+// WebSocket's included (a browser always sends one there), and so is a
+// subresource marked cross-site, which may carry no Origin (a script, an
+// image).
+func otherSite(r *http.Request) string {
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Upgrade") == "" {
+		return ""
+	}
+	what := "a request"
+	if r.Header.Get("Upgrade") != "" {
+		what = "a WebSocket"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameorigin.IsOwn(r, origin) {
+		return fmt.Sprintf("%s from the page at %s", what, textclip.Quote(origin))
+	}
+	if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
+		return what + " from another site (Sec-Fetch-Site: cross-site)"
+	}
+	return ""
+}
+
 // signIn takes a ticket and, when it is good, sets the origin's cookie.
-func (p *Previews) signIn(w http.ResponseWriter, r *http.Request, port int) {
-	if !p.validTicket(r.URL.Query().Get("ticket"), port) {
-		page(w, http.StatusUnauthorized, "Sign-in link expired",
-			"This sign-in link is not valid (they last a minute): open the preview again from agentmux.", false)
+func (p *Previews) signIn(w http.ResponseWriter, r *http.Request, port int, now time.Time) {
+	if !p.redeem(r.URL.Query().Get("ticket"), port, now) {
+		page(w, http.StatusUnauthorized, "Sign-in link used or expired",
+			"This sign-in link is not valid: each works once, within a minute. Open the preview again from agentmux.", false)
 		return
 	}
 	// The preview is shown in a frame of agentmux's page, another site:
@@ -239,17 +410,21 @@ func (p *Previews) signIn(w http.ResponseWriter, r *http.Request, port int) {
 	// which must be Secure (browsers count http://*.localhost as secure),
 	// and Partitioned keeps it to frames of that page (CHIPS). Over plain
 	// http on a preview domain, the browser drops it: use https there.
+	expiry := now.Add(cookieLife)
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: p.sign("cookie", port, ""), Path: "/",
+		Name: cookieName, Value: p.cookieValue(port, expiry), Path: "/", MaxAge: int(cookieLife / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteNoneMode, Secure: true, Partitioned: true,
 	})
+	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // proxy is the reverse proxy to port. Dev servers check the Host they are
 // asked for (Vite's allowedHosts, webpack-dev-server's host check) and
-// the Origin of their hot-reload socket: both are sent as localhost:port,
-// what they accept by default, with the preview's own in X-Forwarded-*.
+// the Origin of their hot-reload socket: the Host is sent as
+// localhost:port, and so is the Origin of the preview's own pages, what
+// they accept by default, with the preview's own in X-Forwarded-*. Every
+// other Origin (a navigation's from another site) is the browser's.
 func (p *Previews) proxy(port int) *httputil.ReverseProxy {
 	target := &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
 	local := "localhost:" + strconv.Itoa(port)
@@ -258,10 +433,13 @@ func (p *Previews) proxy(port int) *httputil.ReverseProxy {
 			pr.SetURL(target)
 			pr.SetXForwarded()
 			pr.Out.Host = local
-			if o := pr.In.Header.Get("Origin"); o != "" {
+			if o := pr.In.Header.Get("Origin"); o != "" && sameorigin.IsOwn(pr.In, o) {
 				pr.Out.Header.Set("Origin", "http://"+local)
 			}
-			removeCookie(pr.Out, cookieName)
+			if p.isToken(pr.Out.Header.Get("Authorization")) {
+				pr.Out.Header.Del("Authorization")
+			}
+			removeCookies(pr.Out, cookiePrefix)
 		},
 		Transport: p.transport,
 		// Stream as it comes: event streams and chunked pages.
@@ -302,15 +480,24 @@ func newTransport() *http.Transport {
 	return t
 }
 
-// removeCookie drops name from r's cookies: the preview's sign-in is for
-// agentmux, not for the app behind it.
-func removeCookie(r *http.Request, name string) {
-	cookies := r.Cookies()
-	r.Header.Del("Cookie")
-	for _, c := range cookies {
-		if c.Name != name {
-			r.AddCookie(c)
+// removeCookies drops r's cookies whose names begin with prefix: the
+// sign-in and the token are agentmux's, not the app's. The app's own
+// pass as the browser wrote them, byte for byte: parsing and writing them
+// again would drop or quote values net/http does not like.
+func removeCookies(r *http.Request, prefix string) {
+	var kept []string
+	for _, line := range r.Header.Values("Cookie") {
+		for part := range strings.SplitSeq(line, ";") {
+			part = strings.TrimSpace(part)
+			name, _, _ := strings.Cut(part, "=")
+			if part != "" && !strings.HasPrefix(strings.TrimSpace(name), prefix) {
+				kept = append(kept, part)
+			}
 		}
+	}
+	r.Header.Del("Cookie")
+	if len(kept) > 0 {
+		r.Header.Set("Cookie", strings.Join(kept, "; "))
 	}
 }
 

@@ -67,8 +67,9 @@ func (s *server) listPorts(c echo.Context) error {
 }
 
 // signInPreview answers POST /api/ports/:port/preview with the address
-// that opens port's preview, signed in when there is a token: a ticket
-// good for a minute, minted only for a page of agentmux's own origin.
+// that opens port's preview signed in: a ticket good once, within a
+// minute, minted only for a page of agentmux's own origin (the guard's
+// check, as for every POST).
 func (s *server) signInPreview(c echo.Context) error {
 	port, err := strconv.Atoi(c.Param("port"))
 	if err != nil || port < preview.MinPort || port > 65535 {
@@ -79,7 +80,11 @@ func (s *server) signInPreview(c echo.Context) error {
 		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, fmt.Sprintf("port %d is agentmux's own", port))
 	}
 	req := c.Request()
-	return c.JSON(http.StatusOK, map[string]string{"url": s.previews.SignInURL(req.Host, port, req.TLS != nil)})
+	u, err := s.previews.SignInURL(req.Host, port, req.TLS != nil)
+	if err != nil {
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]string{"url": u})
 }
 
 // watchPorts tells every client when the listening ports change, looking

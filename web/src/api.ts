@@ -135,7 +135,7 @@ export const api = {
   },
   /** The TCP ports listening in the container, each with its preview's address. */
   ports: async () => (await json<{ ports: ListeningPort[] }>('GET', 'api/ports')).ports,
-  /** The address that opens a port's preview: with a token, a sign-in link good for a minute. */
+  /** The address that opens a port's preview signed in: a link that works once, within a minute. */
   previewURL: async (port: number) => (await json<{ url: string }>('POST', `api/ports/${port}/preview`)).url,
   /** A workspace file's raw content and type. */
   file: async (path: string) => {

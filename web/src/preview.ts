@@ -2,9 +2,10 @@
 // its process and session (the session on screen's first), and the one
 // picked shown in an iframe on its own origin (http://<port>.localhost:…,
 // see preview/preview.go), so the app's scripts never share agentmux's.
-// The iframe's address comes from POST /api/ports/:port/preview: with a
-// token it is a sign-in link good for a minute, which sets the preview
-// origin's own cookie. "Follow" shows a port the session on screen's
+// The iframe's address comes from POST /api/ports/:port/preview: a
+// sign-in link that works once, within a minute, and sets the preview
+// origin's own cookie (every preview asks for it, token or not, so that
+// no other site can reach one). Open asks for a link of its own. "Follow" shows a port the session on screen's
 // agent just opened, as documents are followed; every port that opens is
 // also told to the activity feed.
 
@@ -18,8 +19,6 @@ import type { ListeningPort } from './types';
 const FOLLOW_KEY = 'agentmux.followPorts';
 /** The server never previews ports below this (system services). */
 const MIN_PORT = 1024;
-/** A sign-in link lasts a minute: one older than this is asked for again. */
-const LINK_FRESH_MS = 45_000;
 /**
  * A port is told and followed once it has listened this long: a test
  * suite's servers come and go by the dozen, and none is worth a line or
@@ -174,7 +173,7 @@ export class PreviewView {
     this.address.title = url;
     this.reload.hidden = this.selected === null;
     this.open.hidden = this.selected === null;
-    if (url && !this.linkFresh()) this.open.href = url;
+    if (url && this.openLink === null) this.open.href = url;
     if (this.noteText !== null) this.showNote(this.noteText);
     else if (this.selected !== null && !current && this.known) {
       this.showNote(`Nothing listens on port ${this.selected} now. The preview shows it again once something does.`);
@@ -239,14 +238,10 @@ export class PreviewView {
   /** The address of the iframe's port as GET /api/ports gave it, kept while the port is gone. */
   private loadedURL = '';
   private noteText: string | null = null;
-  /** When the Open link's sign-in link was made (0: a plain address, always good). */
-  private openLinkAt = 0;
+  /** The sign-in link Open's click asked for, while its tab opens; null otherwise. */
+  private openLink: string | null = null;
 
-  private linkFresh(): boolean {
-    return this.openLinkAt > 0 && Date.now() - this.openLinkAt < LINK_FRESH_MS;
-  }
-
-  /** Points the iframe at port: a fresh address (a sign-in link, with a token) each time. */
+  /** Points the iframe at port: a fresh sign-in link each time, as each works once. */
   private async load(port: number): Promise<void> {
     const id = ++this.frameId;
     this.noteText = null;
@@ -263,21 +258,30 @@ export class PreviewView {
     const plain = this.ports.find((p) => p.port === port)?.url;
     if (plain) this.loadedURL = plain;
     this.loaded = { port, at: Date.now() };
-    // A sign-in link, good for one visit a minute, serves the Open link too while it lasts.
-    this.openLinkAt = url === plain ? 0 : Date.now();
-    this.open.href = url;
     this.frame.title = `Preview of port ${port}`;
     this.frame.src = url;
     this.render();
   }
 
-  /** Opens the preview in a tab of its own, asking for a fresh sign-in link once the last is stale. */
+  /**
+   * Opens the preview in a tab of its own through a sign-in link of its
+   * own (the iframe's is used up): the click asks for one and clicks
+   * again with it, which the browser still counts as the user's.
+   */
   private onOpenClick(ev: MouseEvent): void {
     const port = this.selected;
-    if (port === null || this.openLinkAt === 0 || this.linkFresh()) return;
+    if (port === null) return;
+    if (this.openLink !== null) {
+      // The second click, with the link: the browser follows it once
+      // this handler returns; the plain address comes back after.
+      this.openLink = null;
+      window.setTimeout(() => this.render(), 0);
+      return;
+    }
     ev.preventDefault();
     void api.previewURL(port).then((url) => {
-      this.openLinkAt = Date.now();
+      if (this.selected !== port) return;
+      this.openLink = url;
       this.open.href = url;
       this.open.click(); // still the user's click: within its activation
     }, (err: ApiError) => {

@@ -125,16 +125,21 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   const first = await page.locator(sel('preview-port')).first().getAttribute('data-port');
   assert.equal(Number(first), port, 'the session on screen\'s port comes first');
 
-  // The app, on its own origin, through agentmux's listener.
-  assert.equal(await page.locator(sel('preview-frame')).getAttribute('src'), `${origin}/`);
+  // The app, on its own origin, through agentmux's listener, signed in
+  // there by a link that works once (every preview asks for it).
+  assert.ok((await page.locator(sel('preview-frame')).getAttribute('src')).startsWith(`${origin}/.agentmux/sign-in?ticket=`),
+    'the iframe opens through a sign-in link');
   assert.equal(await page.locator(sel('preview-address')).textContent(), origin);
   await waitFor(async () => (await appText(page)) === 'Hello from Vite, version 1', { timeout: 15_000, message: 'the app in the iframe' });
   await waitFor(() => sockets.some((u) => u.startsWith(`ws://${port}.localhost:${amPort}/`)),
     { timeout: 10_000, message: `Vite's hot-reload socket on the preview origin (sockets: ${sockets.join(', ')})` });
   const open = page.locator(sel('preview-open'));
-  assert.equal(await open.getAttribute('href'), `${origin}/`);
+  assert.equal(await open.getAttribute('href'), `${origin}/`, 'Open shows the plain address');
   assert.equal(await open.getAttribute('target'), '_blank');
   assert.match(await open.getAttribute('rel'), /\bnoopener\b/);
+  // Its click asks for a sign-in link of its own: the iframe's is used up.
+  await openedTab(context, open, origin, 'Hello from Vite, version 1');
+  await waitFor(async () => (await open.getAttribute('href')) === `${origin}/`, { message: 'Open shows the plain address again' });
   await openedTab(context, open, origin, 'Hello from Vite, version 1');
 
   // The app may not take agentmux's tab elsewhere.
@@ -223,7 +228,7 @@ uiTest('with --token the preview asks for it; the view signs the iframe in on th
   await typeCommand(page, `cd ${dir} && ${VITE} --port ${port} --strictPort`);
   await waitForLine(page, id, /ready in/, { timeout: 30_000, message: 'Vite ready in the session' });
 
-  // Without the view's link, the preview origin asks for the token.
+  // Without the view's link, the preview origin asks for a sign-in.
   const status = await new Promise((resolve, reject) => {
     // fetch() will not send a Host of the test's choosing.
     http.get({ host: '127.0.0.1', port: amPort, path: '/', headers: { Host: `${port}.localhost:${amPort}` } }, (res) => {
@@ -240,9 +245,8 @@ uiTest('with --token the preview asks for it; the view signs the iframe in on th
   assert.ok(src.startsWith(`${origin}/.agentmux/sign-in?ticket=`), `the iframe opens through a sign-in link: ${src}`);
   assert.equal(await page.locator(sel('preview-address')).textContent(), origin, 'the address shown is the plain one, without the ticket');
   await waitFor(async () => (await appText(page)) === 'Hello from Vite, version 1', { timeout: 15_000, message: 'the app in the iframe, signed in' });
-  const open = page.locator(sel('preview-open'));
-  assert.ok((await open.getAttribute('href')).startsWith(`${origin}/.agentmux/sign-in?ticket=`), 'Open signs its tab in too');
-  await openedTab(context, open, origin, 'Hello from Vite, version 1');
+  // Open signs its tab in too, with a link of its own.
+  await openedTab(context, page.locator(sel('preview-open')), origin, 'Hello from Vite, version 1');
 
   // The hot-reload socket carries the preview origin's cookie too.
   const frame = await appFrame(page, origin);
