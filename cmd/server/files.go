@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"mime"
 	"net/http"
 	"os"
 	"path"
@@ -96,18 +96,13 @@ func (s *server) getFile(c echo.Context) error {
 	if fi.Size() > maxFileBytes {
 		return errorJSON(c, http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage, fmt.Sprintf("%s is %d bytes; at most %d are served", textclip.Quote(rel), fi.Size(), maxFileBytes))
 	}
-	ctype := mime.TypeByExtension(filepath.Ext(real))
-	switch strings.ToLower(filepath.Ext(real)) {
-	case ".md", ".markdown":
-		ctype = "text/markdown; charset=utf-8"
-	case ".yaml", ".yml":
-		ctype = "text/yaml; charset=utf-8"
-	}
-	if ctype == "" {
-		ctype = "text/plain; charset=utf-8"
+	head := make([]byte, 512) // as much as http.DetectContentType reads
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, fmt.Sprintf("read %s: %v", textclip.Quote(rel), err))
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, ctype)
+	h.Set(echo.HeaderContentType, servedType(real, head[:n]))
 	// Raw content for the UI to render: never sniffed into HTML, never run.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
@@ -117,4 +112,45 @@ func (s *server) getFile(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, f)
 	return nil
+}
+
+// servedType is the Content-Type GET /api/files gives the file name
+// whose first bytes are head: what the UI needs to show it (markdown,
+// YAML, images, text) and never a type a browser runs on agentmux's
+// origin. Workspace files are the agent's to write: served as
+// text/javascript, one would pass the page's script-src 'self' as a
+// script or register as a service worker under /api/; as HTML, SVG or
+// XML it would be a document of agentmux's origin. So every text,
+// scripts, pages and stylesheets included, is text/plain; images keep
+// their types (an SVG only in the sandbox every answer here has, which
+// runs no script); anything else is bytes to download. The types come
+// from the name and the bytes alone, not from the system's MIME table,
+// which differs between machines.
+func servedType(name string, head []byte) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	switch ext {
+	case ".md", ".markdown":
+		return "text/markdown; charset=utf-8"
+	case ".yaml", ".yml":
+		return "text/yaml; charset=utf-8"
+	}
+	if t, ok := shownImages[ext]; ok {
+		return t
+	}
+	sniffed := http.DetectContentType(head)
+	switch {
+	case strings.HasPrefix(sniffed, "text/plain"):
+		return sniffed // with the charset a byte-order mark says
+	case strings.HasPrefix(sniffed, "text/"):
+		return "text/plain; charset=utf-8" // HTML, XML: shown as their text
+	}
+	return "application/octet-stream"
+}
+
+// shownImages are the types of the images the document pane shows, by
+// extension: the UI's <img> needs them, and none runs in a browser (an
+// SVG served here is sandboxed).
+var shownImages = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+	".avif": "image/avif", ".bmp": "image/bmp", ".ico": "image/x-icon", ".svg": "image/svg+xml",
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -678,6 +679,76 @@ func rawGet(t testing.TB, e *apiEnv, pathAndQuery string) (*http.Response, []byt
 		t.Fatalf("GET %s: read body: %v", pathAndQuery, err)
 	}
 	return resp, b
+}
+
+// TestFilesAPIServesNothingABrowserRuns: finding 8 of the third review.
+// A workspace .js was served as text/javascript on agentmux's own origin,
+// so script-src 'self' took it as a script and it registered as a service
+// worker under /api/. Now no file is served with a type a browser runs
+// there: scripts, workers, pages and stylesheets as text, an SVG only in
+// a sandbox; the UI's markdown, YAML, text and images as before.
+func TestFilesAPIServesNothingABrowserRuns(t *testing.T) {
+	e := newAPI(t)
+	// The types a browser runs as a script, a worker or a module
+	// (WHATWG's JavaScript MIME type essences, and WebAssembly), or shows
+	// as a document of the origin that served it.
+	runs := []string{
+		"application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
+		"text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.5", "text/jscript",
+		"text/livescript", "text/x-ecmascript", "text/x-javascript", "application/wasm",
+		"text/html", "application/xhtml+xml", "text/xml", "application/xml", "text/xsl", "application/xslt+xml", "text/css",
+	}
+	const (
+		script = "self.addEventListener('fetch', () => {})\n"
+		html   = "<!doctype html><html><script>alert(document.domain)</script></html>\n"
+		svg    = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>\n"
+		text   = "text/plain; charset=utf-8"
+	)
+	for _, tc := range []struct{ name, content, want string }{
+		{"sw.js", script, text},
+		{"SW.JS", script, text},
+		{"mod.mjs", script, text},
+		{"lib.cjs", script, text},
+		{"data.json", `{"a":1}`, text},
+		{"page.html", html, text},
+		{"page.HTML", html, text},
+		{"page.xhtml", html, text},
+		{"page", html, text},
+		{"feed.xml", "<?xml version=\"1.0\"?><?xml-stylesheet href=\"s.xsl\"?><a/>", text},
+		{"style.xsl", "<?xml version=\"1.0\"?><xsl:stylesheet/>", text},
+		{"site.css", "body{color:red}\n", text},
+		{"main.go", "package main\n", text},
+		{"Makefile", "all:\n\ttrue\n", text},
+		{"utf16.txt", "\xfe\xff\x00h\x00i", "text/plain; charset=utf-16be"},
+		{"app.wasm", "\x00asm\x01\x00\x00\x00", "application/octet-stream"},
+		{"archive.zip", "PK\x03\x04\x14\x00\x00\x00", "application/octet-stream"},
+		{"report.pdf", "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "application/octet-stream"},
+		{"binary.dat", "\x00\x01\x02\x03", "application/octet-stream"},
+		{"docs/prd.md", html, "text/markdown; charset=utf-8"},
+		{"plan.yml", "a: 1\n", "text/yaml; charset=utf-8"},
+		{"shot.png", "\x89PNG\r\n\x1a\n", "image/png"},
+		{"photo.JPG", "\xff\xd8\xff", "image/jpeg"},
+		{"diagram.svg", svg, "image/svg+xml"},
+	} {
+		writeWS(t, e.dir, tc.name, tc.content)
+		name, want := tc.name, tc.want
+		resp, b := rawGet(t, e, "/api/files?path="+url.QueryEscape(name))
+		wantStatus(t, name, resp, b, http.StatusOK)
+		ct := resp.Header.Get("Content-Type")
+		if ct != want {
+			t.Errorf("%s: Content-Type %q, want %q", name, ct, want)
+		}
+		mt, _, _ := mime.ParseMediaType(ct)
+		if slices.Contains(runs, mt) {
+			t.Errorf("%s is served as %s, which a browser runs", name, ct)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox") {
+			t.Errorf("%s: Content-Security-Policy %q, want a sandbox", name, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", name)
+		}
+	}
 }
 
 // TestFilesAPI: GET /api/files serves workspace files raw and nothing
