@@ -78,12 +78,14 @@ func render(comments []Comment, quotes [][]string, lines int) string {
 	return b.String()
 }
 
-// location is path:line, or path:line-end for a range.
+// location is path:line, or path:line-end for a range, the path shown
+// as textrule.Shown shows it: a file's name is anyone's choice.
 func location(c Comment) string {
+	path := textrule.Shown(c.Path)
 	if c.EndLine > c.Line {
-		return c.Path + ":" + strconv.Itoa(c.Line) + "-" + strconv.Itoa(c.EndLine)
+		return path + ":" + strconv.Itoa(c.Line) + "-" + strconv.Itoa(c.EndLine)
 	}
-	return c.Path + ":" + strconv.Itoa(c.Line)
+	return path + ":" + strconv.Itoa(c.Line)
 }
 
 // readQuotes returns each comment's lines as they are now, or nil for a

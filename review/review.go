@@ -212,11 +212,9 @@ func Clean(c Comment) (Comment, error) {
 	}
 	// The comment is typed into the agent: a control character would be
 	// a key, and an escape could end the bracketed paste early.
-	if i := strings.IndexFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(text[i:])
+	if r, control, ok := textrule.FirstNotText(text); ok && control {
 		return Comment{}, fmt.Errorf("%w: the comment contains the control character %U", ErrInvalid, r)
-	}
-	if r, ok := textrule.FirstInvisible(text, true); ok {
+	} else if ok {
 		return Comment{}, fmt.Errorf("%w: the comment contains the invisible character %U, which would make what is shown differ from what the agent reads", ErrInvalid, r)
 	}
 	c.Text = text

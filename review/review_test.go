@@ -218,6 +218,28 @@ func TestPromptQuotesSafely(t *testing.T) {
 	}
 }
 
+// TestPromptNamesFilesSafely: a file's name is anyone's choice; one that
+// holds a bidi control is named escaped, so the prompt still queues and
+// shows what it says.
+func TestPromptNamesFilesSafely(t *testing.T) {
+	name := "txt.\u202eexe.md"
+	root := writeTree(t, map[string]string{name: "line\n"})
+	c, err := Clean(Comment{Path: name, Line: 1, Text: "rename this"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prompt(root, []Comment{c}, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p, `1. "txt.\u202eexe.md":1`+"\n   > line\n") {
+		t.Errorf("the file is not named escaped, with its line quoted:\n%q", p)
+	}
+	if strings.ContainsAny(p, "\u202e") {
+		t.Errorf("the prompt holds a bidi control: %q", p)
+	}
+}
+
 // TestPromptFitsItsBound: long ranges quote their start; a prompt over
 // the bound quotes fewer lines, then none, then is refused.
 func TestPromptFitsItsBound(t *testing.T) {

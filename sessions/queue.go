@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/internal/clip"
@@ -81,14 +80,12 @@ func cleanPrompt(text string) (string, error) {
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	// Other control characters would be keys, not text: an escape could
-	// end the bracketed paste early and run the rest as commands.
-	if i := strings.IndexFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(text[i:])
+	// end the bracketed paste early and run the rest as commands. Bidi
+	// overrides and invisible characters would let the queue show one
+	// prompt while the agent is given another.
+	if r, control, ok := textrule.FirstNotText(text); ok && control {
 		return "", fmt.Errorf("%w: the prompt contains the control character %U; only text, tabs and line breaks can be queued", ErrInvalid, r)
-	}
-	// Bidi overrides and invisible characters would let the queue show
-	// one prompt while the agent is given another.
-	if r, ok := textrule.FirstInvisible(text, true); ok {
+	} else if ok {
 		return "", fmt.Errorf("%w: the prompt contains the invisible character %U, which would make what is shown differ from what the agent reads", ErrInvalid, r)
 	}
 	return text, nil

@@ -9,9 +9,11 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/internal/textrule"
 )
 
 // rollbackTimeout bounds what undoes a failed action, which runs even
@@ -33,8 +35,19 @@ type Committed struct {
 // ErrNoMessage. When the commit fails, the index is put back as it was,
 // so what the user had staged stays staged and nothing else is.
 func Commit(ctx context.Context, dir, message string) (c Committed, err error) {
+	message = strings.ReplaceAll(message, "\r\n", "\n")
 	if strings.TrimSpace(message) == "" {
 		return Committed{}, gitexec.Kinded(ErrNoMessage, nil, "the commit message is empty")
+	}
+	// A message is shown in terminals (git log) and in the UI: an escape
+	// there would act on the terminal, a bidi control reorder what is read.
+	switch r, control, bad := textrule.FirstNotText(message); {
+	case !utf8.ValidString(message):
+		return Committed{}, gitexec.Kinded(ErrInvalidMessage, nil, "the commit message is not valid UTF-8")
+	case bad && control:
+		return Committed{}, gitexec.Kinded(ErrInvalidMessage, nil, "the commit message contains the control character %U; only text, tabs and line breaks can be committed", r)
+	case bad:
+		return Committed{}, gitexec.Kinded(ErrInvalidMessage, nil, "the commit message contains the invisible character %U, which would make what is shown differ from what is meant", r)
 	}
 	t, err := openTree(ctx, dir)
 	if err != nil {

@@ -103,6 +103,43 @@ func TestCommitNoMessage(t *testing.T) {
 	}
 }
 
+// TestCommitRefusesControls: a message is shown in terminals and in the
+// UI, so one holding a control character (an ANSI escape, C1's CSI) or a
+// bidi control is refused before anything is staged, as prompts are;
+// Windows line ends and emoji joined by ZWJ are text.
+func TestCommitRefusesControls(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	writeFile(t, repo, "a.txt", "a\n")
+	head := gitT(t, repo, "rev-parse", "HEAD")
+	for msg, want := range map[string]string{
+		"red \x1b[31mtitle":      "control character U+001B",
+		"csi \u009b2J":           "control character U+009B",
+		"bell\a":                 "control character U+0007",
+		"fix \u202eexe.txt":      "invisible character U+202E",
+		"isolated \u2066x\u2069": "invisible character U+2066",
+		"not utf-8 \xff":         "not valid UTF-8",
+	} {
+		_, err := Commit(testContext(t), repo, msg)
+		testutil.ErrorKind(t, err, ErrInvalidMessage)
+		if err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("Commit(%q): %v, want it to say %q", msg, err, want)
+		}
+	}
+	if st := gitT(t, repo, "status", "--porcelain"); st != "?? a.txt" {
+		t.Errorf("status %q after refused commits", st)
+	}
+	if got := gitT(t, repo, "rev-parse", "HEAD"); got != head {
+		t.Errorf("HEAD moved to %s on refused commits", got)
+	}
+	if _, err := Commit(testContext(t), repo, "Add a\r\n\r\nWith a body \U0001F469\u200D\U0001F4BB\tand a tab\r\n"); err != nil {
+		t.Fatalf("a message with CRLF line ends, a tab and a ZWJ emoji: %v", err)
+	}
+	if got := gitT(t, repo, "log", "-1", "--format=%B"); got != "Add a\n\nWith a body \U0001F469\u200D\U0001F4BB\tand a tab" {
+		t.Errorf("committed message %q", got)
+	}
+}
+
 // TestCommitRunsPreCommitHook: the user's pre-commit hook runs, as for
 // their own git commit, and sees what is being committed.
 func TestCommitRunsPreCommitHook(t *testing.T) {

@@ -53,6 +53,9 @@ var (
 	ErrNotRepo = errors.New("not inside a git work tree")
 	// ErrNoMessage means Commit was given an empty message.
 	ErrNoMessage = errors.New("the commit message is empty")
+	// ErrInvalidMessage means Commit was given a message with a control
+	// or invisible character (see textrule.FirstNotText), or not UTF-8.
+	ErrInvalidMessage = errors.New("the commit message holds characters a message may not")
 	// ErrNothingToCommit means the tree has no change to commit.
 	ErrNothingToCommit = errors.New("nothing to commit")
 	// ErrNotWorktree means a merge or an update was asked of a tree that

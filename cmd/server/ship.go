@@ -16,6 +16,7 @@ import (
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
 	textclip "github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ship"
 	"github.com/agentmux/agentmux/wire"
@@ -131,7 +132,7 @@ func gitError(c echo.Context, step string, err error) error {
 		status, code = http.StatusConflict, wire.CodeNotAWorktree
 	case errors.Is(err, checkpoint.ErrNotFound):
 		status, code = http.StatusNotFound, wire.CodeCheckpointNotFound
-	case errors.Is(err, ship.ErrNoMessage), errors.Is(err, ship.ErrInvalidMode), errors.Is(err, checkpoint.ErrInvalidSession):
+	case errors.Is(err, ship.ErrNoMessage), errors.Is(err, ship.ErrInvalidMessage), errors.Is(err, ship.ErrInvalidMode), errors.Is(err, checkpoint.ErrInvalidSession):
 		status, code = http.StatusBadRequest, wire.CodeInvalidMessage
 	}
 	return errorJSON(c, status, code, step+": "+err.Error())
@@ -231,12 +232,15 @@ func (s *server) updateFromBase(ctx context.Context, c echo.Context, g gitSessio
 	return c.JSON(http.StatusOK, reply)
 }
 
-// conflictPrompt asks the agent to resolve what an update left.
+// conflictPrompt asks the agent to resolve what an update left. Names are
+// shown as textrule.Shown shows them: a file's is anyone's choice, and an
+// escape in one would be a key typed into the agent (the queue refuses
+// such a prompt whole).
 func conflictPrompt(u ship.Updated) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "I merged %s into your branch %s to bring it up to date, and these files conflict:\n", u.Base, u.Branch)
+	fmt.Fprintf(&b, "I merged %s into your branch %s to bring it up to date, and these files conflict:\n", textrule.Shown(u.Base), textrule.Shown(u.Branch))
 	for _, f := range u.Conflicts {
-		b.WriteString("- " + f + "\n")
+		b.WriteString("- " + textrule.Shown(f) + "\n")
 	}
 	b.WriteString("Please resolve the conflicts (keep what both sides meant), run the tests, and commit the merge.\n")
 	return b.String()

@@ -230,6 +230,66 @@ func TestMergeConflictLeavesNothingHalfDone(t *testing.T) {
 	}
 }
 
+// TestConflictNamesCarryNoControls: finding 8 of the third review. A
+// conflicting file whose name holds an escape made "ask the agent to
+// resolve" fail to queue its prompt, and a commit message kept ANSI and
+// bidi controls. Now the prompt names such files escaped, so it queues
+// and types nothing but text, and such a message is refused.
+func TestConflictNamesCarryNoControls(t *testing.T) {
+	e := newShipAPI(t)
+	s := e.create(`{"worktree":{"branch":"names"}}`)
+	api := "/api/sessions/" + s.ID
+	names := []string{"evil\x1b[2J.txt", "txt.\u202eexe.md"}
+	for _, n := range names {
+		writeIn(t, e.dir, n, "base\n")
+	}
+	git(t, e.dir, "add", "-A")
+	git(t, e.dir, "commit", "-q", "-m", "odd names")
+	resp, b := e.do(http.MethodPost, api+"/update", `{}`)
+	wantStatus(t, "bring the names into the branch", resp, b, http.StatusOK)
+	for _, n := range names {
+		writeIn(t, s.Worktree.Path, n, "from the branch\n")
+	}
+	resp, b = e.do(http.MethodPost, api+"/commit", `{"message":"red \u001b[31mbranch\u001b[0m side"}`)
+	wantError(t, "a commit message with an ANSI escape", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
+	resp, b = e.do(http.MethodPost, api+"/commit", `{"message":"branch side \u202e"}`)
+	wantError(t, "a commit message with a bidi override", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
+	resp, b = e.do(http.MethodPost, api+"/commit", `{"message":"branch side"}`)
+	wantStatus(t, "commit on the branch", resp, b, http.StatusOK)
+	for _, n := range names {
+		writeIn(t, e.dir, n, "from main\n")
+	}
+	git(t, e.dir, "commit", "-q", "-am", "main side")
+
+	resp, b = e.do(http.MethodPost, api+"/update", `{"author":"alice"}`)
+	wantStatus(t, "ask the agent to resolve", resp, b, http.StatusOK)
+	var upd struct {
+		Conflicts []string
+		PromptID  string
+	}
+	decodeJSON(t, b, &upd)
+	if len(upd.Conflicts) != 2 || upd.PromptID == "" {
+		t.Fatalf("update answered %s, want both files in conflict and a queued prompt", b)
+	}
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sess.Queue()
+	if len(q.Prompts) != 1 {
+		t.Fatalf("queue %+v, want the prompt", q.Prompts)
+	}
+	text := q.Prompts[0].Text
+	for _, want := range []string{`- "evil\x1b[2J.txt"`, `- "txt.\u202eexe.md"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the prompt %q does not name %s", text, want)
+		}
+	}
+	if i := strings.IndexFunc(text, func(r rune) bool { return r == '\x1b' || r == '\u202e' }); i >= 0 {
+		t.Errorf("the prompt carries a control: %q", text)
+	}
+}
+
 // TestPushNamesThePullRequestPage: a remote whose url is GitHub's and
 // whose pushurl is a local bare repository gets the branch, with its
 // upstream set, and the answer links GitHub's new pull request page.

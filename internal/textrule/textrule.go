@@ -1,12 +1,17 @@
 // Package textrule holds the rules for text that people show one another
-// through agentmux (session names, prompts, review comments): what may
-// not be in it because it would make what is shown differ from what is
-// meant.
+// through agentmux (session names, prompts, review comments, commit
+// messages): what may not be in it because it would make what is shown
+// differ from what is meant, or act on a terminal it is typed into; and
+// how a name that holds such characters (a file's, which anyone can
+// choose) is shown without them acting.
 package textrule
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // hangulFillers draw nothing, yet are letters (Lo), so no category test
@@ -38,4 +43,59 @@ func FirstInvisible(s string, text bool) (rune, bool) {
 		}
 	}
 	return 0, false
+}
+
+// FirstNotText returns the first character of s that text typed or shown
+// may not hold: a control character but a tab or a line feed (control
+// true: typed into an agent it is a key, and an escape can end a
+// bracketed paste early), or an Invisible one (control false: it makes
+// what is shown differ from what is read).
+func FirstNotText(s string) (r rune, control, ok bool) {
+	for _, r := range s {
+		switch {
+		case unicode.IsControl(r) && r != '\n' && r != '\t':
+			return r, true, true
+		case Invisible(r, true):
+			return r, false, true
+		}
+	}
+	return 0, false, false
+}
+
+// Shown returns name, a file's or a branch's, as it may be shown to a
+// person or typed into an agent: as it is when it holds only text, else
+// quoted as Go quotes a string, with every control character, Invisible
+// character and byte that is not UTF-8 escaped (\x1b, \u202e, \xff), so
+// that none acts on a terminal or reorders what follows; a quote or a
+// backslash in a quoted name is escaped too, so a name cannot pass for
+// another's escapes.
+func Shown(name string) string {
+	if utf8.ValidString(name) && !strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || Invisible(r, false) }) {
+		return name
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, name[i])
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r), Invisible(r, false):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String()
 }

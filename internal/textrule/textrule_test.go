@@ -1,6 +1,10 @@
 package textrule
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
 
 func TestInvisible(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,5 +28,53 @@ func TestInvisible(t *testing.T) {
 	}
 	if r, ok := FirstInvisible("ok\u2066x", false); !ok || r != '\u2066' {
 		t.Errorf("FirstInvisible = %U, %v; want U+2066", r, ok)
+	}
+}
+
+func TestFirstNotText(t *testing.T) {
+	for _, tc := range []struct {
+		s       string
+		r       rune
+		control bool
+		ok      bool
+	}{
+		{"plain text\n\twith a tab", 0, false, false},
+		{"emoji \U0001F469\u200D\U0001F4BB joined", 0, false, false},
+		{"ansi \x1b[31mred", '\x1b', true, true},
+		{"a bell\a", '\a', true, true},
+		{"a carriage return\r", '\r', true, true},
+		{"C1 \u009b31m", '\u009b', true, true},
+		{"bidi \u202egnp.exe", '\u202e', false, true},
+		{"isolate \u2066x", '\u2066', false, true},
+	} {
+		r, control, ok := FirstNotText(tc.s)
+		if r != tc.r || control != tc.control || ok != tc.ok {
+			t.Errorf("FirstNotText(%q) = %U, %v, %v; want %U, %v, %v", tc.s, r, control, ok, tc.r, tc.control, tc.ok)
+		}
+	}
+}
+
+func TestShown(t *testing.T) {
+	for in, want := range map[string]string{
+		"src/main.go":           "src/main.go",
+		"docs/café ✓.md":        "docs/café ✓.md",
+		`a "quoted" name`:       `a "quoted" name`,
+		"evil\x1b[2Jname":       `"evil\x1b[2Jname"`,
+		"with\nnewline":         `"with\nnewline"`,
+		"tab\there":             `"tab\there"`,
+		"csi\u009bm":            `"csi\u009bm"`,
+		"txt.\u202eexe.sh":      `"txt.\u202eexe.sh"`,
+		"filler\u3164":          `"filler\u3164"`,
+		"bad\xffbyte":           `"bad\xffbyte"`,
+		"esc\x1b and \"quote\"": `"esc\x1b and \"quote\""`,
+		"back\\slash\x07":       `"back\\slash\x07"`,
+	} {
+		got := Shown(in)
+		if got != want {
+			t.Errorf("Shown(%q) = %s, want %s", in, got, want)
+		}
+		if strings.ContainsFunc(got, func(r rune) bool { return unicode.IsControl(r) || Invisible(r, false) }) {
+			t.Errorf("Shown(%q) = %q still holds a control or invisible character", in, got)
+		}
 	}
 }
