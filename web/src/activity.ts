@@ -4,7 +4,7 @@
 // or the port in the Preview view.
 
 import { byId, h, timeAgo } from './dom';
-import { splitPath, type WorkspaceRoot } from './paths';
+import { shownParts, type WorkspaceRoot } from './paths';
 import type { FileChangedMessage, FileEvent } from './types';
 
 const MAX_ITEMS = 100;
@@ -90,7 +90,7 @@ export class ActivityFeed {
         if ('kind' in it) return portLine(it, now);
         const rel = this.root.relative(it.abs);
         const shown = rel ?? it.abs;
-        const { dir, name } = splitPath(shown);
+        const { dir, name } = shownParts(shown);
         return h('li', {},
           h('button', {
             type: 'button',

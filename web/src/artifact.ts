@@ -4,6 +4,7 @@
 
 import { api, ApiError, fileURL } from './api';
 import { byId, h } from './dom';
+import { shownName } from './paths';
 import { isExternal, resolveWorkspacePath } from './links';
 
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp|svg|avif|bmp|ico)$/i;
@@ -79,8 +80,8 @@ export class ArtifactPane {
     const path = this._path;
     if (!path) return;
     const id = ++this.loadId;
-    this.pathEl.textContent = path;
-    this.pathEl.title = path;
+    this.pathEl.textContent = shownName(path);
+    this.pathEl.title = shownName(path);
     this.raw.href = fileURL(path);
     this.raw.hidden = false;
     this.reload.hidden = false;

@@ -17,7 +17,7 @@
 import { api, ApiError } from './api';
 import type { DiffSummaries } from './diffs';
 import { byId, h } from './dom';
-import { splitPath, type WorkspaceRoot } from './paths';
+import { shownName, shownParts, type WorkspaceRoot } from './paths';
 import type { SessionStore } from './store';
 import type { ToastKind } from './toast';
 import type { DiffFile, DiffFileStatus, DiffResponse } from './types';
@@ -304,7 +304,7 @@ export class ChangesView {
     const current = this.list.querySelector<HTMLElement>('[aria-current]')?.dataset.path;
     this.list.replaceChildren(
       ...files.map((f) => {
-        const { dir, name } = splitPath(f.path);
+        const { dir, name } = shownParts(f.path);
         return h('li', {},
           h('button', {
             type: 'button',
@@ -312,7 +312,7 @@ export class ChangesView {
             'data-testid': 'changes-file',
             'data-path': f.path,
             'data-status': f.status,
-            title: `${f.oldPath ? `${f.oldPath} → ` : ''}${f.path} (${f.status}): show its diff`,
+            title: `${f.oldPath ? `${shownName(f.oldPath)} → ` : ''}${shownName(f.path)} (${f.status}): show its diff`,
             'aria-current': f.path === current ? 'true' : null,
           },
           statusBadge(f.status),
@@ -356,12 +356,12 @@ export class ChangesView {
     const collapsed = this.collapsedSet().has(f.path);
     const toggle = h('button', { type: 'button', class: 'icon-btn diff-toggle', 'data-testid': 'changes-diff-toggle' }, icon('M6 4l4 4-4 4'));
     const name = f.status === 'deleted'
-      ? h('span', { class: 'diff-file-name', 'data-testid': 'changes-diff-name', title: `${f.path} was deleted` }, pathText(f))
+      ? h('span', { class: 'diff-file-name', 'data-testid': 'changes-diff-name', title: `${shownName(f.path)} was deleted` }, pathText(f))
       : h('button', {
         type: 'button',
         class: 'diff-file-name',
         'data-testid': 'changes-diff-name',
-        title: `Open ${this.workspacePath(f.path)} in the document pane`,
+        title: `Open ${shownName(this.workspacePath(f.path))} in the document pane`,
       }, pathText(f));
     const copy = h('button', {
       type: 'button',
@@ -602,9 +602,9 @@ export function counts(f: DiffFile | { additions: number; deletions: number; bin
 export function pathText(f: Pick<DiffFile, 'path' | 'oldPath'>): DocumentFragment {
   const frag = document.createDocumentFragment();
   if (f.oldPath && f.oldPath !== f.path) {
-    frag.append(h('span', { class: 'diff-old-path', text: f.oldPath }), h('span', { class: 'muted', text: ' → ' }));
+    frag.append(h('span', { class: 'diff-old-path', text: shownName(f.oldPath) }), h('span', { class: 'muted', text: ' → ' }));
   }
-  frag.append(h('span', { text: f.path }));
+  frag.append(h('span', { text: shownName(f.path) }));
   return frag;
 }
 

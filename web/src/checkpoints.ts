@@ -12,6 +12,7 @@
 
 import { api, ApiError } from './api';
 import { counts, loadRenderer, pathText, sentence, statusBadge, type ChangesObserver, type ChangesState } from './changes';
+import { shownName } from './paths';
 import { byId, h } from './dom';
 import { ago } from './queue';
 import { loadSetting, saveSetting } from './settings';
@@ -362,7 +363,7 @@ export class CheckpointsPanel implements ChangesObserver {
     return h('section', { class: 'diff-file', 'data-testid': 'checkpoint-diff', 'data-path': f.path, 'data-status': f.status },
       h('div', { class: 'diff-file-header' },
         statusBadge(f.status),
-        h('span', { class: 'diff-file-name', title: f.path }, pathText(f)),
+        h('span', { class: 'diff-file-name', title: shownName(f.path) }, pathText(f)),
         counts(f)),
       h('div', { class: 'diff-file-main' }, body));
   }

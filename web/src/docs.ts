@@ -4,7 +4,7 @@
 // click opens one in the artifact pane.
 
 import { byId, h } from './dom';
-import { splitPath } from './paths';
+import { shownParts } from './paths';
 
 const MAX_DOCS = 30;
 
@@ -81,7 +81,7 @@ export class RecentDocs {
     }
     this.list.replaceChildren(
       ...this.docs.map((p) => {
-        const { dir, name } = splitPath(p);
+        const { dir, name } = shownParts(p);
         return h('li', {},
           h('button', {
             type: 'button',

@@ -82,3 +82,38 @@ export function splitPath(p: string): { dir: string; name: string } {
 export function isDoc(rel: string): boolean {
   return /^(?:\.worktrees\/[^/]+\/)?docs\/.*\.md$/i.test(rel);
 }
+
+/** Characters that draw nothing or reorder what follows (as the server's textrule.Invisible says). */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\u034f\u180b-\u180f\u115f\u1160\u3164\uffa0]/u;
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * A file's or branch's name as it may be shown: as it is when it is all
+ * text, else quoted with every control and invisible character escaped
+ * (\x1b, \u202e), as the server names such files in prompts
+ * (textrule.Shown). A name is anyone's choice: a bidi override in one
+ * would show "exe.txt" for a file named "txt.exe".
+ */
+export function shownName(name: string): string {
+  if (!CONTROL.test(name) && !INVISIBLE.test(name)) return name;
+  let out = '"';
+  for (const ch of name) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (CONTROL.test(ch) && cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (CONTROL.test(ch) || INVISIBLE.test(ch)) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * A path split for showing, as splitPath splits it: a name that
+ * shownName escapes is shown whole, quoted, as one name.
+ */
+export function shownParts(p: string): { dir: string; name: string } {
+  const shown = shownName(p);
+  return shown === p ? splitPath(p) : { dir: '', name: shown };
+}

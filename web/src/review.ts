@@ -14,6 +14,7 @@
 import { avatar } from './avatars';
 import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from './dom';
+import { shownName } from './paths';
 import { ago, svgX } from './queue';
 import type { ToastKind } from './toast';
 import type { ClientMessage, ErrorMessage, PromptQueuedAckMessage, ReviewComment, ReviewDraftMessage } from './types';
@@ -643,7 +644,8 @@ export class ReviewView implements ChangesObserver {
 
 /** "a.go:3", or "a.go:3-5" for a range: how the prompt names the lines too. */
 function where(path: string, line: number, endLine: number): string {
-  return endLine > line ? `${path}:${line}-${endLine}` : `${path}:${line}`;
+  const name = shownName(path);
+  return endLine > line ? `${name}:${line}-${endLine}` : `${name}:${line}`;
 }
 
 function pathOf(el: Element): string | null {

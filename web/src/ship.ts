@@ -14,6 +14,7 @@
 import { api, ApiError } from './api';
 import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from './dom';
+import { shownName } from './paths';
 import { loadSetting, saveSetting } from './settings';
 import type { SessionStore } from './store';
 import type { ToastKind } from './toast';
@@ -485,7 +486,7 @@ export class ShipBar implements ChangesObserver {
         this.mergeStep('conflict');
         const files = err.files;
         this.mergeConflictText.textContent = `${wt.branch} and ${base} both changed ${files.length === 1 ? 'this file' : `these ${files.length} files`}; nothing was merged:`;
-        this.mergeConflictFiles.replaceChildren(...files.map((f) => h('li', { 'data-testid': 'merge-conflict-file', text: f })));
+        this.mergeConflictFiles.replaceChildren(...files.map((f) => h('li', { 'data-testid': 'merge-conflict-file', text: shownName(f) })));
         this.mergeConflictHint.textContent = `Ask the agent to resolve: ${base} is merged into ${wt.branch} in the worktree, the conflicts are left marked there, and a prompt naming them is queued for the agent. Merge again once it has committed the result.`;
         focus = this.mergeAskAgent;
       } else {
