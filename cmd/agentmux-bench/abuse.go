@@ -135,6 +135,11 @@ type abuseResult struct {
 	AttachedAfter    bool    `json:"attachedAfter"`
 	AttachAfterMs    float64 `json:"attachAfterMs"`
 	AttachAfterError string  `json:"attachAfterError,omitempty"`
+	// Preview is the abuse's last part, once the rest is over: the
+	// previews' budget held while a client types and another attaches;
+	// PreviewError says why it was not measured.
+	Preview      *previewBudgetResult `json:"preview,omitempty"`
+	PreviewError string               `json:"previewError,omitempty"`
 	// AbuseSeconds runs from the start of the abuse until everything was
 	// sent and the prompts answered, or the phase's time ran out
 	// (CutShort); the fresh client's attach may take longer.
@@ -316,6 +321,10 @@ func measureAbuse(ctx context.Context, e *benchEnv, o abuseOptions) (_ *abuseRes
 	again := attachFresh(ctx, e, stuffed.ID, fresh)
 	fresh.closeAll()
 	r.AttachedAfter, r.AttachAfterMs, r.AttachAfterError = again.ok, again.ms, again.err
+	if r.Preview, err = measurePreviewBudget(ctx, e, typing, stuffed.ID, o.Keys); err != nil {
+		r.PreviewError = err.Error()
+		e.logf("abuse: the previews' budget not measured: %v", err)
+	}
 
 	if r.SessionsCreated, err = removeCreated(ctx, e, listed); err != nil {
 		return r, err
@@ -737,6 +746,12 @@ func abuseRows(a *abuseResult) [][2]string {
 		fmt.Sprintf("the same: a fresh client attaching after %d prompts of %s", a.StuffPrompts, formatBytes(int64(a.StuffPromptBytes))),
 		attach + "; " + queue,
 	})
+	switch {
+	case a.Preview != nil:
+		rows = append(rows, previewRows(a.Preview)...)
+	case a.PreviewError != "":
+		rows = append(rows, [2]string{"the same: the previews' budget held", "NOT measured: " + a.PreviewError})
+	}
 	return rows
 }
 
