@@ -275,21 +275,13 @@ func measureAbuse(ctx context.Context, e *benchEnv, o abuseOptions) (_ *abuseRes
 		senders.Wait()
 		close(sentAll)
 	}()
-	stopProbes := make(chan struct{})
-	var (
-		probes   sync.WaitGroup
-		health   []time.Duration
-		failures int
-	)
-	probes.Go(func() { health, failures = probeHealth(ctx, e.api, stopProbes) })
-
+	probes := startHealthProbes(ctx, e.api)
 	rtts, echoErr := typeDuringAbuse(phase, typing, o.Keys, sentAll)
-	close(stopProbes)
+	health := probes.end()
 	// The phase's end closes the abusive connections, which ends the
 	// senders that were still sending.
 	<-sentAll
 	r.AbuseSeconds, r.CutShort = time.Since(began).Seconds(), phase.Err() != nil
-	probes.Wait()
 	attaching.Wait()
 	held.closeAll()
 	endPhase()
@@ -298,11 +290,7 @@ func measureAbuse(ctx context.Context, e *benchEnv, o abuseOptions) (_ *abuseRes
 	if echoErr != nil {
 		r.EchoError = echoErr.Error()
 	}
-	r.HealthProbes, r.HealthFailures = len(health)+failures, failures
-	if len(health) > 0 {
-		slices.Sort(health)
-		r.HealthP50Ms, r.HealthMaxMs = ms(percentile(health, 0.5)), ms(health[len(health)-1])
-	}
+	r.HealthProbes, r.HealthFailures, r.HealthP50Ms, r.HealthMaxMs = health.probes, health.failures, health.p50Ms, health.maxMs
 	r.RequestsWritten, r.RequestError = sent.written, sent.firstErr
 	r.WSFramesWritten, r.WSConnsCut, r.WSError = framed.written, framed.cut, framed.firstErr
 	r.StuffAccepted, r.StuffRefused, r.StuffRefusal, r.StuffError = stuff.accepted, stuff.refused, stuff.refusal, stuff.err
@@ -358,6 +346,41 @@ func typeDuringAbuse(ctx context.Context, s *readySession, keys int, sentAll <-c
 		rtts = append(rtts, rtt)
 	}
 	return rtts, nil
+}
+
+// healthProbes time GET /api/health every abuseHealthEvery in a
+// goroutine of their own, from startHealthProbes until end.
+type healthProbes struct {
+	stop chan struct{}
+	wg   sync.WaitGroup
+	// times and failures are the goroutine's until wg is done.
+	times    []time.Duration
+	failures int
+}
+
+// healthFigures summarize healthProbes: how many, how many failed, and
+// the successful ones' p50 and max.
+type healthFigures struct {
+	probes, failures int
+	p50Ms, maxMs     float64
+}
+
+func startHealthProbes(ctx context.Context, api *apiClient) *healthProbes {
+	p := &healthProbes{stop: make(chan struct{})}
+	p.wg.Go(func() { p.times, p.failures = probeHealth(ctx, api, p.stop) })
+	return p
+}
+
+// end stops the probes and sums them up.
+func (p *healthProbes) end() healthFigures {
+	close(p.stop)
+	p.wg.Wait()
+	f := healthFigures{probes: len(p.times) + p.failures, failures: p.failures}
+	if len(p.times) > 0 {
+		slices.Sort(p.times)
+		f.p50Ms, f.maxMs = ms(percentile(p.times, 0.5)), ms(p.times[len(p.times)-1])
+	}
+	return f
 }
 
 // probeHealth times GET /api/health every abuseHealthEvery until stop is

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,30 +99,19 @@ func measurePreviewBudget(ctx context.Context, e *benchEnv, typing *readySession
 		}
 	}
 
-	stop := make(chan struct{})
-	var (
-		probes   sync.WaitGroup
-		health   []time.Duration
-		failures int
-	)
-	probes.Go(func() { health, failures = probeHealth(ctx, e.api, stop) })
+	probes := startHealthProbes(ctx, e.api)
 	attach := attachFresh(ctx, e, attachTo, held)
 	done := make(chan struct{})
 	close(done) // keys, no more: nothing else is being sent
 	rtts, echoErr := typeDuringAbuse(ctx, typing, keys, done)
-	close(stop)
-	probes.Wait()
+	health := probes.end()
 
 	r.Echo = echoSummary(rtts)
 	if echoErr != nil {
 		r.EchoError = echoErr.Error()
 	}
 	r.Attached, r.AttachMs, r.AttachError = attach.ok, attach.ms, attach.err
-	r.HealthProbes, r.HealthFailures = len(health)+failures, failures
-	if len(health) > 0 {
-		slices.Sort(health)
-		r.HealthP50Ms, r.HealthMaxMs = ms(percentile(health, 0.5)), ms(health[len(health)-1])
-	}
+	r.HealthProbes, r.HealthFailures, r.HealthP50Ms, r.HealthMaxMs = health.probes, health.failures, health.p50Ms, health.maxMs
 	e.logf("abuse: with the previews held, %d keys echoed (p50 %s), attach %v", r.Echo.Keys, micros(r.Echo.P50Micros), r.Attached)
 	return r, nil
 }
