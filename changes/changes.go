@@ -13,6 +13,13 @@
 // new ones, by marking them intent-to-add in a copy of the index that git
 // then reads instead of the real one, which it never writes.
 //
+// A repository inside the tree (a submodule, one added with git add, or
+// one in an untracked directory) has a config of its own, which
+// NeutralConfig does not reach, so no git looks inside it (see gitexec,
+// "Nested repositories"): a gitlink is compared by the commit it records
+// and the one checked out there (--ignore-submodules=dirty), never by
+// its files, and an untracked repository shows as a new gitlink.
+//
 // A Tracker keeps one tree's summary up to date, diffing only the paths
 // that changed. Live keeps the summaries of every session's tree as the
 // file watchers report writes, and tells them to whoever wires it (the
@@ -178,6 +185,8 @@ func (g *git) close() {
 // diffArgs are the arguments of a diff of the tree against base, in g's
 // paths, with extra options.
 func (g *git) diffArgs(base string, extra ...string) []string {
+	// Dirty, not none: none runs git status inside each submodule, and
+	// with it that repository's own filters.
 	args := append(clone(g.cfg), "diff", "--no-ext-diff", "--no-textconv", "--no-color", "-M", "--ignore-submodules=dirty")
 	args = append(append(args, extra...), base, "--")
 	return append(args, g.paths...)

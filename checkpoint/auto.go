@@ -16,8 +16,8 @@ const autoTimeout = time.Minute
 // session asked for again before its turn comes is taken once. Its
 // methods are safe for concurrent use; Run is its one goroutine.
 type Auto struct {
-	// Keep bounds each session's checkpoints (DefaultKeep when < 1).
-	Keep int
+	// Opts bound what each checkpoint keeps and how many are kept.
+	Opts Options
 	// Taken is told of each checkpoint made (not of a tree unchanged
 	// since the last); it runs in Run's goroutine. Optional.
 	Taken func(session string, cp Checkpoint)
@@ -40,9 +40,10 @@ type job struct {
 	drop bool
 }
 
-// NewAuto returns an Auto that reports to log; start its Run.
-func NewAuto(keep int, taken func(string, Checkpoint), log *slog.Logger) *Auto {
-	return &Auto{Keep: keep, Taken: taken, Log: log, pending: make(map[string]job), wake: make(chan struct{}, 1)}
+// NewAuto returns an Auto that takes checkpoints with opts and reports
+// to log; start its Run.
+func NewAuto(opts Options, taken func(string, Checkpoint), log *slog.Logger) *Auto {
+	return &Auto{Opts: opts, Taken: taken, Log: log, pending: make(map[string]job), wake: make(chan struct{}, 1)}
 }
 
 // Request asks for a checkpoint of the tree at dir for session. It never
@@ -108,7 +109,7 @@ func (a *Auto) do(ctx context.Context, session string, j job) {
 		}
 		return
 	}
-	cp, created, err := Take(tctx, j.dir, session, a.Keep)
+	cp, created, err := Take(tctx, j.dir, session, a.Opts)
 	switch {
 	case errors.Is(err, ErrNotRepo):
 		// A session outside any repository has nothing to snapshot.

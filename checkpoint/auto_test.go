@@ -18,14 +18,14 @@ func TestAutoTakesEachRequestOnce(t *testing.T) {
 	var mu sync.Mutex
 	var taken []string
 	done := make(chan struct{}, 8)
-	a := NewAuto(0, func(session string, cp Checkpoint) {
+	a := NewAuto(Options{}, func(session string, cp Checkpoint) {
 		mu.Lock()
 		taken = append(taken, session)
 		mu.Unlock()
 		done <- struct{}{}
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
-	if _, _, err := Take(testContext(t), repo, "old", 0); err != nil {
+	if _, _, err := Take(testContext(t), repo, "old", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	a.Drop("old", repo)

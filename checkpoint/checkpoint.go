@@ -1,7 +1,9 @@
 // Package checkpoint keeps snapshots of a session's tree, so what an
 // agent did can be looked at step by step and undone: each is a commit
 // of every file of the tree, tracked and untracked (not ignored), under a
-// private ref, refs/agentmux/checkpoints/<session>/<n>.
+// private ref, refs/agentmux/checkpoints/<session>/<n>, but for the
+// untracked files too big to keep (see Options) and what nested
+// repositories hold.
 //
 // Taking, listing and comparing checkpoints touches nothing the user or
 // the agent works with: not HEAD, not the index (a temporary one is used,
@@ -20,6 +22,29 @@
 // the checkpoints kept reach the pruned ones' commits through their
 // parents, until Delete removes the session's refs and git's garbage
 // collection the rest.
+//
+// # What a checkpoint leaves out
+//
+// A checkpoint is taken at every turn, and a big untracked file (a
+// build, a dump, a model) changed before each would be stored whole each
+// time: the object store grows by its size at every turn, and pruning
+// frees nothing while the checkpoints kept reach the pruned ones.
+// Untracked files over a size limit, and those past a total for the
+// checkpoint, are left out before git add, by a pathspec that excludes
+// them, so git never reads them and not one of their bytes reaches the
+// object store. The checkpoint names them, with their sizes, in its
+// commit message, which List reads back. Tracked files are kept at any
+// size: they are the project's, and git holds their committed versions
+// anyway.
+//
+// A repository inside the tree (a submodule, one added with git add, or
+// one in an untracked directory) is left out as well, by the same
+// pathspec: git add would otherwise run git status inside each gitlink,
+// and that status the nested repository's own filters, which
+// NeutralConfig does not reach (see gitexec, "Nested repositories").
+// A gitlink is kept as the index records it, never updated to what is
+// checked out there; an untracked repository is not kept at all; and
+// nothing inside either is. Restore leaves them alone.
 //
 // Every git here is gitexec's, inert, and none runs the repository's
 // hooks or filters (gitexec.NeutralConfig): a checkpoint is taken and
@@ -61,9 +86,51 @@ var (
 	ErrNotFound = errors.New("no such checkpoint")
 )
 
-// DefaultKeep is how many checkpoints a session keeps when Take or
-// Restore is given no bound.
-const DefaultKeep = 100
+// The bounds a zero Options stands for.
+const (
+	// DefaultKeep is how many checkpoints a session keeps.
+	DefaultKeep = 100
+	// DefaultMaxFileSize is the biggest untracked file a checkpoint keeps.
+	DefaultMaxFileSize = 10 << 20
+	// DefaultMaxTotalSize is the most bytes of untracked files one
+	// checkpoint keeps: five files at DefaultMaxFileSize.
+	DefaultMaxTotalSize = 50 << 20
+)
+
+// Options bound what checkpoints keep; the zero value is the defaults.
+type Options struct {
+	// Keep is how many checkpoints a session keeps; beyond it the oldest
+	// are pruned. DefaultKeep when < 1.
+	Keep int
+	// MaxFileSize is the size in bytes above which an untracked file is
+	// left out. DefaultMaxFileSize when 0; no limit when < 0.
+	MaxFileSize int64
+	// MaxTotalSize bounds the bytes of untracked files one checkpoint
+	// keeps: they go in smallest first (by path among equals) while the
+	// sum stays within it, and the rest are left out, so the small files
+	// an agent writes are the last to go. DefaultMaxTotalSize when 0; no
+	// limit when < 0.
+	MaxTotalSize int64
+}
+
+// keep, maxFile and maxTotal are o's bounds, defaults filled in; a
+// negative size is no limit.
+func (o Options) keep() int {
+	if o.Keep < 1 {
+		return DefaultKeep
+	}
+	return o.Keep
+}
+
+func (o Options) maxFile() int64  { return orDefault(o.MaxFileSize, DefaultMaxFileSize) }
+func (o Options) maxTotal() int64 { return orDefault(o.MaxTotalSize, DefaultMaxTotalSize) }
+
+func orDefault(n, def int64) int64 {
+	if n == 0 {
+		return def
+	}
+	return n
+}
 
 // refRoot is where the checkpoints' refs live.
 const refRoot = "refs/agentmux/checkpoints/"
@@ -95,13 +162,38 @@ type Checkpoint struct {
 	Files      int `json:"files"`
 	Insertions int `json:"insertions"`
 	Deletions  int `json:"deletions"`
+	// Skipped are the untracked files the checkpoint left out as too big
+	// (see Options), biggest first: at most maxListed of them, and
+	// SkippedMore counts the rest.
+	Skipped     []Skipped `json:"skipped,omitempty"`
+	SkippedMore int       `json:"skippedMore,omitempty"`
 }
 
+// Skipped is an untracked file a checkpoint left out as too big.
+type Skipped struct {
+	// Path is relative to the tree's top, with forward slashes.
+	Path string `json:"path"`
+	// Size is its size in bytes when the checkpoint was taken.
+	Size int64 `json:"size"`
+	// Reason is OverFileLimit or OverTotal.
+	Reason string `json:"reason"`
+}
+
+// The reasons a file is skipped.
+const (
+	// OverFileLimit: the file is bigger than Options.MaxFileSize.
+	OverFileLimit = "file"
+	// OverTotal: the untracked files smaller than it reached
+	// Options.MaxTotalSize without it.
+	OverTotal = "total"
+)
+
 // Take snapshots the tree that holds dir as session's next checkpoint and
-// returns it. When the tree is as the session's last checkpoint has it,
-// none is made: that one is returned and created is false. Beyond keep
-// checkpoints (DefaultKeep when keep < 1), the oldest are pruned.
-func Take(ctx context.Context, dir, session string, keep int) (cp Checkpoint, created bool, err error) {
+// returns it, leaving out the untracked files opts says are too big.
+// When the tree is as the session's last checkpoint has it, the same
+// files left out, none is made: that one is returned and created is
+// false. Beyond opts.Keep checkpoints, the oldest are pruned.
+func Take(ctx context.Context, dir, session string, opts Options) (cp Checkpoint, created bool, err error) {
 	if err := checkSession(session); err != nil {
 		return Checkpoint{}, false, err
 	}
@@ -109,7 +201,7 @@ func Take(ctx context.Context, dir, session string, keep int) (cp Checkpoint, cr
 	if err != nil {
 		return Checkpoint{}, false, err
 	}
-	return r.take(ctx, session, keep)
+	return r.take(ctx, session, opts)
 }
 
 // List returns session's checkpoints, oldest first; none is no error.
@@ -187,6 +279,10 @@ type ref struct {
 	commit string
 	tree   string
 	time   time.Time
+	// skipped and skippedMore are what its commit message says it left
+	// out.
+	skipped     []Skipped
+	skippedMore int
 }
 
 // refName is the ref of session's checkpoint id.
@@ -198,14 +294,16 @@ func refName(session string, id int) string {
 // prefix whose last part is no id are not checkpoints, and are left out.
 func (r *repo) refs(ctx context.Context, session string) ([]ref, error) {
 	prefix := refRoot + session + "/"
-	out, err := r.git(ctx, nil, nil, "for-each-ref", "--format=%(refname) %(objectname) %(tree) %(committerdate:unix)", prefix)
+	// Each ref's fields end in a NUL, and the ref in a newline; a commit
+	// message holds no NUL.
+	out, err := r.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(tree)%00%(committerdate:unix)%00%(contents:body)%00", prefix)
 	if err != nil {
 		return nil, gitexec.Step(err, nil, "list the checkpoints of session %s", session)
 	}
 	var refs []ref
-	for l := range strings.Lines(out) {
-		f := strings.Fields(l)
-		if len(f) != 4 {
+	for rec := range strings.SplitSeq(out, "\x00\n") {
+		f := strings.Split(rec, "\x00")
+		if len(f) != 5 {
 			continue
 		}
 		id, err := strconv.Atoi(strings.TrimPrefix(f[0], prefix))
@@ -213,21 +311,21 @@ func (r *repo) refs(ctx context.Context, session string) ([]ref, error) {
 			continue
 		}
 		secs, _ := strconv.ParseInt(f[3], 10, 64)
-		refs = append(refs, ref{id: id, commit: f[1], tree: f[2], time: time.Unix(secs, 0)})
+		skipped, more := parseSkipped(f[4])
+		refs = append(refs, ref{id: id, commit: f[1], tree: f[2], time: time.Unix(secs, 0), skipped: skipped, skippedMore: more})
 	}
 	slices.SortFunc(refs, func(a, b ref) int { return a.id - b.id })
 	return refs, nil
 }
 
 // take is Take in r.
-func (r *repo) take(ctx context.Context, session string, keep int) (Checkpoint, bool, error) {
-	if keep < 1 {
-		keep = DefaultKeep
-	}
-	tree, err := r.snapshot(ctx)
+func (r *repo) take(ctx context.Context, session string, opts Options) (Checkpoint, bool, error) {
+	keep := opts.keep()
+	tree, skipped, err := r.snapshot(ctx, opts)
 	if err != nil {
 		return Checkpoint{}, false, err
 	}
+	listed, more := listSkipped(skipped)
 	for range casAttempts {
 		refs, err := r.refs(ctx, session)
 		if err != nil {
@@ -236,7 +334,7 @@ func (r *repo) take(ctx context.Context, session string, keep int) (Checkpoint, 
 		id, parent := 1, ""
 		if n := len(refs); n > 0 {
 			last := refs[n-1]
-			if last.tree == tree {
+			if last.tree == tree && sameSkipped(last.skipped, last.skippedMore, listed, more) {
 				cps, err := r.checkpoints(ctx, refs[n-1:])
 				if err != nil {
 					return Checkpoint{}, false, err
@@ -247,7 +345,7 @@ func (r *repo) take(ctx context.Context, session string, keep int) (Checkpoint, 
 		} else if parent, err = r.head(ctx); err != nil {
 			return Checkpoint{}, false, err
 		}
-		commit, err := r.commit(ctx, tree, parent, fmt.Sprintf("agentmux checkpoint %d of session %s\n", id, session))
+		commit, err := r.commit(ctx, tree, parent, fmt.Sprintf("agentmux checkpoint %d of session %s\n", id, session)+skippedMessage(listed, more))
 		if err != nil {
 			return Checkpoint{}, false, err
 		}
@@ -284,23 +382,44 @@ func (r *repo) take(ctx context.Context, session string, keep int) (Checkpoint, 
 }
 
 // snapshot writes the tree's files, tracked and untracked (not ignored),
-// as a tree object and returns it. It stages them in a copy of the
-// index, which keeps the stat data that spares git reading the files it
-// knows unchanged; the real index is never written.
-func (r *repo) snapshot(ctx context.Context) (string, error) {
+// as a tree object and returns it, with the untracked files it left out
+// as too big; nested repositories are left out too, gitlinks kept as the
+// index has them (see the package doc). It stages the files in a copy of
+// the index, which keeps the stat data that spares git reading the files
+// it knows unchanged; the real index is never written.
+func (r *repo) snapshot(ctx context.Context, opts Options) (string, []Skipped, error) {
 	env, done, err := r.tempIndex(ctx, "")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer done()
-	if _, err := r.git(ctx, env, nil, "add", "--all"); err != nil {
-		return "", gitexec.Step(err, nil, "stage the files of %s for a checkpoint", r.top)
+	links, err := gitexec.Gitlinks(ctx, r.top, env, r.cfg)
+	if err != nil {
+		return "", nil, gitexec.Step(err, nil, "list the submodules of %s", r.top)
+	}
+	files, repos, err := gitexec.Untracked(ctx, r.top, env, r.cfg)
+	if err != nil {
+		return "", nil, gitexec.Step(err, nil, "list the untracked files of %s", r.top)
+	}
+	skipped, err := r.tooBig(files, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	// Everything, but for what is excluded: literal paths, each with
+	// what lies under it.
+	var spec strings.Builder
+	spec.WriteString(".\x00")
+	for _, p := range slices.Concat(links, repos, skippedPaths(skipped)) {
+		spec.WriteString(":(exclude,literal)" + p + "\x00")
+	}
+	if _, err := r.git(ctx, env, []byte(spec.String()), "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		return "", nil, gitexec.Step(err, nil, "stage the files of %s for a checkpoint", r.top)
 	}
 	out, err := r.git(ctx, env, nil, "write-tree")
 	if err != nil {
-		return "", gitexec.Step(err, nil, "write the tree of %s for a checkpoint", r.top)
+		return "", nil, gitexec.Step(err, nil, "write the tree of %s for a checkpoint", r.top)
 	}
-	return strings.TrimSuffix(out, "\n"), nil
+	return strings.TrimSuffix(out, "\n"), skipped, nil
 }
 
 // tempIndex makes a temporary index and returns the environment that
@@ -429,7 +548,7 @@ func (r *repo) checkpoints(ctx context.Context, refs []ref) ([]Checkpoint, error
 		cur.del += d
 	}
 	for i, f := range refs {
-		cps[i] = Checkpoint{ID: f.id, Time: f.time, Commit: f.commit}
+		cps[i] = Checkpoint{ID: f.id, Time: f.time, Commit: f.commit, Skipped: f.skipped, SkippedMore: f.skippedMore}
 		if s := stats[f.commit]; s != nil {
 			cps[i].Files, cps[i].Insertions, cps[i].Deletions = s.files, s.ins, s.del
 		}

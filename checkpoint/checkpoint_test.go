@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func TestTake(t *testing.T) {
 	before := stateOf(t, repo)
 	start := time.Now().Add(-time.Second)
 
-	cp, created, err := Take(testContext(t), filepath.Join(repo, "new"), session, 0)
+	cp, created, err := Take(testContext(t), filepath.Join(repo, "new"), session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +65,16 @@ func TestTakeSameTree(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := testContext(t)
-	first, created, err := Take(ctx, repo, session, 0)
+	first, created, err := Take(ctx, repo, session, Options{})
 	if err != nil || !created {
 		t.Fatalf("Take: %+v, %v, %v", first, created, err)
 	}
-	again, created, err := Take(ctx, repo, session, 0)
-	if err != nil || created || again != first {
+	again, created, err := Take(ctx, repo, session, Options{})
+	if err != nil || created || !reflect.DeepEqual(again, first) {
 		t.Errorf("Take of the same tree: %+v, created %v, %v; want %+v again", again, created, err, first)
 	}
 	writeFile(t, repo, "a.txt", "a\nb\nc\n")
-	second, created, err := Take(ctx, repo, session, 0)
+	second, created, err := Take(ctx, repo, session, Options{})
 	if err != nil || !created || second.ID != 2 {
 		t.Fatalf("Take after a change: %+v, %v, %v", second, created, err)
 	}
@@ -87,7 +88,7 @@ func TestTakeSameTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(list, []Checkpoint{first, second}) {
+	if !reflect.DeepEqual(list, []Checkpoint{first, second}) {
 		t.Errorf("List: %+v, want %+v", list, []Checkpoint{first, second})
 	}
 }
@@ -103,7 +104,7 @@ func TestTakeNoCommits(t *testing.T) {
 	gitT(t, repo, "init", "-q")
 	writeFile(t, repo, "a.txt", "a\n")
 	ctx := testContext(t)
-	cp, created, err := Take(ctx, repo, session, 0)
+	cp, created, err := Take(ctx, repo, session, Options{})
 	if err != nil || !created || cp.Files != 1 || cp.Insertions != 1 {
 		t.Fatalf("Take: %+v, %v, %v", cp, created, err)
 	}
@@ -124,7 +125,7 @@ func TestTakeConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { _, _, errs[i] = Take(ctx, repo, session, 0) })
+		wg.Go(func() { _, _, errs[i] = Take(ctx, repo, session, Options{}) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -145,7 +146,7 @@ func TestPrune(t *testing.T) {
 	ctx := testContext(t)
 	for i := range 5 {
 		writeFile(t, repo, "a.txt", strings.Repeat("x\n", i+1))
-		if _, _, err := Take(ctx, repo, session, 3); err != nil {
+		if _, _, err := Take(ctx, repo, session, Options{Keep: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,11 +178,11 @@ func TestSessionsApart(t *testing.T) {
 	writeFile(t, repo, ".git/info/exclude", "/.worktrees/\n")
 	ctx := testContext(t)
 	const other = "other_session"
-	if _, _, err := Take(ctx, repo, session, 0); err != nil {
+	if _, _, err := Take(ctx, repo, session, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, wt, "w.txt", "w\n")
-	inWorktree, _, err := Take(ctx, wt, other, 0)
+	inWorktree, _, err := Take(ctx, wt, other, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +214,13 @@ func TestInvalidSession(t *testing.T) {
 	repo := newRepo(t, nil)
 	ctx := testContext(t)
 	for _, id := range []string{"", "..", "a/b", "../../heads/main", "a b", "a.lock", "x\n", "@{-1}", "*", strings.Repeat("a", 129)} {
-		_, _, err := Take(ctx, repo, id, 0)
+		_, _, err := Take(ctx, repo, id, Options{})
 		testutil.ErrorKind(t, err, ErrInvalidSession)
 		_, err = List(ctx, repo, id)
 		testutil.ErrorKind(t, err, ErrInvalidSession)
 		_, err = Diff(ctx, repo, id, 1, 0)
 		testutil.ErrorKind(t, err, ErrInvalidSession)
-		_, err = Restore(ctx, repo, id, 1, 0)
+		_, err = Restore(ctx, repo, id, 1, Options{})
 		testutil.ErrorKind(t, err, ErrInvalidSession)
 		testutil.ErrorKind(t, Delete(ctx, repo, id), ErrInvalidSession)
 	}
@@ -231,7 +232,7 @@ func TestInvalidSession(t *testing.T) {
 // TestNotRepo: a directory that is no repository says so.
 func TestNotRepo(t *testing.T) {
 	t.Parallel()
-	_, _, err := Take(testContext(t), t.TempDir(), session, 0)
+	_, _, err := Take(testContext(t), t.TempDir(), session, Options{})
 	testutil.ErrorKind(t, err, ErrNotRepo)
 }
 
@@ -255,7 +256,7 @@ func TestInert(t *testing.T) {
 	writeFile(t, repo, ".gitattributes", "* filter=evil\n")
 	writeFile(t, repo, "a.txt", "as it is\n")
 	ctx := testContext(t)
-	cp, _, err := Take(ctx, repo, session, 0)
+	cp, _, err := Take(ctx, repo, session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestInert(t *testing.T) {
 	if _, err := Diff(ctx, repo, session, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Restore(ctx, repo, session, 1, 0); err != nil {
+	if _, err := Restore(ctx, repo, session, 1, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := content(t, repo, "a.txt"); got != "as it is\n" {

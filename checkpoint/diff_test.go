@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestDiff(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n", "old.txt": strings.Repeat("same line\n", 20), "gone.txt": "g\n"})
 	ctx := testContext(t)
-	first, _, err := Take(ctx, repo, session, 0)
+	first, _, err := Take(ctx, repo, session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestDiff(t *testing.T) {
 	removeFile(t, repo, "gone.txt")
 	removeFile(t, repo, "old.txt")
 	writeFile(t, repo, "renamed.txt", strings.Repeat("same line\n", 20))
-	second, _, err := Take(ctx, repo, session, 0)
+	second, _, err := Take(ctx, repo, session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Checkpoint != second || c.Parent != first.Commit || c.Truncated {
+	if !reflect.DeepEqual(c.Checkpoint, second) || c.Parent != first.Commit || c.Truncated {
 		t.Errorf("Diff: %+v, parent %s, truncated %v; want checkpoint %+v against %s", c.Checkpoint, c.Parent, c.Truncated, second, first.Commit)
 	}
 	want := map[string]changes.File{

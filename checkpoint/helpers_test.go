@@ -92,7 +92,7 @@ func ids(cps []Checkpoint) []int {
 
 // newRepo returns a repository on main whose one commit holds files,
 // with its own user in its config.
-func newRepo(t *testing.T, files map[string]string) string {
+func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	return testutil.NewRepo(t, "Checkpoint Test", files)
 }

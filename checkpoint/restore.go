@@ -23,16 +23,18 @@ const gitlink = "160000"
 // earlier one's when the tree was as that one has it). Files changed or
 // deleted since come back, with their modes; files made since, tracked
 // or untracked, are removed, and directories they leave empty with them.
-// Ignored files are left alone, and so are HEAD, the index, the stash and
-// submodules. Only files that differ are written.
+// Ignored files are left alone, and so are HEAD, the index, the stash,
+// submodules and other nested repositories, and the untracked files
+// that checkpoint left out as too big: not in it, they are neither
+// removed nor overwritten. Only files that differ are written.
 //
-// A file to write where an ignored file or directory now stands, or
-// below one, is left out rather than have that overwritten or removed;
-// so is a file to remove below a symbolic link. The rest is restored, and the error then
-// says which were left out. The checkpoint taken first can push the one
-// restored out of the keep bound (DefaultKeep when keep < 1); it is
-// restored all the same.
-func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint, error) {
+// A file to write where an ignored file or directory, or a file left out
+// as too big, now stands, or below one, is left out rather than have
+// that overwritten or removed; so is a file to remove below a symbolic
+// link. The rest is restored, and the error then says which were left
+// out. The checkpoint taken first (with opts) can push the one restored
+// out of the keep bound; it is restored all the same.
+func Restore(ctx context.Context, dir, session string, id int, opts Options) (Checkpoint, error) {
 	if err := checkSession(session); err != nil {
 		return Checkpoint{}, err
 	}
@@ -44,7 +46,7 @@ func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	saved, _, err := r.take(ctx, session, keep)
+	saved, _, err := r.take(ctx, session, opts)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint the files before restoring checkpoint %d: %w", id, err)
 	}
@@ -52,10 +54,10 @@ func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint
 	if err != nil {
 		return saved, err
 	}
-	var skipped []string
+	var left []string
 	for _, p := range remove {
 		if err := r.remove(p); errors.Is(err, errInTheWay) {
-			skipped = append(skipped, p)
+			left = append(left, p)
 		} else if err != nil {
 			return saved, fmt.Errorf("restore checkpoint %d (checkpoint %d has the files as they were): %w", id, saved.ID, err)
 		}
@@ -63,7 +65,7 @@ func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint
 	var writable []string
 	for _, p := range write {
 		if r.blocked(p, added[p]) {
-			skipped = append(skipped, p)
+			left = append(left, p)
 		} else {
 			writable = append(writable, p)
 		}
@@ -71,9 +73,9 @@ func Restore(ctx context.Context, dir, session string, id, keep int) (Checkpoint
 	if err := r.checkout(ctx, target.tree, writable); err != nil {
 		return saved, fmt.Errorf("restore checkpoint %d (checkpoint %d has the files as they were): %w", id, saved.ID, err)
 	}
-	if len(skipped) > 0 {
-		return saved, fmt.Errorf("restored checkpoint %d but for %s, where an ignored file, or a symbolic link, is in the way (checkpoint %d has the files as they were)",
-			id, clip.List(skipped), saved.ID)
+	if len(left) > 0 {
+		return saved, fmt.Errorf("restored checkpoint %d but for %s, where an ignored file, a file too big for checkpoints, or a symbolic link is in the way (checkpoint %d has the files as they were)",
+			id, clip.List(left), saved.ID)
 	}
 	return saved, nil
 }

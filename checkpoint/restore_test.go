@@ -34,7 +34,7 @@ func TestRestore(t *testing.T) {
 	if err := os.Symlink("a.txt", filepath.Join(repo, "link")); err != nil {
 		t.Fatal(err)
 	}
-	cp, _, err := Take(ctx, repo, session, 0)
+	cp, _, err := Take(ctx, repo, session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRestore(t *testing.T) {
 	later := map[string]string{"a.txt": "a later\n", "b.txt": "<missing>", "u.txt": "<missing>", "dir/c.txt": "c later\n", "new.txt": "new\n", "made/deep/n.txt": "n\n", "tracked-new.txt": "t\n"}
 	before := stateOf(t, repo)
 
-	saved, err := Restore(ctx, repo, session, cp.ID, 0)
+	saved, err := Restore(ctx, repo, session, cp.ID, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestRestore(t *testing.T) {
 	}
 
 	// Undone.
-	if _, err := Restore(ctx, repo, session, saved.ID, 0); err != nil {
+	if _, err := Restore(ctx, repo, session, saved.ID, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range later {
@@ -110,7 +110,7 @@ func TestRestoreNotFound(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "changed\n")
 	ctx := testContext(t)
-	_, err := Restore(ctx, repo, session, 7, 0)
+	_, err := Restore(ctx, repo, session, 7, Options{})
 	testutil.ErrorKind(t, err, ErrNotFound, "no checkpoint 7")
 	if list, err := List(ctx, repo, session); err != nil || len(list) != 0 {
 		t.Errorf("List: %+v, %v; want none", list, err)
@@ -129,7 +129,7 @@ func TestRestoreInTheWay(t *testing.T) {
 	ctx := testContext(t)
 	writeFile(t, repo, "out", "a file at the checkpoint\n")
 	writeFile(t, repo, "notes.txt", "notes at the checkpoint\n")
-	cp, _, err := Take(ctx, repo, session, 0)
+	cp, _, err := Take(ctx, repo, session, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestRestoreInTheWay(t *testing.T) {
 	writeFile(t, repo, "notes.txt", "private, ignored now\n")
 	writeFile(t, repo, "a.txt", "later\n")
 
-	saved, err := Restore(ctx, repo, session, cp.ID, 0)
+	saved, err := Restore(ctx, repo, session, cp.ID, Options{})
 	if err == nil || !strings.Contains(err.Error(), "but for notes.txt, out,") {
 		t.Fatalf("Restore: %v, want it to name out and notes.txt", err)
 	}
@@ -164,12 +164,12 @@ func TestRestorePrunesItsTarget(t *testing.T) {
 	ctx := testContext(t)
 	for _, c := range []string{"one\n", "two\n"} {
 		writeFile(t, repo, "a.txt", c)
-		if _, _, err := Take(ctx, repo, session, 2); err != nil {
+		if _, _, err := Take(ctx, repo, session, Options{Keep: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeFile(t, repo, "a.txt", "three\n")
-	if _, err := Restore(ctx, repo, session, 1, 2); err != nil {
+	if _, err := Restore(ctx, repo, session, 1, Options{Keep: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := content(t, repo, "a.txt"); got != "one\n" {

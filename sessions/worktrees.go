@@ -231,6 +231,9 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 }
 
 func worktreeError(err error) error {
+	if errors.Is(err, worktree.ErrNestedRepo) {
+		return tagged{fmt.Errorf("%w. Keep what they hold elsewhere, or remove the worktree with force", err), ErrWorktreeDirty}
+	}
 	if errors.Is(err, worktree.ErrDirty) {
 		return tagged{fmt.Errorf("%w. Commit or stash them, or remove the worktree with force", err), ErrWorktreeDirty}
 	}

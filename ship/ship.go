@@ -8,7 +8,8 @@
 // run as the user's own git would (gitexec.Explicit): the repository's
 // hooks and filters run, and a push reaches its remote. What only reads
 // state (where the branch stands, whether a tree is clean, which
-// worktree has the base checked out) stays inert, as everywhere else.
+// worktree has the base checked out) stays inert, as everywhere else,
+// and never looks inside a submodule or another nested repository.
 //
 // A merge never leaves anything half-done. Its result is computed without
 // a work tree (git merge-tree --write-tree, git commit-tree), so a
@@ -247,7 +248,10 @@ func isAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 // changedPaths lists the files of the tree at dir that differ from its
 // HEAD or index, and with untracked, its untracked files too (not
 // ignored ones). It runs none of the repository's hooks or filters: a
-// file is compared as it is on disk.
+// file is compared as it is on disk. Nor does it run any git inside a
+// submodule, whose own filters those are not: a submodule counts as
+// changed when the commit checked out there moved, never for its files
+// (see gitexec, "Nested repositories").
 func changedPaths(ctx context.Context, dir string, untracked bool) ([]string, error) {
 	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
@@ -257,7 +261,7 @@ func changedPaths(ctx context.Context, dir string, untracked bool) ([]string, er
 	if untracked {
 		mode = "--untracked-files=normal"
 	}
-	out, err := run(ctx, dir, append(cfg, "status", "--porcelain=v1", "-z", mode, "--ignored=no")...)
+	out, err := run(ctx, dir, append(cfg, "status", "--porcelain=v1", "-z", mode, "--ignored=no", "--ignore-submodules=dirty")...)
 	if err != nil {
 		return nil, gitexec.Step(err, nil, "look for uncommitted changes in %s", dir)
 	}

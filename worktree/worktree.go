@@ -22,8 +22,19 @@
 // repository configures, as git worktree add does. Looking at a worktree
 // (Status, CheckClean, the check before Remove) runs none of the
 // repository's hooks or filters: files are read as they are
-// (gitexec.NeutralConfig). Git 2.36 or later is needed (git worktree
-// list -z).
+// (gitexec.NeutralConfig).
+//
+// Nor does it run anything from a repository inside the worktree: a
+// populated submodule, a repository added with git add, or one in an
+// untracked directory, whose own config NeutralConfig does not reach
+// (see gitexec, "Nested repositories"). No git is run inside one, so
+// agentmux cannot tell what it holds that removing the worktree would
+// delete: CheckClean and Remove without force refuse a worktree that
+// holds one with ErrNestedRepo, naming it, as git worktree remove would
+// refuse a populated submodule itself, before git's own status could
+// walk into it. A submodule not checked out (as git worktree add leaves
+// them) holds nothing and is no obstacle. Git 2.36 or later is needed
+// (git worktree list -z).
 package worktree
 
 import (
@@ -75,6 +86,11 @@ var (
 	// ErrDirty means Remove without force found uncommitted changes, which
 	// removing the worktree would lose.
 	ErrDirty = errors.New("worktree has uncommitted changes")
+	// ErrNestedRepo means Remove without force found a repository inside
+	// the worktree (a populated submodule, or another), whose changes
+	// agentmux does not look at and which removing the worktree would
+	// delete. It is ErrDirty too.
+	ErrNestedRepo = fmt.Errorf("%w: it holds repositories of its own", ErrDirty)
 	// ErrNotWorktree means Remove was given the main worktree, whose
 	// removal would take the repository with it, or a directory git does
 	// not know as a worktree.
@@ -310,9 +326,11 @@ func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 // relative to the worktree's top and with forward slashes; nil when it is
 // clean. An untracked directory is one entry, "dir/". Remove calls it to
 // decide whether removing would lose work, so it overrides any
-// configuration that would hide untracked files or submodule changes.
-// It runs none of the repository's filters: a file is compared with the
-// index as it is on disk.
+// configuration that would hide untracked files. It runs none of the
+// repository's filters: a file is compared with the index as it is on
+// disk. A submodule counts as changed when the commit checked out in it
+// differs from the one recorded, never for what its files hold, which
+// it does not look at (see the package doc).
 func Status(ctx context.Context, dir string) ([]string, error) {
 	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
@@ -324,7 +342,7 @@ func Status(ctx context.Context, dir string) ([]string, error) {
 // status is Status with cfg, gitexec.NeutralConfig's options for dir.
 func status(ctx context.Context, dir string, cfg []string) ([]string, error) {
 	args := append(slices.Clip(cfg), "status", "--porcelain=v1", "-z",
-		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=none")
+		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=dirty")
 	out, err := run(ctx, dir, args...)
 	if err != nil {
 		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
@@ -333,8 +351,9 @@ func status(ctx context.Context, dir string, cfg []string) ([]string, error) {
 }
 
 // Remove removes the linked worktree whose top directory is dir, and with
-// it every file there. Without force it refuses with ErrDirty when Status
-// lists anything; with force it removes the worktree anyway. It never
+// it every file there. Without force it refuses with ErrNestedRepo when
+// it holds a repository of its own and with ErrDirty when Status lists
+// anything; with force it removes the worktree anyway. It never
 // deletes the branch. It refuses with ErrNotWorktree the main worktree and
 // any directory git does not know as a worktree. A worktree whose
 // directory is already gone is found through the repository containing
@@ -390,12 +409,8 @@ func Remove(ctx context.Context, dir string, force bool) error {
 		if cfg, err = gitexec.NeutralConfig(ctx, abs); err != nil {
 			return gitexec.Step(err, nil, "read the config of the worktree %s", abs)
 		}
-		paths, err := status(ctx, abs, cfg)
-		if err != nil {
+		if err := checkClean(ctx, abs, cfg); err != nil {
 			return err
-		}
-		if len(paths) > 0 {
-			return dirtyError(abs, paths)
 		}
 	}
 	args := append(slices.Clip(cfg), "worktree", "remove")
@@ -420,7 +435,8 @@ func Remove(ctx context.Context, dir string, force bool) error {
 }
 
 // CheckClean returns ErrDirty, listing the changes, when the worktree at
-// dir has uncommitted changes, so a caller can refuse before it does
+// dir has uncommitted changes, and ErrNestedRepo, naming them, when it
+// holds repositories of its own, so a caller can refuse before it does
 // anything else. A directory already gone has nothing to lose: nil.
 func CheckClean(ctx context.Context, dir string) error {
 	abs, err := filepath.Abs(dir)
@@ -430,7 +446,26 @@ func CheckClean(ctx context.Context, dir string) error {
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	paths, err := Status(ctx, abs)
+	cfg, err := gitexec.NeutralConfig(ctx, abs)
+	if err != nil {
+		return gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", abs)
+	}
+	return checkClean(ctx, abs, cfg)
+}
+
+// checkClean is CheckClean of the worktree at abs, with cfg,
+// gitexec.NeutralConfig's options for it: the repositories it holds
+// first, so that no status is run while one is there.
+func checkClean(ctx context.Context, abs string, cfg []string) error {
+	repos, err := nestedRepos(ctx, abs, cfg)
+	if err != nil {
+		return err
+	}
+	if len(repos) > 0 {
+		return gitexec.Kinded(ErrNestedRepo, nil, "the worktree at %s holds repositories of its own, whose changes agentmux does not look at (git would run what their config names) and which removing it would delete: %s",
+			abs, clip.List(repos))
+	}
+	paths, err := status(ctx, abs, cfg)
 	if err != nil {
 		return err
 	}
@@ -438,6 +473,28 @@ func CheckClean(ctx context.Context, dir string) error {
 		return dirtyError(abs, paths)
 	}
 	return nil
+}
+
+// nestedRepos lists the repositories inside the worktree at abs that
+// hold something: the gitlinks checked out there (a .git in the
+// directory, as git worktree remove tells a populated submodule) and the
+// untracked directories that are repositories.
+func nestedRepos(ctx context.Context, abs string, cfg []string) ([]string, error) {
+	links, err := gitexec.Gitlinks(ctx, abs, nil, cfg)
+	if err != nil {
+		return nil, gitexec.Step(err, ErrNotRepo, "list the submodules of %s", abs)
+	}
+	_, repos, err := gitexec.Untracked(ctx, abs, nil, cfg)
+	if err != nil {
+		return nil, gitexec.Step(err, ErrNotRepo, "list the untracked files of %s", abs)
+	}
+	var held []string
+	for _, l := range links {
+		if _, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(l), ".git")); err == nil {
+			held = append(held, l)
+		}
+	}
+	return append(held, repos...), nil
 }
 
 // Exclude adds pattern to the repository's own ignore list

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
@@ -58,6 +59,9 @@ type config struct {
 	// files too (watcher.Temporaries); false leaves them out.
 	WatchTemporaries bool
 	Timing           sessions.Timing
+	// Checkpoints bound what a checkpoint keeps of untracked files; the
+	// zero value is checkpoint's defaults.
+	Checkpoints checkpoint.Options
 
 	// Version asks only for the version.
 	Version bool
@@ -211,6 +215,16 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.Timing.IdleAfter, "idle-after", 5*time.Minute, "silence after which a running session shows as idle")
 	fs.DurationVar(&cfg.Timing.WarnAfter, "warn-after", 30*time.Minute, "silence after which a session is reported as possibly stuck")
 	fs.DurationVar(&cfg.Timing.ErrorAfter, "warn-error-after", 2*time.Hour, "silence after which that report becomes an error")
+	fs.Func("checkpoint-max-file", "untracked files bigger than this are left out of checkpoints, which name them instead, e.g. 10MiB or 1GB; 0 keeps files of any size (default 10MiB)", func(s string) error {
+		n, err := checkpointSize(s)
+		cfg.Checkpoints.MaxFileSize = n
+		return err
+	})
+	fs.Func("checkpoint-max-total", "the most bytes of untracked files one checkpoint keeps: they go in smallest first while they fit, and the rest are left out and named; 0 for no total (default 50MiB)", func(s string) error {
+		n, err := checkpointSize(s)
+		cfg.Checkpoints.MaxTotalSize = n
+		return err
+	})
 	fs.Func("preview-domain", "behind a proxy: a domain whose names P.<domain> it routes to this server, which then serves the dev server on port P there as it does at P.localhost (e.g. preview.example.com)", func(s string) error {
 		d := strings.ToLower(strings.Trim(strings.TrimSpace(s), "."))
 		if !previewDomain.MatchString(d) {
@@ -432,6 +446,16 @@ func parseSize(s string) (int, error) {
 		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return int(n), nil
+}
+
+// checkpointSize reads a checkpoint bound as parseSize does; 0, which
+// the flags take for no limit, is checkpoint.Options' -1.
+func checkpointSize(s string) (int64, error) {
+	n, err := parseSize(s)
+	if n == 0 && err == nil {
+		return -1, nil
+	}
+	return int64(n), err
 }
 
 // defaultProfile returns the profile new sessions run by default. When the

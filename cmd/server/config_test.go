@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -25,7 +26,7 @@ var allFlags = []string{
 	"batch-interval", "shutdown-grace", "allowed-origins", "token", "log-level",
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
-	"watch-temporaries", "published-host", "preview-domain",
+	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
 }
 
 func TestEnvName(t *testing.T) {
@@ -93,37 +94,39 @@ func configEqual(a, b config) bool {
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
 		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
-		a.PreviewDomain == b.PreviewDomain
+		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints
 }
 
 // fullEnv sets every flag's variable.
 var fullEnv = map[string]string{
-	"AGENTMUX_ADDR":              "0.0.0.0:9000",
-	"AGENTMUX_WORKSPACE":         "/env/ws",
-	"AGENTMUX_AGENT":             "codex",
-	"AGENTMUX_AGENT_CMD":         "env-agent --fast",
-	"AGENTMUX_MAX_SESSIONS":      "7",
-	"AGENTMUX_SCROLLBACK":        "2MiB",
-	"AGENTMUX_BATCH_INTERVAL":    "40ms",
-	"AGENTMUX_SHUTDOWN_GRACE":    "9s",
-	"AGENTMUX_ALLOWED_ORIGINS":   "http://a.example, http://b.example",
-	"AGENTMUX_TOKEN":             "envtok",
-	"AGENTMUX_LOG_LEVEL":         "debug",
-	"AGENTMUX_DATA_DIR":          "/env/data",
-	"AGENTMUX_SAVE_INTERVAL":     "2s",
-	"AGENTMUX_MEM_WARN":          "70",
-	"AGENTMUX_MEM_CRITICAL":      "80.5",
-	"AGENTMUX_MEM_INTERVAL":      "1s",
-	"AGENTMUX_WATCH_IGNORE":      "dist, *.log",
-	"AGENTMUX_QUESTION_QUIET":    "2s",
-	"AGENTMUX_IDLE_AFTER":        "1m",
-	"AGENTMUX_WARN_AFTER":        "10m",
-	"AGENTMUX_WARN_ERROR_AFTER":  "1h",
-	"AGENTMUX_ALLOWED_HOSTS":     "Dev.Example, .ts.net",
-	"AGENTMUX_KEEP_SESSIONS":     "12",
-	"AGENTMUX_WATCH_TEMPORARIES": "true",
-	"AGENTMUX_PUBLISHED_HOST":    "127.0.0.1",
-	"AGENTMUX_PREVIEW_DOMAIN":    "Preview.Example.com.",
+	"AGENTMUX_ADDR":                 "0.0.0.0:9000",
+	"AGENTMUX_WORKSPACE":            "/env/ws",
+	"AGENTMUX_AGENT":                "codex",
+	"AGENTMUX_AGENT_CMD":            "env-agent --fast",
+	"AGENTMUX_MAX_SESSIONS":         "7",
+	"AGENTMUX_SCROLLBACK":           "2MiB",
+	"AGENTMUX_BATCH_INTERVAL":       "40ms",
+	"AGENTMUX_SHUTDOWN_GRACE":       "9s",
+	"AGENTMUX_ALLOWED_ORIGINS":      "http://a.example, http://b.example",
+	"AGENTMUX_TOKEN":                "envtok",
+	"AGENTMUX_LOG_LEVEL":            "debug",
+	"AGENTMUX_DATA_DIR":             "/env/data",
+	"AGENTMUX_SAVE_INTERVAL":        "2s",
+	"AGENTMUX_MEM_WARN":             "70",
+	"AGENTMUX_MEM_CRITICAL":         "80.5",
+	"AGENTMUX_MEM_INTERVAL":         "1s",
+	"AGENTMUX_WATCH_IGNORE":         "dist, *.log",
+	"AGENTMUX_QUESTION_QUIET":       "2s",
+	"AGENTMUX_IDLE_AFTER":           "1m",
+	"AGENTMUX_WARN_AFTER":           "10m",
+	"AGENTMUX_WARN_ERROR_AFTER":     "1h",
+	"AGENTMUX_ALLOWED_HOSTS":        "Dev.Example, .ts.net",
+	"AGENTMUX_KEEP_SESSIONS":        "12",
+	"AGENTMUX_WATCH_TEMPORARIES":    "true",
+	"AGENTMUX_PUBLISHED_HOST":       "127.0.0.1",
+	"AGENTMUX_PREVIEW_DOMAIN":       "Preview.Example.com.",
+	"AGENTMUX_CHECKPOINT_MAX_FILE":  "1MiB",
+	"AGENTMUX_CHECKPOINT_MAX_TOTAL": "0",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -163,6 +166,7 @@ func TestConfigFromEnv(t *testing.T) {
 		WatchTemporaries: true,
 		PublishedHost:    "127.0.0.1",
 		PreviewDomain:    "preview.example.com",
+		Checkpoints:      checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -196,6 +200,8 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--watch-temporaries=false",
 		"--published-host", "[::1]",
 		"--preview-domain", "flag.example",
+		"--checkpoint-max-file", "0",
+		"--checkpoint-max-total", "2GB",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -223,6 +229,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		AllowedHosts:   []string{"box"},
 		PublishedHost:  "::1",
 		PreviewDomain:  "flag.example",
+		Checkpoints:    checkpoint.Options{MaxFileSize: -1, MaxTotalSize: 2e9},
 		agentSet:       true,
 	}
 	if !configEqual(cfg, want) {
@@ -244,6 +251,8 @@ func TestBadEnvNamesVariable(t *testing.T) {
 		{"AGENTMUX_SHUTDOWN_GRACE", "5"},
 		{"AGENTMUX_LOG_LEVEL", "loud"},
 		{"AGENTMUX_AGENT_CMD", "sh -c 'unterminated"},
+		{"AGENTMUX_CHECKPOINT_MAX_FILE", "big"},
+		{"AGENTMUX_CHECKPOINT_MAX_TOTAL", "-1MiB"},
 	} {
 		_, err := parseConfig(nil, envOf(map[string]string{tc.name: tc.value}), io.Discard)
 		if err == nil {
@@ -321,6 +330,10 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--published-host", "127.0.0.1:8080"}, []string{"published-host", "IP address"}},
 		{[]string{"--preview-domain", "https://preview.example.com"}, []string{"preview-domain", "DNS name"}},
 		{[]string{"--preview-domain", "localhost"}, []string{"preview-domain", "DNS name"}},
+		{[]string{"--checkpoint-max-file", "-1"}, []string{`--checkpoint-max-file "-1"`, "not a number of bytes"}},
+		{[]string{"--checkpoint-max-file", "10 files"}, []string{"checkpoint-max-file", "unknown unit"}},
+		{[]string{"--checkpoint-max-total", "lots"}, []string{`--checkpoint-max-total "lots"`, "unknown unit"}},
+		{[]string{"--checkpoint-max-total", "2048GiB"}, []string{"checkpoint-max-total", "too large"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {
@@ -412,7 +425,7 @@ func TestHelp(t *testing.T) {
 		if len(listed) != len(allFlags) {
 			t.Errorf("%s: usage lists %d flags, want %d:\n%s", arg, len(listed), len(allFlags), strings.Join(listed, "\n"))
 		}
-		for _, def := range []string{"127.0.0.1:8080", "1MiB", "16ms", "5s", "claude"} {
+		for _, def := range []string{"127.0.0.1:8080", "1MiB", "16ms", "5s", "claude", "10MiB", "50MiB"} {
 			if !strings.Contains(text, def) {
 				t.Errorf("%s: usage does not show the default %q", arg, def)
 			}

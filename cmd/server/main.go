@@ -170,7 +170,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
-	s.checkpoints = checkpoint.NewAuto(checkpoint.DefaultKeep, s.hub.OnCheckpoint, log)
+	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, s.hub.OnCheckpoint, log)
 	s.own = &ownPorts{}
 	s.ports = ports.NewLister(procfs.Root, os.Getpid())
 	s.own.add(s.hooks.ln.Addr())

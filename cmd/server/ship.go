@@ -322,7 +322,7 @@ func (s *server) listCheckpoints(ctx context.Context, c echo.Context, g gitSessi
 }
 
 func (s *server) takeCheckpoint(ctx context.Context, c echo.Context, g gitSession) error {
-	cp, created, err := checkpoint.Take(ctx, g.dir, g.info.ID, checkpoint.DefaultKeep)
+	cp, created, err := checkpoint.Take(ctx, g.dir, g.info.ID, s.cfg.Checkpoints)
 	if err != nil {
 		return gitError(c, "take a checkpoint", err)
 	}
@@ -349,7 +349,7 @@ func (s *server) restoreCheckpoint(ctx context.Context, c echo.Context, g gitSes
 	if !ok {
 		return err
 	}
-	saved, err := checkpoint.Restore(ctx, g.dir, g.info.ID, id, checkpoint.DefaultKeep)
+	saved, err := checkpoint.Restore(ctx, g.dir, g.info.ID, id, s.cfg.Checkpoints)
 	if saved.ID != 0 {
 		s.hub.OnCheckpoint(g.info.ID, saved)
 	}

@@ -411,3 +411,50 @@ func TestCheckpointAtEveryTurn(t *testing.T) {
 		return git(t, e.dir, "for-each-ref", "refs/agentmux/checkpoints/"+s.ID+"/") == ""
 	})
 }
+
+// TestCheckpointNamesSkippedFiles: with --checkpoint-max-file, an
+// untracked file over it is left out of the checkpoint, which names it
+// with its size in the answer, in the list and in session.checkpoint.
+func TestCheckpointNamesSkippedFiles(t *testing.T) {
+	e := newShipAPI(t, "--checkpoint-max-file", "1KiB")
+	conn := watchWS(t, e)
+	s := e.createCommand(sleeper())
+	api := "/api/sessions/" + s.ID
+	writeIn(t, e.dir, "dump.bin", strings.Repeat("x", 4096))
+	writeIn(t, e.dir, "notes.txt", "kept\n")
+	type skipped struct {
+		Path   string
+		Size   int64
+		Reason string
+	}
+	want := []skipped{{"dump.bin", 4096, "file"}}
+
+	resp, b := e.do(http.MethodPost, api+"/checkpoints", "")
+	wantStatus(t, "take a checkpoint", resp, b, http.StatusOK)
+	var took struct {
+		Checkpoint struct {
+			ID      int
+			Files   int
+			Skipped []skipped
+		}
+	}
+	decodeJSON(t, b, &took)
+	if took.Checkpoint.Files != 1 || !slices.Equal(took.Checkpoint.Skipped, want) {
+		t.Errorf("checkpoint answered %s, want notes.txt kept and dump.bin named", b)
+	}
+	got := collectUntil(t, conn, "session.checkpoint", func(ev watchEvent) bool {
+		return ev.Type == wire.TypeSessionCheckpoint && ev.SessionID == s.ID
+	})
+	var ev struct{ Checkpoint struct{ Skipped []skipped } }
+	decodeJSON(t, got[len(got)-1].raw, &ev)
+	if !slices.Equal(ev.Checkpoint.Skipped, want) {
+		t.Errorf("session.checkpoint %s, want dump.bin named", got[len(got)-1].raw)
+	}
+	resp, b = e.do(http.MethodGet, api+"/checkpoints", "")
+	wantStatus(t, "list", resp, b, http.StatusOK)
+	var list struct{ Checkpoints []struct{ Skipped []skipped } }
+	decodeJSON(t, b, &list)
+	if len(list.Checkpoints) != 1 || !slices.Equal(list.Checkpoints[0].Skipped, want) {
+		t.Errorf("checkpoints %s, want dump.bin named", b)
+	}
+}

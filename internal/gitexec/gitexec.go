@@ -36,6 +36,27 @@
 // checkout the user asked for, like worktree's git worktree add, runs
 // the post-checkout hook and the checkout filters as git does.
 //
+// # Nested repositories
+//
+// A repository inside the work tree (a submodule, a repository someone
+// added with git add, or one that merely sits in an untracked directory)
+// has a config of its own, and NeutralConfig reads only the config of
+// the repository it is given: a nested repository's filters, textconv
+// and the rest are untouched by it. The -c options do reach a git
+// started inside one (through GIT_CONFIG_PARAMETERS), so its hooks and
+// file-system monitor stay off, but not its filters. And git starts
+// one on its own: git status, git diff and git add run git status
+// inside each populated gitlink to tell whether its files changed,
+// which reads them through that repository's clean filter. So a passive
+// git never walks into a nested repository. A status or a diff of the
+// work tree takes --ignore-submodules=dirty: it compares the commit a
+// gitlink records with the one checked out there, read from the nested
+// repository's refs in git's own process, and starts nothing. Git add
+// has no such option (diff.ignoreSubmodules does not reach it), so its
+// caller excludes every repository Gitlinks and Untracked find with a
+// pathspec. A nested repository is looked at only as a whole: by the
+// commit its gitlink records, or by its presence.
+//
 // # Ownership
 //
 // Git refuses a repository that belongs to another user than the one it
@@ -261,6 +282,54 @@ func NeutralConfig(ctx context.Context, dir string) ([]string, error) {
 		cfg = append(cfg, "-c", driver+".clean=", "-c", driver+".smudge=", "-c", driver+".process=", "-c", driver+".required=false")
 	}
 	return cfg, nil
+}
+
+// Gitlinks returns the paths of the gitlinks in the index of the work
+// tree whose top is top, relative to it with forward slashes: its
+// submodules and the repositories added to it with git add, populated
+// or not. env (a GIT_INDEX_FILE, say) and opts (NeutralConfig's) are
+// given to the git it runs, which reads the index only.
+func Gitlinks(ctx context.Context, top string, env, opts []string) ([]string, error) {
+	out, err := RunEnv(ctx, top, env, nil, slices.Concat(opts, []string{"ls-files", "--stage", "-z"})...)
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	// "mode id stage\tpath"; a conflicted path has an entry per stage.
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		if !strings.HasPrefix(rec, gitlinkMode+" ") {
+			continue
+		}
+		if _, p, ok := strings.Cut(rec, "\t"); ok && (len(links) == 0 || links[len(links)-1] != p) {
+			links = append(links, p)
+		}
+	}
+	return links, nil
+}
+
+// gitlinkMode is the mode of a gitlink's index entry.
+const gitlinkMode = "160000"
+
+// Untracked returns the untracked files of the work tree whose top is
+// top that no ignore rule covers, and the untracked directories that
+// hold a repository of their own, which git lists as they are and never
+// enters: both relative to top, with forward slashes, the directories
+// without their trailing slash. env and opts are as for Gitlinks.
+func Untracked(ctx context.Context, top string, env, opts []string) (files, repos []string, err error) {
+	out, err := RunEnv(ctx, top, env, nil, slices.Concat(opts, []string{"ls-files", "--others", "--exclude-standard", "-z"})...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		switch {
+		case p == "":
+		case strings.HasSuffix(p, "/"):
+			repos = append(repos, strings.TrimSuffix(p, "/"))
+		default:
+			files = append(files, p)
+		}
+	}
+	return files, repos, nil
 }
 
 // Error is a git that ran and exited non-zero.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -387,4 +388,30 @@ func TestExplicitTrust(t *testing.T) {
 	if _, err := RunExplicit(ctx, ws, identity, nil, "commit", "-q", "--allow-empty", "-m", "x"); err != nil {
 		t.Errorf("explicit commit in the trusted workspace: %v", err)
 	}
+}
+
+// TestNestedRepositories: Gitlinks names a tree's submodule and the
+// repository added to it, Untracked its untracked files and the
+// untracked repository, whose files it does not list; neither runs
+// anything from any of them, though each has its tracked file changed.
+func TestNestedRepositories(t *testing.T) {
+	t.Parallel()
+	dir, script, marker := hostileRepo(t)
+	nested := testutil.AddNestedRepos(t, dir, script)
+	testutil.WriteFile(t, dir, "new dir/u.txt", "u\n")
+	nested.Stir()
+	ctx := testContext(t)
+	cfg, err := NeutralConfig(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := Gitlinks(ctx, dir, nil, cfg)
+	if err != nil || !slices.Equal(links, []string{nested.Added, nested.Submodule}) {
+		t.Errorf("Gitlinks: %q, %v; want %q and %q", links, err, nested.Added, nested.Submodule)
+	}
+	files, repos, err := Untracked(ctx, dir, nil, cfg)
+	if err != nil || !slices.Equal(files, []string{"new dir/u.txt"}) || !slices.Equal(repos, []string{nested.Loose}) {
+		t.Errorf("Untracked: %q, %q, %v; want new dir/u.txt and %q", files, repos, err, nested.Loose)
+	}
+	testutil.NotRun(t, "ls-files", marker)
 }

@@ -7,18 +7,22 @@
 // restore is undone by restoring the checkpoint it saved first, which the
 // panel names. The list follows session.checkpoint.
 //
+// A checkpoint that left untracked files out as too big says so under
+// its entry ("2 files skipped (too big)"), which opens to their names
+// and sizes, and in its diff's note.
+//
 // Paths and patches are the agent's: text only, and the diff sanitized
 // as the Changes view's is.
 
 import { api, ApiError } from './api';
 import { counts, loadRenderer, pathText, sentence, statusBadge, type ChangesObserver, type ChangesState } from './changes';
+import { byId, formatBytes, h } from './dom';
 import { shownName } from './paths';
-import { byId, h } from './dom';
 import { ago } from './queue';
 import { loadSetting, saveSetting } from './settings';
 import type { SessionStore } from './store';
 import type { ToastKind } from './toast';
-import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckpointMessage } from './types';
+import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckpointMessage, SkippedFile } from './types';
 
 const OPEN_KEY = 'agentmux.checkpointsOpen';
 const IN_REPOSITORY: readonly ChangesState[] = ['loading', 'ready', 'clean', 'error'];
@@ -67,6 +71,8 @@ export class CheckpointsPanel implements ChangesObserver {
   private change: CheckpointChange | null = null;
   private viewSeq = 0;
   private busy = false;
+  /** The checkpoints whose skipped files are shown ("session:id"), kept open across renders. */
+  private readonly skippedOpen = new Set<string>();
 
   constructor(private readonly deps: CheckpointsDeps) {
     this.toggle.addEventListener('click', () => this.setOpen(!this.open));
@@ -81,6 +87,13 @@ export class CheckpointsPanel implements ChangesObserver {
       if (btn.dataset.testid === 'checkpoint-current') this.closeView();
       else void this.select(Number(btn.dataset.id));
     });
+    // toggle does not bubble: caught on its way down.
+    this.list.addEventListener('toggle', (ev) => {
+      const d = ev.target as HTMLElement;
+      if (!(d instanceof HTMLDetailsElement) || !d.dataset.key) return;
+      if (d.open) this.skippedOpen.add(d.dataset.key);
+      else this.skippedOpen.delete(d.dataset.key);
+    }, true);
     this.note.addEventListener('click', (ev) => {
       const btn = (ev.target as Element).closest<HTMLElement>('[data-show]');
       if (btn) void this.select(Number(btn.dataset.show));
@@ -235,12 +248,29 @@ export class CheckpointsPanel implements ChangesObserver {
           h('span', { class: 'checkpoint-age', 'data-at': when ? String(at) : null, text: when ? ago(at) : '' })),
         h('span', { class: 'checkpoint-stats' },
           h('span', { class: 'checkpoint-files', 'data-testid': 'checkpoint-files', text: plural(cp.files, 'file') }),
-          checkpointCounts(cp)))));
+          checkpointCounts(cp))),
+        this.skippedList(cp)));
     }
     const focused = (document.activeElement as HTMLElement | null)?.closest?.('#checkpoint-list [data-testid]') as HTMLElement | null;
     const refocus = focused ? (focused.dataset.testid === 'checkpoint' ? `[data-id="${focused.dataset.id}"]` : '[data-testid=checkpoint-current]') : null;
     this.list.replaceChildren(...items);
     if (refocus) this.list.querySelector<HTMLElement>(refocus)?.focus();
+  }
+
+  /** What cp left out as too big, under its entry: a line that opens to the files; null when it left out nothing. */
+  private skippedList(cp: Checkpoint): HTMLElement | null {
+    const n = skippedCount(cp);
+    if (!n) return null;
+    const key = `${this.sessionId}:${cp.id}`;
+    const more = cp.skippedMore ?? 0;
+    return h('details', { class: 'checkpoint-skipped', 'data-testid': 'checkpoint-skipped', 'data-key': key, open: this.skippedOpen.has(key) },
+      h('summary', { title: `Untracked files checkpoint #${cp.id} did not keep, as too big: restoring it leaves them as they are` },
+        `${plural(n, 'file')} skipped (too big)`),
+      h('ul', { class: 'checkpoint-skipped-files' },
+        ...(cp.skipped ?? []).map((f) => h('li', { 'data-testid': 'checkpoint-skipped-file', title: skippedWhy(f) },
+          h('span', { class: 'checkpoint-skipped-path', text: shownName(f.path) }),
+          h('span', { class: 'checkpoint-skipped-size', text: formatBytes(f.size) }))),
+        more ? h('li', { class: 'checkpoint-skipped-more', text: `and ${plural(more, 'more file')}` }) : null));
   }
 
   private updateAges(): void {
@@ -264,8 +294,9 @@ export class CheckpointsPanel implements ChangesObserver {
       const list = this.lists.get(id);
       if (list) add(list, r.checkpoint);
       if (id === this.sessionId) {
+        const skipped = skippedCount(r.checkpoint);
         this.showNote([r.created
-          ? `Checkpoint #${r.id} taken: the tree as it is now.`
+          ? `Checkpoint #${r.id} taken: the tree as it is now${skipped ? `, but for ${plural(skipped, 'untracked file')} too big to keep` : ''}.`
           : `Nothing changed since checkpoint #${r.id}: no new one was needed.`]);
       }
     } catch (err) {
@@ -308,7 +339,11 @@ export class CheckpointsPanel implements ChangesObserver {
         h('span', { class: 'num-add', text: `+${c.insertions}` }), ' ',
         h('span', { class: 'num-del', text: `\u2212${c.deletions}` }));
       this.viewSummary.title = c.parent ? `what it changed since ${c.parent.slice(0, 10)}` : 'what it changed since an empty tree';
-      this.showViewNote(c.truncated ? 'This checkpoint\'s diff is too large to show whole: the files past the cut are listed without their lines.' : null);
+      const notes = [
+        skippedCount(c) ? skippedNote(c) : '',
+        c.truncated ? 'This checkpoint\'s diff is too large to show whole: the files past the cut are listed without their lines.' : '',
+      ].filter(Boolean);
+      this.showViewNote(notes.length ? notes.join(' ') : null);
       this.draw(renderer);
     } catch (err) {
       if (seq !== this.viewSeq) return;
@@ -450,6 +485,26 @@ export function splitPatch(patch: string): string[] {
   const re = /^diff --git /gm;
   for (let m = re.exec(patch); m; m = re.exec(patch)) starts.push(m.index);
   return starts.map((s, i) => patch.slice(s, starts[i + 1] ?? patch.length));
+}
+
+type Skips = Pick<Checkpoint, 'skipped' | 'skippedMore'>;
+
+function skippedCount(cp: Skips): number {
+  return (cp.skipped?.length ?? 0) + (cp.skippedMore ?? 0);
+}
+
+function skippedWhy(f: SkippedFile): string {
+  return f.reason === 'total'
+    ? `${shownName(f.path)}: left out, as the checkpoint's smaller untracked files reached the most one checkpoint keeps`
+    : `${shownName(f.path)}: left out, as bigger than the most one checkpoint keeps of a file`;
+}
+
+/** The diff view's sentence on what the checkpoint left out, naming the first few. */
+function skippedNote(cp: Skips): string {
+  const named = (cp.skipped ?? []).slice(0, 3).map((f) => `${shownName(f.path)} (${formatBytes(f.size)})`);
+  const rest = skippedCount(cp) - named.length;
+  return `${plural(skippedCount(cp), 'untracked file')} too big to keep ${skippedCount(cp) === 1 ? 'is' : 'are'} not in this checkpoint: ` +
+    `${named.join(', ')}${rest ? `, and ${rest} more` : ''}. A restore leaves ${skippedCount(cp) === 1 ? 'it' : 'them'} as ${skippedCount(cp) === 1 ? 'it is' : 'they are'}.`;
 }
 
 function checkpointCounts(cp: Checkpoint): HTMLElement {

@@ -372,6 +372,18 @@ export interface Checkpoint {
   files: number;
   insertions: number;
   deletions: number;
+  /** The untracked files it left out as too big, biggest first; absent when none. */
+  skipped?: SkippedFile[];
+  /** How many more it left out than skipped names. */
+  skippedMore?: number;
+}
+
+/** An untracked file a checkpoint left out as too big to keep (--checkpoint-max-file, --checkpoint-max-total). */
+export interface SkippedFile {
+  path: string;
+  size: number;
+  /** file: bigger than the limit of one file; total: the checkpoint's smaller files reached its total without it. */
+  reason: 'file' | 'total';
 }
 
 export interface SessionCheckpointMessage {

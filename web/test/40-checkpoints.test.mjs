@@ -181,3 +181,72 @@ uiTest('checkpoints: a timeline of the turns, one\'s diff, a restore that brings
   await page.locator(sel('checkpoint-view-close')).click();
   await panel.waitFor({ state: 'visible' });
 });
+
+// Issue 38: a checkpoint leaves untracked files too big to keep out of
+// the object store, and the timeline says so under its entry, which opens
+// to their names and sizes (staying open as the list is redrawn); its
+// diff's note names them, and all of it reads on a phone's width.
+uiTest('checkpoints: files skipped as too big are named under the checkpoint and in its diff, on a phone too', {
+  setupWorkspace, timeout: 90_000, flags: ['--checkpoint-max-file', '1KiB', '--checkpoint-max-total', '2KiB'],
+}, async ({ page, server, screenshot }) => {
+  const ws = server.workspace;
+  const s = await server.createSession({ name: 'big files', command: AGENT });
+  await tabById(page, s.id).click();
+  await waitForLine(page, s.id, 'ready');
+  await page.locator(sel('layout-changes')).click();
+  await page.locator(sel('ship-checkpoints')).click();
+  await waitTimeline(page, [1], 'the first turn');
+  assert.equal(await page.locator(sel('checkpoint-skipped')).count(), 0, 'nothing skipped, nothing said');
+
+  // Over the file limit: a dump and a long path; past the total, smallest
+  // first: two of four 900-byte files fit in 2 KiB, with notes.txt.
+  const long = 'exports/a-rather-long-directory-name-for-reports/quarterly-report-2026-11-final.csv';
+  await fs.mkdir(path.join(ws, path.dirname(long)), { recursive: true });
+  await fs.writeFile(path.join(ws, long), 'x'.repeat(5000));
+  await fs.writeFile(path.join(ws, 'dump.bin'), 'd'.repeat(300_000));
+  for (const n of ['a', 'b', 'c', 'd']) await fs.writeFile(path.join(ws, `part-${n}.dat`), n.repeat(900));
+  await fs.writeFile(path.join(ws, 'notes.txt'), 'kept\n');
+
+  await page.locator(sel('checkpoint-now')).click();
+  const note = page.locator(sel('checkpoints-note'));
+  await waitFor(async () => (await text(note)) === 'Checkpoint #2 taken: the tree as it is now, but for 4 untracked files too big to keep.', { message: 'checkpoint now, saying what it left out' });
+  await waitTimeline(page, [2, 1], 'checkpoint 2');
+  const skipped = page.locator(`${sel('checkpoint-skipped')}[data-key$=":2"]`);
+  assert.equal(await text(skipped.locator('summary')), '4 files skipped (too big)');
+  assert.equal(await skipped.getAttribute('open'), null, 'closed at first');
+  await skipped.locator('summary').click();
+  const files = () => skipped.locator(sel('checkpoint-skipped-file')).evaluateAll((els) => els.map((el) => el.textContent));
+  assert.deepEqual(await files(), [
+    'dump.bin293 KiB', `${long}4.9 KiB`, 'part-d.dat900 B', 'part-c.dat900 B',
+  ], 'biggest first, with their sizes');
+  assert.deepEqual((await timeline(page))[0], [2, '3 files', '+3\u22120'], 'the files kept are counted');
+  for (const f of ['dump.bin', long, 'part-c.dat', 'part-d.dat']) {
+    const blob = (await git(ws, 'hash-object', '--no-filters', f)).trim();
+    await assert.rejects(git(ws, 'cat-file', '-e', blob), `${f} is not in the object store`);
+  }
+  await screenshot('checkpoints-skipped');
+
+  // A turn redraws the list: the open one stays open.
+  await fs.writeFile(path.join(ws, 'notes.txt'), 'kept, and more\n');
+  await turn(page, s.id, 'more');
+  await waitTimeline(page, [3, 2, 1], 'the turn after');
+  assert.equal(await skipped.getAttribute('open'), '', 'still open');
+  assert.equal(await page.locator(`${sel('checkpoint')}[data-id="3"]`).count(), 1);
+
+  // Its diff says it too.
+  await page.locator(`${sel('checkpoint')}[data-id="2"]`).click();
+  const view = page.locator(sel('checkpoint-view'));
+  await waitFor(async () => (await view.getAttribute('data-state')) === 'ready', { message: 'checkpoint 2\'s diff' });
+  assert.equal(await text(page.locator(sel('checkpoint-view-note'))),
+    `4 untracked files too big to keep are not in this checkpoint: dump.bin (293 KiB), ${long} (4.9 KiB), part-d.dat (900 B), and 1 more. A restore leaves them as they are.`);
+  await page.locator(sel('checkpoint-view-close')).click();
+
+  // A phone's width: the names wrap within the panel.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await skipped.scrollIntoViewIfNeeded();
+  const box = await skipped.boundingBox();
+  assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `the skipped files within the window: ${JSON.stringify(box)}`);
+  const list = skipped.locator('.checkpoint-skipped-files');
+  assert.ok(await list.evaluate((el) => el.scrollWidth <= el.clientWidth), 'no name runs past the panel');
+  await screenshot('checkpoints-skipped-phone');
+});
