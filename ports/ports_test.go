@@ -51,19 +51,19 @@ func TestParseTable(t *testing.T) {
    2: 0000000000000000FFFF00000100007F:232A 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 203 1 0 100 0 0 10 0
    3: 000080FE00000000FF005452A6F0E4FE:232B 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 204 1 0 100 0 0 10 0
 `
-	got := make(map[string]int)
+	got := make(map[uint64]int)
 	for _, table := range []string{tcp, tcp6} {
 		if err := parseTable(strings.NewReader(table), got); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]int{"101": 5173, "102": 8080, "201": 9000, "202": 9001, "203": 9002}
+	want := map[uint64]int{101: 5173, 102: 8080, 201: 9000, 202: 9001, 203: 9002}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	for inode, port := range want {
 		if got[inode] != port {
-			t.Errorf("inode %s: port %d, want %d (all: %v)", inode, got[inode], port, got)
+			t.Errorf("inode %d: port %d, want %d (all: %v)", inode, got[inode], port, got)
 		}
 	}
 }
@@ -207,9 +207,9 @@ func TestSockDiagAgreesWithTheTables(t *testing.T) {
 	}
 	// Listening sockets of the rest of the machine may come and go
 	// between the two reads: read until both agree.
-	var fromDiag, fromTables map[string]int
+	var fromDiag, fromTables map[uint64]int
 	testutil.Eventually(t, 10*time.Second, "sock_diag and the tables to agree", func() bool {
-		fromDiag, fromTables = make(map[string]int), make(map[string]int)
+		fromDiag, fromTables = make(map[uint64]int), make(map[uint64]int)
 		if err := diagListening(fromDiag); err != nil {
 			t.Fatal(err)
 		}
@@ -223,6 +223,35 @@ func TestSockDiagAgreesWithTheTables(t *testing.T) {
 	for _, port := range want {
 		if !slices.Contains(slices.Collect(maps.Values(fromDiag)), port) {
 			t.Errorf("sock_diag left out the listener on port %d: %v", port, fromDiag)
+		}
+	}
+}
+
+// TestListerPicksOneProcessPerPort: a port two processes listen on
+// (SO_REUSEPORT) is listed with the lower pid, every time, not with
+// whichever a map gives first.
+func TestListerPicksOneProcessPerPort(t *testing.T) {
+	root := t.TempDir()
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	testutil.WriteFile(t, root, "net/tcp", head+
+		"   0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 101 1 0 100 0 0 10 0\n"+
+		"   1: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 102 1 0 100 0 0 10 0\n")
+	for pid, inode := range map[string]string{"41": "101", "40": "102"} {
+		testutil.WriteFile(t, root, pid+"/stat", pid+" (vite) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n")
+		if err := os.MkdirAll(filepath.Join(root, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("socket:["+inode+"]", filepath.Join(root, pid, "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		got, err := NewLister(root, 1).List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []Port{{Port: 5173, PID: 40, Command: "vite"}}; !slices.Equal(got, want) {
+			t.Fatalf("listed %+v, want %+v", got, want)
 		}
 	}
 }
