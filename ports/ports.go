@@ -336,10 +336,31 @@ func describe(root string, pid int) (command, session string) {
 	if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
 		for kv := range bytes.SplitSeq(env, []byte{0}) {
 			if id, ok := bytes.CutPrefix(kv, []byte(sessionEnv)); ok {
-				session = string(id)
+				if isSessionID(id) {
+					session = string(id)
+				}
 				break
 			}
 		}
 	}
 	return command, session
+}
+
+// maxSessionID is the longest session id believed: any process may set
+// the variable, and what a listing carries must stay small (MaxListed).
+// agentmux's ids are UUIDs, 36 bytes.
+const maxSessionID = 64
+
+// isSessionID reports whether id could be a session's: at most
+// maxSessionID letters, digits and dashes.
+func isSessionID(id []byte) bool {
+	if len(id) == 0 || len(id) > maxSessionID {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"bufio"
+	"fmt"
 	"maps"
 	"net"
 	"os"
@@ -253,5 +254,46 @@ func TestListerPicksOneProcessPerPort(t *testing.T) {
 		if want := []Port{{Port: 5173, PID: 40, Command: "vite"}}; !slices.Equal(got, want) {
 			t.Fatalf("listed %+v, want %+v", got, want)
 		}
+	}
+}
+
+// TestListerKeepsSessionIDsSmall: a process may set the session variable
+// to anything; what is not a session's id, too long or of other
+// characters, is not taken for one.
+func TestListerKeepsSessionIDsSmall(t *testing.T) {
+	root := t.TempDir()
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	var rows []string
+	for i, env := range []string{
+		"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17",
+		strings.Repeat("a", maxSessionID+1),
+		"id\"with quotes",
+		"",
+	} {
+		pid := 40 + i
+		inode := 100 + i
+		rows = append(rows, "   0: 0100007F:"+fmt.Sprintf("%04X", 5000+i)+" 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 "+strconv.Itoa(inode)+" 1 0 100 0 0 10 0\n")
+		testutil.WriteFile(t, root, strconv.Itoa(pid)+"/stat", strconv.Itoa(pid)+" (node) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n")
+		testutil.WriteFile(t, root, strconv.Itoa(pid)+"/environ", "PATH=/bin\x00"+sessionEnv+env+"\x00")
+		if err := os.MkdirAll(filepath.Join(root, strconv.Itoa(pid), "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("socket:["+strconv.Itoa(inode)+"]", filepath.Join(root, strconv.Itoa(pid), "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.WriteFile(t, root, "net/tcp", head+strings.Join(rows, ""))
+	got, err := NewLister(root, 1).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Port{
+		{Port: 5000, PID: 40, Command: "node", SessionID: "5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17"},
+		{Port: 5001, PID: 41, Command: "node"},
+		{Port: 5002, PID: 42, Command: "node"},
+		{Port: 5003, PID: 43, Command: "node"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("listed %+v,\nwant %+v", got, want)
 	}
 }
