@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	}
 	// A session's dev server, for the preview tests (previews_test.go).
 	if len(os.Args) > 1 && os.Args[1] == "serve-app" {
-		serveApp()
+		serveApp(os.Args[2:])
+	}
+	// Thousands of listeners, for the ports tests (ports_test.go).
+	if len(os.Args) > 2 && os.Args[1] == "hold-ports" {
+		holdPorts(os.Args[2])
 	}
 	goleak.VerifyTestMain(m)
 }
