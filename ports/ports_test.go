@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 		os.Stdout.WriteString(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "\n")
 		select {}
 	}
+	if n := os.Getenv(envListeners); n != "" {
+		holdListeners(n)
+	}
 	goleak.VerifyTestMain(m)
 }
 
