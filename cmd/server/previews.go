@@ -17,17 +17,54 @@ import (
 	"github.com/agentmux/agentmux/wire"
 )
 
-// portsPoll is how often the listening ports are looked at while a
-// client is connected, unless a look costs more than portsRest allows.
-const portsPoll = time.Second
+// The ports poller's pace: a look once a portsPoll while a client is
+// connected, within a budget of 1/portsShare of a core (lookBudget).
+const (
+	portsPoll = time.Second
+	// portsShare: looks take at most 1 % of a core over time, however
+	// many sockets listen or however fast they come and go. A look at
+	// 5,000 listening sockets takes a few milliseconds, so the budget
+	// holds looks back only while they churn: finding the process of a
+	// new socket reads every process's descriptors (BenchmarkPoll in
+	// ports/).
+	portsShare = 100
+	// portsBurst is the look time the poller may save up: the first look,
+	// which finds every socket's process (some 80 ms with 5,000), does
+	// not hold the next one back. Small, as it is also what looks may
+	// take at once beyond the share when sockets start to churn.
+	portsBurst = 250 * time.Millisecond
+)
 
-// portsRest is how many times as long as a look took the poller waits
-// before the next: it takes at most 1 % of a core, however many sockets
-// listen or however fast they come and go. A look at 5,000 listening
-// sockets takes a few milliseconds, so it is the rule only when they
-// churn: finding the process of a new socket reads every process's
-// descriptors (BenchmarkPoll in ports/).
-const portsRest = 99
+// lookBudget is the look time the ports poller may spend: it grows by
+// 1/portsShare of the time that passes, up to portsBurst, and each look
+// spends what it took. Over any stretch of time the looks take at most
+// portsBurst plus 1/portsShare of it, and the last look, which may overrun
+// the budget it began within. The zero value is a full budget.
+type lookBudget struct {
+	left time.Duration // below 0 once looks have run ahead
+	at   time.Time     // when left was last brought up to date
+}
+
+func (b *lookBudget) refill(now time.Time) {
+	if b.at.IsZero() {
+		b.left = portsBurst
+	} else {
+		b.left = min(portsBurst, b.left+now.Sub(b.at)/portsShare)
+	}
+	b.at = now
+}
+
+// spend pays for a look that took took and ended at now.
+func (b *lookBudget) spend(now time.Time, took time.Duration) {
+	b.refill(now)
+	b.left -= took
+}
+
+// wait returns how long from now until the budget allows a look.
+func (b *lookBudget) wait(now time.Time) time.Duration {
+	b.refill(now)
+	return max(0, -b.left*portsShare)
+}
 
 // ownPorts are the ports agentmux itself listens on: never previewed.
 type ownPorts struct {
@@ -94,20 +131,19 @@ func (s *server) signInPreview(c echo.Context) error {
 
 // watchPorts tells the hub what a browser is shown of the listening
 // ports, looking while any client is connected and not at all otherwise:
-// once a portsPoll, at once when a connection opens and the hub has
-// nothing to send it, and never sooner than portsRest times as long as
-// the last look took after it. The hub tells the clients what changed. It
-// runs until ctx ends.
+// once a portsPoll, and at once when a connection opens and the hub has
+// nothing to send it, as the budget allows. The hub tells the clients
+// what changed. It runs until ctx ends.
 func (s *server) watchPorts(ctx context.Context) {
 	t := time.NewTimer(portsPoll)
 	defer t.Stop()
-	var earliest time.Time // the soonest the next look may begin
+	var budget lookBudget
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.hub.PortsWanted():
-			t.Reset(time.Until(earliest))
+			t.Reset(budget.wait(time.Now()))
 			continue
 		case <-t.C:
 		}
@@ -121,8 +157,8 @@ func (s *server) watchPorts(ctx context.Context) {
 		} else {
 			s.hub.OnPorts(ports.Bound(list, preview.MinPort))
 		}
-		took := time.Since(start)
-		earliest = time.Now().Add(portsRest * took)
-		t.Reset(max(portsPoll, portsRest*took))
+		end := time.Now()
+		budget.spend(end, end.Sub(start))
+		t.Reset(max(portsPoll, budget.wait(end)))
 	}
 }
