@@ -1,18 +1,16 @@
 package ports_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentmux/agentmux/internal/procfs"
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/wire"
@@ -21,51 +19,6 @@ import (
 // pollListeners is how many sockets listen during BenchmarkPoll: as many
 // as the security review's flood.
 const pollListeners = 5000
-
-// listeners is a process of the test binary holding listeners
-// (holdListeners in hold_test.go).
-type listeners struct {
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-func startListeners(b *testing.B, n int) *listeners {
-	b.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "PORTS_TEST_LISTENERS="+strconv.Itoa(n))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		in.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	l := &listeners{in: in, out: bufio.NewReader(out)}
-	if line, err := l.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
-		b.Fatalf("the listeners said %q (%v)", line, err)
-	}
-	return l
-}
-
-// replace has the process replace its oldest listener with a new one.
-func (l *listeners) replace(b *testing.B) {
-	if _, err := io.WriteString(l.in, "next\n"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := l.out.ReadString('\n'); err != nil {
-		b.Fatal(err)
-	}
-}
 
 // cpuTime is the CPU this process has used, user and system.
 func cpuTime(b *testing.B) time.Duration {
@@ -77,14 +30,17 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkPoll is one look of the ports poller at pollListeners
-// listening sockets held by another process, as the server makes once a
-// second while a client is connected: the listing, the bound, the change
-// since the last look and, when there is one, its message. churn is how
-// many sockets are replaced before each look (the review replaced one
-// every 0.2 s). cpu-ns/op, this process's CPU time per look, is what one
-// look a second costs: 10,000,000 is 1 % of a core.
+// listening sockets held by another process of the test binary
+// (PORTS_TEST_LISTENERS, see TestMain), as the server makes once a second
+// while a client is connected: the listing, the bound, the change since
+// the last look and, when there is one, its message. churn is how many
+// sockets are replaced before each look (the review replaced one every
+// 0.2 s). cpu-ns/op, this process's CPU time per look, is what one look
+// a second costs: 10,000,000 is 1 % of a core.
 func BenchmarkPoll(b *testing.B) {
-	held := startListeners(b, pollListeners)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PORTS_TEST_LISTENERS="+strconv.Itoa(pollListeners))
+	held := testutil.StartListeners(b, cmd)
 	for _, churn := range []int{0, 5} {
 		b.Run(fmt.Sprintf("churn=%d", churn), func(b *testing.B) {
 			l := ports.NewLister(procfs.Root, os.Getpid())
@@ -113,8 +69,8 @@ func BenchmarkPoll(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				for range churn {
-					held.replace(b)
+				if churn > 0 {
+					held.Replace(b, churn)
 				}
 				b.StartTimer()
 				start := cpuTime(b)

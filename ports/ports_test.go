@@ -24,6 +24,10 @@ import (
 // listens on 127.0.0.1, prints the port and waits to be killed.
 const envListen = "PORTS_TEST_LISTEN"
 
+// envListeners, set to a count, makes a run of this test binary hold that
+// many listeners for the benchmarks (testutil.HoldListeners).
+const envListeners = "PORTS_TEST_LISTENERS"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envListen) != "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,8 +37,8 @@ func TestMain(m *testing.M) {
 		os.Stdout.WriteString(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "\n")
 		select {}
 	}
-	if n := os.Getenv(envListeners); n != "" {
-		holdListeners(n)
+	if n, err := strconv.Atoi(os.Getenv(envListeners)); err == nil {
+		testutil.HoldListeners(n)
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,11 @@ func TestMain(m *testing.M) {
 	}
 	// Thousands of listeners, for the ports tests (ports_test.go).
 	if len(os.Args) > 2 && os.Args[1] == "hold-ports" {
-		holdPorts(os.Args[2])
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			os.Exit(2)
+		}
+		testutil.HoldListeners(n)
 	}
 	goleak.VerifyTestMain(m)
 }

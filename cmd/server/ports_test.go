@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,117 +15,16 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/wire"
 )
 
-// holdPorts listens on count loopback ports and says which, on one line;
-// then for each line "replace <n>" it reads, it closes its n oldest
-// listeners, opens n new ones and says again which ports it holds.
-func holdPorts(count string) {
-	n, err := strconv.Atoi(count)
-	if err != nil {
-		os.Exit(2)
-	}
-	var lns []net.Listener
-	listen := func(k int) {
-		for range k {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				fmt.Println(err)
-				os.Exit(2)
-			}
-			lns = append(lns, ln)
-		}
-	}
-	say := func() {
-		var b strings.Builder
-		b.WriteString("ports")
-		for _, ln := range lns {
-			b.WriteString(" " + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
-		}
-		fmt.Println(b.String())
-	}
-	listen(n)
-	say()
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-		k, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "replace "))
-		if err != nil || k > len(lns) {
-			os.Exit(2)
-		}
-		for _, ln := range lns[:k] {
-			ln.Close()
-		}
-		lns = slices.Delete(lns, 0, k)
-		listen(k)
-		say()
-	}
-	os.Exit(0)
-}
-
-// heldPorts is a process of this binary holding listeners (holdPorts),
-// started by the test, not by a session.
-type heldPorts struct {
-	t     *testing.T
-	in    io.WriteCloser
-	out   *bufio.Reader
-	ports []int
-}
-
-// holdPortsProcess starts a process holding n listeners.
-func holdPortsProcess(t *testing.T, n int) *heldPorts {
+// holdPorts starts a process of this binary holding n listeners, not a
+// session's (TestMain's "hold-ports").
+func holdPorts(t *testing.T, n int) *testutil.Listeners {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "hold-ports", strconv.Itoa(n))
-	// Not a session's, even when the tests run in one.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AGENTMUX_SESSION_ID=") })
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	h := &heldPorts{t: t, in: in, out: bufio.NewReaderSize(out, 64<<10)}
-	h.read()
-	return h
-}
-
-// read reads the line that says which ports the process holds.
-func (h *heldPorts) read() {
-	h.t.Helper()
-	line, err := h.out.ReadString('\n')
-	fields := strings.Fields(line)
-	if err != nil || len(fields) == 0 || fields[0] != "ports" {
-		h.t.Fatalf("the listeners said %q (%v)", line, err)
-	}
-	h.ports = h.ports[:0]
-	for _, f := range fields[1:] {
-		p, err := strconv.Atoi(f)
-		if err != nil {
-			h.t.Fatalf("the listeners said %q", line)
-		}
-		h.ports = append(h.ports, p)
-	}
-}
-
-// replace has the process replace its n oldest listeners with new ones.
-func (h *heldPorts) replace(n int) {
-	h.t.Helper()
-	if _, err := fmt.Fprintf(h.in, "replace %d\n", n); err != nil {
-		h.t.Fatal(err)
-	}
-	h.read()
+	return testutil.StartListeners(t, exec.Command(os.Args[0], "hold-ports", strconv.Itoa(n)))
 }
 
 // portsMessage is a ports.changed as read, with its size.
@@ -340,7 +237,7 @@ func TestPortsListingBounded(t *testing.T) {
 	const held = 2000
 	e := newAPI(t)
 	c := portsWS(t, e)
-	h := holdPortsProcess(t, held)
+	h := holdPorts(t, held)
 	id, app := startApp(t, e)
 	bound := maxPortsMessage(t)
 
@@ -351,12 +248,12 @@ func TestPortsListingBounded(t *testing.T) {
 		heldListed := 0
 		highest := 0
 		for _, p := range list {
-			if slices.Contains(h.ports, p.Port) {
+			if slices.Contains(h.Ports, p.Port) {
 				heldListed++
 				highest = max(highest, p.Port)
 			}
 		}
-		for _, p := range h.ports {
+		for _, p := range h.Ports {
 			if p < highest && !slices.ContainsFunc(list, func(l ports.Port) bool { return l.Port == p }) {
 				return false // a lower held port was left out
 			}
@@ -389,7 +286,7 @@ func TestPortsListingBounded(t *testing.T) {
 
 	// Every held port replaced: most of the listing changes at once.
 	before := len(c.got)
-	h.replace(held)
+	h.Replace(t, held)
 	c.until("the new held ports, bounded", func() bool { return listedRightly(sorted(), c.more) })
 	biggest := 0
 	for _, m := range c.got {
@@ -410,7 +307,7 @@ func TestPortsListingBounded(t *testing.T) {
 // gets at most one ports.changed a poll, after its first.
 func TestPortsChangedRate(t *testing.T) {
 	e := newAPI(t)
-	h := holdPortsProcess(t, 200)
+	h := holdPorts(t, 200)
 	c := portsWS(t, e)
 	if _, err := c.next(time.Now().Add(waitTimeout)); err != nil {
 		t.Fatal(err)
@@ -429,10 +326,7 @@ func TestPortsChangedRate(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if _, err := fmt.Fprintf(h.in, "replace %d\n", 10); err != nil {
-				return
-			}
-			if _, err := h.out.ReadString('\n'); err != nil {
+			if err := h.TryReplace(10); err != nil {
 				return
 			}
 		}
