@@ -361,8 +361,8 @@ func TestPortsChangedRate(t *testing.T) {
 // listening sockets, some replaced before each look), the poller spends
 // at most portsBurst and 1/portsShare of the time (and one look), and
 // looks as often as that allows; the first look, dearer than the rest,
-// does not hold the next back; cheap looks (8 ms, the same sockets at
-// rest) go once a portsPoll, never held back.
+// does not hold the next back; cheap looks (4 ms, a few hundred sockets)
+// go once a portsPoll, never held back.
 func TestLookBudget(t *testing.T) {
 	const span = 10 * time.Minute
 	t0 := time.Now()
@@ -395,9 +395,9 @@ func TestLookBudget(t *testing.T) {
 	now = t0
 	for range 600 {
 		if w := rest.wait(now); w != 0 {
-			t.Fatalf("looks of 8 ms a second held back %v", w)
+			t.Fatalf("looks of 4 ms a second held back %v", w)
 		}
 		now = now.Add(portsPoll)
-		rest.spend(now.Add(8*time.Millisecond), 8*time.Millisecond)
+		rest.spend(now.Add(4*time.Millisecond), 4*time.Millisecond)
 	}
 }
