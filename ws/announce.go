@@ -169,12 +169,12 @@ func (c *conn) portsChange() ([]byte, bool) {
 		return nil, false
 	}
 	msg := wire.PortsMessage{Type: wire.TypePortsChanged, Reset: !c.portsSent, More: now.More}
-	if msg.Reset {
+	switch {
+	case msg.Reset:
 		msg.Added, msg.Removed = now.Ports, []int{}
-	} else {
-		if c.ports.Equal(now) {
-			return nil, false
-		}
+	case c.ports.Equal(now):
+		return nil, false
+	default:
 		msg.Added, msg.Removed = ports.Diff(c.ports.Ports, now.Ports)
 	}
 	b, err := wire.Marshal(msg)
