@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +27,7 @@ const (
 // kernel time a read on a machine with a lot of memory, 1 % of a core at
 // one listing a second. Asked for listening sockets only, the kernel
 // walks only those.
-func diagListening(inodes map[string]int) error {
+func diagListening(inodes map[uint64]int) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
 	if err != nil {
 		return fmt.Errorf("open sock_diag: %w", err)
@@ -43,7 +42,7 @@ func diagListening(inodes map[string]int) error {
 }
 
 // diagDump asks for family's listening TCP sockets and reads the replies.
-func diagDump(fd int, family uint8, inodes map[string]int) error {
+func diagDump(fd int, family uint8, inodes map[uint64]int) error {
 	req := make([]byte, unix.SizeofNlMsghdr+diagReqBytes)
 	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
 	binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
@@ -84,7 +83,7 @@ func diagDump(fd int, family uint8, inodes map[string]int) error {
 
 // addDiagSocket adds one inet_diag_msg's socket to inodes when it listens
 // on a reachable address.
-func addDiagSocket(b []byte, inodes map[string]int) {
+func addDiagSocket(b []byte, inodes map[uint64]int) {
 	if len(b) < diagMsgBytes || b[1] != tcpListen {
 		return
 	}
@@ -96,6 +95,6 @@ func addDiagSocket(b []byte, inodes map[string]int) {
 	}
 	inode := binary.NativeEndian.Uint32(b[4+diagSockIDBytes+16:])
 	if port != 0 && reachable(addr) {
-		inodes[strconv.FormatUint(uint64(inode), 10)] = port
+		inodes[uint64(inode)] = port
 	}
 }

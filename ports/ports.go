@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -49,18 +48,24 @@ const stateListen = "0A"
 // finding that out walks every process's descriptors, which a server
 // looking once a second while a client is connected did for nothing but
 // the same answer, about 1 % of a core on a busy machine. A listing whose
-// sockets are all known, their processes still there, reads only the two
-// /proc/net tables. It is safe for concurrent use.
+// sockets are all known, their processes still there, asks the kernel
+// for the listening sockets and looks once at each process that holds
+// them. It is safe for concurrent use.
 type Lister struct {
 	root string
 	self int
 
+	// mu protects the fields below; a listing holds it from the owners'
+	// lookup to its answer.
 	mu sync.Mutex
 	// diag reports that listening sockets are asked of the kernel
 	// (diag.go) rather than read from root's tables: root is the real
 	// /proc, and sock_diag has not been refused.
 	diag   bool
-	owners map[string]owner // socket inode -> who held it when first seen
+	owners map[uint64]owner // socket inode -> who held it when first seen
+	// last is the last listing's answer: the same while no socket came,
+	// went or changed hands.
+	last []Port
 }
 
 // owner is a socket's process, as describe found it; pid 0 when none could
@@ -79,7 +84,7 @@ const unknownRetry = 30 * time.Second
 
 // NewLister returns a Lister of root's ports, leaving out self's.
 func NewLister(root string, self int) *Lister {
-	return &Lister{root: root, self: self, diag: root == procfs.Root, owners: make(map[string]owner)}
+	return &Lister{root: root, self: self, diag: root == procfs.Root, owners: make(map[uint64]owner)}
 }
 
 // List returns the listening ports, lowest first.
@@ -88,19 +93,24 @@ func (l *Lister) List() ([]Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	owners := l.ownersOf(inodes)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.learnOwners(inodes) && l.last != nil {
+		return slices.Clone(l.last), nil
+	}
 	own := make(map[int]bool)
-	byPort := make(map[int]Port)
+	byPort := make(map[int]Port, len(inodes))
 	for inode, port := range inodes {
-		o := owners[inode]
+		o := l.owners[inode]
 		if o.pid != 0 && o.pid == l.self {
 			own[port] = true
 			continue
 		}
 		p := Port{Port: port, PID: o.pid, Command: o.command, SessionID: o.session}
-		// A port listened on twice (IPv4 and IPv6) is one port: keep
-		// the one whose process is known.
-		if prev, ok := byPort[port]; !ok || prev.PID == 0 {
+		// A port listened on twice (IPv4 and IPv6, SO_REUSEPORT) is one
+		// port: keep the one whose process is known, the lowest pid of
+		// those, so that it does not flip from one listing to the next.
+		if prev, ok := byPort[port]; !ok || prev.PID == 0 || p.PID != 0 && p.PID < prev.PID {
 			byPort[port] = p
 		}
 	}
@@ -111,15 +121,16 @@ func (l *Lister) List() ([]Port, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b Port) int { return a.Port - b.Port })
-	return out, nil
+	l.last = out
+	return slices.Clone(out), nil
 }
 
 // listening returns the listening sockets a browser could reach: socket
 // inode -> port.
-func (l *Lister) listening() (map[string]int, error) {
-	inodes := make(map[string]int)
+func (l *Lister) listening() (map[uint64]int, error) {
 	l.mu.Lock()
 	diag := l.diag
+	inodes := make(map[uint64]int, len(l.owners)) // as many as last time, most likely
 	l.mu.Unlock()
 	if diag {
 		err := diagListening(inodes)
@@ -140,39 +151,63 @@ func (l *Lister) listening() (map[string]int, error) {
 	return inodes, nil
 }
 
-// ownersOf returns the owner of each socket in inodes: remembered, or
-// found by walking the processes' descriptors when a socket is new or its
-// process has gone (a child that inherited the socket may hold it now).
-// Sockets no longer listening are forgotten.
-func (l *Lister) ownersOf(inodes map[string]int) map[string]owner {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	unknown := make(map[string]int)
+// learnOwners brings l.owners to the sockets in inodes: it keeps the
+// owners it knows, and walks the processes' descriptors for the sockets
+// that are new or whose process has gone (a child that inherited the
+// socket may hold it now). Sockets no longer listening are forgotten.
+// Each process is looked at once however many sockets it holds: a server
+// of thousands of listeners costs one look, not thousands. It reports
+// whether anything changed: when nothing did, l.owners holds the same
+// sockets, with the same owners, as after the last call, so the last
+// listing stands. mu must be held.
+func (l *Lister) learnOwners(inodes map[uint64]int) (changed bool) {
+	alive := make(map[int]bool)
+	unknown := make(map[uint64]int)
+	now := time.Now()
 	for inode, port := range inodes {
 		o, ok := l.owners[inode]
 		switch {
-		case !ok,
-			o.pid != 0 && !l.alive(o.pid),
-			o.pid == 0 && time.Since(o.found) > unknownRetry:
+		case !ok:
 			unknown[inode] = port
+		case o.pid == 0:
+			if now.Sub(o.found) > unknownRetry {
+				unknown[inode] = port
+			}
+		default:
+			a, seen := alive[o.pid]
+			if !seen {
+				a = l.alive(o.pid)
+				alive[o.pid] = a
+			}
+			if !a {
+				unknown[inode] = port
+			}
 		}
 	}
 	for inode := range l.owners {
 		if _, ok := inodes[inode]; !ok {
 			delete(l.owners, inode)
+			changed = true
 		}
 	}
-	if len(unknown) > 0 {
-		pids := socketOwners(l.root, unknown)
-		for inode := range unknown {
-			o := owner{pid: pids[inode], found: time.Now()}
-			if o.pid != 0 {
-				o.command, o.session = describe(l.root, o.pid)
+	if len(unknown) == 0 {
+		return changed
+	}
+	pids := socketOwners(l.root, unknown)
+	described := make(map[int]owner)
+	for inode := range unknown {
+		pid := pids[inode]
+		o, ok := described[pid]
+		if !ok {
+			o = owner{pid: pid, found: now}
+			if pid != 0 {
+				o.command, o.session = describe(l.root, pid)
 			}
-			l.owners[inode] = o
+			described[pid] = o
 		}
+		l.owners[inode] = o
 	}
-	return maps.Clone(l.owners)
+	return true
 }
 
 // alive reports whether process pid still exists.
@@ -183,7 +218,7 @@ func (l *Lister) alive(pid int) bool {
 
 // listening adds to inodes the listening sockets of one /proc/net table
 // whose address a browser on this machine could reach: loopback or any.
-func listening(path string, inodes map[string]int) error {
+func listening(path string, inodes map[uint64]int) error {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil // no IPv6
@@ -196,7 +231,7 @@ func listening(path string, inodes map[string]int) error {
 }
 
 // parseTable reads a /proc/net/tcp{,6} table.
-func parseTable(r io.Reader, inodes map[string]int) error {
+func parseTable(r io.Reader, inodes map[uint64]int) error {
 	sc := bufio.NewScanner(r)
 	sc.Scan() // the header
 	for sc.Scan() {
@@ -212,7 +247,11 @@ func parseTable(r io.Reader, inodes map[string]int) error {
 		if err != nil || port == 0 || !reachable(tableAddr(addr)) {
 			continue
 		}
-		inodes[f[9]] = int(port)
+		inode, err := strconv.ParseUint(f[9], 10, 64)
+		if err != nil {
+			continue
+		}
+		inodes[inode] = int(port)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("list ports: %w", err)
@@ -238,9 +277,10 @@ func tableAddr(hexAddr string) net.IP {
 func reachable(ip net.IP) bool { return ip.IsLoopback() || ip.IsUnspecified() }
 
 // socketOwners maps the sockets in inodes to a process that holds them,
-// by reading every process's descriptors it may read.
-func socketOwners(root string, inodes map[string]int) map[string]int {
-	owners := make(map[string]int)
+// by reading the descriptors of every process it may read, until each
+// socket is found.
+func socketOwners(root string, inodes map[uint64]int) map[uint64]int {
+	owners := make(map[uint64]int)
 	if len(inodes) == 0 {
 		return owners
 	}
@@ -260,15 +300,25 @@ func socketOwners(root string, inodes map[string]int) map[string]int {
 		}
 		for _, fd := range fds {
 			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
+			if err != nil {
 				continue
 			}
-			inode := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
+			num, ok := strings.CutPrefix(link, "socket:[")
+			if !ok {
+				continue
+			}
+			inode, err := strconv.ParseUint(strings.TrimSuffix(num, "]"), 10, 64)
+			if err != nil {
+				continue
+			}
 			if _, ok := inodes[inode]; ok {
 				if _, seen := owners[inode]; !seen {
 					owners[inode] = pid
 				}
 			}
+		}
+		if len(owners) == len(inodes) {
+			break
 		}
 	}
 	return owners
@@ -286,10 +336,31 @@ func describe(root string, pid int) (command, session string) {
 	if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
 		for kv := range bytes.SplitSeq(env, []byte{0}) {
 			if id, ok := bytes.CutPrefix(kv, []byte(sessionEnv)); ok {
-				session = string(id)
+				if isSessionID(id) {
+					session = string(id)
+				}
 				break
 			}
 		}
 	}
 	return command, session
+}
+
+// maxSessionID is the longest session id believed: any process may set
+// the variable, and what a listing carries must stay small (MaxListed).
+// agentmux's ids are UUIDs, 36 bytes.
+const maxSessionID = 64
+
+// isSessionID reports whether id could be a session's: at most
+// maxSessionID letters, digits and dashes.
+func isSessionID(id []byte) bool {
+	if len(id) == 0 || len(id) > maxSessionID {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

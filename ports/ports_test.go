@@ -2,6 +2,7 @@ package ports
 
 import (
 	"bufio"
+	"fmt"
 	"maps"
 	"net"
 	"os"
@@ -23,6 +24,10 @@ import (
 // listens on 127.0.0.1, prints the port and waits to be killed.
 const envListen = "PORTS_TEST_LISTEN"
 
+// envListeners, set to a count, makes a run of this test binary hold that
+// many listeners for the benchmarks (testutil.HoldListeners).
+const envListeners = "PORTS_TEST_LISTENERS"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envListen) != "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -31,6 +36,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Stdout.WriteString(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "\n")
 		select {}
+	}
+	if n, err := strconv.Atoi(os.Getenv(envListeners)); err == nil {
+		testutil.HoldListeners(n)
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -51,19 +59,19 @@ func TestParseTable(t *testing.T) {
    2: 0000000000000000FFFF00000100007F:232A 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 203 1 0 100 0 0 10 0
    3: 000080FE00000000FF005452A6F0E4FE:232B 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 204 1 0 100 0 0 10 0
 `
-	got := make(map[string]int)
+	got := make(map[uint64]int)
 	for _, table := range []string{tcp, tcp6} {
 		if err := parseTable(strings.NewReader(table), got); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]int{"101": 5173, "102": 8080, "201": 9000, "202": 9001, "203": 9002}
+	want := map[uint64]int{101: 5173, 102: 8080, 201: 9000, 202: 9001, 203: 9002}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	for inode, port := range want {
 		if got[inode] != port {
-			t.Errorf("inode %s: port %d, want %d (all: %v)", inode, got[inode], port, got)
+			t.Errorf("inode %d: port %d, want %d (all: %v)", inode, got[inode], port, got)
 		}
 	}
 }
@@ -207,9 +215,9 @@ func TestSockDiagAgreesWithTheTables(t *testing.T) {
 	}
 	// Listening sockets of the rest of the machine may come and go
 	// between the two reads: read until both agree.
-	var fromDiag, fromTables map[string]int
+	var fromDiag, fromTables map[uint64]int
 	testutil.Eventually(t, 10*time.Second, "sock_diag and the tables to agree", func() bool {
-		fromDiag, fromTables = make(map[string]int), make(map[string]int)
+		fromDiag, fromTables = make(map[uint64]int), make(map[uint64]int)
 		if err := diagListening(fromDiag); err != nil {
 			t.Fatal(err)
 		}
@@ -224,5 +232,75 @@ func TestSockDiagAgreesWithTheTables(t *testing.T) {
 		if !slices.Contains(slices.Collect(maps.Values(fromDiag)), port) {
 			t.Errorf("sock_diag left out the listener on port %d: %v", port, fromDiag)
 		}
+	}
+}
+
+// TestListerPicksOneProcessPerPort: a port two processes listen on
+// (SO_REUSEPORT) is listed with the lower pid, every time, not with
+// whichever a map gives first.
+func TestListerPicksOneProcessPerPort(t *testing.T) {
+	root := t.TempDir()
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	testutil.WriteFile(t, root, "net/tcp", head+
+		"   0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 101 1 0 100 0 0 10 0\n"+
+		"   1: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 102 1 0 100 0 0 10 0\n")
+	for pid, inode := range map[string]string{"41": "101", "40": "102"} {
+		testutil.WriteFile(t, root, pid+"/stat", pid+" (vite) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n")
+		if err := os.MkdirAll(filepath.Join(root, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("socket:["+inode+"]", filepath.Join(root, pid, "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		got, err := NewLister(root, 1).List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []Port{{Port: 5173, PID: 40, Command: "vite"}}; !slices.Equal(got, want) {
+			t.Fatalf("listed %+v, want %+v", got, want)
+		}
+	}
+}
+
+// TestListerKeepsSessionIDsSmall: a process may set the session variable
+// to anything; what is not a session's id, too long or of other
+// characters, is not taken for one.
+func TestListerKeepsSessionIDsSmall(t *testing.T) {
+	root := t.TempDir()
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	var rows []string
+	for i, env := range []string{
+		"5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17",
+		strings.Repeat("a", maxSessionID+1),
+		"id\"with quotes",
+		"",
+	} {
+		pid := 40 + i
+		inode := 100 + i
+		rows = append(rows, "   0: 0100007F:"+fmt.Sprintf("%04X", 5000+i)+" 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 "+strconv.Itoa(inode)+" 1 0 100 0 0 10 0\n")
+		testutil.WriteFile(t, root, strconv.Itoa(pid)+"/stat", strconv.Itoa(pid)+" (node) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n")
+		testutil.WriteFile(t, root, strconv.Itoa(pid)+"/environ", "PATH=/bin\x00"+sessionEnv+env+"\x00")
+		if err := os.MkdirAll(filepath.Join(root, strconv.Itoa(pid), "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("socket:["+strconv.Itoa(inode)+"]", filepath.Join(root, strconv.Itoa(pid), "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.WriteFile(t, root, "net/tcp", head+strings.Join(rows, ""))
+	got, err := NewLister(root, 1).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Port{
+		{Port: 5000, PID: 40, Command: "node", SessionID: "5b0c7c1e-2f43-4d8e-9a51-0e6f3c2a9b17"},
+		{Port: 5001, PID: 41, Command: "node"},
+		{Port: 5002, PID: 42, Command: "node"},
+		{Port: 5003, PID: 43, Command: "node"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("listed %+v,\nwant %+v", got, want)
 	}
 }

@@ -225,10 +225,22 @@ type (
 		// conflicted in the worktree.
 		Conflicts []string `json:"conflicts,omitempty"`
 	}
-	// PortsMessage is ports.changed: every listening port now.
+	// PortsMessage is ports.changed: what changed in the listed ports
+	// (ports.Listing) since the connection's last ports.changed, or, the
+	// first time, the whole listing.
 	PortsMessage struct {
-		Type  string       `json:"type"`
-		Ports []ports.Port `json:"ports"`
+		Type string `json:"type"`
+		// Reset reports that Added is the whole listing: the client
+		// drops what it had. A connection's first ports.changed is one.
+		Reset bool `json:"reset,omitempty"`
+		// Added are the ports new to the listing, and those whose
+		// process or session changed, which replace the entries of the
+		// same port.
+		Added []ports.Port `json:"added"`
+		// Removed are the ports that left the listing.
+		Removed []int `json:"removed"`
+		// More counts the listening ports not listed.
+		More int `json:"more"`
 	}
 	// CheckpointMessage is session.checkpoint: a new checkpoint of a
 	// session's tree.

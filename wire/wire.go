@@ -51,7 +51,7 @@ const (
 	// after something moved it: a commit, a merge, a push, an update
 	// from its base, an archive.
 	TypeSessionBranch = "session.branch"
-	// TypePortsChanged says the listening ports changed: the whole list.
+	// TypePortsChanged says the listed ports changed: what changed.
 	TypePortsChanged = "ports.changed"
 	// TypeSessionCheckpoint announces a checkpoint of a session's tree.
 	TypeSessionCheckpoint = "session.checkpoint"

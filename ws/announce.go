@@ -123,11 +123,65 @@ func (h *Hub) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {
 	h.broadcast(wire.CheckpointMessage{Type: wire.TypeSessionCheckpoint, SessionID: sessionID, Checkpoint: cp})
 }
 
-// OnPorts tells every connection the listening ports changed
-// (ports.changed).
-func (h *Hub) OnPorts(list []ports.Port) {
-	if list == nil {
-		list = []ports.Port{}
+// OnPorts records what a browser is shown of the listening ports and,
+// when it changed, tells every connection (ports.changed).
+//
+// Each connection is sent what changed since what it was sent last,
+// which its writer works out when it gets to it (see portsChange): a mark
+// per connection, as for the other states, not a message queued per
+// change. So a connection never misses a change, which would leave its
+// list wrong for good, nor piles changes up: however often the ports
+// change, it gets at most one message per call, of at most
+// ports.MaxListed ports added and as many removed. A connection that
+// opens is sent the whole listing at once (register) when there is one,
+// and otherwise with the first the poller gives; both come through the
+// same mark, so neither can cross a change. With no connection the
+// listing is not kept: nobody would keep it fresh (see PortsWanted).
+func (h *Hub) OnPorts(l ports.Listing) {
+	if l.Ports == nil {
+		l.Ports = []ports.Port{}
 	}
-	h.broadcastInformational(wire.PortsMessage{Type: wire.TypePortsChanged, Ports: list})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.conns) == 0 || h.portsKnown && h.ports.Equal(l) {
+		return
+	}
+	h.ports, h.portsKnown = l, true
+	for c := range h.conns {
+		c.sendState(wire.TypePortsChanged, "")
+	}
+}
+
+// PortsWanted receives when a connection opens and the hub has no listing
+// of the ports to send it: the poller, which looks only while someone is
+// connected, looks then rather than at its next tick.
+func (h *Hub) PortsWanted() <-chan struct{} { return h.portsWanted }
+
+// portsChange renders the ports.changed this connection is owed: the whole
+// listing the first time, then what changed since what it was sent last;
+// false when there is nothing to send (the listing went and came back as
+// it was). Only the writer calls it: it owns c.ports.
+func (c *conn) portsChange() ([]byte, bool) {
+	c.hub.mu.Lock()
+	now, known := c.hub.ports, c.hub.portsKnown
+	c.hub.mu.Unlock()
+	if !known {
+		return nil, false
+	}
+	msg := wire.PortsMessage{Type: wire.TypePortsChanged, Reset: !c.portsSent, More: now.More}
+	switch {
+	case msg.Reset:
+		msg.Added, msg.Removed = now.Ports, []int{}
+	case c.ports.Equal(now):
+		return nil, false
+	default:
+		msg.Added, msg.Removed = ports.Diff(c.ports.Ports, now.Ports)
+	}
+	b, err := wire.Marshal(msg)
+	if err != nil {
+		c.log.Error("encode ports.changed", "err", err)
+		return nil, false
+	}
+	c.ports, c.portsSent = now, true
+	return b, true
 }

@@ -15,6 +15,7 @@ import (
 
 	textclip "github.com/agentmux/agentmux/internal/clip"
 
+	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -68,6 +69,11 @@ type conn struct {
 	// is written. Owned by the writer goroutine, the socket's only
 	// writer (gorilla's rule); others hand it what to write.
 	writeFailed bool
+
+	// ports is the listing of the ports this client was last sent, when
+	// portsSent. Owned by the writer goroutine (portsChange).
+	ports     ports.Listing
+	portsSent bool
 
 	// who is the participant this connection is; the hub's mu protects it.
 	who *participant
@@ -169,8 +175,8 @@ func (c *conn) sendControl(b []byte) {
 
 // stateKey names a state message of which only the newest matters.
 type stateKey struct {
-	// kind is wire.TypeSessionParticipants, wire.TypePromptList or
-	// wire.TypeReviewDraft.
+	// kind is wire.TypeSessionParticipants, wire.TypePromptList,
+	// wire.TypeReviewDraft, or wire.TypePortsChanged (with no session).
 	kind      string
 	sessionID string
 }
@@ -197,6 +203,12 @@ func (c *conn) writeStates() {
 	c.stale = nil
 	c.stateMu.Unlock()
 	for _, k := range keys {
+		if k.kind == wire.TypePortsChanged {
+			if b, ok := c.portsChange(); ok && !c.write(websocket.TextMessage, b) {
+				return
+			}
+			continue
+		}
 		b, err := c.hub.renderState(k)
 		if err != nil {
 			c.log.Debug("state not sent", "kind", k.kind, "session", k.sessionID, "err", err)

@@ -41,6 +41,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/memory"
@@ -126,6 +127,11 @@ type Hub struct {
 	shifted map[string]time.Time
 	// diffs is each session's last session.diff, for new connections.
 	diffs map[string][]byte
+	// ports is what a browser is shown of the listening ports, when
+	// portsKnown (OnPorts); portsWanted asks the poller for it.
+	ports       ports.Listing
+	portsKnown  bool
+	portsWanted chan struct{}
 	// lastTypist is, by session, the participant who typed there last.
 	lastTypist map[string]string
 	// reviews are the sessions' review drafts; they lock themselves.
@@ -178,8 +184,9 @@ func NewHub(opts Options) (*Hub, error) {
 		opts.IdleGrace = DefaultIdleGrace
 	}
 	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string), reviews: review.NewDrafts(),
-		sizers:   make(map[string]sizer),
-		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
+		sizers:      make(map[string]sizer),
+		portsWanted: make(chan struct{}, 1),
+		oversize:    ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,
@@ -331,6 +338,14 @@ func (h *Hub) register(c *conn) bool {
 	for _, b := range h.diffs {
 		c.sendInformational(b)
 	}
+	if h.portsKnown {
+		c.sendState(wire.TypePortsChanged, "")
+	} else {
+		select {
+		case h.portsWanted <- struct{}{}:
+		default: // already asked
+		}
+	}
 	return true
 }
 
@@ -338,6 +353,11 @@ func (h *Hub) unregister(c *conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
+	if len(h.conns) == 0 {
+		// The poller stops looking: a listing kept would be stale by
+		// the time someone comes.
+		h.ports, h.portsKnown = ports.Listing{}, false
+	}
 	h.leftLocked(c)
 	// Leave the episode only well below the cap, so a count hovering at
 	// it does not log a line per connection.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +27,15 @@ func TestMain(m *testing.M) {
 	}
 	// A session's dev server, for the preview tests (previews_test.go).
 	if len(os.Args) > 1 && os.Args[1] == "serve-app" {
-		serveApp()
+		serveApp(os.Args[2:])
+	}
+	// Thousands of listeners, for the ports tests (ports_test.go).
+	if len(os.Args) > 2 && os.Args[1] == "hold-ports" {
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			os.Exit(2)
+		}
+		testutil.HoldListeners(n)
 	}
 	goleak.VerifyTestMain(m)
 }

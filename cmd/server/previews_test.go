@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,10 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/preview"
@@ -25,10 +29,26 @@ import (
 )
 
 // serveApp is a dev server an agent starts: it listens on the loopback
-// address, says where, and answers every request with its path.
-func serveApp() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// address, on the port in args if any, says where, and answers every
+// request with its path. It listens with SO_REUSEPORT, so that two of
+// them may hold one port.
+func serveApp(args []string) {
+	addr := "127.0.0.1:0"
+	if len(args) > 0 {
+		addr = "127.0.0.1:" + args[0]
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
+		fmt.Println(err)
 		os.Exit(2)
 	}
 	fmt.Printf("app listening on %d\n", ln.Addr().(*net.TCPAddr).Port)
@@ -40,11 +60,11 @@ func serveApp() {
 
 var appPort = regexp.MustCompile(`app listening on (\d+)`)
 
-// startApp runs a session whose agent starts a dev server, and returns
-// the session's id and the server's port.
-func startApp(t *testing.T, e *apiEnv) (string, int) {
+// startApp runs a session whose agent starts a dev server (on the port in
+// args, if any), and returns the session's id and the server's port.
+func startApp(t *testing.T, e *apiEnv, args ...string) (string, int) {
 	t.Helper()
-	s := e.createCommand([]string{os.Args[0], "serve-app"})
+	s := e.createCommand(append([]string{os.Args[0], "serve-app"}, args...))
 	var port int
 	testutil.Eventually(t, waitTimeout, "the app to listen", func() bool {
 		m := appPort.FindStringSubmatch(screen(t, e, s.ID))

@@ -2,7 +2,7 @@
 // ApiError carrying the server's code and message, ready to show.
 
 import type {
-  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, ListeningPort, Permission, PushResponse, ResourcesResponse,
+  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
   Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
@@ -133,8 +133,6 @@ export const api = {
   answer: async (id: string, data: string, permission: Permission) => {
     await request('POST', `${sessionPath(id)}/input`, { data, permission });
   },
-  /** The TCP ports listening in the container, each with its preview's address. */
-  ports: async () => (await json<{ ports: ListeningPort[] }>('GET', 'api/ports')).ports,
   /** The address that opens a port's preview signed in: a link that works once, within a minute. */
   previewURL: async (port: number) => (await json<{ url: string }>('POST', `api/ports/${port}/preview`)).url,
   /** A workspace file's raw content and type. */

@@ -347,8 +347,6 @@ async function onConnected(): Promise<void> {
   // refreshes the list, and terminals made by the refresh attach
   // themselves. Waiting for the refresh would hold every screen back.
   pane.onConnected();
-  // The ports are looked at only while a client is connected: none came while this page was away.
-  void preview.refresh();
   // On the first connection the page has just asked for all this; the
   // sessions only may have changed in between, without a socket to say so.
   await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
@@ -500,7 +498,7 @@ function onMessage(m: ServerMessage): void {
       checkpoints.onCheckpoint(m);
       break;
     case 'ports.changed':
-      void preview.refresh(); // for each port's address, which only GET /api/ports gives
+      preview.onPorts(m);
       break;
     case 'workflow.updated':
       if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);

@@ -2,23 +2,23 @@
 // its process and session (the session on screen's first), and the one
 // picked shown in an iframe on its own origin (http://<port>.localhost:…,
 // see preview/preview.go), so the app's scripts never share agentmux's.
-// The iframe's address comes from POST /api/ports/:port/preview: a
-// sign-in link that works once, within a minute, and sets the preview
-// origin's own cookie (every preview asks for it, token or not, so that
-// no other site can reach one). Open asks for a link of its own. "Follow" shows a port the session on screen's
-// agent just opened, as documents are followed; every port that opens is
-// also told to the activity feed.
+// The list is kept from ports.changed alone: the whole (bounded) listing
+// first on each connection, then what changed. The iframe's address comes
+// from POST /api/ports/:port/preview: a sign-in link that works once,
+// within a minute, and sets the preview origin's own cookie (every
+// preview asks for it, token or not, so that no other site can reach
+// one); Open asks for a link of its own. "Follow"
+// shows a port the session on screen's agent just opened, as documents
+// are followed; every port that opens is also told to the activity feed.
 
 import { api, ApiError } from './api';
 import { byId, h } from './dom';
 import type { LayoutController } from './layout';
 import { loadSetting, saveSetting } from './settings';
 import type { SessionStore } from './store';
-import type { ListeningPort } from './types';
+import type { ListeningPort, PortsChangedMessage } from './types';
 
 const FOLLOW_KEY = 'agentmux.followPorts';
-/** The server never previews ports below this (system services). */
-const MIN_PORT = 1024;
 /**
  * A port is told and followed once it has listened this long: a test
  * suite's servers come and go by the dozen, and none is worth a line or
@@ -33,16 +33,29 @@ export interface PreviewDeps {
   onOpened(p: ListeningPort): void;
 }
 
+/**
+ * The list after a ports.changed: the message's ports alone when it is the
+ * whole listing, else list less the removed ports, with the added ones put
+ * in or in place of the same port's entry. Lowest port first.
+ */
+export function applyPortsChange(list: readonly ListeningPort[], m: PortsChangedMessage): ListeningPort[] {
+  const byPort = new Map<number, ListeningPort>(m.reset ? [] : list.map((p) => [p.port, p]));
+  for (const port of m.removed) byPort.delete(port);
+  for (const p of m.added) byPort.set(p.port, p);
+  return [...byPort.values()].sort((a, b) => a.port - b.port);
+}
+
 export class PreviewView {
   private ports: ListeningPort[] = [];
-  /** Ports seen so far; null until the first answer, which opens none. */
+  /** How many more ports listen than the server lists. */
+  private more = 0;
+  /** Ports seen so far; null until the first listing, which opens none. */
   private known: Set<number> | null = null;
   private selected: number | null = null;
-  /** The port the iframe was last pointed at, with when its link was made. */
-  private loaded: { port: number; at: number } | null = null;
+  /** The port the iframe was last pointed at, its plain address, and when its link was made. */
+  private loaded: { port: number; url: string; at: number } | null = null;
   private shown = false;
-  /** Bumped per request, so a slow answer for an older one is dropped. */
-  private listId = 0;
+  /** Bumped per iframe request, so a slow answer for an older one is dropped. */
   private frameId = 0;
   private followTimer: number | undefined;
   /** New ports waiting to have listened SETTLE_MS. */
@@ -95,17 +108,10 @@ export class PreviewView {
     if (this.shown) void this.load(port);
   }
 
-  /** Asks for the list again: on every connection, and on ports.changed (whose list has no addresses). */
-  async refresh(): Promise<void> {
-    const id = ++this.listId;
-    let list: ListeningPort[];
-    try {
-      list = await api.ports();
-    } catch {
-      return; // an older server, or the network: keep what is listed
-    }
-    if (id !== this.listId) return;
-    this.apply(list.filter((p) => p.port >= MIN_PORT));
+  /** ports.changed: the server's listing, whole on each connection's first, then what changed. */
+  onPorts(m: PortsChangedMessage): void {
+    this.more = m.more;
+    this.apply(applyPortsChange(this.ports, m));
   }
 
   private apply(list: ListeningPort[]): void {
@@ -168,7 +174,7 @@ export class PreviewView {
     const current = this.ports.find((p) => p.port === this.selected) ?? null;
     this.pane.dataset.state = this.ports.length === 0 ? 'empty' : this.selected === null ? 'pick' : 'shown';
     this.renderList();
-    const url = current?.url ?? (this.selected !== null ? this.loadedURL : '');
+    const url = this.selected !== null && this.loaded?.port === this.selected ? this.loaded.url : '';
     this.address.textContent = url ? url.replace(/\/$/, '') : '';
     this.address.title = url;
     this.reload.hidden = this.selected === null;
@@ -209,10 +215,13 @@ export class PreviewView {
       const session = p.sessionId ? this.deps.store.get(p.sessionId)?.session : undefined;
       return { p, mine: this.isActive(p), who: session ? session.name : p.sessionId ? 'another session' : 'not from a session' };
     });
-    const key = JSON.stringify([this.selected, rows]);
+    const key = JSON.stringify([this.selected, rows, this.more]);
     if (key === this.listKey) return;
     this.listKey = key;
     this.list.hidden = ports.length === 0;
+    const more = this.more > 0
+      ? [h('li', { class: 'preview-more', 'data-testid': 'preview-more', text: `${this.more} more listening, not listed` })]
+      : [];
     this.list.replaceChildren(
       ...rows.map(({ p, mine, who }) => {
         return h('li', {},
@@ -232,11 +241,10 @@ export class PreviewView {
           ),
         );
       }),
+      ...more,
     );
   }
 
-  /** The address of the iframe's port as GET /api/ports gave it, kept while the port is gone. */
-  private loadedURL = '';
   private noteText: string | null = null;
   /** The sign-in link Open's click asked for, while its tab opens; null otherwise. */
   private openLink: string | null = null;
@@ -255,9 +263,9 @@ export class PreviewView {
       return;
     }
     if (id !== this.frameId || this.selected !== port) return;
-    const plain = this.ports.find((p) => p.port === port)?.url;
-    if (plain) this.loadedURL = plain;
-    this.loaded = { port, at: Date.now() };
+    // The preview's own address, without a sign-in link's path and ticket.
+    const plain = `${new URL(url).origin}/`;
+    this.loaded = { port, url: plain, at: Date.now() };
     this.frame.title = `Preview of port ${port}`;
     this.frame.src = url;
     this.render();

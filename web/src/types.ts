@@ -404,9 +404,18 @@ export interface ListeningPort {
   url?: string;
 }
 
+/**
+ * The listed ports changed: what changed since this connection's last
+ * ports.changed, or, with reset (a connection's first), the whole listing.
+ * At most 100 ports are listed, sessions' first; more counts the others.
+ */
 export interface PortsChangedMessage {
   type: 'ports.changed';
-  ports: ListeningPort[];
+  reset?: boolean;
+  /** New to the list, or replacing the entry of the same port. */
+  added: ListeningPort[];
+  removed: number[];
+  more: number;
 }
 
 export type ServerMessage =

@@ -7,7 +7,8 @@
 // iframe through Vite's hot reload over the proxied WebSocket, without a
 // reload. The activity feed tells the port. At a phone's width the view is
 // a full-screen sheet. With --token the iframe signs in on the preview
-// origin through the ticket link.
+// origin through the ticket link. The list is kept from ports.changed
+// alone: the port comes and goes in changes, with no GET /api/ports.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -80,9 +81,30 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   // The page's sockets: Vite's hot reload must go through the preview's origin.
   const sockets = [];
   page.on('websocket', (ws) => sockets.push(ws.url()));
+  // Every ports.changed agentmux sends the page; while hidePorts, the
+  // whole listing is given the page as empty (the container may have
+  // listeners of its own) and changes are held back.
+  const portsSent = [];
+  let hidePorts = true;
+  const amHost = new URL(server.url).host;
+  await page.routeWebSocket((url) => url.host === amHost && url.pathname === '/ws', (ws) => {
+    const upstream = ws.connectToServer();
+    upstream.onMessage((message) => {
+      if (typeof message === 'string' && message.includes('"type":"ports.changed"')) {
+        const m = JSON.parse(message);
+        portsSent.push(m);
+        if (hidePorts) {
+          if (m.reset) ws.send(JSON.stringify({ ...m, added: [], removed: [], more: 0 }));
+          return;
+        }
+      }
+      ws.send(message);
+    });
+  });
+  const portsAsked = [];
+  page.on('request', (r) => { if (new URL(r.url()).pathname.endsWith('/api/ports')) portsAsked.push(r.url()); });
 
-  // Before any dev server (the container may have listeners of its own: the list is answered empty).
-  await page.route('**/api/ports', (route) => route.fulfill({ json: { ports: [] } }));
+  // Before any dev server.
   await reloadApp(page);
   await page.keyboard.press('Alt+5');
   await waitFor(() => page.evaluate(() => document.getElementById('app').dataset.layout === 'preview'), { message: 'Alt+5 shows the Preview view' });
@@ -94,7 +116,9 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   assert.match(await message.textContent(), /npm run dev/, 'the empty view says how a port comes');
   assert.ok(!(await page.locator(sel('preview-frame')).isVisible()), 'no iframe without a port');
   await screenshot('45-preview-empty');
-  await page.unroute('**/api/ports');
+  // From a new connection on, the page is sent what the server sends.
+  hidePorts = false;
+  await reloadApp(page);
   // The other layouts do not show it.
   for (const mode of ['artifact', 'split', 'changes', 'terminal']) {
     await page.locator(sel(`layout-${mode}`)).click();
@@ -124,6 +148,8 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   assert.match(await row.locator(sel('preview-port-session')).textContent(), /^web · this session$/);
   const first = await page.locator(sel('preview-port')).first().getAttribute('data-port');
   assert.equal(Number(first), port, 'the session on screen\'s port comes first');
+  const came = portsSent.find((m) => m.added.some((p) => p.port === port));
+  assert.ok(came && !came.reset, `port ${port} came in a change, not a whole listing: ${JSON.stringify(came)}`);
 
   // The app, on its own origin, through agentmux's listener, signed in
   // there by a link that works once (every preview asks for it).
@@ -211,6 +237,8 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   const note = page.locator(sel('preview-note'));
   await note.waitFor({ state: 'visible' });
   assert.match(await note.textContent(), new RegExp(`Nothing listens on port ${port} now`));
+  assert.ok(portsSent.some((m) => !m.reset && m.removed.includes(port)), `port ${port} left in a change`);
+  assert.deepEqual(portsAsked, [], 'the page kept its list from ports.changed alone, asking GET /api/ports for nothing');
 });
 
 uiTest('with --token the preview asks for it; the view signs the iframe in on the preview origin, hot reload included', {
