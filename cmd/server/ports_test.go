@@ -348,56 +348,11 @@ func TestPortsChangedRate(t *testing.T) {
 		}
 		n++
 	}
-	if most := int(window/portsPoll) + 1; n > most {
+	if most := int(window/ports.PollEvery) + 1; n > most {
 		t.Errorf("%d ports.changed in %v of churn, want at most %d", n, window, most)
 	}
 	if n == 0 {
 		t.Errorf("no ports.changed in %v while the listed ports changed twenty times a second", window)
 	}
 	t.Logf("%d ports.changed in %v", n, window)
-}
-
-// TestLookBudget: over ten minutes of looks that each cost 55 ms (5,000
-// listening sockets, some replaced before each look), the poller spends
-// at most portsBurst and 1/portsShare of the time (and one look), and
-// looks as often as that allows; the first look, dearer than the rest,
-// does not hold the next back; cheap looks (4 ms, a few hundred sockets)
-// go once a portsPoll, never held back.
-func TestLookBudget(t *testing.T) {
-	const span = 10 * time.Minute
-	t0 := time.Now()
-	var b lookBudget
-	if w := b.wait(t0); w != 0 {
-		t.Fatalf("a fresh budget waits %v", w)
-	}
-	now := t0.Add(200 * time.Millisecond)
-	b.spend(now, 200*time.Millisecond)
-	if w := b.wait(now); w != 0 {
-		t.Errorf("a first look of 200 ms holds the next back %v", w)
-	}
-	spent, looks := 200*time.Millisecond, 0
-	for now.Before(t0.Add(span)) {
-		now = now.Add(max(portsPoll, b.wait(now)))
-		now = now.Add(55 * time.Millisecond)
-		b.spend(now, 55*time.Millisecond)
-		spent += 55 * time.Millisecond
-		looks++
-	}
-	// A look begun within the budget may overrun it by what it takes.
-	if most := portsBurst + now.Sub(t0)/portsShare + 55*time.Millisecond; spent > most {
-		t.Errorf("looks took %v in %v, over %v", spent, now.Sub(t0), most)
-	}
-	if fewest := int((span/portsShare)/(55*time.Millisecond)) - 1; looks < fewest {
-		t.Errorf("%d looks in %v, want at least %d: the budget held back more than it must", looks, span, fewest)
-	}
-
-	var rest lookBudget
-	now = t0
-	for range 600 {
-		if w := rest.wait(now); w != 0 {
-			t.Fatalf("looks of 4 ms a second held back %v", w)
-		}
-		now = now.Add(portsPoll)
-		rest.spend(now.Add(4*time.Millisecond), 4*time.Millisecond)
-	}
 }
