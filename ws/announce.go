@@ -5,6 +5,7 @@
 package ws
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
@@ -157,31 +158,42 @@ func (h *Hub) OnPorts(l ports.Listing) {
 // connected, looks then rather than at its next tick.
 func (h *Hub) PortsWanted() <-chan struct{} { return h.portsWanted }
 
+// renderState encodes the state message k names as this connection is
+// owed it; nil when it is owed nothing. Most states are the same for
+// every connection (Hub.renderState); ports.changed is what changed
+// since this connection's last one (portsChange). Only the writer calls
+// it.
+func (c *conn) renderState(k stateKey) ([]byte, error) {
+	if k.kind == wire.TypePortsChanged {
+		return c.portsChange()
+	}
+	return c.hub.renderState(k)
+}
+
 // portsChange renders the ports.changed this connection is owed: the whole
 // listing the first time, then what changed since what it was sent last;
-// false when there is nothing to send (the listing went and came back as
+// nil when there is nothing to send (the listing went and came back as
 // it was). Only the writer calls it: it owns c.ports.
-func (c *conn) portsChange() ([]byte, bool) {
+func (c *conn) portsChange() ([]byte, error) {
 	c.hub.mu.Lock()
 	now, known := c.hub.ports, c.hub.portsKnown
 	c.hub.mu.Unlock()
 	if !known {
-		return nil, false
+		return nil, nil
 	}
 	msg := wire.PortsMessage{Type: wire.TypePortsChanged, Reset: !c.portsSent, More: now.More}
 	switch {
 	case msg.Reset:
 		msg.Added, msg.Removed = now.Ports, []int{}
 	case c.ports.Equal(now):
-		return nil, false
+		return nil, nil
 	default:
 		msg.Added, msg.Removed = ports.Diff(c.ports.Ports, now.Ports)
 	}
 	b, err := wire.Marshal(msg)
 	if err != nil {
-		c.log.Error("encode ports.changed", "err", err)
-		return nil, false
+		return nil, fmt.Errorf("encode ports.changed: %w", err)
 	}
 	c.ports, c.portsSent = now, true
-	return b, true
+	return b, nil
 }

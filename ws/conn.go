@@ -203,18 +203,12 @@ func (c *conn) writeStates() {
 	c.stale = nil
 	c.stateMu.Unlock()
 	for _, k := range keys {
-		if k.kind == wire.TypePortsChanged {
-			if b, ok := c.portsChange(); ok && !c.write(websocket.TextMessage, b) {
-				return
-			}
-			continue
-		}
-		b, err := c.hub.renderState(k)
+		b, err := c.renderState(k)
 		if err != nil {
 			c.log.Debug("state not sent", "kind", k.kind, "session", k.sessionID, "err", err)
 			continue
 		}
-		if !c.write(websocket.TextMessage, b) {
+		if b != nil && !c.write(websocket.TextMessage, b) {
 			return
 		}
 	}
