@@ -117,12 +117,18 @@ func measurePreviewBudget(ctx context.Context, e *benchEnv, typing *readySession
 }
 
 // hotReloadApp is a dev server's hot-reload socket: it takes every
-// WebSocket and holds it until the client closes it.
+// WebSocket and holds it until the client closes it, or close.
 type hotReloadApp struct {
 	port int
 	srv  *http.Server
-	// wg tracks the sockets taken, which Server.Close does not close.
+	// wg tracks the handlers of the sockets taken, which Server.Close
+	// does not end: close closes their sockets and waits for them.
 	wg sync.WaitGroup
+
+	// mu protects the fields below.
+	mu     sync.Mutex
+	closed bool
+	socks  map[*websocket.Conn]struct{}
 }
 
 func startHotReloadApp() (*hotReloadApp, error) {
@@ -130,29 +136,49 @@ func startHotReloadApp() (*hotReloadApp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for the previewed app: %w", err)
 	}
-	a := &hotReloadApp{port: ln.Addr().(*net.TCPAddr).Port}
+	a := &hotReloadApp{port: ln.Addr().(*net.TCPAddr).Port, socks: make(map[*websocket.Conn]struct{})}
 	up := websocket.Upgrader{}
 	a.srv = &http.Server{ReadHeaderTimeout: requestTimeout, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {
 			return
 		}
-		a.wg.Add(1)
-		defer a.wg.Done()
 		defer c.Close()
+		if !a.hold(c) {
+			return
+		}
+		defer a.wg.Done()
 		for {
 			if _, _, err := c.ReadMessage(); err != nil {
 				return
 			}
 		}
 	})}
-	go a.srv.Serve(ln) //nolint:errcheck // ends with Close
+	go a.srv.Serve(ln) //nolint:errcheck // ends with close
 	return a, nil
 }
 
-// close stops the app once its sockets' clients are gone.
+// hold counts c among the sockets close ends; false once close began.
+func (a *hotReloadApp) hold(c *websocket.Conn) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	a.socks[c] = struct{}{}
+	a.wg.Add(1)
+	return true
+}
+
+// close stops the app: its listener, and every socket it holds.
 func (a *hotReloadApp) close() {
 	_ = a.srv.Close()
+	a.mu.Lock()
+	a.closed = true
+	for c := range a.socks {
+		_ = c.Close()
+	}
+	a.mu.Unlock()
 	a.wg.Wait()
 }
 
