@@ -62,6 +62,13 @@ function newEntry(s: Session): SessionEntry {
 
 export class SessionStore {
   private readonly entries = new Map<string, SessionEntry>();
+  /**
+   * The sessions a session.status came for since this page last asked to
+   * attach to them: that status is at least as new as the one the attach
+   * will report (every change after the attach was asked sends one), which
+   * may arrive after it, as events overtake output.
+   */
+  private readonly statusSinceAttach = new Set<string>();
   private listeners: Listener[] = [];
   private _activeId: string | null = null;
 
@@ -147,6 +154,7 @@ export class SessionStore {
   setStatus(id: string, status: SessionStatus, reason = '', running?: boolean, permission?: Permission): void {
     const e = this.entries.get(id);
     if (!e) return;
+    this.statusSinceAttach.add(id);
     e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running) };
     e.reason = reason;
     e.permission = status === 'waiting' ? (permission ?? null) : null;
@@ -162,7 +170,7 @@ export class SessionStore {
    */
   syncStatus(id: string, status: SessionStatus): void {
     const e = this.entries.get(id);
-    if (!e || e.session.status === status) return;
+    if (!e || e.session.status === status || this.statusSinceAttach.has(id)) return;
     // The attach read its status before it was sent, and events overtake
     // output: a run that ended meanwhile has already said so. Only
     // session.status (a resume) brings a session back to running.
@@ -215,8 +223,14 @@ export class SessionStore {
     this.changed();
   }
 
+  /** This page asks to attach to the session: its answer's status counts again. */
+  attachSent(id: string): void {
+    this.statusSinceAttach.delete(id);
+  }
+
   remove(id: string): void {
     if (!this.entries.has(id)) return;
+    this.statusSinceAttach.delete(id);
     const ids = [...this.entries.keys()];
     const i = ids.indexOf(id);
     this.entries.delete(id);

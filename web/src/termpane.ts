@@ -153,7 +153,10 @@ export class TerminalPane {
     let view = id ? this.views.get(id) : undefined;
     if (entry && !view) {
       view = new TerminalView(entry.session.id, this.stack, entry.session, {
-        send: (m) => this.deps.ws.send(m),
+        send: (m) => {
+          if (m.type === 'session.attach') this.deps.store.attachSent(m.sessionId);
+          return this.deps.ws.send(m);
+        },
         onInput: (sid, data) => this.input(sid, data),
         keyFilter: this.deps.keyFilter,
         onFlowChange: (sid, paused) => {
