@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/collab"
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
@@ -398,60 +397,37 @@ func TestSizeRule(t *testing.T) {
 	w, ty := e.app.Join(watcher1), e.app.Join(typist)
 	defer e.app.Leave(w)
 	defer e.app.Leave(ty)
-	size := func() [2]int { i := s.Info(); return [2]int{i.Cols, i.Rows} }
+	// step checks that a call succeeded and left the session at want.
+	step := func(what string, err error, want [2]int) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if i := s.Info(); [2]int{i.Cols, i.Rows} != want {
+			t.Fatalf("size after %s: %dx%d; want %v", what, i.Cols, i.Rows, want)
+		}
+	}
 
-	if err := e.app.Resize(ty, s, 100, 30, true); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{100, 30} {
-		t.Fatalf("size after a take: %v", got)
-	}
+	step("a take", e.app.Resize(ty, s, 100, 30, true), [2]int{100, 30})
 	if by := resized(t, watcher1.take()); !slices.Equal(by, []string{ty.ID()}) {
 		t.Fatalf("session.resized by %v; want %s once", by, ty.ID())
 	}
 	typist.take()
-	if err := e.app.Resize(w, s, 40, 20, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{100, 30} {
-		t.Fatalf("a watcher's resize was applied: %v", got)
-	}
-	if err := e.app.TypedSize(w, s, []byte("\x1b[3;1R")); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{100, 30} {
-		t.Fatalf("a terminal report took the size: %v", got)
-	}
-	if err := e.app.TypedSize(w, s, []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{40, 20} {
-		t.Fatalf("typing did not take the size: %v", got)
-	}
+	step("a watcher's resize", e.app.Resize(w, s, 40, 20, false), [2]int{100, 30})
+	step("a terminal report", e.app.TypedSize(w, s, []byte("\x1b[3;1R")), [2]int{100, 30})
+	step("the watcher typed", e.app.TypedSize(w, s, []byte("x")), [2]int{40, 20})
 	if by := resized(t, typist.take()); !slices.Equal(by, []string{w.ID()}) {
 		t.Fatalf("session.resized by %v; want %s once", by, w.ID())
 	}
-	if err := e.app.TypedSize(w, s, []byte("y")); err != nil {
-		t.Fatal(err)
-	}
+	step("the sizer's next key", e.app.TypedSize(w, s, []byte("y")), [2]int{40, 20})
 	if by := resized(t, typist.take()); len(by) != 0 {
 		t.Errorf("the sizer's next key announced a resize: %v", by)
 	}
 
 	// Once the sizer is gone, the other's resize still waits for a key.
 	e.app.DropSizes(w)
-	if err := e.app.Resize(ty, s, 90, 25, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{40, 20} {
-		t.Fatalf("a resize without the size was applied: %v", got)
-	}
-	if err := e.app.TypedSize(ty, s, []byte("z")); err != nil {
-		t.Fatal(err)
-	}
-	if got := size(); got != [2]int{90, 25} {
-		t.Fatalf("typing after the sizer left did not take the size: %v", got)
-	}
+	step("a resize without the size", e.app.Resize(ty, s, 90, 25, false), [2]int{40, 20})
+	step("typing after the sizer left", e.app.TypedSize(ty, s, []byte("z")), [2]int{90, 25})
 }
 
 // draft decodes a review.draft.
@@ -466,26 +442,12 @@ type draft struct {
 	} `json:"comments"`
 }
 
-func git(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
 // A draft is the session's, shown to its participants only; its send
 // queues one prompt quoting the tree, replies to the sender, and leaves
 // the draft empty. The HTTP route's send leaves the draft alone.
 func TestReviewDraftAndSend(t *testing.T) {
 	e := newEnv(t)
-	repo := t.TempDir()
-	git(t, repo, "init", "-q")
-	if err := os.WriteFile(filepath.Join(repo, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, repo, "add", ".")
-	git(t, repo, "commit", "-qm", "start")
+	repo := testutil.NewRepo(t, "Ada", map[string]string{"main.go": "package main\n\nfunc main() {}\n"})
 	s := e.session(repo)
 	sid := s.ID()
 	in, out := &client{}, &client{}
