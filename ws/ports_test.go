@@ -132,7 +132,7 @@ func TestPortsReachAStalledClient(t *testing.T) {
 }
 
 // TestPortsWholeListingForANewConnection: a connection that opens while
-// the hub has a listing gets it whole at once; one that opens while
+// collab has a listing gets it whole at once; one that opens while
 // there is none (nobody was connected) asks the poller for it, and gets
 // it whole once given.
 func TestPortsWholeListingForANewConnection(t *testing.T) {
