@@ -70,32 +70,27 @@ func (c *client) add(m mark) {
 
 // types returns the types of the messages sent so far, and forgets them.
 func (c *client) types() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var ts []string
-	for _, s := range c.sent {
+	for _, s := range c.take() {
 		ts = append(ts, s.msg["type"].(string))
 	}
-	c.sent = nil
 	return ts
 }
 
 // take returns the messages sent so far, and forgets them.
-func (c *client) take() []sent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.sent
-	c.sent = nil
-	return s
-}
+func (c *client) take() []sent { return drain(c, &c.sent) }
 
 // takeMarks returns the states marked so far, and forgets them.
-func (c *client) takeMarks() []mark {
+func (c *client) takeMarks() []mark { return drain(c, &c.marks) }
+
+// drain returns what one of c's lists holds and empties it, under c's
+// lock.
+func drain[T any](c *client, list *[]T) []T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.marks
-	c.marks = nil
-	return m
+	v := *list
+	*list = nil
+	return v
 }
 
 // env is an App over a real session manager.
