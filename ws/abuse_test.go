@@ -79,7 +79,7 @@ func TestControlQueueBoundedInBytes(t *testing.T) {
 	// 30 messages of ~100 KiB: far below the count bound, above the
 	// bytes bound and whatever the sockets' buffers take.
 	for i := range 30 {
-		e.hub.OnWorkflow("", bigWorkflow(i))
+		e.app.OnWorkflow("", bigWorkflow(i))
 	}
 	testutil.Eventually(t, waitTimeout, "the stalled client dropped", func() bool { return e.hub.Connections() == 0 })
 	if n := len(linesOf(log.String(), "client too slow")); n != 1 {

@@ -15,6 +15,7 @@ import (
 
 	textclip "github.com/agentmux/agentmux/internal/clip"
 
+	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
@@ -75,12 +76,12 @@ type conn struct {
 	ports     ports.Listing
 	portsSent bool
 
-	// who is the participant this connection is; the hub's mu protects it.
-	who *participant
+	// who is the participant this connection is, in collab; set before
+	// the hub registers it, and never changed.
+	who *collab.Participant
 
 	// Owned by the reader goroutine.
 	streams map[string]*stream
-	sizes   map[string][2]int // the size this client last asked for, by session (size.go)
 }
 
 func newConn(h *Hub, ws *websocket.Conn, opened time.Time) *conn {
@@ -99,8 +100,6 @@ func newConn(h *Hub, ws *websocket.Conn, opened time.Time) *conn {
 		writerDone: make(chan struct{}),
 		farewell:   make(chan struct{}),
 		streams:    make(map[string]*stream),
-		sizes:      make(map[string][2]int),
-		who:        newParticipant(),
 	}
 }
 
@@ -111,7 +110,7 @@ func (c *conn) serve() {
 	go c.writeLoop()
 	c.readLoop()
 	c.close(0, "")
-	c.hub.dropSizes(c)
+	c.hub.opts.App.DropSizes(c.who)
 	for id, st := range c.streams {
 		st.leave()
 		delete(c.streams, id)
@@ -305,7 +304,7 @@ func (c *conn) handle(b []byte) {
 		c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
 		return
 	case wire.TypeClientHello:
-		if err := c.hub.hello(c, m); err != nil {
+		if err := c.hello(m); err != nil {
 			c.sendError(&protocolError{code: wire.ErrorCode(err), msg: err.Error()})
 		}
 		return
@@ -329,7 +328,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 	switch m.Type {
 	case wire.TypeTerminalInput:
 		// Whoever types takes the session's size, as in tmux.
-		if err := c.hub.typedSize(c, s, []byte(*m.Data)); err != nil {
+		if err := c.hub.opts.App.TypedSize(c.who, s, []byte(*m.Data)); err != nil {
 			return err
 		}
 		// A session with no process is resumed, and gets these keys once
@@ -337,21 +336,21 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		if err := c.hub.opts.Sessions.Type(s, []byte(*m.Data)); err != nil {
 			return err
 		}
-		c.hub.typed(c, id)
+		c.hub.opts.App.Typed(c.who, id)
 	case wire.TypePromptQueue:
-		p, pos, err := s.QueuePrompt(c.hub.authorOf(c), *m.Text)
+		p, pos, err := s.QueuePrompt(c.hub.opts.App.Author(c.who), *m.Text)
 		if err != nil {
 			return err
 		}
 		c.sendJSON(wire.PromptAckMessage{Type: wire.TypePromptQueuedAck, SessionID: id, PromptID: p.ID, Position: pos})
 	case wire.TypePromptDequeue:
-		return s.DequeuePrompt(c.hub.authorOf(c).ID, *m.PromptID)
+		return s.DequeuePrompt(c.hub.opts.App.Author(c.who).ID, *m.PromptID)
 	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
 	case wire.TypeReviewComment, wire.TypeReviewUncomment, wire.TypeReviewDiscard, wire.TypeReviewSend:
 		return c.review(m, s)
 	case wire.TypeTerminalResize:
-		return c.hub.resize(c, s, *m.Cols, *m.Rows, m.Take != nil && *m.Take)
+		return c.hub.opts.App.Resize(c.who, s, *m.Cols, *m.Rows, m.Take != nil && *m.Take)
 	case wire.TypeSessionAttach:
 		lines := 0
 		if m.Lines != nil {
@@ -368,7 +367,7 @@ func (c *conn) handleSession(m *clientMessage, id string) error {
 		if st, ok := c.streams[id]; ok {
 			st.stop()
 			delete(c.streams, id)
-			c.hub.present(c, id, false)
+			c.hub.opts.App.Present(c.who, id, false)
 		}
 	}
 	return nil
@@ -390,7 +389,7 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	go st.run()
-	c.hub.present(c, s.ID(), true)
+	c.hub.opts.App.Present(c.who, s.ID(), true)
 }
 
 func (c *conn) writeLoop() {

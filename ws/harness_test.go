@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
@@ -68,10 +69,12 @@ func pacedFlood(kib int) []string {
 // busy two-core machine.
 const waitTimeout = 20 * time.Second
 
-// env is a running hub with its manager behind a real HTTP server.
+// env is a running hub with its manager and application layer behind a
+// real HTTP server.
 type env struct {
 	t   testing.TB
 	mgr *sessions.Manager
+	app *collab.App
 	hub *ws.Hub
 	srv *httptest.Server
 	url string
@@ -121,8 +124,13 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	app, err := collab.New(collab.Options{Sessions: mgr, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	hub, err := ws.NewHub(ws.Options{
 		Sessions:       mgr,
+		App:            app,
 		BatchInterval:  o.batchInterval,
 		PingInterval:   o.pingInterval,
 		WriteTimeout:   o.writeTimeout,
@@ -134,8 +142,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mgr, e.hub = mgr, hub
-	mgr.Subscribe(hub.OnEvent)
+	e.mgr, e.app, e.hub = mgr, app, hub
+	mgr.Subscribe(app.OnEvent)
 	e.srv = httptest.NewUnstartedServer(hub)
 	if o.sendBuffer > 0 {
 		e.srv.Listener = smallBufferListener{e.srv.Listener, o.sendBuffer}

@@ -15,8 +15,13 @@
 // notes input before it reaches the program, and the output after it
 // wakes the streams at once.
 //
-// Session lifecycle events go to every connection through a bounded queue;
-// a connection that lets it fill is dropped rather than waited for.
+// Each connection joins the application layer (package collab) as one of
+// its clients: what collab announces (session events, participants,
+// diffs, the memory level, the ports) reaches the connection's writer
+// through a bounded queue, and a connection that lets it fill is dropped
+// rather than waited for. The connection hands collab the requests about
+// shared state (client.hello, review.*, the size rule, typing) and keeps
+// the rest: its streams, their pacing, the prompt queue's requests.
 //
 // The hub caps its open connections (Options.MaxConnections), below the
 // cap of the listener it is served from, so WebSockets never take every
@@ -39,12 +44,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/sameorigin"
-	"github.com/agentmux/agentmux/ports"
-	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -89,6 +92,10 @@ const (
 type Options struct {
 	// Sessions finds and resumes sessions. Required.
 	Sessions *sessions.Manager
+	// App is the application layer every connection joins as a client:
+	// what it announces goes to the connections, and the requests about
+	// shared state go to it. Required.
+	App *collab.App
 	// BatchInterval is the output frame interval; 0 means 16 ms.
 	BatchInterval time.Duration
 	// PingInterval is how often the server pings and sends a heartbeat
@@ -112,41 +119,21 @@ type Options struct {
 	IdleGrace time.Duration
 }
 
-// Hub serves WebSocket connections and fans session events out to them.
+// Hub serves WebSocket connections: it admits them within its cap, joins
+// each to the application layer, and closes them all at shutdown.
 type Hub struct {
 	opts     Options
 	log      *slog.Logger
 	upgrader websocket.Upgrader
-
-	// mu protects the fields below.
-	mu      sync.Mutex
-	conns   map[*conn]struct{}
-	closing bool
-	memory  memory.Status // the last level announced
-	// shifted is when each document was last suggested (layout.shift).
-	shifted map[string]time.Time
-	// diffs is each session's last session.diff, for new connections.
-	diffs map[string][]byte
-	// ports is what a browser is shown of the listening ports, when
-	// portsKnown (OnPorts); portsWanted asks the poller for it.
-	ports       ports.Listing
-	portsKnown  bool
-	portsWanted chan struct{}
-	// lastTypist is, by session, the participant who typed there last.
-	lastTypist map[string]string
-	// reviews are the sessions' review drafts; they lock themselves.
-	reviews *review.Drafts
-	wg      sync.WaitGroup
+	wg       sync.WaitGroup
 	// oversize limits the log lines about frames over ReadLimit.
 	oversize ratelog.Limiter
 
-	// sizeMu protects sizers: by session, the connection whose size the
-	// session has (see size.go). Taken before a session's lock and the
-	// hub's mu, never while either is held; so a destroyed session's entry
-	// is not dropped by OnEvent, which runs under the session's lock, but
-	// when its sizer's connection ends.
-	sizeMu sync.Mutex
-	sizers map[string]sizer
+	// mu protects the fields below. It is never held while calling
+	// collab, nor taken by collab's calls into a connection.
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	closing bool
 	// upgrading counts the upgrades admitted and not yet registered: they
 	// count against MaxConnections.
 	upgrading int
@@ -161,6 +148,9 @@ type Hub struct {
 func NewHub(opts Options) (*Hub, error) {
 	if opts.Sessions == nil {
 		return nil, errors.New("ws: Options.Sessions is required")
+	}
+	if opts.App == nil {
+		return nil, errors.New("ws: Options.App is required")
 	}
 	if opts.BatchInterval <= 0 {
 		opts.BatchInterval = DefaultBatchInterval
@@ -183,10 +173,8 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.IdleGrace <= 0 {
 		opts.IdleGrace = DefaultIdleGrace
 	}
-	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}), shifted: make(map[string]time.Time), diffs: make(map[string][]byte), lastTypist: make(map[string]string), reviews: review.NewDrafts(),
-		sizers:      make(map[string]sizer),
-		portsWanted: make(chan struct{}, 1),
-		oversize:    ratelog.Limiter{Every: oversizeLogEvery}}
+	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}),
+		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		ReadBufferSize:   4096,
@@ -252,7 +240,11 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := newConn(h, ws, admitted)
+	// Before it is registered, so the hub never sees it without its
+	// participant; Join sends it the current state.
+	c.who = h.opts.App.Join(c)
 	if !h.register(c) {
+		h.opts.App.Leave(c.who)
 		c.closeNow(websocket.CloseGoingAway, "server is shutting down")
 		return
 	}
@@ -306,12 +298,11 @@ func (h *Hub) openLocked() int {
 }
 
 // oldestIdleLocked returns the oldest connection attached to no session
-// and open for at least IdleGrace, or nil. mu must be held: it guards
-// who.in, which the reader changes through the hub (present).
+// and open for at least IdleGrace, or nil. mu must be held.
 func (h *Hub) oldestIdleLocked(now time.Time) *conn {
 	var oldest *conn
 	for c := range h.conns {
-		if len(c.who.in) > 0 || c.isClosing() || now.Sub(c.opened) < h.opts.IdleGrace {
+		if c.who.IsAttached() || c.isClosing() || now.Sub(c.opened) < h.opts.IdleGrace {
 			continue
 		}
 		if oldest == nil || c.opened.Before(oldest.opened) {
@@ -330,35 +321,14 @@ func (h *Hub) register(c *conn) bool {
 	}
 	h.conns[c] = struct{}{}
 	h.wg.Add(1)
-	if lvl := h.memory.Level; lvl != "" && lvl != memory.OK {
-		if b, err := wire.Marshal(wire.ResourceWarningView(h.memory)); err == nil {
-			c.sendControl(b)
-		}
-	}
-	for _, b := range h.diffs {
-		c.sendInformational(b)
-	}
-	if h.portsKnown {
-		c.sendState(wire.TypePortsChanged, "")
-	} else {
-		select {
-		case h.portsWanted <- struct{}{}:
-		default: // already asked
-		}
-	}
 	return true
 }
 
 func (h *Hub) unregister(c *conn) {
+	h.opts.App.Leave(c.who)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
-	if len(h.conns) == 0 {
-		// The poller stops looking: a listing kept would be stale by
-		// the time someone comes.
-		h.ports, h.portsKnown = ports.Listing{}, false
-	}
-	h.leftLocked(c)
 	// Leave the episode only well below the cap, so a count hovering at
 	// it does not log a line per connection.
 	if h.full && h.openLocked() < h.opts.MaxConnections*3/4 {
@@ -368,46 +338,6 @@ func (h *Hub) unregister(c *conn) {
 		h.evicted, h.refused = 0, 0
 	}
 	h.wg.Done()
-}
-
-// OnEvent tells every connection about a session event. It never blocks: a
-// connection too slow to take it is dropped.
-func (h *Hub) OnEvent(ev sessions.Event) {
-	if ev.Kind == sessions.EventUpdated {
-		return // nothing clients show
-	}
-	if ev.Kind == sessions.EventDestroyed {
-		h.mu.Lock()
-		h.forgetDiffLocked(ev.Session.ID)
-		h.forgetSessionLocked(ev.Session.ID)
-		h.mu.Unlock()
-		h.reviews.Forget(ev.Session.ID)
-	}
-	h.broadcast(wire.EventMessage(ev))
-}
-
-func (h *Hub) broadcast(msg any) { h.broadcastWith(msg, (*conn).sendControl) }
-
-// broadcastInformational sends a message every client can do without; a
-// client whose queue is filling up misses it rather than being dropped.
-func (h *Hub) broadcastInformational(msg any) { h.broadcastWith(msg, (*conn).sendInformational) }
-
-func (h *Hub) broadcastWith(msg any, send func(*conn, []byte)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.broadcastLocked(msg, send)
-}
-
-// broadcastLocked is broadcastWith for a caller that holds mu.
-func (h *Hub) broadcastLocked(msg any, send func(*conn, []byte)) {
-	b, err := wire.Marshal(msg)
-	if err != nil {
-		h.log.Error("encode broadcast", "err", err)
-		return
-	}
-	for c := range h.conns {
-		send(c, b)
-	}
 }
 
 // Announce tells every client the server is going down in grace, and stops

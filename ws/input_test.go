@@ -271,7 +271,7 @@ func TestAFloodOfFileEventsDoesNotDropAClient(t *testing.T) {
 	c.sync()
 	// A checkout of thousands of files, faster than any client reads.
 	for i := range 5000 {
-		e.hub.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/f%d", i), Rel: fmt.Sprintf("f%d", i), Op: watcher.FileAdded, Time: time.Now()})
+		e.app.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/f%d", i), Rel: fmt.Sprintf("f%d", i), Op: watcher.FileAdded, Time: time.Now()})
 	}
 	// A lifecycle event still gets through, and the client is still there.
 	s := e.session("sh", "-c", "exit 0")

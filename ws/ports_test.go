@@ -82,7 +82,7 @@ func TestPortsReachAStalledClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.sync()
-	e.hub.OnPorts(listing(10, 3000, 3001, 3002))
+	e.app.OnPorts(listing(10, 3000, 3001, 3002))
 	m, list := c.readPorts(nil, nil)
 	if !m.Reset || !maps.Equal(list, asMap(listing(10, 3000, 3001, 3002))) {
 		t.Fatalf("the first ports.changed: %+v", m)
@@ -92,15 +92,15 @@ func TestPortsReachAStalledClient(t *testing.T) {
 	// buffers, then its queue, past which they are dropped.
 	long := strings.Repeat("d", 4000)
 	for i := range 1000 {
-		e.hub.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/%s/%d", long, i), Rel: fmt.Sprintf("%s/%d", long, i), Op: watcher.FileAdded, Time: time.Now()})
+		e.app.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/%s/%d", long, i), Rel: fmt.Sprintf("%s/%d", long, i), Op: watcher.FileAdded, Time: time.Now()})
 	}
 	var last ports.Listing
 	for i := range 20 {
 		last = listing(20+i, 3001, 4000+i, 5000)
-		e.hub.OnPorts(last)
+		e.app.OnPorts(last)
 	}
 	for i := range 300 {
-		e.hub.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/after/%d", i), Rel: fmt.Sprintf("after/%d", i), Op: watcher.FileAdded, Time: time.Now()})
+		e.app.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/after/%d", i), Rel: fmt.Sprintf("after/%d", i), Op: watcher.FileAdded, Time: time.Now()})
 	}
 	if e.hub.Connections() != 1 {
 		t.Fatal("the stalled client was dropped")
@@ -132,19 +132,19 @@ func TestPortsReachAStalledClient(t *testing.T) {
 }
 
 // TestPortsWholeListingForANewConnection: a connection that opens while
-// the hub has a listing gets it whole at once; one that opens while
+// collab has a listing gets it whole at once; one that opens while
 // there is none (nobody was connected) asks the poller for it, and gets
 // it whole once given.
 func TestPortsWholeListingForANewConnection(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.hub.OnPorts(listing(7, 5173)) // nobody connected: not kept
+	e.app.OnPorts(listing(7, 5173)) // nobody connected: not kept
 	a := e.dial(nil)
 	select {
-	case <-e.hub.PortsWanted():
+	case <-e.app.PortsWanted():
 	case <-time.After(waitTimeout):
 		t.Fatal("a connection that opened with no listing did not ask for one")
 	}
-	e.hub.OnPorts(listing(7, 5173))
+	e.app.OnPorts(listing(7, 5173))
 	if m, list := a.readPorts(nil, nil); !m.Reset || !maps.Equal(list, asMap(listing(7, 5173))) {
 		t.Errorf("the first connection's first ports.changed: %+v", m)
 	}
@@ -154,7 +154,7 @@ func TestPortsWholeListingForANewConnection(t *testing.T) {
 		t.Errorf("a later connection's first ports.changed: %+v", m)
 	}
 	select {
-	case <-e.hub.PortsWanted():
+	case <-e.app.PortsWanted():
 		t.Error("a connection that opened with a listing there asked for one")
 	default:
 	}

@@ -55,11 +55,11 @@ func TestOneLayoutShiftPerWrite(t *testing.T) {
 	c := e.dial(nil)
 	c.sync()
 	now := time.Now()
-	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
-	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
-	e.hub.OnFile(watcher.FileEvent{Path: "/w/docs/arch.md", Rel: "docs/arch.md", Op: watcher.FileAdded, Time: now})
-	e.hub.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
-	e.hub.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
+	e.app.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
+	e.app.OnFile(watcher.FileEvent{Path: "/w/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
+	e.app.OnFile(watcher.FileEvent{Path: "/w/docs/arch.md", Rel: "docs/arch.md", Op: watcher.FileAdded, Time: now})
+	e.app.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileAdded, Time: now})
+	e.app.OnSessionFile("s1", ".worktrees/a/", watcher.FileEvent{Path: "/w/.worktrees/a/docs/prd.md", Rel: "docs/prd.md", Op: watcher.FileChanged, Time: now})
 	var shifts []string
 	for _, m := range c.sync() {
 		if m.Type == wire.TypeLayoutShift {

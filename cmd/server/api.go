@@ -311,7 +311,7 @@ func (s *server) sendReview(c echo.Context) error {
 	for i := range req.Comments {
 		req.Comments[i].ID, req.Comments[i].Author, req.Comments[i].At = "", review.Author{}, time.Time{}
 	}
-	p, pos, err := s.hub.SendReview(c.Param("id"), sessions.Author{ID: "api", Name: name}, req.Comments)
+	p, pos, err := s.app.SendReview(c.Param("id"), sessions.Author{ID: "api", Name: name}, req.Comments)
 	if err != nil {
 		return sessionError(c, err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/procfs"
@@ -60,6 +61,7 @@ type server struct {
 	log       *slog.Logger
 	store     *store.Store
 	mgr       *sessions.Manager
+	app       *collab.App // the clients' shared state; each WebSocket of hub joins it
 	hub       *ws.Hub
 	assets    *assets
 	workspace *watcher.Workspace
@@ -155,8 +157,12 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
+		return nil, err
+	}
 	s.hub, err = ws.NewHub(ws.Options{
 		Sessions:       s.mgr,
+		App:            s.app,
 		BatchInterval:  cfg.BatchInterval,
 		Origins:        origins,
 		Logger:         log,
@@ -169,8 +175,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
-	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.hub.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
-	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, s.hub.OnCheckpoint, log)
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
+	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, s.app.OnCheckpoint, log)
 	s.own = &ownPorts{}
 	s.ports = ports.NewLister(procfs.Root, os.Getpid())
 	s.own.add(s.hooks.ln.Addr())
@@ -182,10 +188,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Ignore:          cfg.WatchIgnore,
 		KeepTemporaries: cfg.WatchTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
-			s.hub.OnFile(ev)
+			s.app.OnFile(ev)
 			s.diffs.Changed(ev.Path)
 		},
-		OnWorkflow: s.hub.OnWorkflow,
+		OnWorkflow: s.app.OnWorkflow,
 		Logger:     log,
 	})
 	if err != nil {
@@ -229,13 +235,13 @@ func (s *server) start() {
 	s.worktrees = &worktreeWatches{
 		ctx: ctx, wg: &s.watchers, workspace: s.cfg.Workspace, ignore: s.cfg.WatchIgnore,
 		keepTemporaries: s.cfg.WatchTemporaries,
-		hub:             s.hub, diffs: s.diffs, log: s.log, running: make(map[string]runningWatch),
+		app:             s.app, diffs: s.diffs, log: s.log, running: make(map[string]runningWatch),
 	}
-	s.mgr.Subscribe(s.hub.OnEvent)
+	s.mgr.Subscribe(s.app.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace, last: make(map[string]sessions.Status)}).onEvent)
-	s.memory.Subscribe(s.hub.OnMemory)
+	s.memory.Subscribe(s.app.OnMemory)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()

@@ -85,11 +85,11 @@ func (s *server) signInPreview(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"url": u})
 }
 
-// watchPorts tells the hub what a browser is shown of the listening
+// watchPorts tells collab what a browser is shown of the listening
 // ports, looking while any client is connected and not at all otherwise:
-// once a ports.PollEvery, and at once when a connection opens and the hub
-// has nothing to send it, as the looks' budget allows (ports.Budget). The
-// hub tells the clients what changed. It runs until ctx ends.
+// once a ports.PollEvery, and at once when a client joins and collab has
+// nothing to send it, as the looks' budget allows (ports.Budget). Collab
+// tells the clients what changed. It runs until ctx ends.
 func (s *server) watchPorts(ctx context.Context) {
 	t := time.NewTimer(ports.PollEvery)
 	defer t.Stop()
@@ -98,7 +98,7 @@ func (s *server) watchPorts(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.hub.PortsWanted():
+		case <-s.app.PortsWanted():
 			t.Reset(budget.Wait(time.Now()))
 			continue
 		case <-t.C:
@@ -114,7 +114,7 @@ func (s *server) watchPorts(ctx context.Context) {
 	}
 }
 
-// lookAtPorts lists the ports and tells the hub what a browser is shown
+// lookAtPorts lists the ports and tells collab what a browser is shown
 // of them.
 func (s *server) lookAtPorts() {
 	list, err := s.ports.List()
@@ -122,5 +122,5 @@ func (s *server) lookAtPorts() {
 		s.log.Debug("ports not listed", "err", err)
 		return
 	}
-	s.hub.OnPorts(ports.Bound(list, preview.MinPort))
+	s.app.OnPorts(ports.Bound(list, preview.MinPort))
 }

@@ -257,7 +257,7 @@ func (s *server) archive(ctx context.Context, c echo.Context, g gitSession) erro
 		return sessionError(c, err)
 	}
 	info := sess.Info()
-	s.hub.OnBranch(wire.BranchMessage{SessionID: info.ID, Action: "archive", Branch: info.Worktree.Branch,
+	s.app.OnBranch(wire.BranchMessage{SessionID: info.ID, Action: "archive", Branch: info.Worktree.Branch,
 		Base: info.Worktree.Base, Merged: info.Worktree.Merged, Archived: true})
 	return c.JSON(http.StatusOK, map[string]any{"session": wire.SessionView(info)})
 }
@@ -296,7 +296,7 @@ func (s *server) announceBranch(ctx context.Context, g gitSession, m wire.Branch
 			s.log.Debug("branch status not announced", "session", g.info.ID, "err", err)
 		}
 	}
-	s.hub.OnBranch(m)
+	s.app.OnBranch(m)
 }
 
 // checkpointID reads the :cp parameter. When it reports false, the
@@ -327,7 +327,7 @@ func (s *server) takeCheckpoint(ctx context.Context, c echo.Context, g gitSessio
 		return gitError(c, "take a checkpoint", err)
 	}
 	if created {
-		s.hub.OnCheckpoint(g.info.ID, cp)
+		s.app.OnCheckpoint(g.info.ID, cp)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"id": cp.ID, "checkpoint": cp, "created": created})
 }
@@ -351,7 +351,7 @@ func (s *server) restoreCheckpoint(ctx context.Context, c echo.Context, g gitSes
 	}
 	saved, err := checkpoint.Restore(ctx, g.dir, g.info.ID, id, s.cfg.Checkpoints)
 	if saved.ID != 0 {
-		s.hub.OnCheckpoint(g.info.ID, saved)
+		s.app.OnCheckpoint(g.info.ID, saved)
 	}
 	if err != nil {
 		return gitError(c, "restore a checkpoint", err)

@@ -7,10 +7,10 @@ import (
 	"sync"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/workflow"
-	"github.com/agentmux/agentmux/ws"
 )
 
 // worktreeWatches runs a workspace watcher per session worktree, since
@@ -25,7 +25,7 @@ type worktreeWatches struct {
 	ignore    []string
 	// keepTemporaries is --watch-temporaries.
 	keepTemporaries bool
-	hub             *ws.Hub
+	app             *collab.App
 	diffs           *changes.Live
 	log             *slog.Logger
 
@@ -81,10 +81,10 @@ func (w *worktreeWatches) start(id, root string) {
 		Ignore:          w.ignore,
 		KeepTemporaries: w.keepTemporaries,
 		OnFile: func(ev watcher.FileEvent) {
-			w.hub.OnSessionFile(id, prefix, ev)
+			w.app.OnSessionFile(id, prefix, ev)
 			w.diffs.Changed(ev.Path)
 		},
-		OnWorkflow: func(_ string, wf workflow.Workflow) { w.hub.OnSessionWorkflow(id, wf) },
+		OnWorkflow: func(_ string, wf workflow.Workflow) { w.app.OnSessionWorkflow(id, wf) },
 		Logger:     log,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package ws
+package collab
 
 import (
 	"crypto/rand"
@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
@@ -19,22 +20,30 @@ import (
 // interval, so a fast typist does not send every client a message per key.
 const typingAnnounce = time.Second
 
-// participant is who a connection says it is and what it does in each
-// session. The hub's mu protects it; the connection's reader changes it
-// through the hub.
-type participant struct {
-	// id is the connection's, given by the server.
+// Participant is who a joined client says it is and what it does in each
+// session. The App's mu protects its fields but for those noted; the
+// client's transport changes them through the App.
+type Participant struct {
+	client Client
+	// id is the client's, given by the server; it never changes, so it
+	// is read without the lock.
 	id string
 	// author identifies the person across reconnects (and so owns their
 	// queued prompts): derived from the key the browser keeps, or random
-	// for a connection that sent none.
+	// for a client that sent none.
 	author  string
 	name    string
 	color   string
 	viewing string
-	// in holds the sessions this connection is attached to. One with
-	// none is idle, and may be closed to make room for a newcomer.
+	// in holds the sessions this client is attached to.
 	in map[string]*presence
+	// attached is len(in), for IsAttached, which the transport asks
+	// without the App's lock.
+	attached atomic.Int32
+	// sizes is the size this client last asked for, by session (size.go).
+	// Owned by the goroutine that reads the client's requests: only
+	// Resize and TypedSize use it.
+	sizes map[string][2]int
 }
 
 // presence is one participant in one session.
@@ -51,14 +60,16 @@ var (
 	keyPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
 )
 
-func newParticipant() *participant {
+func newParticipant(c Client) *Participant {
 	author := randomHex(8)
-	return &participant{
+	return &Participant{
+		client: c,
 		id:     "c-" + randomHex(4),
 		author: author,
 		name:   "guest-" + author[:4],
 		color:  palette[int(author[0])%len(palette)],
 		in:     make(map[string]*presence),
+		sizes:  make(map[string][2]int),
 	}
 }
 
@@ -68,9 +79,34 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// ID returns the participant's id, the one others see.
+func (p *Participant) ID() string { return p.id }
+
+// IsAttached reports whether the participant is in any session. One that
+// is not is idle, and its transport may close it to make room for a
+// newcomer.
+func (p *Participant) IsAttached() bool { return p.attached.Load() > 0 }
+
+// enterLocked and leaveLocked keep in and attached together. mu must be
+// held.
+func (p *Participant) enterLocked(sid string) {
+	p.in[sid] = &presence{}
+	p.attached.Store(int32(len(p.in)))
+}
+
+func (p *Participant) leaveLocked(sid string) {
+	delete(p.in, sid)
+	p.attached.Store(int32(len(p.in)))
+}
+
+// Hello is what a client.hello says; a nil field is left out.
+type Hello struct {
+	Name, Color, Key, Viewing *string
+}
+
 // apply takes what a client.hello says. Fields it leaves out keep their
 // value; a bad one refuses the whole hello.
-func (p *participant) apply(m *clientMessage) error {
+func (p *Participant) apply(m Hello) error {
 	name, color, key := p.name, p.color, ""
 	if m.Name != nil {
 		name = strings.TrimSpace(*m.Name)
@@ -108,132 +144,111 @@ func (p *participant) apply(m *clientMessage) error {
 	return nil
 }
 
-func (p *participant) welcome() wire.WelcomeMessage {
+func (p *Participant) welcome() wire.WelcomeMessage {
 	return wire.WelcomeMessage{Type: wire.TypeClientWelcome, ID: p.id, AuthorID: p.author, Name: p.name, Color: p.color}
 }
 
-// authorOf returns what a queued prompt records of who sent it.
-func (h *Hub) authorOf(c *conn) sessions.Author {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return sessions.Author{ID: c.who.author, Name: c.who.name}
+// Author returns what a queued prompt records of who sent it.
+func (a *App) Author(p *Participant) sessions.Author {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return sessions.Author{ID: p.author, Name: p.name}
 }
 
-// hello applies a client.hello and announces the change to the sessions
-// it touches. The reply goes to the client first.
-func (h *Hub) hello(c *conn, m *clientMessage) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p := c.who
+// Hello applies a client.hello and announces the change to the sessions
+// it touches. The reply (client.welcome) goes to the client first.
+func (a *App) Hello(p *Participant, m Hello) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := p.apply(m); err != nil {
 		return err
 	}
-	c.sendJSON(p.welcome())
+	if b, err := wire.Marshal(p.welcome()); err != nil {
+		a.log.Error("encode message", "err", err)
+	} else {
+		p.client.Send(b)
+	}
 	// Name, colour and what it views show only where it is present.
 	for sid := range p.in {
-		h.announceParticipantsLocked(sid)
+		a.announceParticipantsLocked(sid)
 	}
 	// And the newcomer learns who is where, for the tabs it has not
 	// opened yet.
-	for other := range h.conns {
-		for sid := range other.who.in {
+	for other := range a.clients {
+		for sid := range other.in {
 			if p.in[sid] == nil {
-				c.sendState(wire.TypeSessionParticipants, sid)
+				p.client.MarkState(wire.TypeSessionParticipants, sid)
 			}
 		}
 	}
 	return nil
 }
 
-// present notes that c attached to sid (on) or left it.
-func (h *Hub) present(c *conn, sid string, on bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, was := c.who.in[sid]
+// Present notes that p attached to sid (on) or left it.
+func (a *App) Present(p *Participant, sid string, on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, was := p.in[sid]
 	if was == on {
 		return
 	}
 	if on {
-		c.who.in[sid] = &presence{}
+		p.enterLocked(sid)
 	} else {
-		delete(c.who.in, sid)
+		p.leaveLocked(sid)
 	}
-	h.announceParticipantsLocked(sid)
+	a.announceParticipantsLocked(sid)
 }
 
-// typed notes that c typed into sid.
-func (h *Hub) typed(c *conn, sid string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	pr := c.who.in[sid]
+// Typed notes that p typed into sid.
+func (a *App) Typed(p *Participant, sid string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pr := p.in[sid]
 	if pr == nil {
 		// Typing without watching is allowed; it counts from the attach.
 		return
 	}
 	now := time.Now()
 	pr.lastInput = now
-	if now.Sub(pr.announced) < typingAnnounce && h.lastTypist[sid] == c.who.id {
+	if now.Sub(pr.announced) < typingAnnounce && a.lastTypist[sid] == p.id {
 		return
 	}
 	pr.announced = now
-	h.lastTypist[sid] = c.who.id
-	h.announceParticipantsLocked(sid)
+	a.lastTypist[sid] = p.id
+	a.announceParticipantsLocked(sid)
 }
 
-// leftLocked announces that c is gone from every session it was in. mu
+// leftLocked announces that p is gone from every session it was in. mu
 // must be held.
-func (h *Hub) leftLocked(c *conn) {
-	for sid := range c.who.in {
-		delete(c.who.in, sid)
-		h.announceParticipantsLocked(sid)
+func (a *App) leftLocked(p *Participant) {
+	for sid := range p.in {
+		p.leaveLocked(sid)
+		a.announceParticipantsLocked(sid)
 	}
 }
 
 // forgetSessionLocked drops a destroyed session from every participant.
 // mu must be held.
-func (h *Hub) forgetSessionLocked(sid string) {
-	for c := range h.conns {
-		delete(c.who.in, sid)
+func (a *App) forgetSessionLocked(sid string) {
+	for p := range a.clients {
+		p.leaveLocked(sid)
 	}
-	delete(h.lastTypist, sid)
+	delete(a.lastTypist, sid)
 }
 
 // announceParticipantsLocked tells every client who is in sid now: the
-// list as it is when each client's writer sends it, so a burst of changes
-// (a client sending hellos in a loop) costs others one message, not one
+// list as it is when each client is sent it, so a burst of changes (a
+// client sending hellos in a loop) costs others one message, not one
 // each. mu must be held.
-func (h *Hub) announceParticipantsLocked(sid string) {
-	for c := range h.conns {
-		c.sendState(wire.TypeSessionParticipants, sid)
-	}
-}
-
-// renderState encodes a state message as it is now; a session that is
-// gone has none.
-func (h *Hub) renderState(k stateKey) ([]byte, error) {
-	s, err := h.opts.Sessions.Get(k.sessionID)
-	if err != nil {
-		return nil, err
-	}
-	switch k.kind {
-	case wire.TypeSessionParticipants:
-		h.mu.Lock()
-		m := h.participantsLocked(k.sessionID)
-		h.mu.Unlock()
-		return wire.Marshal(m)
-	case wire.TypePromptList:
-		return wire.Marshal(wire.PromptListView(k.sessionID, s.Queue()))
-	case wire.TypeReviewDraft:
-		return wire.Marshal(wire.ReviewDraftView(k.sessionID, h.reviews.Get(k.sessionID)))
-	}
-	return nil, fmt.Errorf("no state %q", k.kind)
+func (a *App) announceParticipantsLocked(sid string) {
+	a.markAllLocked(wire.TypeSessionParticipants, sid)
 }
 
 // participantsLocked says who is in sid now. mu must be held.
-func (h *Hub) participantsLocked(sid string) wire.ParticipantsMessage {
+func (a *App) participantsLocked(sid string) wire.ParticipantsMessage {
 	list := []wire.Participant{}
-	for c := range h.conns {
-		p := c.who
+	for p := range a.clients {
 		pr, ok := p.in[sid]
 		if !ok {
 			continue

@@ -1,0 +1,134 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/review"
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/wire"
+)
+
+// treeTimeout bounds the git call that finds a session's tree for a
+// review's quotes.
+const treeTimeout = 10 * time.Second
+
+// reviewAuthor is what a review comment records of who wrote it: the
+// participant's author id and name, as a queued prompt does.
+func (a *App) reviewAuthor(p *Participant) review.Author {
+	au := a.Author(p)
+	return review.Author{ID: au.ID, Name: au.Name}
+}
+
+// Comment adds p's comment to the draft of session id, and tells the
+// clients in the session.
+func (a *App) Comment(p *Participant, id string, cm review.Comment) error {
+	cm.Author = a.reviewAuthor(p)
+	if _, _, err := a.reviews.Add(id, cm); err != nil {
+		return err
+	}
+	a.announceDraft(id)
+	return nil
+}
+
+// Uncomment removes p's comment commentID from the draft of session id,
+// and tells the clients in the session.
+func (a *App) Uncomment(p *Participant, id, commentID string) error {
+	if _, err := a.reviews.Remove(id, a.Author(p).ID, commentID); err != nil {
+		return err
+	}
+	a.announceDraft(id)
+	return nil
+}
+
+// Discard empties the draft of session id, and tells the clients in the
+// session.
+func (a *App) Discard(id string) {
+	a.reviews.Discard(id)
+	a.announceDraft(id)
+}
+
+// SendDraft queues the draft of session s as one prompt by p, and replies
+// to p (prompt.queued_ack). When the prompt cannot be queued, nothing is
+// lost: the comments go back in front of the draft.
+func (a *App) SendDraft(p *Participant, s *sessions.Session) error {
+	id := s.ID()
+	taken, _, err := a.reviews.Take(id)
+	if err != nil {
+		return err
+	}
+	pr, pos, err := a.queueReview(s, a.Author(p), taken)
+	if err != nil {
+		a.reviews.Restore(id, taken)
+		a.announceDraft(id)
+		return err
+	}
+	if b, err := wire.Marshal(wire.PromptAckMessage{Type: wire.TypePromptQueuedAck, SessionID: id, PromptID: pr.ID, Position: pos}); err != nil {
+		a.log.Error("encode message", "err", err)
+	} else {
+		p.client.Send(b)
+	}
+	a.announceDraft(id)
+	return nil
+}
+
+// SendReview queues comments on session id's changes as one prompt by
+// author, as POST /api/sessions/:id/review asks; the session's draft is
+// left alone. It returns the prompt and its place in the queue.
+func (a *App) SendReview(id string, author sessions.Author, comments []review.Comment) (sessions.Prompt, int, error) {
+	s, err := a.sessions.Get(id)
+	if err != nil {
+		return sessions.Prompt{}, 0, err
+	}
+	if len(comments) > review.MaxComments {
+		return sessions.Prompt{}, 0, fmt.Errorf("%w: %d comments; at most %d at a time", review.ErrInvalid, len(comments), review.MaxComments)
+	}
+	for i, cm := range comments {
+		if comments[i], err = review.Clean(cm); err != nil {
+			return sessions.Prompt{}, 0, fmt.Errorf("comment %d: %w", i+1, err)
+		}
+	}
+	return a.queueReview(s, author, comments)
+}
+
+// queueReview renders comments against the session's tree as it is now
+// and queues the prompt.
+func (a *App) queueReview(s *sessions.Session, author sessions.Author, comments []review.Comment) (sessions.Prompt, int, error) {
+	text, err := review.Prompt(a.sessionTree(s), comments, sessions.MaxPromptBytes)
+	if err != nil {
+		return sessions.Prompt{}, 0, err
+	}
+	return s.QueuePrompt(author, text)
+}
+
+// sessionTree is the top of the git tree the session works in, which the
+// paths of its diff are relative to; its directory when that is not in a
+// repository (a quote is then looked for there, and at worst left out).
+func (a *App) sessionTree(s *sessions.Session) string {
+	cwd := s.Info().Cwd
+	ctx, cancel := context.WithTimeout(context.Background(), treeTimeout)
+	defer cancel()
+	top, err := changes.Top(ctx, cwd)
+	if err != nil {
+		if !errors.Is(err, changes.ErrNotRepository) {
+			a.log.Debug("no tree for a review's quotes", "session", s.ID(), "err", err)
+		}
+		return cwd
+	}
+	return top
+}
+
+// announceDraft tells every client in the session that its draft
+// changed; each gets it as it is when it is sent.
+func (a *App) announceDraft(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for p := range a.clients {
+		if _, in := p.in[id]; in {
+			p.client.MarkState(wire.TypeReviewDraft, id)
+		}
+	}
+}
