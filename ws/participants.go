@@ -70,7 +70,7 @@ func randomHex(n int) string {
 
 // apply takes what a client.hello says. Fields it leaves out keep their
 // value; a bad one refuses the whole hello.
-func (p *participant) apply(m *clientMessage) error {
+func (p *participant) apply(m *wire.ClientMessage) error {
 	name, color, key := p.name, p.color, ""
 	if m.Name != nil {
 		name = strings.TrimSpace(*m.Name)
@@ -121,7 +121,7 @@ func (h *Hub) authorOf(c *conn) sessions.Author {
 
 // hello applies a client.hello and announces the change to the sessions
 // it touches. The reply goes to the client first.
-func (h *Hub) hello(c *conn, m *clientMessage) error {
+func (h *Hub) hello(c *conn, m *wire.ClientMessage) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p := c.who

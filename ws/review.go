@@ -24,7 +24,7 @@ func (h *Hub) reviewAuthor(c *conn) review.Author {
 }
 
 // review carries out one of the review.* messages of this connection.
-func (c *conn) review(m *clientMessage, s *sessions.Session) error {
+func (c *conn) review(m *wire.ClientMessage, s *sessions.Session) error {
 	h, id := c.hub, s.ID()
 	switch m.Type {
 	case wire.TypeReviewComment:
