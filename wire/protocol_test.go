@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -140,7 +142,7 @@ func messageFields(t *testing.T, typ string, client bool) (fs []goField, from st
 // every message struct is some type's; so the checks below cover the
 // whole protocol.
 func TestMessageList(t *testing.T) {
-	declared := typeConstants(t)
+	declared := stringConstants(t, "wire.go", "Type")
 	for name, value := range declared {
 		_, client := ClientFields[value]
 		_, server := serverMessages[value]
@@ -175,11 +177,11 @@ func TestMessageList(t *testing.T) {
 	}
 }
 
-// typeConstants returns the constants of wire.go that start with Type,
-// by name, with their values.
-func typeConstants(t *testing.T) map[string]string {
+// stringConstants returns the constants of file (in this package) whose
+// names start with prefix, by name, with their values.
+func stringConstants(t *testing.T, file, prefix string) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "wire.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,12 +194,12 @@ func typeConstants(t *testing.T) map[string]string {
 		for _, spec := range gd.Specs {
 			vs := spec.(*ast.ValueSpec)
 			for i, n := range vs.Names {
-				if !strings.HasPrefix(n.Name, "Type") {
+				if !strings.HasPrefix(n.Name, prefix) {
 					continue
 				}
 				lit, ok := vs.Values[i].(*ast.BasicLit)
 				if !ok || lit.Kind != token.STRING {
-					t.Fatalf("%s is not a string literal", n.Name)
+					t.Fatalf("%s: %s is not a string literal", file, n.Name)
 				}
 				v, err := strconv.Unquote(lit.Value)
 				if err != nil {
@@ -280,14 +282,7 @@ func TestUITypes(t *testing.T) {
 	}
 }
 
-func mapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func mapKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // tsCheck compares Go types with the declarations of types.ts,
 // collecting every difference.
@@ -309,7 +304,7 @@ func optionality(optional bool) string {
 }
 
 func (c *tsCheck) errorf(format string, args ...any) {
-	c.errs = append(c.errs, strings.TrimSpace(sprintf(format, args...)))
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
 }
 
 // messages returns the members of the union alias name by the message

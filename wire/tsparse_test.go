@@ -287,5 +287,3 @@ func tsTokens(src string) ([]tsToken, error) {
 	}
 	return toks, nil
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
