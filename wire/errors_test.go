@@ -1,12 +1,8 @@
 package wire
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -92,23 +88,9 @@ func TestErrorCodes(t *testing.T) {
 // start with Code.
 func codeConstants(t *testing.T) map[string]bool {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			for _, n := range spec.(*ast.ValueSpec).Names {
-				if strings.HasPrefix(n.Name, "Code") {
-					names[n.Name] = true
-				}
-			}
-		}
+	for n := range stringConstants(t, "errors.go", "Code") {
+		names[n] = true
 	}
 	return names
 }

@@ -8,9 +8,16 @@ import (
 )
 
 // Server-to-client messages, each as docs/protocol.md describes it.
-// terminal.output is not here: the ws package encodes it by hand, for
-// speed, as {"type","sessionId","data","seq"}.
 type (
+	// OutputMessage is terminal.output: what a session's program wrote,
+	// up to stream offset Seq. AppendOutput encodes it by hand, for
+	// speed; this is its shape.
+	OutputMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		Data      string `json:"data"`
+		Seq       uint64 `json:"seq"`
+	}
 	// ErrorMessage reports a failed request.
 	ErrorMessage struct {
 		Type      string `json:"type"`

@@ -7,6 +7,12 @@
 // A view (SessionView, WorkflowView, DiffView, ResourceWarningView) turns
 // a domain value into its wire form; the domain packages know nothing of
 // JSON field names.
+//
+// Both directions are defined here: the server's messages as one struct
+// each, the client's as ClientMessage with the fields each type carries
+// (ClientFields), checked by DecodeClient. AppendOutput encodes
+// terminal.output, the bulk of the traffic, by hand. The package neither
+// reads nor writes a socket: that is ws's.
 package wire
 
 // Message types of the protocol, client to server.

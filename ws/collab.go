@@ -64,12 +64,12 @@ func (c *conn) portsChange() ([]byte, error) {
 }
 
 // hello hands a client.hello to collab, which replies.
-func (c *conn) hello(m *clientMessage) error {
+func (c *conn) hello(m *wire.ClientMessage) error {
 	return c.hub.opts.App.Hello(c.who, collab.Hello{Name: m.Name, Color: m.Color, Key: m.Key, Viewing: m.Viewing})
 }
 
 // review hands one of the review.* messages of this connection to collab.
-func (c *conn) review(m *clientMessage, s *sessions.Session) error {
+func (c *conn) review(m *wire.ClientMessage, s *sessions.Session) error {
 	app, id := c.hub.opts.App, s.ID()
 	switch m.Type {
 	case wire.TypeReviewComment:

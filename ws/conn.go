@@ -242,8 +242,8 @@ func (c *conn) sendJSON(msg any) {
 
 // sendError reports a failed request to this client. The message is
 // bounded however it was made: a reply must not grow with the request.
-func (c *conn) sendError(e *protocolError) {
-	c.sendJSON(wire.ErrorMessage{Type: wire.TypeError, Message: textclip.Message(e.msg), Code: e.code, SessionID: e.sessionID})
+func (c *conn) sendError(e *wire.ProtocolError) {
+	c.sendJSON(wire.ErrorMessage{Type: wire.TypeError, Message: textclip.Message(e.Message), Code: e.Code, SessionID: e.SessionID})
 }
 
 func (c *conn) readLoop() {
@@ -277,7 +277,7 @@ func (c *conn) readLoop() {
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(wait))
 		if mt != websocket.TextMessage {
-			c.sendError(invalid("", "binary frames are not supported; send JSON text frames"))
+			c.sendError(wire.Invalid("", "binary frames are not supported; send JSON text frames"))
 			continue
 		}
 		if !utf8.Valid(b) {
@@ -294,7 +294,7 @@ func (c *conn) readLoop() {
 // handle acts on one client message. Errors go back to this client only;
 // the connection and the session carry on.
 func (c *conn) handle(b []byte) {
-	m, perr := decodeClientMessage(b)
+	m, perr := wire.DecodeClient(b)
 	if perr != nil {
 		c.sendError(perr)
 		return
@@ -305,18 +305,18 @@ func (c *conn) handle(b []byte) {
 		return
 	case wire.TypeClientHello:
 		if err := c.hello(m); err != nil {
-			c.sendError(&protocolError{code: wire.ErrorCode(err), msg: err.Error()})
+			c.sendError(&wire.ProtocolError{Code: wire.ErrorCode(err), Message: err.Error()})
 		}
 		return
 	}
 	id := *m.SessionID
 	if err := c.handleSession(m, id); err != nil {
 		c.log.Debug("request failed", "type", m.Type, "session", id, "err", err)
-		c.sendError(&protocolError{code: wire.ErrorCode(err), sessionID: id, msg: err.Error()})
+		c.sendError(&wire.ProtocolError{Code: wire.ErrorCode(err), SessionID: id, Message: err.Error()})
 	}
 }
 
-func (c *conn) handleSession(m *clientMessage, id string) error {
+func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 	if m.Type == wire.TypeSessionResume {
 		_, err := c.hub.opts.Sessions.Resume(id)
 		return err // success is announced to everyone by session.status

@@ -351,13 +351,13 @@ func (st *stream) frame(cur *cursor, state output.State) ([]byte, uint64, error)
 	}
 	chunk := buf[:n]
 	if !state.RunEnded || cur.off+uint64(n) < state.End {
-		chunk = chunk[:completeUTF8(chunk)]
+		chunk = chunk[:wire.CompleteUTF8(chunk)]
 	}
 	if len(chunk) == 0 {
 		return nil, 0, nil
 	}
 	end := cur.off + uint64(len(chunk))
-	return appendOutput(getFrame(), st.s.ID(), cur.prefix, chunk, end), end, nil
+	return wire.AppendOutput(getFrame(), st.s.ID(), cur.prefix, chunk, end), end, nil
 }
 
 // wait blocks until the stream reaches target, the epoch moves on, timeout

@@ -16,7 +16,7 @@ import (
 )
 
 // Message types the benchmark sends and reads (docs/protocol.md; the
-// authoritative list is ws/messages.go).
+// authoritative list is wire/wire.go).
 const (
 	typeTerminalInput   = "terminal.input"
 	typeSessionAttach   = "session.attach"
@@ -217,7 +217,7 @@ func (c *wsConn) next(f *frame, timeout time.Duration) error {
 	return nil
 }
 
-// The fixed layout of terminal.output frames (ws/messages.go, appendOutput),
+// The fixed layout of terminal.output frames (wire.AppendOutput),
 // which parseFrame takes apart by hand: a benchmark client that spends the
 // machine's cores on generic JSON decoding measures itself, not the
 // server.

@@ -445,7 +445,7 @@ function onMessage(m: ServerMessage): void {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       for (const log of sessionEventLogs.values()) log.push(m);
       applySessionEvent(m);
-      if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message ?? m.reason, m.permission);
+      if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message, m.permission);
       if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason, m.permission);
       if (m.type === 'session.warning') {
         const name = store.get(m.sessionId)?.session.name ?? 'A session';

@@ -77,7 +77,7 @@ export type ClientMessage =
   | { type: 'session.detach'; sessionId: string }
   | { type: 'terminal.ack'; sessionId: string; seq: number; pace?: boolean }
   | { type: 'session.resume'; sessionId: string }
-  | { type: 'heartbeat'; timestamp: number }
+  | { type: 'heartbeat'; timestamp?: number }
   | ClientHelloMessage
   | { type: 'prompt.queue'; sessionId: string; text: string }
   | { type: 'prompt.dequeue'; sessionId: string; promptId: string }
@@ -108,9 +108,9 @@ export interface SessionAttachedMessage {
   /**
    * Where output new to every client begins: terminal queries before it
    * were answered, or can no longer be, so their answers must not be sent.
-   * No frame spans it. Absent from older servers: everything is live.
+   * No frame spans it.
    */
-  live?: number;
+  live: number;
   /** The replay left out older lines than the attach's lines asked for. */
   partial?: boolean;
 }
@@ -163,8 +163,8 @@ export interface SessionDestroyedMessage {
 export interface SessionNeedsInputMessage {
   type: 'session.needsInput';
   sessionId: string;
-  message?: string;
-  reason?: string;
+  /** Names the session and says why, to be shown as it is. */
+  message: string;
   permission?: Permission;
 }
 
@@ -174,8 +174,8 @@ export type WarningSeverity = 'warning' | 'error';
 export interface SessionWarningMessage {
   type: 'session.warning';
   sessionId: string;
-  message?: string;
-  severity?: WarningSeverity;
+  message: string;
+  severity: WarningSeverity;
 }
 
 export interface HeartbeatMessage {
@@ -208,7 +208,7 @@ export interface LayoutShiftMessage {
   type: 'layout.shift';
   mode: LayoutMode;
   trigger: string;
-  path?: string; // workspace-relative
+  path: string; // workspace-relative
   /** Set when the document is in that session's worktree; absent for the workspace's. */
   sessionId?: string;
 }
@@ -412,8 +412,8 @@ export interface ListeningPort {
 export interface PortsChangedMessage {
   type: 'ports.changed';
   reset?: boolean;
-  /** New to the list, or replacing the entry of the same port. */
-  added: ListeningPort[];
+  /** New to the list, or replacing the entry of the same port; never with a url, which only GET /api/ports gives. */
+  added: Omit<ListeningPort, 'url'>[];
   removed: number[];
   more: number;
 }

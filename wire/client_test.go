@@ -1,13 +1,11 @@
-package ws
+package wire
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/wire"
 )
 
 // clientSeeds holds, for every client-to-server message type, frames the
@@ -81,21 +79,21 @@ var clientSeeds = []struct {
 // required lists, for each client-to-server message type, the fields
 // docs/protocol.md says it must carry; a type missing here is unknown.
 var required = map[string][]string{
-	wire.TypeTerminalInput:     {"sessionId", "data"},
-	wire.TypeTerminalInterrupt: {"sessionId"},
-	wire.TypeTerminalResize:    {"sessionId", "cols", "rows"},
-	wire.TypeTerminalAck:       {"sessionId", "seq"},
-	wire.TypeSessionAttach:     {"sessionId"},
-	wire.TypeSessionDetach:     {"sessionId"},
-	wire.TypeSessionResume:     {"sessionId"},
-	wire.TypeClientHello:       {},
-	wire.TypePromptQueue:       {"sessionId", "text"},
-	wire.TypePromptDequeue:     {"sessionId", "promptId"},
-	wire.TypeReviewComment:     {"sessionId", "path", "line", "text"},
-	wire.TypeReviewUncomment:   {"sessionId", "commentId"},
-	wire.TypeReviewDiscard:     {"sessionId"},
-	wire.TypeReviewSend:        {"sessionId"},
-	wire.TypeHeartbeat:         {},
+	TypeTerminalInput:     {"sessionId", "data"},
+	TypeTerminalInterrupt: {"sessionId"},
+	TypeTerminalResize:    {"sessionId", "cols", "rows"},
+	TypeTerminalAck:       {"sessionId", "seq"},
+	TypeSessionAttach:     {"sessionId"},
+	TypeSessionDetach:     {"sessionId"},
+	TypeSessionResume:     {"sessionId"},
+	TypeClientHello:       {},
+	TypePromptQueue:       {"sessionId", "text"},
+	TypePromptDequeue:     {"sessionId", "promptId"},
+	TypeReviewComment:     {"sessionId", "path", "line", "text"},
+	TypeReviewUncomment:   {"sessionId", "commentId"},
+	TypeReviewDiscard:     {"sessionId"},
+	TypeReviewSend:        {"sessionId"},
+	TypeHeartbeat:         {},
 }
 
 // followsProtocol reports whether m, a frame whose fields all had the
@@ -104,9 +102,9 @@ var required = map[string][]string{
 // sessionId no longer than a UUID, sizes within the session's bounds and
 // lines within 1..MaxReplayLines. It restates the rules from the document,
 // apart from the decoder's code, so that the two can disagree.
-func followsProtocol(m *clientMessage) bool {
+func followsProtocol(m *ClientMessage) bool {
 	fields, known := required[m.Type]
-	if !known || m.SessionID != nil && len(*m.SessionID) > wire.MaxSessionIDLen {
+	if !known || m.SessionID != nil && len(*m.SessionID) > MaxSessionIDLen {
 		return false
 	}
 	present := map[string]bool{
@@ -127,10 +125,10 @@ func followsProtocol(m *clientMessage) bool {
 		}
 	}
 	inSize := func(n *int) bool { return n == nil || *n >= sessions.MinSize && *n <= sessions.MaxSize }
-	if m.Type == wire.TypeTerminalResize && !(inSize(m.Cols) && inSize(m.Rows)) {
+	if m.Type == TypeTerminalResize && !(inSize(m.Cols) && inSize(m.Rows)) {
 		return false
 	}
-	if m.Type == wire.TypeSessionAttach && m.Lines != nil && (*m.Lines < 1 || *m.Lines > wire.MaxReplayLines) {
+	if m.Type == TypeSessionAttach && m.Lines != nil && (*m.Lines < 1 || *m.Lines > MaxReplayLines) {
 		return false
 	}
 	return true
@@ -142,23 +140,23 @@ func followsProtocol(m *clientMessage) bool {
 // an INVALID_MESSAGE whose reply cannot grow with what the client sent.
 func checkDecode(t *testing.T, b []byte) (accepted bool) {
 	t.Helper()
-	m, perr := decodeClientMessage(b)
+	m, perr := DecodeClient(b)
 	if (m == nil) == (perr == nil) {
 		t.Fatalf("decode %q: message %v and error %v", b, m, perr)
 	}
 	if perr != nil {
-		if perr.code != wire.CodeInvalidMessage || perr.msg == "" {
+		if perr.Code != CodeInvalidMessage || perr.Message == "" {
 			t.Fatalf("decode %q: error %+v", b, perr)
 		}
-		if len(perr.sessionID) > wire.MaxSessionIDLen {
-			t.Fatalf("decode %q: the error echoes a %d-byte sessionId", b, len(perr.sessionID))
+		if len(perr.SessionID) > MaxSessionIDLen {
+			t.Fatalf("decode %q: the error echoes a %d-byte sessionId", b, len(perr.SessionID))
 		}
 		// 64 bytes of quoted client text at most, plus the message's own words.
-		if len(perr.msg) > 64+len("...")+128 {
-			t.Fatalf("decode %q: error message of %d bytes: %q", b, len(perr.msg), perr.msg)
+		if len(perr.Message) > 64+len("...")+128 {
+			t.Fatalf("decode %q: error message of %d bytes: %q", b, len(perr.Message), perr.Message)
 		}
 	}
-	var parsed clientMessage
+	var parsed ClientMessage
 	want := json.Unmarshal(b, &parsed) == nil && followsProtocol(&parsed)
 	if got := perr == nil; got != want {
 		t.Fatalf("decode %q: accepted %v, but the protocol says %v (error %v)", b, got, want, perr)
@@ -198,62 +196,4 @@ func FuzzDecodeClientMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecode(t, b)
 	})
-}
-
-// FuzzOutputEncoding checks that a terminal.output frame is valid JSON
-// whose data is exactly the input with each invalid byte as U+FFFD, the
-// way a terminal shows it, and that completeUTF8 only ever holds back the
-// start of a character that later bytes could finish.
-func FuzzOutputEncoding(f *testing.F) {
-	for _, seed := range []string{
-		"plain", "a\x1b[31mred\x1b[0m\r\n", "日本語", "🎉", "\xe6\x97", "\xff\xfe", "\"\\\x00\x7f", "a\xe6",
-	} {
-		f.Add([]byte(seed), []byte("\x1b[?1049h"))
-	}
-	f.Fuzz(func(t *testing.T, data, prefix []byte) {
-		frame := appendOutput(nil, "id", prefix, data, 42)
-		var m struct {
-			Type, SessionID, Data string
-			Seq                   uint64
-		}
-		if err := json.Unmarshal(frame, &m); err != nil {
-			t.Fatalf("frame %q is not JSON: %v", frame, err)
-		}
-		want := string([]rune(string(prefix))) + string([]rune(string(data)))
-		if m.Type != wire.TypeTerminalOutput || m.SessionID != "id" || m.Seq != 42 || m.Data != want {
-			t.Fatalf("frame %q decodes to %+v, want data %q", frame, m, want)
-		}
-
-		n := completeUTF8(data)
-		if n < len(data)-3 || n > len(data) {
-			t.Fatalf("completeUTF8(%q) = %d", data, n)
-		}
-		if held := data[n:]; len(held) > 0 {
-			if !utf8.RuneStart(held[0]) || utf8.FullRune(held) {
-				t.Fatalf("completeUTF8(%q) held back %q, which is not an unfinished character", data, held)
-			}
-		}
-	})
-}
-
-// BenchmarkAppendOutput measures frame encoding on three kinds of output:
-// plain text, text heavy in multi-byte characters, and colourful terminal
-// output full of escape sequences.
-func BenchmarkAppendOutput(b *testing.B) {
-	inputs := map[string][]byte{
-		"ascii":     []byte(strings.Repeat("func (s *Session) Write(p []byte) error { return nil } // ok\n", 4096)),
-		"multibyte": []byte(strings.Repeat("0000001 héllo wörld 日本語のテキスト ✓ 🎉🚀 ĀāĂă ÆØÅ\n", 4096)),
-		"ansi":      []byte(strings.Repeat("\x1b[32m✓\x1b[0m \x1b[1mPASS\x1b[0m ws/stream_test.go:42 (0.01s)\r\n", 4096)),
-		"code":      []byte(strings.Repeat("1234567\tif err := s.Write(p); err != nil { return fmt.Errorf(\"write: %w\", err) }\n", 4096)),
-	}
-	for _, name := range []string{"ascii", "multibyte", "ansi", "code"} {
-		in := inputs[name]
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
-			buf := make([]byte, 0, 8*len(in))
-			for b.Loop() {
-				buf = appendOutput(buf[:0], "0b7c6f7e-2a4e-4b8e-9d7c-3c1e2f4a5b6c", nil, in, 1)
-			}
-		})
-	}
 }
