@@ -66,7 +66,7 @@ func (s *server) getDiff(c echo.Context) error {
 	defer cancel()
 	dir, from := sessionTree(info)
 	top, err := changes.Top(ctx, dir)
-	if errors.Is(err, changes.ErrNotRepository) {
+	if errors.Is(err, gitexec.ErrNotRepo) {
 		return errorJSON(c, http.StatusConflict, wire.CodeNotARepository,
 			fmt.Sprintf("the session works in %s, which is not inside a git repository: there is nothing to compare its files with", info.Cwd))
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
 	textclip "github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ship"
@@ -109,7 +109,7 @@ func gitError(c echo.Context, step string, err error) error {
 		body := wire.NewErrorBody(wire.CodeMergeConflict, textclip.Message(step+": "+err.Error()))
 		body.Error.Files = conflict.Files
 		return c.JSON(http.StatusConflict, body)
-	case errors.Is(err, changes.ErrNotRepository), errors.Is(err, ship.ErrNotRepo), errors.Is(err, checkpoint.ErrNotRepo):
+	case errors.Is(err, gitexec.ErrNotRepo):
 		status, code = http.StatusConflict, wire.CodeNotARepository
 	case errors.Is(err, ship.ErrUntrusted):
 		status, code = http.StatusConflict, wire.CodeUntrustedRepository
