@@ -2,19 +2,18 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -65,26 +64,14 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// processGone reports whether no process has this pid (kill(pid, 0) gives
-// ESRCH). A zombie still counts as present.
-func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
-
-func waitGone(t testing.TB, pid int) {
-	t.Helper()
-	testutil.Eventually(t, waitTimeout, fmt.Sprintf("process %d to be gone", pid), func() bool { return processGone(pid) })
-}
-
-// Commands run as sessions. Each takes its pid file as $0.
-
-// sleeper runs for a minute and dies of SIGHUP.
-func sleeper() []string { return []string{"sh", "-c", "exec sleep 60"} }
-
-// pidSleeper writes its pid to path, then runs for a minute; SIGHUP ends it.
-func pidSleeper(path string) []string {
-	return []string{"sh", "-c", `echo $$ > "$0"; exec sleep 60`, path}
-}
+// The sessions' commands and the wait for a process to end are apitest's,
+// which httpapi's tests share.
+var (
+	processGone = apitest.ProcessGone
+	waitGone    = apitest.WaitGone
+	sleeper     = apitest.Sleeper
+	pidSleeper  = apitest.PIDSleeper
+)
 
 // hupIgnorer ignores SIGHUP (its children inherit that), then writes its pid
 // to path, so the pid file proves the trap is in place; only SIGKILL ends
@@ -93,18 +80,9 @@ func hupIgnorer(path string) []string {
 	return []string{"sh", "-c", `trap "" HUP; echo $$ > "$0"; while :; do sleep 1; done`, path}
 }
 
-// newHTTPClient returns a client with its own transport, closed when the
-// test ends so no keep-alive goroutine outlives it. It does not follow
-// redirects, so tests see them.
-func newHTTPClient(t testing.TB) *http.Client {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{
-		Transport:     tr,
-		Timeout:       waitTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
+// newHTTPClient is apitest's: a client closed when the test ends, that
+// does not follow redirects.
+var newHTTPClient = apitest.NewHTTPClient
 
 // dialWS opens a WebSocket; the connection is closed when the test ends.
 // It returns the handshake's HTTP status, also on failure.
