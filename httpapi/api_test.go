@@ -67,6 +67,16 @@ type harness struct {
 // sleep 60. Everything stops when the test ends.
 func newAPI(t *testing.T) *apiEnv { return harness{}.start(t) }
 
+// startRepo starts the API over a workspace that is a git repository
+// with one commit on main.
+func (h harness) startRepo(t *testing.T) *apiEnv {
+	t.Helper()
+	apitest.SkipWithoutGit(t)
+	e := h.start(t)
+	apitest.InitRepo(t, e.dir)
+	return e
+}
+
 func (h harness) start(t *testing.T) *apiEnv {
 	t.Helper()
 	if h.workspace == "" {

@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -260,4 +263,42 @@ func (c *Client) At(t testing.TB) *Client {
 	at := *c
 	at.T = t
 	return &at
+}
+
+// Git runs git in dir and returns its output, failing the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=test", "-c", "user.email=test@example.com"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// SkipWithoutGit skips t when git is not installed.
+func SkipWithoutGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+}
+
+// InitRepo makes dir a git repository with one commit on main.
+func InitRepo(t testing.TB, dir string) {
+	t.Helper()
+	Git(t, dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "add", ".")
+	Git(t, dir, "commit", "-q", "-m", "first")
+}
+
+// Branches lists repo's branches, one a line.
+func Branches(t testing.TB, repo string) string {
+	t.Helper()
+	return Git(t, repo, "branch", "--list", "--format=%(refname:short)")
 }
