@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
@@ -250,15 +248,8 @@ func TestToken(t *testing.T) {
 }
 
 // roundTrip checks the connection is served: a heartbeat gets its reply.
-func roundTrip(t testing.TB, conn *websocket.Conn) {
-	t.Helper()
-	if err := conn.WriteJSON(map[string]any{"type": "heartbeat", "timestamp": 42}); err != nil {
-		t.Fatalf("send heartbeat: %v", err)
-	}
-	if m := expectWS(t, conn, "heartbeat"); len(m.Timestamp) == 0 || string(m.Timestamp) == "0" {
-		t.Errorf("heartbeat reply without timestamp: %+v", m)
-	}
-}
+// roundTrip is apitest's: a heartbeat there and back.
+var roundTrip = apitest.RoundTrip
 
 func TestWebSocketOrigin(t *testing.T) {
 	t.Run("same origin only", func(t *testing.T) {

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/sessions"
 )
 
 func TestMain(m *testing.M) {
@@ -84,65 +79,12 @@ func hupIgnorer(path string) []string {
 // does not follow redirects.
 var newHTTPClient = apitest.NewHTTPClient
 
-// dialWS opens a WebSocket; the connection is closed when the test ends.
-// It returns the handshake's HTTP status, also on failure.
-func dialWS(t testing.TB, url string, header http.Header) (*websocket.Conn, int, error) {
-	t.Helper()
-	d := websocket.Dialer{HandshakeTimeout: waitTimeout}
-	conn, resp, err := d.Dial(url, header)
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-		if resp.Body != nil {
-			resp.Body.Close()
-		}
-	}
-	if err != nil {
-		return nil, status, err
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn, status, nil
-}
+// The WebSocket client of these tests is apitest's, which httpapi's tests
+// share.
+type wsMsg = apitest.Msg
 
-// wsMsg is any server message, with the fields these tests look at.
-type wsMsg struct {
-	Type          string `json:"type"`
-	SessionID     string `json:"sessionId"`
-	Status        string `json:"status"`
-	Reason        string `json:"reason"`
-	Message       string `json:"message"`
-	Code          string `json:"code"`
-	GracePeriodMs *int64 `json:"gracePeriodMs"`
-	// Permission is session.status's and session.needsInput's.
-	Permission *sessions.Permission `json:"permission"`
-	// Timestamp is a number in heartbeats and a string in file.changed.
-	Timestamp json.RawMessage `json:"timestamp"`
-}
-
-// readWS reads the next message within waitTimeout.
-func readWS(conn *websocket.Conn) (wsMsg, []byte, error) {
-	_ = conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	_, b, err := conn.ReadMessage()
-	if err != nil {
-		return wsMsg{}, nil, err
-	}
-	var m wsMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return wsMsg{}, b, fmt.Errorf("decode %q: %w", b, err)
-	}
-	return m, b, nil
-}
-
-// expectWS reads until a message of type typ arrives, skipping others.
-func expectWS(t testing.TB, conn *websocket.Conn, typ string) wsMsg {
-	t.Helper()
-	for {
-		m, _, err := readWS(conn)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v", typ, err)
-		}
-		if m.Type == typ {
-			return m
-		}
-	}
-}
+var (
+	dialWS   = apitest.DialWS
+	readWS   = apitest.ReadWS
+	expectWS = apitest.ExpectWS
+)

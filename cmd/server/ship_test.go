@@ -53,10 +53,10 @@ type branchEvent struct {
 func waitBranchEvent(t *testing.T, e *apiEnv, conn *websocket.Conn, action string) branchEvent {
 	t.Helper()
 	got := collectUntil(t, conn, "session.branch "+action, func(ev watchEvent) bool {
-		return ev.Type == wire.TypeSessionBranch && strings.Contains(string(ev.raw), `"action":"`+action+`"`)
+		return ev.Type == wire.TypeSessionBranch && strings.Contains(string(ev.Raw), `"action":"`+action+`"`)
 	})
 	var b branchEvent
-	decodeJSON(t, got[len(got)-1].raw, &b)
+	decodeJSON(t, got[len(got)-1].Raw, &b)
 	return b
 }
 
@@ -395,9 +395,9 @@ func TestCheckpointAtEveryTurn(t *testing.T) {
 	var ev struct {
 		Checkpoint struct{ ID, Files int }
 	}
-	decodeJSON(t, got[len(got)-1].raw, &ev)
+	decodeJSON(t, got[len(got)-1].Raw, &ev)
 	if ev.Checkpoint.ID != 2 || ev.Checkpoint.Files != 1 {
-		t.Fatalf("second checkpoint %s, want id 2 with turn.txt", got[len(got)-1].raw)
+		t.Fatalf("second checkpoint %s, want id 2 with turn.txt", got[len(got)-1].Raw)
 	}
 	resp, b := e.do(http.MethodGet, "/api/sessions/"+s.ID+"/checkpoints/2", "")
 	wantStatus(t, "the turn's diff", resp, b, http.StatusOK)
@@ -446,9 +446,9 @@ func TestCheckpointNamesSkippedFiles(t *testing.T) {
 		return ev.Type == wire.TypeSessionCheckpoint && ev.SessionID == s.ID
 	})
 	var ev struct{ Checkpoint struct{ Skipped []skipped } }
-	decodeJSON(t, got[len(got)-1].raw, &ev)
+	decodeJSON(t, got[len(got)-1].Raw, &ev)
 	if !slices.Equal(ev.Checkpoint.Skipped, want) {
-		t.Errorf("session.checkpoint %s, want dump.bin named", got[len(got)-1].raw)
+		t.Errorf("session.checkpoint %s, want dump.bin named", got[len(got)-1].Raw)
 	}
 	resp, b = e.do(http.MethodGet, api+"/checkpoints", "")
 	wantStatus(t, "list", resp, b, http.StatusOK)

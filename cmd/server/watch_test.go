@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -37,94 +38,15 @@ import (
 // first event held back to the end of the 500 ms coalescing window.
 const isolatedWriteBound = 450 * time.Millisecond
 
-// watchEvent is a server message with the fields of the workspace and
-// resource messages; raw is the whole frame.
-type watchEvent struct {
-	Type      string `json:"type"`
-	Path      string `json:"path"`
-	Event     string `json:"event"`
-	Timestamp string `json:"timestamp"`
-	Mode      string `json:"mode"`
-	Trigger   string `json:"trigger"`
-	Level     string `json:"level"`
-	Code      string `json:"code"`
-	SessionID string `json:"sessionId"`
-	raw       []byte
-}
+// The workspace's messages are read with apitest's client.
+type watchEvent = apitest.Event
 
-func (ev watchEvent) String() string { return string(ev.raw) }
-
-// readWatchEvent reads the next message other than a heartbeat (whose
-// numeric timestamp does not fit watchEvent), until deadline.
-func readWatchEvent(conn *websocket.Conn, deadline time.Time) (watchEvent, error) {
-	for {
-		_ = conn.SetReadDeadline(deadline)
-		_, b, err := conn.ReadMessage()
-		if err != nil {
-			return watchEvent{}, err
-		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return watchEvent{}, fmt.Errorf("decode %q: %w", b, err)
-		}
-		if head.Type == "heartbeat" {
-			continue
-		}
-		var ev watchEvent
-		if err := json.Unmarshal(b, &ev); err != nil {
-			return watchEvent{}, fmt.Errorf("decode %q: %w", b, err)
-		}
-		ev.raw = b
-		return ev, nil
-	}
-}
-
-// collectUntil reads messages until one satisfies stop, within waitTimeout,
-// and returns all it read, the stopping one last.
-func collectUntil(t testing.TB, conn *websocket.Conn, what string, stop func(watchEvent) bool) []watchEvent {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var got []watchEvent
-	for {
-		ev, err := readWatchEvent(conn, deadline)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v; read before:\n%s", what, err, eventLines(got))
-		}
-		got = append(got, ev)
-		if stop(ev) {
-			return got
-		}
-	}
-}
-
-// collectWithin is collectUntil with its own bound, for waits whose
-// failure is expected to be a bug's hang rather than a slow machine.
-func collectWithin(t testing.TB, conn *websocket.Conn, within time.Duration, what string, stop func(watchEvent) bool) ([]watchEvent, bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var got []watchEvent
-	for {
-		ev, err := readWatchEvent(conn, deadline)
-		if err != nil {
-			t.Errorf("waiting for %s: %v; read before:\n%s", what, err, eventLines(got))
-			return got, false
-		}
-		got = append(got, ev)
-		if stop(ev) {
-			return got, true
-		}
-	}
-}
-
-func eventLines(evs []watchEvent) string {
-	var b strings.Builder
-	for _, ev := range evs {
-		fmt.Fprintf(&b, "  %s\n", ev.raw)
-	}
-	return b.String()
-}
+var (
+	readWatchEvent = apitest.ReadEvent
+	collectUntil   = apitest.CollectUntil
+	collectWithin  = apitest.CollectWithin
+	eventLines     = apitest.EventLines
+)
 
 // isFileEvent matches the file.changed of abs with op ("" for any op).
 func isFileEvent(abs, op string) func(watchEvent) bool {
@@ -184,22 +106,22 @@ func marker(t testing.TB, e *apiEnv, conn *websocket.Conn) []watchEvent {
 func checkFileChanged(t testing.TB, ev watchEvent, from, to time.Time) {
 	t.Helper()
 	var fields map[string]any
-	if err := json.Unmarshal(ev.raw, &fields); err != nil {
+	if err := json.Unmarshal(ev.Raw, &fields); err != nil {
 		t.Fatal(err)
 	}
 	if keys := slices.Sorted(maps.Keys(fields)); !slices.Equal(keys, []string{"event", "path", "timestamp", "type"}) {
-		t.Errorf("file.changed %s has fields %q, want exactly type, path, event, timestamp", ev.raw, keys)
+		t.Errorf("file.changed %s has fields %q, want exactly type, path, event, timestamp", ev.Raw, keys)
 	}
 	if !filepath.IsAbs(ev.Path) {
-		t.Errorf("file.changed %s: path is not absolute", ev.raw)
+		t.Errorf("file.changed %s: path is not absolute", ev.Raw)
 	}
 	ts, err := time.Parse(time.RFC3339, ev.Timestamp)
 	if err != nil {
-		t.Errorf("file.changed %s: timestamp is not RFC 3339: %v", ev.raw, err)
+		t.Errorf("file.changed %s: timestamp is not RFC 3339: %v", ev.Raw, err)
 		return
 	}
 	if ts.Before(from.Add(-time.Second)) || ts.After(to.Add(time.Second)) {
-		t.Errorf("file.changed %s: timestamp %v is not between %v and %v", ev.raw, ts, from, to)
+		t.Errorf("file.changed %s: timestamp %v is not between %v and %v", ev.Raw, ts, from, to)
 	}
 }
 
@@ -228,7 +150,7 @@ func TestWatchFileEvents(t *testing.T) {
 	took := time.Since(before)
 	ev := got[len(got)-1]
 	if ev.Event != "add" {
-		t.Errorf("first file.changed for a new file: %s, want event add", ev.raw)
+		t.Errorf("first file.changed for a new file: %s, want event add", ev.Raw)
 	}
 	checkFileChanged(t, ev, before, time.Now())
 	if took > isolatedWriteBound {
@@ -249,7 +171,7 @@ func TestWatchFileEvents(t *testing.T) {
 	}
 	got = collectUntil(t, conn, "file.changed for notes/doc.txt", isFileEvent(abs, ""))
 	if ev := got[len(got)-1]; ev.Event != "add" {
-		t.Errorf("file moved into the workspace: %s, want event add", ev.raw)
+		t.Errorf("file moved into the workspace: %s, want event add", ev.Raw)
 	} else {
 		checkFileChanged(t, ev, before, time.Now())
 	}
@@ -260,7 +182,7 @@ func TestWatchFileEvents(t *testing.T) {
 	}
 	got = collectUntil(t, conn, "file.changed for the rewritten notes/doc.txt", isFileEvent(abs, ""))
 	if ev := got[len(got)-1]; ev.Event != "change" {
-		t.Errorf("rewritten file: %s, want event change", ev.raw)
+		t.Errorf("rewritten file: %s, want event change", ev.Raw)
 	} else {
 		checkFileChanged(t, ev, before, time.Now())
 	}
@@ -273,7 +195,7 @@ func TestWatchFileEvents(t *testing.T) {
 	got = collectUntil(t, conn, "file.changed unlink for notes/doc.txt", isFileEvent(abs, "unlink"))
 	for _, ev := range only(got, isFileEvent(abs, "")) {
 		if ev.Event != "change" && ev.Event != "unlink" {
-			t.Errorf("after the removal: %s, want only a pending change, then unlink", ev.raw)
+			t.Errorf("after the removal: %s, want only a pending change, then unlink", ev.Raw)
 		}
 	}
 	checkFileChanged(t, got[len(got)-1], before, time.Now())
@@ -311,7 +233,7 @@ func TestWatchFileEvents(t *testing.T) {
 	got = append(got, marker(t, e, conn)...)
 	for _, ev := range only(got, isFileEvent(saved, "")) {
 		if ev.Event != "change" {
-			t.Errorf("save by rename: %s, want only change", ev.raw)
+			t.Errorf("save by rename: %s, want only change", ev.Raw)
 		}
 	}
 
@@ -333,7 +255,7 @@ func TestWatchFileEvents(t *testing.T) {
 	writeWS(t, outside, "gone/sub/b.txt", "changed\n")
 	for _, ev := range marker(t, e, conn) {
 		if strings.Contains(ev.Path, "/pkg/") || strings.HasPrefix(ev.Path, outside) {
-			t.Errorf("event from a directory moved out of the workspace: %s", ev.raw)
+			t.Errorf("event from a directory moved out of the workspace: %s", ev.Raw)
 		}
 	}
 
@@ -437,12 +359,12 @@ func TestWatchLayoutShift(t *testing.T) {
 		t.Errorf("layout.shift without the file.changed add of docs/prd.md before it:\n%s", eventLines(got))
 	}
 	var fields map[string]any
-	if err := json.Unmarshal(shift.raw, &fields); err != nil {
+	if err := json.Unmarshal(shift.Raw, &fields); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"type": "layout.shift", "mode": "split", "trigger": "file_write", "path": "docs/prd.md"}
 	if !reflect.DeepEqual(fields, want) {
-		t.Errorf("layout.shift = %s, want exactly %v", shift.raw, want)
+		t.Errorf("layout.shift = %s, want exactly %v", shift.Raw, want)
 	}
 
 	// Markdown outside docs/, and a non-markdown file inside it.
@@ -458,7 +380,7 @@ func TestWatchLayoutShift(t *testing.T) {
 		// docs/prd.md may still have a trailing change, and with it a
 		// layout.shift; nothing else may.
 		if ev.Path != "docs/prd.md" {
-			t.Errorf("unexpected layout.shift: %s", ev.raw)
+			t.Errorf("unexpected layout.shift: %s", ev.Raw)
 		}
 	}
 }
@@ -486,7 +408,7 @@ func TestWatchIgnored(t *testing.T) {
 				rel := strings.TrimPrefix(abs, e.dir+"/")
 				first, _, _ := strings.Cut(rel, "/")
 				if strings.Contains(ev.Path, rel) || ev.Path == filepath.Join(e.dir, first) {
-					t.Errorf("message about an ignored path: %s", ev.raw)
+					t.Errorf("message about an ignored path: %s", ev.Raw)
 				}
 			}
 		}
@@ -575,8 +497,8 @@ func getWorkflow(t testing.TB, e *apiEnv, wantWorkflow, wantFile string) {
 func checkWorkflowUpdated(t testing.TB, ev watchEvent, want, file string) {
 	t.Helper()
 	quoted, _ := json.Marshal(file)
-	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","workflow":`+want+`,"file":`+string(quoted)+`}`)) {
-		t.Errorf("workflow.updated = %s, want workflow %s from %s", ev.raw, want, file)
+	if !jsonEqual(t, ev.Raw, []byte(`{"type":"workflow.updated","workflow":`+want+`,"file":`+string(quoted)+`}`)) {
+		t.Errorf("workflow.updated = %s, want workflow %s from %s", ev.Raw, want, file)
 	}
 }
 
@@ -1135,20 +1057,20 @@ func TestMemoryCritical(t *testing.T) {
 		t.Fatalf("first message: %v", err)
 	}
 	var warning map[string]any
-	if err := json.Unmarshal(first.raw, &warning); err != nil {
+	if err := json.Unmarshal(first.Raw, &warning); err != nil {
 		t.Fatal(err)
 	}
 	if keys := slices.Sorted(maps.Keys(warning)); !slices.Equal(keys, []string{"isAcceptingNewSessions", "level", "memoryUsagePercent", "message", "type"}) {
-		t.Errorf("first message %s: fields %q, want a resource.warning's", first.raw, keys)
+		t.Errorf("first message %s: fields %q, want a resource.warning's", first.Raw, keys)
 	}
 	if warning["type"] != "resource.warning" || warning["level"] != "critical" || warning["isAcceptingNewSessions"] != false {
-		t.Errorf("first message %s: want resource.warning, level critical, isAcceptingNewSessions false", first.raw)
+		t.Errorf("first message %s: want resource.warning, level critical, isAcceptingNewSessions false", first.Raw)
 	}
 	if p, ok := warning["memoryUsagePercent"].(float64); !ok || p <= 0 || p > 100 {
-		t.Errorf("first message %s: memoryUsagePercent not in (0, 100]", first.raw)
+		t.Errorf("first message %s: memoryUsagePercent not in (0, 100]", first.Raw)
 	}
 	if m, ok := warning["message"].(string); !ok || m == "" {
-		t.Errorf("first message %s: no message", first.raw)
+		t.Errorf("first message %s: no message", first.Raw)
 	}
 
 	// No new agent through the API, and nothing changes.
@@ -1174,7 +1096,7 @@ func TestMemoryCritical(t *testing.T) {
 		}
 		got := collectUntil(t, conn, "the error for session.resume", func(ev watchEvent) bool { return ev.Type == "error" })
 		if ev := got[len(got)-1]; ev.Code != code || ev.SessionID != id {
-			t.Errorf("session.resume %s: %s, want error %s for that session", id, ev.raw, code)
+			t.Errorf("session.resume %s: %s, want error %s for that session", id, ev.Raw, code)
 		}
 	}
 	roundTrip(t, conn) // the connection carries on

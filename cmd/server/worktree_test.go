@@ -50,15 +50,15 @@ func TestWorktreeEvents(t *testing.T) {
 	writeWS(t, e.dir, rel+"docs/bmm-workflow-status.yaml", flatWorkflowYAML)
 	got := collectUntil(t, conn, "workflow.updated from the worktree", isWorkflowUpdated)
 	ev := got[len(got)-1]
-	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","sessionId":"`+s.ID+`","workflow":`+flatWorkflowJSON+`}`)) {
-		t.Errorf("workflow.updated = %s, want the session's id and workflow", ev.raw)
+	if !jsonEqual(t, ev.Raw, []byte(`{"type":"workflow.updated","sessionId":"`+s.ID+`","workflow":`+flatWorkflowJSON+`}`)) {
+		t.Errorf("workflow.updated = %s, want the session's id and workflow", ev.Raw)
 	}
 
 	prd := writeWS(t, e.dir, rel+"docs/prd.md", "# PRD\n")
 	got = collectUntil(t, conn, "layout.shift from the worktree", func(ev watchEvent) bool { return ev.Type == wire.TypeLayoutShift })
 	want := `{"type":"layout.shift","sessionId":"` + s.ID + `","mode":"split","trigger":"file_write","path":"` + rel + `docs/prd.md"}`
-	if ev := got[len(got)-1]; !jsonEqual(t, ev.raw, []byte(want)) {
-		t.Errorf("layout.shift = %s, want %s", ev.raw, want)
+	if ev := got[len(got)-1]; !jsonEqual(t, ev.Raw, []byte(want)) {
+		t.Errorf("layout.shift = %s, want %s", ev.Raw, want)
 	}
 	got = append(got, marker(t, e, conn)...)
 	if n := len(only(got, isFileEvent(prd, "add"))); n != 1 {
