@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/procfs"
@@ -43,8 +45,10 @@ type apiEnv struct {
 	dir string // the workspace
 	mgr *sessions.Manager
 	hub *ws.Hub
-	ts  *httptest.Server
-	log *testutil.SyncBuffer
+	// files is the workspace's watcher.
+	files *watcher.Workspace
+	ts    *httptest.Server
+	log   *testutil.SyncBuffer
 }
 
 // at returns e reporting to t, for use inside t's subtest.
@@ -61,6 +65,9 @@ type harness struct {
 	workspace string
 	// maxSessions is 4 when 0, as --max-sessions's default.
 	maxSessions int
+	// checkpoints bound what checkpoints keep, as --checkpoint-max-file
+	// and --checkpoint-max-total do.
+	checkpoints checkpoint.Options
 }
 
 // newAPI starts the API over a fresh workspace whose default sessions run
@@ -75,6 +82,20 @@ func (h harness) startRepo(t *testing.T) *apiEnv {
 	e := h.start(t)
 	apitest.InitRepo(t, e.dir)
 	return e
+}
+
+// startShip is startRepo whose git knows who commits.
+func (h harness) startShip(t *testing.T) *apiEnv {
+	t.Helper()
+	e := h.startRepo(t)
+	apitest.SetCommitter(t, e.dir)
+	return e
+}
+
+// watchWS opens a WebSocket once the workspace watcher has scanned.
+func (e *apiEnv) watchWS(t *testing.T) *websocket.Conn {
+	t.Helper()
+	return apitest.OpenWS(t, e.ts.URL, e.files.Ready())
 }
 
 func (h harness) start(t *testing.T) *apiEnv {
@@ -112,7 +133,7 @@ func (h harness) start(t *testing.T) *apiEnv {
 		t.Fatalf("hub: %v", err)
 	}
 	e.mgr.Subscribe(e.hub.OnEvent)
-	files, err := watcher.NewWorkspace(watcher.WorkspaceOptions{Root: h.workspace, OnFile: e.hub.OnFile, OnWorkflow: e.hub.OnWorkflow, Logger: log})
+	e.files, err = watcher.NewWorkspace(watcher.WorkspaceOptions{Root: h.workspace, OnFile: e.hub.OnFile, OnWorkflow: e.hub.OnWorkflow, Logger: log})
 	if err != nil {
 		t.Fatalf("workspace watcher: %v", err)
 	}
@@ -123,24 +144,25 @@ func (h harness) start(t *testing.T) *apiEnv {
 		t.Fatalf("previews: %v", err)
 	}
 	api, err := httpapi.New(httpapi.Options{
-		Sessions:  e.mgr,
-		Workspace: h.workspace,
-		Files:     files,
-		Memory:    mon,
-		Ports:     ports.NewLister(procfs.Root, os.Getpid()),
-		Previews:  previews,
-		IsOwnPort: notOurs,
-		Reviews:   e.hub,
-		Announce:  e.hub,
-		Version:   "test",
-		Logger:    log,
+		Sessions:    e.mgr,
+		Workspace:   h.workspace,
+		Files:       e.files,
+		Memory:      mon,
+		Ports:       ports.NewLister(procfs.Root, os.Getpid()),
+		Previews:    previews,
+		IsOwnPort:   notOurs,
+		Reviews:     e.hub,
+		Announce:    e.hub,
+		Checkpoints: h.checkpoints,
+		Version:     "test",
+		Logger:      log,
 	})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var watching sync.WaitGroup
-	watching.Go(func() { _ = files.Run(ctx) })
+	watching.Go(func() { _ = e.files.Run(ctx) })
 
 	router := echo.New()
 	router.HideBanner, router.HidePort = true, true

@@ -60,17 +60,7 @@ func isFileEvent(abs, op string) func(watchEvent) bool {
 // WebSocket on e's server, registered with the hub once it returns.
 func watchWS(t *testing.T, e *apiEnv) *websocket.Conn {
 	t.Helper()
-	select {
-	case <-e.srv.workspace.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatalf("the workspace watcher was not ready within %v", waitTimeout)
-	}
-	conn, _, err := dialWS(t, "ws"+strings.TrimPrefix(e.ts.URL, "http")+"/ws", nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	roundTrip(t, conn) // the heartbeat reply proves the hub has the connection
-	return conn
+	return apitest.OpenWS(t, e.ts.URL, e.srv.workspace.Ready())
 }
 
 // writeWS writes a file under root, making its directories.

@@ -302,3 +302,47 @@ func Branches(t testing.TB, repo string) string {
 	t.Helper()
 	return Git(t, repo, "branch", "--list", "--format=%(refname:short)")
 }
+
+// SetCommitter tells the repository at dir who commits, for the routes
+// that commit (git refuses without a name).
+func SetCommitter(t testing.TB, dir string) {
+	t.Helper()
+	Git(t, dir, "config", "user.name", "Dev")
+	Git(t, dir, "config", "user.email", "dev@example.com")
+}
+
+// DecodeJSON decodes b into v, failing t on error.
+func DecodeJSON(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
+
+// Diff is GET /api/sessions/:id/diff's answer.
+type Diff struct {
+	Base  string `json:"base"`
+	Files []struct {
+		Path      string `json:"path"`
+		OldPath   string `json:"oldPath"`
+		Status    string `json:"status"`
+		Additions int    `json:"additions"`
+		Deletions int    `json:"deletions"`
+		Binary    bool   `json:"binary"`
+		Patch     string `json:"patch"`
+	} `json:"files"`
+	Truncated bool `json:"truncated"`
+}
+
+// Diff gets a session's changes, query included ("?path=..." or ""),
+// and expects 200.
+func (c *Client) Diff(id, query string) Diff {
+	c.T.Helper()
+	resp, b := c.Do(http.MethodGet, "/api/sessions/"+id+"/diff"+query, "")
+	WantStatus(c.T, "diff", resp, b, http.StatusOK)
+	var d Diff
+	if err := json.Unmarshal(b, &d); err != nil {
+		c.T.Fatalf("diff body %s: %v", b, err)
+	}
+	return d
+}

@@ -177,3 +177,22 @@ func RoundTrip(t testing.TB, conn *websocket.Conn) {
 		t.Errorf("heartbeat reply without timestamp: %+v", m)
 	}
 }
+
+// OpenWS waits for ready, the workspace watcher's initial scan (a file
+// written before it would be taken as already there, not added), and
+// opens a WebSocket on the server at base (http://...), registered with
+// the hub once it returns.
+func OpenWS(t testing.TB, base string, ready <-chan struct{}) *websocket.Conn {
+	t.Helper()
+	select {
+	case <-ready:
+	case <-time.After(Timeout):
+		t.Fatalf("the workspace watcher was not ready within %v", Timeout)
+	}
+	conn, _, err := DialWS(t, "ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	RoundTrip(t, conn)
+	return conn
+}
