@@ -346,3 +346,27 @@ func (c *Client) Diff(id, query string) Diff {
 	}
 	return d
 }
+
+// RawGet sends GET URL+pathAndQuery exactly as given: the query is not
+// re-encoded.
+func (c *Client) RawGet(pathAndQuery string) (*http.Response, []byte) {
+	t := c.T
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.URL+pathAndQuery, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, query, ok := strings.Cut(pathAndQuery, "?"); ok && req.URL.RawQuery != query {
+		t.Fatalf("query of %q changed to %q", pathAndQuery, req.URL.RawQuery)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", pathAndQuery, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", pathAndQuery, err)
+	}
+	return resp, b
+}
