@@ -91,6 +91,7 @@ type Event struct {
 	Raw       []byte `json:"-"`
 }
 
+// String is the whole frame, for failure messages.
 func (ev Event) String() string { return string(ev.Raw) }
 
 // ReadEvent reads the next message other than a heartbeat (whose
