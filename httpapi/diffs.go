@@ -49,7 +49,9 @@ func (a *API) getDiff(c echo.Context) error {
 	dir, from := SessionTree(info)
 	top, err := changes.Top(ctx, dir)
 	if errors.Is(err, gitexec.ErrNotRepo) {
-		return errorJSON(c, http.StatusConflict, wire.CodeNotARepository,
+		// The table's code and status, with words for the user.
+		code, status := wire.ErrorStatus(err)
+		return errorJSON(c, status, code,
 			fmt.Sprintf("the session works in %s, which is not inside a git repository: there is nothing to compare its files with", info.Cwd))
 	}
 	if err != nil {
