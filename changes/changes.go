@@ -44,9 +44,6 @@ import (
 	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
-// ErrNotRepository means the directory is not inside a git work tree.
-var ErrNotRepository = errors.New("not a git repository")
-
 // Status says how a file changed.
 type Status string
 
@@ -79,12 +76,12 @@ type File struct {
 // no commit yet, against which every file is new.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-// Top returns the top of the work tree that holds dir, or ErrNotRepository.
+// Top returns the top of the work tree that holds dir, or gitexec.ErrNotRepo.
 func Top(ctx context.Context, dir string) (string, error) {
 	out, err := gitexec.Run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Says("not a git repository") {
-			return "", fmt.Errorf("%s: %w", dir, ErrNotRepository)
+			return "", fmt.Errorf("%s: %w", dir, gitexec.ErrNotRepo)
 		}
 		return "", err
 	}
@@ -194,10 +191,10 @@ func (g *git) diffArgs(base string, extra ...string) []string {
 
 func clone(s []string) []string { return append([]string(nil), s...) }
 
-// notRepo gives ErrNotRepository for git's way of saying so.
+// notRepo gives gitexec.ErrNotRepo for git's way of saying so.
 func notRepo(dir string, err error) error {
 	if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Says("not a git repository") {
-		return fmt.Errorf("%s: %w", dir, ErrNotRepository)
+		return fmt.Errorf("%s: %w", dir, gitexec.ErrNotRepo)
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/testutil"
 )
 
@@ -188,11 +189,11 @@ func byPatch(d *Diff) map[string]Patch {
 // TestNotARepository: a plain directory says so.
 func TestNotARepository(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Top(ctx(t), dir); !errors.Is(err, ErrNotRepository) {
-		t.Errorf("Top: %v, want ErrNotRepository", err)
+	if _, err := Top(ctx(t), dir); !errors.Is(err, gitexec.ErrNotRepo) {
+		t.Errorf("Top: %v, want gitexec.ErrNotRepo", err)
 	}
-	if _, err := Summary(ctx(t), dir, emptyTree, nil); !errors.Is(err, ErrNotRepository) {
-		t.Errorf("Summary: %v, want ErrNotRepository", err)
+	if _, err := Summary(ctx(t), dir, emptyTree, nil); !errors.Is(err, gitexec.ErrNotRepo) {
+		t.Errorf("Summary: %v, want gitexec.ErrNotRepo", err)
 	}
 }
 

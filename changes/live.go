@@ -251,7 +251,7 @@ func (l *Live) follow(ctx context.Context, ts *trees, f follow) {
 		// No repository, or no git: nothing to compare with, and nothing
 		// wrong either.
 		level := slog.LevelWarn
-		if errors.Is(err, ErrNotRepository) || errors.Is(err, gitexec.ErrNoGit) || ctx.Err() != nil {
+		if errors.Is(err, gitexec.ErrNotRepo) || errors.Is(err, gitexec.ErrNoGit) || ctx.Err() != nil {
 			level = slog.LevelDebug
 		}
 		l.log.Log(ctx, level, "cannot follow the session's changes", "session", f.id, "err", err)

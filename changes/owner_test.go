@@ -14,7 +14,7 @@ import (
 // bind-mounted from a host where it belongs to another uid, is diffed
 // once it is trusted, from a subdirectory too; a repository beside it,
 // also another user's, is refused with ErrUntrusted, which says why in
-// words, not ErrNotRepository. Not parallel: the trust is gitexec's, for
+// words, not gitexec.ErrNotRepo. Not parallel: the trust is gitexec's, for
 // the whole process.
 func TestForeignWorkspace(t *testing.T) {
 	ws := repo(t, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
@@ -55,7 +55,7 @@ func TestForeignWorkspace(t *testing.T) {
 	_, topErr := Top(c, other)
 	_, sumErr := Summary(c, other, emptyTree, nil)
 	for _, err := range []error{topErr, sumErr} {
-		if !errors.Is(err, gitexec.ErrUntrusted) || errors.Is(err, ErrNotRepository) {
+		if !errors.Is(err, gitexec.ErrUntrusted) || errors.Is(err, gitexec.ErrNotRepo) {
 			t.Fatalf("git in another user's repository outside the workspace: %v; want ErrUntrusted", err)
 		}
 		if !strings.Contains(err.Error(), "git refuses to work in "+other+": it belongs to another user (uid 65534") {

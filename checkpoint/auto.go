@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
 // autoTimeout bounds one checkpoint taken in the background.
@@ -104,14 +106,14 @@ func (a *Auto) do(ctx context.Context, session string, j job) {
 	tctx, cancel := context.WithTimeout(ctx, autoTimeout)
 	defer cancel()
 	if j.drop {
-		if err := Delete(tctx, j.dir, session); err != nil && !errors.Is(err, ErrNotRepo) && ctx.Err() == nil {
+		if err := Delete(tctx, j.dir, session); err != nil && !errors.Is(err, gitexec.ErrNotRepo) && ctx.Err() == nil {
 			a.Log.Warn("checkpoints of a deleted session not removed", "session", session, "dir", j.dir, "err", err)
 		}
 		return
 	}
 	cp, created, err := Take(tctx, j.dir, session, a.Opts)
 	switch {
-	case errors.Is(err, ErrNotRepo):
+	case errors.Is(err, gitexec.ErrNotRepo):
 		// A session outside any repository has nothing to snapshot.
 	case err != nil:
 		if ctx.Err() == nil {

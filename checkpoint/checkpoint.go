@@ -76,8 +76,6 @@ var (
 	// ErrUntrusted means git refused the repository for its owner; the
 	// error says which and what to do, and is passed on as it is.
 	ErrUntrusted = gitexec.ErrUntrusted
-	// ErrNotRepo means the directory is not inside a git work tree.
-	ErrNotRepo = errors.New("not inside a git work tree")
 	// ErrInvalidSession means a session id is not one checkpoints can be
 	// kept under: 1 to 128 letters, digits, '-' and '_', as a UUID is.
 	ErrInvalidSession = errors.New("invalid session id")
@@ -257,7 +255,7 @@ type repo struct {
 func open(ctx context.Context, dir string) (*repo, error) {
 	out, err := gitexec.Run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	r := &repo{top: strings.TrimSuffix(out, "\n")}
 	if r.cfg, err = gitexec.NeutralConfig(ctx, r.top); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/testutil"
 )
 
@@ -233,7 +234,7 @@ func TestInvalidSession(t *testing.T) {
 func TestNotRepo(t *testing.T) {
 	t.Parallel()
 	_, _, err := Take(testContext(t), t.TempDir(), session, Options{})
-	testutil.ErrorKind(t, err, ErrNotRepo)
+	testutil.ErrorKind(t, err, gitexec.ErrNotRepo)
 }
 
 // TestInert: taking, listing, comparing, restoring and deleting

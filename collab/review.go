@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
@@ -113,7 +114,7 @@ func (a *App) sessionTree(s *sessions.Session) string {
 	defer cancel()
 	top, err := changes.Top(ctx, cwd)
 	if err != nil {
-		if !errors.Is(err, changes.ErrNotRepository) {
+		if !errors.Is(err, gitexec.ErrNotRepo) {
 			a.log.Debug("no tree for a review's quotes", "session", s.ID(), "err", err)
 		}
 		return cwd

@@ -50,8 +50,6 @@ var (
 	// ErrUntrusted means git refused the repository for its owner; the
 	// error says which and what to do, and is passed on as it is.
 	ErrUntrusted = gitexec.ErrUntrusted
-	// ErrNotRepo means the directory is not inside a git work tree.
-	ErrNotRepo = errors.New("not inside a git work tree")
 	// ErrNoMessage means Commit was given an empty message.
 	ErrNoMessage = errors.New("the commit message is empty")
 	// ErrInvalidMessage means Commit was given a message with a control
@@ -136,7 +134,7 @@ type tree struct {
 func openTree(ctx context.Context, dir string) (tree, error) {
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return tree{}, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return tree{}, gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	t := tree{top: strings.TrimSuffix(out, "\n")}
 	out, err = run(ctx, t.top, "symbolic-ref", "--quiet", "--short", "HEAD")

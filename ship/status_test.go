@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/testutil"
 )
 
@@ -64,7 +65,7 @@ func TestStatusErrors(t *testing.T) {
 		{wt, "-x", ErrNoBase, "starts with '-'"},
 		{wt, "main..feat", ErrNoBase, "does not exist"},
 		{wt, "feat", ErrNoBase, "its own base"},
-		{t.TempDir(), "main", ErrNotRepo, "not inside a git work tree"},
+		{t.TempDir(), "main", gitexec.ErrNotRepo, "not inside a git work tree"},
 	} {
 		_, err := Status(ctx, tc.dir, tc.base)
 		testutil.ErrorKind(t, err, tc.kind, tc.mentions)

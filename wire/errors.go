@@ -2,9 +2,13 @@ package wire
 
 import (
 	"errors"
+	"net/http"
 
+	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ship"
 	"github.com/agentmux/agentmux/watcher/memory"
 )
 
@@ -141,46 +145,86 @@ func NewErrorBody(code, msg string) ErrorBody {
 	return b
 }
 
-// ErrorCode returns the code for an error of the sessions or review
-// packages (or of an admission check sessions passed on), so the WebSocket and the HTTP API
-// name a failure alike. This is the one error-to-code mapping.
+// errorKind is one row of the mapping from domain errors to what clients
+// are told: the code, and the status the HTTP API answers with.
+type errorKind struct {
+	err    error
+	code   string
+	status int
+}
+
+// errorKinds is the one mapping from the domain's sentinel errors (of
+// sessions, review, memory admission, ship, checkpoint, and gitexec's for
+// every package that runs git) to protocol codes and HTTP statuses, so
+// that the WebSocket and the API name a failure alike. The first row whose
+// error the failure is wins: a row comes before any row whose error it may
+// also be (sessions tags a dirty worktree ErrWorktreeDirty and
+// ErrWorktree both), and the sessions rows come before git's, since a
+// session's error may wrap the git failure beneath it.
+var errorKinds = []errorKind{
+	{memory.ErrCritical, CodeMemoryCritical, http.StatusServiceUnavailable},
+	{sessions.ErrNotFound, CodeSessionNotFound, http.StatusNotFound},
+	{sessions.ErrLimitReached, CodeSessionLimitReached, http.StatusConflict},
+	{sessions.ErrStoreFull, CodeSessionStoreFull, http.StatusConflict},
+	{sessions.ErrSpawn, CodePTYSpawnFailed, http.StatusBadRequest},
+	{sessions.ErrShuttingDown, CodePermissionDenied, http.StatusServiceUnavailable},
+	{sessions.ErrInputFull, CodeInputFull, http.StatusConflict},
+	// No route edits a queue or a draft (the WebSocket does), so the API
+	// never answers these five; 500 is what it would say of any error it
+	// did not expect.
+	{sessions.ErrNotQueueOwner, CodeNotQueueOwner, http.StatusInternalServerError},
+	{sessions.ErrPromptNotFound, CodePromptNotFound, http.StatusInternalServerError},
+	{sessions.ErrQueueFull, CodeQueueFull, http.StatusConflict},
+	{sessions.ErrWorktreeDirty, CodeWorktreeDirty, http.StatusConflict},
+	{sessions.ErrWorktree, CodeWorktreeError, http.StatusBadRequest},
+	{review.ErrFull, CodeReviewFull, http.StatusInternalServerError},
+	{review.ErrNotFound, CodeCommentNotFound, http.StatusInternalServerError},
+	{review.ErrNotAuthor, CodeNotCommentAuthor, http.StatusInternalServerError},
+	{review.ErrInvalid, CodeInvalidMessage, http.StatusBadRequest},
+	{review.ErrEmpty, CodeInvalidMessage, http.StatusBadRequest},
+	{review.ErrTooLong, CodeInvalidMessage, http.StatusBadRequest},
+	{sessions.ErrInvalid, CodeInvalidMessage, http.StatusBadRequest},
+	// Resuming a running session is a request that does not fit the
+	// session's state, not a malformed one.
+	{sessions.ErrRunning, CodeInvalidMessage, http.StatusConflict},
+	{sessions.ErrNotRunning, CodeInvalidMessage, http.StatusBadRequest},
+
+	{ship.ErrConflict, CodeMergeConflict, http.StatusConflict},
+	{gitexec.ErrNotRepo, CodeNotARepository, http.StatusConflict},
+	{gitexec.ErrUntrusted, CodeUntrustedRepository, http.StatusConflict},
+	{ship.ErrNothingToCommit, CodeNothingToCommit, http.StatusConflict},
+	{ship.ErrBaseDirty, CodeBaseDirty, http.StatusConflict},
+	// Bringing the base in needs the worktree's own changes committed.
+	{ship.ErrDirty, CodeWorktreeDirty, http.StatusConflict},
+	{ship.ErrNothingToMerge, CodeNothingToMerge, http.StatusConflict},
+	{ship.ErrBaseMoved, CodeBaseMoved, http.StatusConflict},
+	{ship.ErrRejected, CodePushRejected, http.StatusConflict},
+	{ship.ErrNoRemote, CodeNoRemote, http.StatusNotFound},
+	{ship.ErrNotWorktree, CodeNotAWorktree, http.StatusConflict},
+	{ship.ErrNoBranch, CodeNotAWorktree, http.StatusConflict},
+	{ship.ErrNoBase, CodeNotAWorktree, http.StatusConflict},
+	{checkpoint.ErrNotFound, CodeCheckpointNotFound, http.StatusNotFound},
+	{ship.ErrNoMessage, CodeInvalidMessage, http.StatusBadRequest},
+	{ship.ErrInvalidMessage, CodeInvalidMessage, http.StatusBadRequest},
+	{ship.ErrInvalidMode, CodeInvalidMessage, http.StatusBadRequest},
+	{checkpoint.ErrInvalidSession, CodeInvalidMessage, http.StatusBadRequest},
+}
+
+// ErrorCode returns the protocol code for err, CodeInternal for an error
+// the mapping does not name.
 func ErrorCode(err error) string {
-	switch {
-	case errors.Is(err, memory.ErrCritical):
-		return CodeMemoryCritical
-	case errors.Is(err, sessions.ErrNotFound):
-		return CodeSessionNotFound
-	case errors.Is(err, sessions.ErrLimitReached):
-		return CodeSessionLimitReached
-	case errors.Is(err, sessions.ErrStoreFull):
-		return CodeSessionStoreFull
-	case errors.Is(err, sessions.ErrSpawn):
-		return CodePTYSpawnFailed
-	case errors.Is(err, sessions.ErrShuttingDown):
-		return CodePermissionDenied
-	case errors.Is(err, sessions.ErrInputFull):
-		return CodeInputFull
-	case errors.Is(err, sessions.ErrNotQueueOwner):
-		return CodeNotQueueOwner
-	case errors.Is(err, sessions.ErrPromptNotFound):
-		return CodePromptNotFound
-	case errors.Is(err, sessions.ErrQueueFull):
-		return CodeQueueFull
-	case errors.Is(err, sessions.ErrWorktreeDirty):
-		return CodeWorktreeDirty
-	case errors.Is(err, sessions.ErrWorktree):
-		return CodeWorktreeError
-	case errors.Is(err, review.ErrFull):
-		return CodeReviewFull
-	case errors.Is(err, review.ErrNotFound):
-		return CodeCommentNotFound
-	case errors.Is(err, review.ErrNotAuthor):
-		return CodeNotCommentAuthor
-	case errors.Is(err, review.ErrInvalid), errors.Is(err, review.ErrEmpty), errors.Is(err, review.ErrTooLong),
-		errors.Is(err, sessions.ErrInvalid),
-		errors.Is(err, sessions.ErrRunning),
-		errors.Is(err, sessions.ErrNotRunning):
-		return CodeInvalidMessage
+	code, _ := ErrorStatus(err)
+	return code
+}
+
+// ErrorStatus returns the protocol code for err and the HTTP status the
+// API answers it with: CodeInternal and 500 for an error the mapping does
+// not name.
+func ErrorStatus(err error) (code string, status int) {
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.code, k.status
+		}
 	}
-	return CodeInternal
+	return CodeInternal, http.StatusInternalServerError
 }

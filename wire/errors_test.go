@@ -1,11 +1,19 @@
 package wire
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ship"
+	"github.com/agentmux/agentmux/watcher/memory"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -93,4 +101,47 @@ func codeConstants(t *testing.T) map[string]bool {
 		names[n] = true
 	}
 	return names
+}
+
+// TestErrorKinds walks the one mapping from domain errors to codes and
+// statuses: every row's error, wrapped as a failing step wraps it, comes
+// out as that row says (no row above it takes it), with a code clients
+// know and a status that is an error's; an error no row names is an
+// internal one.
+func TestErrorKinds(t *testing.T) {
+	if len(errorKinds) == 0 {
+		t.Fatal("no rows")
+	}
+	for i, k := range errorKinds {
+		err := fmt.Errorf("a step: %w", k.err)
+		code, status := ErrorStatus(err)
+		if code != k.code || status != k.status {
+			t.Errorf("row %d (%v): got %s %d, want %s %d", i, k.err, code, status, k.code, k.status)
+		}
+		if got := ErrorCode(err); got != k.code {
+			t.Errorf("row %d (%v): ErrorCode %s, want %s", i, k.err, got, k.code)
+		}
+		if _, ok := onTheWire[k.code]; !ok {
+			t.Errorf("row %d (%v): code %q is not one clients know", i, k.err, k.code)
+		}
+		if k.status < 400 || k.status > 599 {
+			t.Errorf("row %d (%v): status %d is not an error's", i, k.err, k.status)
+		}
+	}
+	// Errors that are two kinds at once come out as the first.
+	for _, c := range []struct {
+		err    error
+		code   string
+		status int
+	}{
+		{errors.New("anything else"), CodeInternal, http.StatusInternalServerError},
+		{&ship.ConflictError{Files: []string{"a"}}, CodeMergeConflict, http.StatusConflict},
+		{errors.Join(sessions.ErrWorktreeDirty, sessions.ErrWorktree), CodeWorktreeDirty, http.StatusConflict},
+		{errors.Join(sessions.ErrWorktree, gitexec.ErrNotRepo), CodeWorktreeError, http.StatusBadRequest},
+		{errors.Join(memory.ErrCritical, sessions.ErrSpawn), CodeMemoryCritical, http.StatusServiceUnavailable},
+	} {
+		if code, status := ErrorStatus(c.err); code != c.code || status != c.status {
+			t.Errorf("%v: got %s %d, want %s %d", c.err, code, status, c.code, c.status)
+		}
+	}
 }

@@ -55,7 +55,7 @@ func TestForeignWorkspace(t *testing.T) {
 	err = CheckRepository(ctx, other)
 	_, addErr := Add(ctx, other, filepath.Join(other, ".worktrees", "x"), "x")
 	for _, err := range []error{err, addErr} {
-		if !errors.Is(err, ErrUntrusted) || errors.Is(err, ErrNotRepo) {
+		if !errors.Is(err, ErrUntrusted) || errors.Is(err, gitexec.ErrNotRepo) {
 			t.Fatalf("git in another user's repository outside the workspace: %v; want ErrUntrusted", err)
 		}
 		if msg := err.Error(); !strings.HasPrefix(msg, "git refuses to work in "+other+": it belongs to another user (uid 65534") {

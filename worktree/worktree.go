@@ -66,11 +66,9 @@ var (
 	// its worktrees (see gitexec.Trust); the error says which and what to
 	// do, and is passed on as it is, like ErrNoGit.
 	ErrUntrusted = gitexec.ErrUntrusted
-	// ErrNotRepo means the directory given is not inside a git work tree
-	// (or does not exist), so there is no repository to work on.
-	ErrNotRepo = errors.New("not inside a git work tree")
 	// ErrNoCommits means Add would have to branch from a HEAD that has no
-	// commit yet: the user must make a first commit. It is not ErrNotRepo,
+	// commit yet: the user must make a first commit. It is not
+	// gitexec.ErrNotRepo,
 	// since the repository itself is fine.
 	ErrNoCommits = errors.New("the repository has no commits yet")
 	// ErrInvalidBranch means git would not accept the name as a branch
@@ -334,7 +332,7 @@ func (p addPlan) checkout(ctx context.Context, undo *undoStack) error {
 func Status(ctx context.Context, dir string) ([]string, error) {
 	cfg, err := gitexec.NeutralConfig(ctx, dir)
 	if err != nil {
-		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return status(ctx, dir, cfg)
 }
@@ -345,7 +343,7 @@ func status(ctx context.Context, dir string, cfg []string) ([]string, error) {
 		"--untracked-files=normal", "--ignored=no", "--ignore-submodules=dirty")
 	out, err := run(ctx, dir, args...)
 	if err != nil {
-		return nil, gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return nil, gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return parseStatus(out), nil
 }
@@ -448,7 +446,7 @@ func CheckClean(ctx context.Context, dir string) error {
 	}
 	cfg, err := gitexec.NeutralConfig(ctx, abs)
 	if err != nil {
-		return gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", abs)
+		return gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", abs)
 	}
 	return checkClean(ctx, abs, cfg)
 }
@@ -482,11 +480,11 @@ func checkClean(ctx context.Context, abs string, cfg []string) error {
 func nestedRepos(ctx context.Context, abs string, cfg []string) ([]string, error) {
 	links, err := gitexec.Gitlinks(ctx, abs, nil, cfg)
 	if err != nil {
-		return nil, gitexec.Step(err, ErrNotRepo, "list the submodules of %s", abs)
+		return nil, gitexec.Step(err, gitexec.ErrNotRepo, "list the submodules of %s", abs)
 	}
 	_, repos, err := gitexec.Untracked(ctx, abs, nil, cfg)
 	if err != nil {
-		return nil, gitexec.Step(err, ErrNotRepo, "list the untracked files of %s", abs)
+		return nil, gitexec.Step(err, gitexec.ErrNotRepo, "list the untracked files of %s", abs)
 	}
 	var held []string
 	for _, l := range links {
@@ -504,7 +502,7 @@ func nestedRepos(ctx context.Context, abs string, cfg []string) ([]string, error
 func Exclude(ctx context.Context, repoDir, pattern string) error {
 	out, err := run(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
-		return gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", repoDir)
+		return gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", repoDir)
 	}
 	file := filepath.Join(strings.TrimSuffix(out, "\n"), "info", "exclude")
 	old, err := os.ReadFile(file)
@@ -591,7 +589,7 @@ func checkBranchName(ctx context.Context, top, branch string) error {
 }
 
 // CheckRepository returns nil when dir is inside a git work tree git
-// will work in, else why not: ErrNotRepo, ErrUntrusted, ErrNoGit, the
+// will work in, else why not: gitexec.ErrNotRepo, ErrUntrusted, ErrNoGit, the
 // context's end. Without one there are no worktrees to make.
 func CheckRepository(ctx context.Context, dir string) error {
 	_, err := toplevel(ctx, dir)
@@ -602,7 +600,7 @@ func CheckRepository(ctx context.Context, dir string) error {
 func toplevel(ctx context.Context, dir string) (string, error) {
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return "", gitexec.Step(err, ErrNotRepo, "%s is not inside a git work tree", dir)
+		return "", gitexec.Step(err, gitexec.ErrNotRepo, "%s is not inside a git work tree", dir)
 	}
 	return strings.TrimSuffix(out, "\n"), nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/testutil"
 )
 
@@ -253,14 +254,14 @@ func TestAddNotRepo(t *testing.T) {
 	ctx := testContext(t)
 	plain := testutil.TempDir(t)
 	_, err := Add(ctx, plain, filepath.Join(plain, ".worktrees", "x"), "x")
-	testutil.ErrorKind(t, err, ErrNotRepo, plain, "not a git repository")
+	testutil.ErrorKind(t, err, gitexec.ErrNotRepo, plain, "not a git repository")
 	if exists(t, filepath.Join(plain, ".worktrees")) {
 		t.Error(".worktrees created in a directory that is not a repository")
 	}
 
 	missing := filepath.Join(plain, "missing")
 	_, err = Add(ctx, missing, filepath.Join(plain, "wt"), "x")
-	testutil.ErrorKind(t, err, ErrNotRepo, missing)
+	testutil.ErrorKind(t, err, gitexec.ErrNotRepo, missing)
 }
 
 func TestNoGit(t *testing.T) {
@@ -271,8 +272,8 @@ func TestNoGit(t *testing.T) {
 
 	_, err := Add(ctx, dir, filepath.Join(dir, "wt"), "x")
 	testutil.ErrorKind(t, err, ErrNoGit, "git is not installed")
-	if errors.Is(err, ErrNotRepo) {
-		t.Errorf("Add without git: %v wraps ErrNotRepo", err)
+	if errors.Is(err, gitexec.ErrNotRepo) {
+		t.Errorf("Add without git: %v wraps gitexec.ErrNotRepo", err)
 	}
 	_, err = Status(ctx, dir)
 	testutil.ErrorKind(t, err, ErrNoGit)
@@ -457,7 +458,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	_, err = Status(ctx, testutil.TempDir(t))
-	testutil.ErrorKind(t, err, ErrNotRepo)
+	testutil.ErrorKind(t, err, gitexec.ErrNotRepo)
 }
 
 // addWorktree adds the worktree .worktrees/<branch> on a new branch.
@@ -596,7 +597,7 @@ func TestDeleteBranch(t *testing.T) {
 		t.Errorf("DeleteBranch of a missing branch: %v", err)
 	}
 	testutil.ErrorKind(t, DeleteBranch(ctx, repo, "-D"), ErrInvalidBranch)
-	testutil.ErrorKind(t, DeleteBranch(ctx, testutil.TempDir(t), "x"), ErrNotRepo)
+	testutil.ErrorKind(t, DeleteBranch(ctx, testutil.TempDir(t), "x"), gitexec.ErrNotRepo)
 }
 
 func TestDirName(t *testing.T) {
@@ -667,7 +668,7 @@ func TestExclude(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); err == nil {
 		t.Error("Exclude wrote a .gitignore")
 	}
-	testutil.ErrorKind(t, Exclude(ctx, testutil.TempDir(t), "/x/"), ErrNotRepo)
+	testutil.ErrorKind(t, Exclude(ctx, testutil.TempDir(t), "/x/"), gitexec.ErrNotRepo)
 }
 
 // TestNoFSMonitor: a repository's file-system monitor hook runs neither

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,17 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/gorilla/websocket"
-
 	"github.com/agentmux/agentmux/guard"
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -83,476 +78,51 @@ func (e *apiEnv) at(t *testing.T) *apiEnv {
 	return &c
 }
 
+// api is e's client: its requests and the checks of the API's replies
+// are apitest's, which httpapi's own tests share.
+func (e *apiEnv) api() *apitest.Client {
+	return &apitest.Client{T: e.t, URL: e.ts.URL, HTTP: e.client, Token: e.token}
+}
+
 // do sends a request; header holds name, value pairs.
 func (e *apiEnv) do(method, path, body string, header ...string) (*http.Response, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.ts.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
-			req.Host = header[i+1] // a client sends Request.Host, not a Host header
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
-	return e.send(req)
+	return e.api().Do(method, path, body, header...)
 }
 
 func (e *apiEnv) send(req *http.Request) (*http.Response, []byte) {
 	e.t.Helper()
-	if e.token != "" && req.Header.Get("Authorization") == "" {
-		req.Header.Set("Authorization", "Bearer "+e.token)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
-	}
-	return resp, b
+	return e.api().Send(req)
 }
 
-// wantStatus fails the test unless resp has status want.
-func wantStatus(t testing.TB, what string, resp *http.Response, body []byte, want int) {
-	t.Helper()
-	if resp.StatusCode != want {
-		t.Fatalf("%s: status %d, want %d; body %s", what, resp.StatusCode, want, body)
-	}
-}
-
-// wantError checks an API error: the status, JSON content, exactly the
-// {"error":{"code","message"}} shape, the code and a non-empty message. It
-// returns the message.
-func wantError(t testing.TB, what string, resp *http.Response, body []byte, status int, code string) string {
-	t.Helper()
-	wantStatus(t, what, resp, body, status)
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("%s: Content-Type %q, want JSON", what, ct)
-	}
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			// Files only for MERGE_CONFLICT.
-			Files []string `json:"files"`
-		} `json:"error"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		t.Fatalf("%s: body %s is not the error shape: %v", what, body, err)
-	}
-	if e.Error.Code != code {
-		t.Errorf("%s: code %q, want %q; body %s", what, e.Error.Code, code, body)
-	}
-	if e.Error.Message == "" {
-		t.Errorf("%s: empty error message; body %s", what, body)
-	}
-	if (e.Error.Files != nil) != (code == wire.CodeMergeConflict) {
-		t.Errorf("%s: files %v in a %s error; only MERGE_CONFLICT names files", what, e.Error.Files, code)
-	}
-	return e.Error.Message
-}
-
-// sessionKeys are the fields of Session JSON (SPEC 3) while it runs; exitCode
-// appears once the run ended and worktree only for worktree sessions.
-var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows", "running"}
-
-// decodeSession decodes {"session": Session}, checking the wrapper and the
-// field names.
-func decodeSession(t testing.TB, body []byte) wire.Session {
-	t.Helper()
-	var wrap map[string]json.RawMessage
-	if err := json.Unmarshal(body, &wrap); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	raw, ok := wrap["session"]
-	if !ok || len(wrap) != 1 {
-		t.Fatalf("body %s: want exactly {\"session\":...}", body)
-	}
-	return checkSessionJSON(t, raw)
-}
-
-func checkSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
-	t.Helper()
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		t.Fatalf("decode session %s: %v", raw, err)
-	}
-	for _, k := range sessionKeys {
-		if _, ok := fields[k]; !ok {
-			t.Errorf("session %s has no %q", raw, k)
-		}
-	}
-	for k := range fields {
-		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" {
-			t.Errorf("session %s has unexpected field %q", raw, k)
-		}
-	}
-	var s wire.Session
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatalf("decode session %s: %v", raw, err)
-	}
-	return s
-}
-
-// create posts a session and expects 201.
 func (e *apiEnv) create(body string) wire.Session {
 	e.t.Helper()
-	resp, b := e.do(http.MethodPost, "/api/sessions", body)
-	wantStatus(e.t, "create "+body, resp, b, http.StatusCreated)
-	return decodeSession(e.t, b)
+	return e.api().Create(body)
 }
 
 func (e *apiEnv) createCommand(argv []string) wire.Session {
 	e.t.Helper()
-	b, err := json.Marshal(map[string]any{"command": argv})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return e.create(string(b))
+	return e.api().CreateCommand(argv)
 }
 
 func (e *apiEnv) list() []wire.Session {
 	e.t.Helper()
-	resp, b := e.do(http.MethodGet, "/api/sessions", "")
-	wantStatus(e.t, "list", resp, b, http.StatusOK)
-	var wrap struct {
-		Sessions []json.RawMessage `json:"sessions"`
-	}
-	if err := json.Unmarshal(b, &wrap); err != nil || wrap.Sessions == nil {
-		e.t.Fatalf("list body %s: want {\"sessions\":[...]} (err %v)", b, err)
-	}
-	out := make([]wire.Session, len(wrap.Sessions))
-	for i, raw := range wrap.Sessions {
-		out[i] = checkSessionJSON(e.t, raw)
-	}
-	return out
+	return e.api().List()
 }
 
 func (e *apiEnv) get(id string) wire.Session {
 	e.t.Helper()
-	resp, b := e.do(http.MethodGet, "/api/sessions/"+id, "")
-	wantStatus(e.t, "get "+id, resp, b, http.StatusOK)
-	return decodeSession(e.t, b)
+	return e.api().Get(id)
 }
 
-func ids(list []wire.Session) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = s.ID
-	}
-	return out
-}
-
-func TestHealth(t *testing.T) {
-	e := newAPI(t)
-	resp, b := e.do(http.MethodGet, "/api/health", "")
-	wantStatus(t, "health", resp, b, http.StatusOK)
-	var h map[string]any
-	if err := json.Unmarshal(b, &h); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-	if h["status"] != "ok" {
-		t.Errorf("status = %v, want ok", h["status"])
-	}
-	if v, ok := h["version"].(string); !ok || v == "" {
-		t.Errorf("version = %#v, want a non-empty string", h["version"])
-	}
-	if ms, ok := h["uptimeMs"].(float64); !ok || ms < 0 {
-		t.Errorf("uptimeMs = %#v, want a non-negative number", h["uptimeMs"])
-	}
-}
-
-func TestCreateSessionDefaults(t *testing.T) {
-	e := newAPI(t)
-	before := time.Now()
-	s := e.create("{}")
-	after := time.Now()
-
-	if u, err := uuid.Parse(s.ID); err != nil || u.Version() != 4 || u.String() != s.ID {
-		t.Errorf("id %q is not a lower-case UUIDv4 (err %v)", s.ID, err)
-	}
-	if s.Status != "active" {
-		t.Errorf("status = %q, want active", s.Status)
-	}
-	if s.Cols != 80 || s.Rows != 24 {
-		t.Errorf("size = %dx%d, want 80x24", s.Cols, s.Rows)
-	}
-	if s.Agent != "custom" {
-		t.Errorf("agent = %q, want custom (from --agent-cmd)", s.Agent)
-	}
-	if want := []string{"sh", "-c", "exec sleep 60"}; !slices.Equal(s.Command, want) {
-		t.Errorf("command = %q, want %q", s.Command, want)
-	}
-	if s.Cwd != e.dir {
-		t.Errorf("cwd = %q, want the workspace %q", s.Cwd, e.dir)
-	}
-	if s.Name == "" {
-		t.Error("name is empty; want a generated one")
-	}
-	if s.ExitCode != nil {
-		t.Errorf("exitCode = %d on a running session; want it absent", *s.ExitCode)
-	}
-	// Re-read createdAt as text: it must be RFC 3339 and taken during the
-	// request.
-	var raw struct {
-		Session struct {
-			CreatedAt      string `json:"createdAt"`
-			LastActivityAt string `json:"lastActivityAt"`
-		} `json:"session"`
-	}
-	_, b := e.do(http.MethodGet, "/api/sessions/"+s.ID, "")
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
-	created, err := time.Parse(time.RFC3339, raw.Session.CreatedAt)
-	if err != nil {
-		t.Errorf("createdAt %q is not RFC 3339: %v", raw.Session.CreatedAt, err)
-	} else if created.Before(before.Truncate(time.Second)) || created.After(after) {
-		t.Errorf("createdAt %v is outside the request (%v .. %v)", created, before, after)
-	}
-	if _, err := time.Parse(time.RFC3339, raw.Session.LastActivityAt); err != nil {
-		t.Errorf("lastActivityAt %q is not RFC 3339: %v", raw.Session.LastActivityAt, err)
-	}
-}
-
-func TestCreateSessionWithOptions(t *testing.T) {
-	e := newAPI(t)
-	sub := filepath.Join(e.dir, "sub")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := e.create(`{"name":"build","cwd":"sub","command":["sleep","60"],"cols":120,"rows":40}`)
-	if s.Name != "build" || s.Cwd != sub || s.Cols != 120 || s.Rows != 40 || !slices.Equal(s.Command, []string{"sleep", "60"}) {
-		t.Errorf("session = %+v; want name build, cwd %s, 120x40, command [sleep 60]", s, sub)
-	}
-	// 0 means the default size; so does an absent body.
-	s = e.create(`{"cols":0,"rows":0}`)
-	if s.Cols != 80 || s.Rows != 24 {
-		t.Errorf("cols/rows 0: size %dx%d, want 80x24", s.Cols, s.Rows)
-	}
-	req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/sessions", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, b := e.send(req)
-	wantStatus(t, "create without a body", resp, b, http.StatusCreated)
-	decodeSession(t, b)
-}
-
-func TestListOldestFirstAndGet(t *testing.T) {
-	e := newAPI(t)
-	if got := e.list(); len(got) != 0 {
-		t.Fatalf("fresh server lists %d sessions", len(got))
-	}
-	var want []string
-	for _, name := range []string{"a", "b", "c"} {
-		want = append(want, e.create(`{"name":"`+name+`"}`).ID)
-	}
-	list := e.list()
-	if !slices.Equal(ids(list), want) {
-		t.Fatalf("list ids %v, want creation order %v", ids(list), want)
-	}
-	for i, name := range []string{"a", "b", "c"} {
-		if list[i].Name != name {
-			t.Errorf("list[%d].name = %q, want %q", i, list[i].Name, name)
-		}
-		if i > 0 && list[i].CreatedAt.Before(list[i-1].CreatedAt) {
-			t.Errorf("list[%d] created before list[%d]", i, i-1)
-		}
-	}
-	got := e.get(want[1])
-	if got.ID != want[1] || got.Name != "b" || got.Status != "active" {
-		t.Errorf("get = %+v, want session b, active", got)
-	}
-}
-
-func TestGetUnknownSession(t *testing.T) {
-	e := newAPI(t)
-	for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
-		resp, b := e.do(http.MethodGet, "/api/sessions/"+id, "")
-		wantError(t, "get "+id, resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
-	}
-}
-
-func TestCreateBadRequests(t *testing.T) {
-	e := newAPI(t)
-	if err := os.WriteFile(filepath.Join(e.dir, "file"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	long := strings.Repeat("x", 129)
-	for _, tc := range []struct {
-		name, body string
-		msg        string // in the error message
-	}{
-		{"malformed JSON", `{"name":`, "bad request body"},
-		{"not an object", `[1,2]`, "bad request body"},
-		{"unknown field", `{"nmae":"x"}`, "nmae"},
-		{"wrong type", `{"cols":"80"}`, "cols"},
-		{"command not a list", `{"command":"sh"}`, "command"},
-		{"two JSON values", `{} {}`, "more than one"},
-		{"trailing garbage", `{}x`, ""},
-		{"cols too large", `{"cols":1001}`, "1001"},
-		{"cols negative", `{"cols":-1}`, "-1"},
-		{"rows too large", `{"rows":1001}`, "1001"},
-		{"nonexistent cwd", `{"cwd":"no/such/dir"}`, "does not exist"},
-		{"cwd is a file", `{"cwd":"file"}`, "not a directory"},
-		{"empty program", `{"command":[""]}`, "program"},
-		{"unknown agent", `{"agent":"nope"}`, "nope"},
-		{"long name", `{"name":"` + long + `"}`, "128"},
-		{"worktree without a branch", `{"worktree":{}}`, "branch"},
-		{"worktree and cwd", `{"cwd":".","worktree":{"branch":"feature"}}`, "not both"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := e.at(t)
-			resp, b := e.do(http.MethodPost, "/api/sessions", tc.body)
-			msg := wantError(t, tc.body, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
-			if !strings.Contains(msg, tc.msg) {
-				t.Errorf("message %q does not mention %q", msg, tc.msg)
-			}
-		})
-	}
-	if n := len(e.list()); n != 0 {
-		t.Errorf("after bad requests %d sessions are listed, want 0", n)
-	}
-}
-
-func TestCreateSpawnFailure(t *testing.T) {
-	e := newAPI(t)
-	resp, b := e.do(http.MethodPost, "/api/sessions", `{"command":["/nonexistent/x"]}`)
-	msg := wantError(t, "nonexistent command", resp, b, http.StatusBadRequest, wire.CodePTYSpawnFailed)
-	if !strings.Contains(msg, "/nonexistent/x") {
-		t.Errorf("message %q does not name the command", msg)
-	}
-	if n := len(e.list()); n != 0 {
-		t.Errorf("after a failed spawn %d sessions are listed, want 0", n)
-	}
-
-	t.Run("claude not installed", func(t *testing.T) {
-		e := e.at(t)
-		if _, err := exec.LookPath("claude"); err == nil {
-			t.Skip("claude is installed here")
-		}
-		resp, b := e.do(http.MethodPost, "/api/sessions", `{"agent":"claude"}`)
-		msg := wantError(t, "agent claude", resp, b, http.StatusBadRequest, wire.CodePTYSpawnFailed)
-		if !strings.Contains(msg, "not installed") {
-			t.Errorf("message %q does not say claude is not installed", msg)
-		}
-		if n := len(e.list()); n != 0 {
-			t.Errorf("%d sessions listed, want 0", n)
-		}
-	})
-}
-
-func TestSessionLimit(t *testing.T) {
-	e := newAPI(t, "--max-sessions", "4")
-	var made []string
-	for range 4 {
-		made = append(made, e.create("{}").ID)
-	}
-	resp, b := e.do(http.MethodPost, "/api/sessions", "{}")
-	wantError(t, "fifth session", resp, b, http.StatusConflict, wire.CodeSessionLimitReached)
-	if got := ids(e.list()); !slices.Equal(got, made) {
-		t.Fatalf("after the refused create the list is %v, want %v", got, made)
-	}
-	// Destroying one makes room again.
-	resp, b = e.do(http.MethodDelete, "/api/sessions/"+made[0], "")
-	wantStatus(t, "delete", resp, b, http.StatusNoContent)
-	e.create("{}")
-	if n := len(e.list()); n != 4 {
-		t.Errorf("%d sessions listed, want 4", n)
-	}
-}
-
-func TestDeleteStopsProcess(t *testing.T) {
-	e := newAPI(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	s := e.createCommand(pidSleeper(pidFile))
-	other := e.create("{}")
-	pid := testutil.ReadPID(t, waitTimeout, pidFile)
-
-	resp, b := e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
-	wantStatus(t, "delete", resp, b, http.StatusNoContent)
-	if len(b) != 0 {
-		t.Errorf("204 with body %q", b)
-	}
-	waitGone(t, pid)
-
-	resp, b = e.do(http.MethodGet, "/api/sessions/"+s.ID, "")
-	wantError(t, "get deleted", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
-	if got := ids(e.list()); !slices.Equal(got, []string{other.ID}) {
-		t.Errorf("list after delete = %v, want only %s", got, other.ID)
-	}
-	resp, b = e.do(http.MethodDelete, "/api/sessions/"+s.ID, "")
-	wantError(t, "delete twice", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
-}
-
-func TestDeleteUnknown(t *testing.T) {
-	e := newAPI(t)
-	resp, b := e.do(http.MethodDelete, "/api/sessions/"+uuid.NewString(), "")
-	wantError(t, "delete unknown", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
-}
-
-func TestResume(t *testing.T) {
-	e := newAPI(t)
-
-	running := e.create("{}")
-	resp, b := e.do(http.MethodPost, "/api/sessions/"+running.ID+"/resume", "")
-	wantStatus(t, "resume a running session", resp, b, http.StatusConflict)
-
-	resp, b = e.do(http.MethodPost, "/api/sessions/"+uuid.NewString()+"/resume", "")
-	wantError(t, "resume unknown", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
-
-	// The first run exits 3 at once; the resumed run finds its marker and
-	// keeps running, so the reply's status cannot race with its end.
-	marker := filepath.Join(t.TempDir(), "marker")
-	s := e.createCommand([]string{"sh", "-c", `if [ -e "$0" ]; then exec sleep 60; fi; : > "$0"; exit 3`, marker})
-	var ended wire.Session
-	testutil.Eventually(t, waitTimeout, "the first run to end", func() bool {
-		ended = e.get(s.ID)
-		return ended.ExitCode != nil
-	})
-	if ended.Status != "error" || *ended.ExitCode != 3 {
-		t.Errorf("after exit 3: status %q exitCode %d, want error and 3", ended.Status, *ended.ExitCode)
-	}
-
-	resp, b = e.do(http.MethodPost, "/api/sessions/"+s.ID+"/resume", "")
-	wantStatus(t, "resume an exited session", resp, b, http.StatusOK)
-	got := decodeSession(t, b)
-	if got.ID != s.ID || got.Status != "active" || got.ExitCode != nil {
-		t.Errorf("resumed = %+v, want the same id, active, no exitCode", got)
-	}
-	resp, b = e.do(http.MethodPost, "/api/sessions/"+s.ID+"/resume", "")
-	wantStatus(t, "resume again", resp, b, http.StatusConflict)
-}
-
-func TestUnknownAPIRoute(t *testing.T) {
-	e := newAPI(t)
-	for _, tc := range []struct{ method, path string }{
-		{http.MethodGet, "/api/x"},
-		{http.MethodPost, "/api/x/y"},
-		{http.MethodGet, "/api/"},
-	} {
-		resp, b := e.do(tc.method, tc.path, "")
-		msg := wantError(t, tc.method+" "+tc.path, resp, b, http.StatusNotFound, wire.CodeNotFound)
-		if !strings.Contains(msg, tc.path) {
-			t.Errorf("%s %s: message %q does not name the path", tc.method, tc.path, msg)
-		}
-	}
-}
+// The checks of the API's replies, by the names these tests use.
+var (
+	wantStatus       = apitest.WantStatus
+	wantError        = apitest.WantError
+	decodeSession    = apitest.DecodeSession
+	checkSessionJSON = apitest.CheckSessionJSON
+	ids              = apitest.IDs
+)
 
 func TestIndexPage(t *testing.T) {
 	e := newAPI(t)
@@ -678,15 +248,8 @@ func TestToken(t *testing.T) {
 }
 
 // roundTrip checks the connection is served: a heartbeat gets its reply.
-func roundTrip(t testing.TB, conn *websocket.Conn) {
-	t.Helper()
-	if err := conn.WriteJSON(map[string]any{"type": "heartbeat", "timestamp": 42}); err != nil {
-		t.Fatalf("send heartbeat: %v", err)
-	}
-	if m := expectWS(t, conn, "heartbeat"); len(m.Timestamp) == 0 || string(m.Timestamp) == "0" {
-		t.Errorf("heartbeat reply without timestamp: %+v", m)
-	}
-}
+// roundTrip is apitest's: a heartbeat there and back.
+var roundTrip = apitest.RoundTrip
 
 func TestWebSocketOrigin(t *testing.T) {
 	t.Run("same origin only", func(t *testing.T) {

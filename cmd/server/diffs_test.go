@@ -10,34 +10,16 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/wire"
 )
 
-// diffBody is GET /api/sessions/:id/diff's answer.
-type diffBody struct {
-	Base  string `json:"base"`
-	Files []struct {
-		Path      string `json:"path"`
-		OldPath   string `json:"oldPath"`
-		Status    string `json:"status"`
-		Additions int    `json:"additions"`
-		Deletions int    `json:"deletions"`
-		Binary    bool   `json:"binary"`
-		Patch     string `json:"patch"`
-	} `json:"files"`
-	Truncated bool `json:"truncated"`
-}
+// diffBody is GET /api/sessions/:id/diff's answer, as apitest reads it.
+type diffBody = apitest.Diff
 
 func (e *apiEnv) diff(id, query string) diffBody {
 	e.t.Helper()
-	resp, b := e.do(http.MethodGet, "/api/sessions/"+id+"/diff"+query, "")
-	wantStatus(e.t, "diff", resp, b, http.StatusOK)
-	var d diffBody
-	if err := json.Unmarshal(b, &d); err != nil {
-		e.t.Fatalf("diff body %s: %v", b, err)
-	}
-	return d
+	return e.api().Diff(id, query)
 }
 
 // sessionDiffMsg is a session.diff message.
@@ -143,53 +125,4 @@ func TestSessionDiffLive(t *testing.T) {
 	git(t, e.dir, "add", "-A")
 	git(t, e.dir, "commit", "-q", "-m", "plan")
 	nextDiff(t, conn, s.ID, func(m sessionDiffMsg) bool { return len(m.Files) == 0 })
-}
-
-// TestWorktreeSessionDiff: a worktree session's changes count from where
-// its branch left the workspace's branch, committed ones included, and
-// not what that branch did since.
-func TestWorktreeSessionDiff(t *testing.T) {
-	e := newRepoAPI(t)
-	s := e.create(`{"worktree":{"branch":"feature/diff"}}`)
-	wt := s.Worktree.Path
-	writeWS(t, wt, "feature.txt", "feature\n")
-	git(t, wt, "add", "feature.txt")
-	git(t, wt, "commit", "-q", "-m", "feature work")
-	writeWS(t, wt, "wip.txt", "uncommitted\n")
-	// The workspace's branch moves on.
-	writeWS(t, e.dir, "main.txt", "main moved on\n")
-	git(t, e.dir, "add", "main.txt")
-	git(t, e.dir, "commit", "-q", "-m", "main work")
-
-	d := e.diff(s.ID, "")
-	got := map[string]string{}
-	for _, f := range d.Files {
-		got[f.Path] = f.Status
-	}
-	if len(got) != 2 || got["feature.txt"] != "added" || got["wip.txt"] != "added" {
-		t.Errorf("the worktree's changes: %v; want feature.txt and wip.txt, not main.txt", got)
-	}
-	if info := e.get(s.ID); info.Worktree == nil || info.Worktree.Base != "main" {
-		t.Errorf("worktree %+v: want base main recorded", info.Worktree)
-	}
-}
-
-// TestSessionDiffFetchesNothing: a workspace that claims to be a partial
-// clone, missing the blob its diff needs, with a promisor remote whose
-// transport runs a command of the config's choosing (ssh with
-// core.sshCommand, or ext::): the diff the API serves does not run it; it
-// fails instead. (The live summaries' side is changes.TestLiveFetchesNothing.)
-func TestSessionDiffFetchesNothing(t *testing.T) {
-	for _, transport := range []string{"ssh", "ext"} {
-		t.Run(transport, func(t *testing.T) {
-			e := newRepoAPI(t)
-			script, ran := testutil.MarkerScript(t)
-			testutil.MakePartialClone(t, e.dir, "README.md", testutil.PromisorURL(transport, ran), script)
-			writeWS(t, e.dir, "README.md", "hello\nworld\n")
-			s := e.createCommand(sleeper())
-			resp, b := e.do(http.MethodGet, "/api/sessions/"+s.ID+"/diff", "")
-			wantError(t, "diff", resp, b, http.StatusInternalServerError, wire.CodeInternal)
-			testutil.NotRun(t, "GET /api/sessions/:id/diff", ran)
-		})
-	}
 }

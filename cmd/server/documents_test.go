@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -36,11 +37,11 @@ func getDocuments(t *testing.T, e *apiEnv) documentsResponse {
 
 // TestDocumentsList: GET /api/documents lists the markdown documents under
 // docs/ that are on disk when the server starts (a restart, a reload, a
-// second page), newest first, at most maxDocuments, and follows writes.
+// second page), newest first, at most httpapi.MaxDocuments, and follows writes.
 func TestDocumentsList(t *testing.T) {
 	dir := t.TempDir()
 	old := time.Now().Add(-24 * time.Hour).Truncate(time.Second)
-	n := maxDocuments + 5
+	n := httpapi.MaxDocuments + 5
 	for i := range n {
 		rel := fmt.Sprintf("docs/d%03d.md", i)
 		writeWS(t, dir, rel, "# "+rel+"\n")
@@ -55,8 +56,8 @@ func TestDocumentsList(t *testing.T) {
 	e.dir = dir
 
 	got := getDocuments(t, e).Documents
-	if len(got) != maxDocuments {
-		t.Fatalf("%d documents, want the newest %d", len(got), maxDocuments)
+	if len(got) != httpapi.MaxDocuments {
+		t.Fatalf("%d documents, want the newest %d", len(got), httpapi.MaxDocuments)
 	}
 	for i, d := range got {
 		wantRel := fmt.Sprintf("docs/d%03d.md", n-1-i)
@@ -73,7 +74,7 @@ func TestDocumentsList(t *testing.T) {
 	}
 	testutil.Eventually(t, waitTimeout, "the new document first, the removed one gone", func() bool {
 		got := getDocuments(t, e).Documents
-		return len(got) == maxDocuments && got[0].Path == "docs/plan/new.md" &&
+		return len(got) == httpapi.MaxDocuments && got[0].Path == "docs/plan/new.md" &&
 			got[1].Path == fmt.Sprintf("docs/d%03d.md", n-2)
 	})
 }

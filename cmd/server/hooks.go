@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -69,7 +70,7 @@ func (h *hookServer) start(mgr *sessions.Manager) {
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
 	e.Any("/*", func(c echo.Context) error {
-		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, "this listener takes agent hook calls only")
+		return httpapi.WriteError(c, http.StatusNotFound, wire.CodeNotFound, "this listener takes agent hook calls only")
 	})
 	h.http = newHTTPServer(e, h.log, defaultLimits)
 	go func() {
@@ -94,27 +95,27 @@ func (h *hookServer) stop(ctx context.Context) error {
 func hookCall(c echo.Context, mgr *sessions.Manager) error {
 	req := c.Request()
 	if !isLoopback(req.RemoteAddr) {
-		return errorJSON(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are taken from this machine only")
+		return httpapi.WriteError(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are taken from this machine only")
 	}
 	if req.Header.Get("Origin") != "" || req.Header.Get("Sec-Fetch-Site") != "" {
 		// A browser page: hooks are never called from one.
-		return errorJSON(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are not taken from web pages")
+		return httpapi.WriteError(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are not taken from web pages")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxHookBodyBytes))
 	if err != nil {
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "read hook input: "+err.Error())
+		return httpapi.WriteError(c, http.StatusBadRequest, wire.CodeInvalidMessage, "read hook input: "+err.Error())
 	}
 	sess, err := mgr.Get(c.Param("id"))
 	if err != nil {
 		// Said as for a wrong secret: a caller without one learns nothing
 		// about which sessions exist.
-		return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, sessions.ErrHookSecret.Error())
+		return httpapi.WriteError(c, http.StatusUnauthorized, wire.CodeUnauthorized, sessions.ErrHookSecret.Error())
 	}
 	switch err := sess.Hook(req.Header.Get(sessions.HookHeader), body); {
 	case errors.Is(err, sessions.ErrHookSecret):
-		return errorJSON(c, http.StatusUnauthorized, wire.CodeUnauthorized, err.Error())
+		return httpapi.WriteError(c, http.StatusUnauthorized, wire.CodeUnauthorized, err.Error())
 	case err != nil:
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
+		return httpapi.WriteError(c, http.StatusBadRequest, wire.CodeInvalidMessage, err.Error())
 	}
 	return c.NoContent(http.StatusNoContent)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -42,7 +43,7 @@ func TestInputEndpoint(t *testing.T) {
 	wantError(t, "no data", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	resp, b = e.browserRequest(http.MethodPost, path, e.ts.URL, "same-origin", "application/json", `{"keys":"x"}`)
 	wantError(t, "an unknown field", resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
-	big, _ := json.Marshal(map[string]string{"data": strings.Repeat("x", maxBodyBytes)})
+	big, _ := json.Marshal(map[string]string{"data": strings.Repeat("x", httpapi.MaxBodyBytes)})
 	resp, b = e.browserRequest(http.MethodPost, path, e.ts.URL, "same-origin", "application/json", string(big))
 	wantError(t, "a body over the limit", resp, b, http.StatusRequestEntityTooLarge, wire.CodeBodyTooLarge)
 	resp, b = e.browserRequest(http.MethodPost, "/api/sessions/0d6e1c2a-0000-4000-8000-000000000000/input", e.ts.URL, "same-origin", "application/json", `{"data":"x"}`)

@@ -16,7 +16,7 @@ import (
 type httpLimits struct {
 	readHeader time.Duration
 	// read bounds reading a whole request, body included: bodies are at
-	// most maxBodyBytes of JSON (maxHookBodyBytes on the hook listener).
+	// most httpapi.MaxBodyBytes of JSON (maxHookBodyBytes on the hook listener).
 	read time.Duration
 	// write bounds a handler and its response; the longest handler
 	// removes a worktree, which git may take a minute (gitTimeout) for.

@@ -24,6 +24,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/guard"
+	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/internal/reaper"
@@ -78,7 +79,9 @@ type server struct {
 	ports    *ports.Lister
 	// checkpoints snapshots sessions' trees as their agents end turns.
 	checkpoints *checkpoint.Auto
-	started     time.Time
+	// api serves the routes under /api.
+	api     *httpapi.API
+	started time.Time
 
 	// stopWatchers ends the watcher goroutines; watchers tracks them.
 	stopWatchers context.CancelFunc
@@ -195,6 +198,25 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Logger:     log,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if s.api, err = httpapi.New(httpapi.Options{
+		Sessions:  s.mgr,
+		Workspace: cfg.Workspace,
+		Files:     s.workspace,
+		// start makes the worktree watchers, before anything is served.
+		Worktrees:   func() []httpapi.WatchedTree { return s.worktrees.all() },
+		Memory:      mon,
+		Ports:       s.ports,
+		Previews:    s.previews,
+		IsOwnPort:   s.own.has,
+		Reviews:     s.app,
+		Announce:    s.app,
+		Checkpoints: cfg.Checkpoints,
+		Version:     version,
+		Started:     s.started,
+		Logger:      log,
+	}); err != nil {
 		return nil, err
 	}
 	s.start()

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
-	"github.com/agentmux/agentmux/sessions"
 )
 
 func TestMain(m *testing.M) {
@@ -65,26 +59,14 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// processGone reports whether no process has this pid (kill(pid, 0) gives
-// ESRCH). A zombie still counts as present.
-func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
-
-func waitGone(t testing.TB, pid int) {
-	t.Helper()
-	testutil.Eventually(t, waitTimeout, fmt.Sprintf("process %d to be gone", pid), func() bool { return processGone(pid) })
-}
-
-// Commands run as sessions. Each takes its pid file as $0.
-
-// sleeper runs for a minute and dies of SIGHUP.
-func sleeper() []string { return []string{"sh", "-c", "exec sleep 60"} }
-
-// pidSleeper writes its pid to path, then runs for a minute; SIGHUP ends it.
-func pidSleeper(path string) []string {
-	return []string{"sh", "-c", `echo $$ > "$0"; exec sleep 60`, path}
-}
+// The sessions' commands and the wait for a process to end are apitest's,
+// which httpapi's tests share.
+var (
+	processGone = apitest.ProcessGone
+	waitGone    = apitest.WaitGone
+	sleeper     = apitest.Sleeper
+	pidSleeper  = apitest.PIDSleeper
+)
 
 // hupIgnorer ignores SIGHUP (its children inherit that), then writes its pid
 // to path, so the pid file proves the trap is in place; only SIGKILL ends
@@ -93,78 +75,16 @@ func hupIgnorer(path string) []string {
 	return []string{"sh", "-c", `trap "" HUP; echo $$ > "$0"; while :; do sleep 1; done`, path}
 }
 
-// newHTTPClient returns a client with its own transport, closed when the
-// test ends so no keep-alive goroutine outlives it. It does not follow
-// redirects, so tests see them.
-func newHTTPClient(t testing.TB) *http.Client {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{
-		Transport:     tr,
-		Timeout:       waitTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
+// newHTTPClient is apitest's: a client closed when the test ends, that
+// does not follow redirects.
+var newHTTPClient = apitest.NewHTTPClient
 
-// dialWS opens a WebSocket; the connection is closed when the test ends.
-// It returns the handshake's HTTP status, also on failure.
-func dialWS(t testing.TB, url string, header http.Header) (*websocket.Conn, int, error) {
-	t.Helper()
-	d := websocket.Dialer{HandshakeTimeout: waitTimeout}
-	conn, resp, err := d.Dial(url, header)
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-		if resp.Body != nil {
-			resp.Body.Close()
-		}
-	}
-	if err != nil {
-		return nil, status, err
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn, status, nil
-}
+// The WebSocket client of these tests is apitest's, which httpapi's tests
+// share.
+type wsMsg = apitest.Msg
 
-// wsMsg is any server message, with the fields these tests look at.
-type wsMsg struct {
-	Type          string `json:"type"`
-	SessionID     string `json:"sessionId"`
-	Status        string `json:"status"`
-	Reason        string `json:"reason"`
-	Message       string `json:"message"`
-	Code          string `json:"code"`
-	GracePeriodMs *int64 `json:"gracePeriodMs"`
-	// Permission is session.status's and session.needsInput's.
-	Permission *sessions.Permission `json:"permission"`
-	// Timestamp is a number in heartbeats and a string in file.changed.
-	Timestamp json.RawMessage `json:"timestamp"`
-}
-
-// readWS reads the next message within waitTimeout.
-func readWS(conn *websocket.Conn) (wsMsg, []byte, error) {
-	_ = conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	_, b, err := conn.ReadMessage()
-	if err != nil {
-		return wsMsg{}, nil, err
-	}
-	var m wsMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return wsMsg{}, b, fmt.Errorf("decode %q: %w", b, err)
-	}
-	return m, b, nil
-}
-
-// expectWS reads until a message of type typ arrives, skipping others.
-func expectWS(t testing.TB, conn *websocket.Conn, typ string) wsMsg {
-	t.Helper()
-	for {
-		m, _, err := readWS(conn)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v", typ, err)
-		}
-		if m.Type == typ {
-			return m
-		}
-	}
-}
+var (
+	dialWS   = apitest.DialWS
+	readWS   = apitest.ReadWS
+	expectWS = apitest.ExpectWS
+)

@@ -50,7 +50,7 @@ func TestNestedRepositoriesNeverEntered(t *testing.T) {
 	e.typeInto(s.ID, "second\r")
 	// Checkpoint 2, taken on request, was announced too.
 	collectUntil(t, conn, "the second turn's checkpoint", func(ev watchEvent) bool {
-		return isCheckpoint(ev) && strings.Contains(string(ev.raw), `"id":3`)
+		return isCheckpoint(ev) && strings.Contains(string(ev.Raw), `"id":3`)
 	})
 	testutil.NotRun(t, "the checkpoint at the end of a turn", marker)
 

@@ -115,7 +115,7 @@ func TestPortsListedWithTheirSession(t *testing.T) {
 		}
 	}
 	collectUntil(t, conn, "ports.changed with the app", func(ev watchEvent) bool {
-		return ev.Type == wire.TypePortsChanged && strings.Contains(string(ev.raw), `"port":`+strconv.Itoa(port)+`,`)
+		return ev.Type == wire.TypePortsChanged && strings.Contains(string(ev.Raw), `"port":`+strconv.Itoa(port)+`,`)
 	})
 }
 

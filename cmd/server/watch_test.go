@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"mime"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,6 +25,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -37,94 +36,15 @@ import (
 // first event held back to the end of the 500 ms coalescing window.
 const isolatedWriteBound = 450 * time.Millisecond
 
-// watchEvent is a server message with the fields of the workspace and
-// resource messages; raw is the whole frame.
-type watchEvent struct {
-	Type      string `json:"type"`
-	Path      string `json:"path"`
-	Event     string `json:"event"`
-	Timestamp string `json:"timestamp"`
-	Mode      string `json:"mode"`
-	Trigger   string `json:"trigger"`
-	Level     string `json:"level"`
-	Code      string `json:"code"`
-	SessionID string `json:"sessionId"`
-	raw       []byte
-}
+// The workspace's messages are read with apitest's client.
+type watchEvent = apitest.Event
 
-func (ev watchEvent) String() string { return string(ev.raw) }
-
-// readWatchEvent reads the next message other than a heartbeat (whose
-// numeric timestamp does not fit watchEvent), until deadline.
-func readWatchEvent(conn *websocket.Conn, deadline time.Time) (watchEvent, error) {
-	for {
-		_ = conn.SetReadDeadline(deadline)
-		_, b, err := conn.ReadMessage()
-		if err != nil {
-			return watchEvent{}, err
-		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return watchEvent{}, fmt.Errorf("decode %q: %w", b, err)
-		}
-		if head.Type == "heartbeat" {
-			continue
-		}
-		var ev watchEvent
-		if err := json.Unmarshal(b, &ev); err != nil {
-			return watchEvent{}, fmt.Errorf("decode %q: %w", b, err)
-		}
-		ev.raw = b
-		return ev, nil
-	}
-}
-
-// collectUntil reads messages until one satisfies stop, within waitTimeout,
-// and returns all it read, the stopping one last.
-func collectUntil(t testing.TB, conn *websocket.Conn, what string, stop func(watchEvent) bool) []watchEvent {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var got []watchEvent
-	for {
-		ev, err := readWatchEvent(conn, deadline)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v; read before:\n%s", what, err, eventLines(got))
-		}
-		got = append(got, ev)
-		if stop(ev) {
-			return got
-		}
-	}
-}
-
-// collectWithin is collectUntil with its own bound, for waits whose
-// failure is expected to be a bug's hang rather than a slow machine.
-func collectWithin(t testing.TB, conn *websocket.Conn, within time.Duration, what string, stop func(watchEvent) bool) ([]watchEvent, bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var got []watchEvent
-	for {
-		ev, err := readWatchEvent(conn, deadline)
-		if err != nil {
-			t.Errorf("waiting for %s: %v; read before:\n%s", what, err, eventLines(got))
-			return got, false
-		}
-		got = append(got, ev)
-		if stop(ev) {
-			return got, true
-		}
-	}
-}
-
-func eventLines(evs []watchEvent) string {
-	var b strings.Builder
-	for _, ev := range evs {
-		fmt.Fprintf(&b, "  %s\n", ev.raw)
-	}
-	return b.String()
-}
+var (
+	readWatchEvent = apitest.ReadEvent
+	collectUntil   = apitest.CollectUntil
+	collectWithin  = apitest.CollectWithin
+	eventLines     = apitest.EventLines
+)
 
 // isFileEvent matches the file.changed of abs with op ("" for any op).
 func isFileEvent(abs, op string) func(watchEvent) bool {
@@ -138,17 +58,7 @@ func isFileEvent(abs, op string) func(watchEvent) bool {
 // WebSocket on e's server, registered with the hub once it returns.
 func watchWS(t *testing.T, e *apiEnv) *websocket.Conn {
 	t.Helper()
-	select {
-	case <-e.srv.workspace.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatalf("the workspace watcher was not ready within %v", waitTimeout)
-	}
-	conn, _, err := dialWS(t, "ws"+strings.TrimPrefix(e.ts.URL, "http")+"/ws", nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	roundTrip(t, conn) // the heartbeat reply proves the hub has the connection
-	return conn
+	return apitest.OpenWS(t, e.ts.URL, e.srv.workspace.Ready())
 }
 
 // writeWS writes a file under root, making its directories.
@@ -184,22 +94,22 @@ func marker(t testing.TB, e *apiEnv, conn *websocket.Conn) []watchEvent {
 func checkFileChanged(t testing.TB, ev watchEvent, from, to time.Time) {
 	t.Helper()
 	var fields map[string]any
-	if err := json.Unmarshal(ev.raw, &fields); err != nil {
+	if err := json.Unmarshal(ev.Raw, &fields); err != nil {
 		t.Fatal(err)
 	}
 	if keys := slices.Sorted(maps.Keys(fields)); !slices.Equal(keys, []string{"event", "path", "timestamp", "type"}) {
-		t.Errorf("file.changed %s has fields %q, want exactly type, path, event, timestamp", ev.raw, keys)
+		t.Errorf("file.changed %s has fields %q, want exactly type, path, event, timestamp", ev.Raw, keys)
 	}
 	if !filepath.IsAbs(ev.Path) {
-		t.Errorf("file.changed %s: path is not absolute", ev.raw)
+		t.Errorf("file.changed %s: path is not absolute", ev.Raw)
 	}
 	ts, err := time.Parse(time.RFC3339, ev.Timestamp)
 	if err != nil {
-		t.Errorf("file.changed %s: timestamp is not RFC 3339: %v", ev.raw, err)
+		t.Errorf("file.changed %s: timestamp is not RFC 3339: %v", ev.Raw, err)
 		return
 	}
 	if ts.Before(from.Add(-time.Second)) || ts.After(to.Add(time.Second)) {
-		t.Errorf("file.changed %s: timestamp %v is not between %v and %v", ev.raw, ts, from, to)
+		t.Errorf("file.changed %s: timestamp %v is not between %v and %v", ev.Raw, ts, from, to)
 	}
 }
 
@@ -228,7 +138,7 @@ func TestWatchFileEvents(t *testing.T) {
 	took := time.Since(before)
 	ev := got[len(got)-1]
 	if ev.Event != "add" {
-		t.Errorf("first file.changed for a new file: %s, want event add", ev.raw)
+		t.Errorf("first file.changed for a new file: %s, want event add", ev.Raw)
 	}
 	checkFileChanged(t, ev, before, time.Now())
 	if took > isolatedWriteBound {
@@ -249,7 +159,7 @@ func TestWatchFileEvents(t *testing.T) {
 	}
 	got = collectUntil(t, conn, "file.changed for notes/doc.txt", isFileEvent(abs, ""))
 	if ev := got[len(got)-1]; ev.Event != "add" {
-		t.Errorf("file moved into the workspace: %s, want event add", ev.raw)
+		t.Errorf("file moved into the workspace: %s, want event add", ev.Raw)
 	} else {
 		checkFileChanged(t, ev, before, time.Now())
 	}
@@ -260,7 +170,7 @@ func TestWatchFileEvents(t *testing.T) {
 	}
 	got = collectUntil(t, conn, "file.changed for the rewritten notes/doc.txt", isFileEvent(abs, ""))
 	if ev := got[len(got)-1]; ev.Event != "change" {
-		t.Errorf("rewritten file: %s, want event change", ev.raw)
+		t.Errorf("rewritten file: %s, want event change", ev.Raw)
 	} else {
 		checkFileChanged(t, ev, before, time.Now())
 	}
@@ -273,7 +183,7 @@ func TestWatchFileEvents(t *testing.T) {
 	got = collectUntil(t, conn, "file.changed unlink for notes/doc.txt", isFileEvent(abs, "unlink"))
 	for _, ev := range only(got, isFileEvent(abs, "")) {
 		if ev.Event != "change" && ev.Event != "unlink" {
-			t.Errorf("after the removal: %s, want only a pending change, then unlink", ev.raw)
+			t.Errorf("after the removal: %s, want only a pending change, then unlink", ev.Raw)
 		}
 	}
 	checkFileChanged(t, got[len(got)-1], before, time.Now())
@@ -311,7 +221,7 @@ func TestWatchFileEvents(t *testing.T) {
 	got = append(got, marker(t, e, conn)...)
 	for _, ev := range only(got, isFileEvent(saved, "")) {
 		if ev.Event != "change" {
-			t.Errorf("save by rename: %s, want only change", ev.raw)
+			t.Errorf("save by rename: %s, want only change", ev.Raw)
 		}
 	}
 
@@ -333,7 +243,7 @@ func TestWatchFileEvents(t *testing.T) {
 	writeWS(t, outside, "gone/sub/b.txt", "changed\n")
 	for _, ev := range marker(t, e, conn) {
 		if strings.Contains(ev.Path, "/pkg/") || strings.HasPrefix(ev.Path, outside) {
-			t.Errorf("event from a directory moved out of the workspace: %s", ev.raw)
+			t.Errorf("event from a directory moved out of the workspace: %s", ev.Raw)
 		}
 	}
 
@@ -437,12 +347,12 @@ func TestWatchLayoutShift(t *testing.T) {
 		t.Errorf("layout.shift without the file.changed add of docs/prd.md before it:\n%s", eventLines(got))
 	}
 	var fields map[string]any
-	if err := json.Unmarshal(shift.raw, &fields); err != nil {
+	if err := json.Unmarshal(shift.Raw, &fields); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"type": "layout.shift", "mode": "split", "trigger": "file_write", "path": "docs/prd.md"}
 	if !reflect.DeepEqual(fields, want) {
-		t.Errorf("layout.shift = %s, want exactly %v", shift.raw, want)
+		t.Errorf("layout.shift = %s, want exactly %v", shift.Raw, want)
 	}
 
 	// Markdown outside docs/, and a non-markdown file inside it.
@@ -458,7 +368,7 @@ func TestWatchLayoutShift(t *testing.T) {
 		// docs/prd.md may still have a trailing change, and with it a
 		// layout.shift; nothing else may.
 		if ev.Path != "docs/prd.md" {
-			t.Errorf("unexpected layout.shift: %s", ev.raw)
+			t.Errorf("unexpected layout.shift: %s", ev.Raw)
 		}
 	}
 }
@@ -486,7 +396,7 @@ func TestWatchIgnored(t *testing.T) {
 				rel := strings.TrimPrefix(abs, e.dir+"/")
 				first, _, _ := strings.Cut(rel, "/")
 				if strings.Contains(ev.Path, rel) || ev.Path == filepath.Join(e.dir, first) {
-					t.Errorf("message about an ignored path: %s", ev.raw)
+					t.Errorf("message about an ignored path: %s", ev.Raw)
 				}
 			}
 		}
@@ -575,8 +485,8 @@ func getWorkflow(t testing.TB, e *apiEnv, wantWorkflow, wantFile string) {
 func checkWorkflowUpdated(t testing.TB, ev watchEvent, want, file string) {
 	t.Helper()
 	quoted, _ := json.Marshal(file)
-	if !jsonEqual(t, ev.raw, []byte(`{"type":"workflow.updated","workflow":`+want+`,"file":`+string(quoted)+`}`)) {
-		t.Errorf("workflow.updated = %s, want workflow %s from %s", ev.raw, want, file)
+	if !jsonEqual(t, ev.Raw, []byte(`{"type":"workflow.updated","workflow":`+want+`,"file":`+string(quoted)+`}`)) {
+		t.Errorf("workflow.updated = %s, want workflow %s from %s", ev.Raw, want, file)
 	}
 }
 
@@ -662,273 +572,7 @@ func TestWatchWorkflowAtStart(t *testing.T) {
 // re-encoded.
 func rawGet(t testing.TB, e *apiEnv, pathAndQuery string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, e.ts.URL+pathAndQuery, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, query, ok := strings.Cut(pathAndQuery, "?"); ok && req.URL.RawQuery != query {
-		t.Fatalf("query of %q changed to %q", pathAndQuery, req.URL.RawQuery)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", pathAndQuery, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read body: %v", pathAndQuery, err)
-	}
-	return resp, b
-}
-
-// TestFilesAPIServesNothingABrowserRuns: finding 8 of the third review.
-// A workspace .js was served as text/javascript on agentmux's own origin,
-// so script-src 'self' took it as a script and it registered as a service
-// worker under /api/. Now no file is served with a type a browser runs
-// there: scripts, workers, pages and stylesheets as text, an SVG only in
-// a sandbox; the UI's markdown, YAML, text and images as before.
-func TestFilesAPIServesNothingABrowserRuns(t *testing.T) {
-	e := newAPI(t)
-	// The types a browser runs as a script, a worker or a module
-	// (WHATWG's JavaScript MIME type essences, and WebAssembly), or shows
-	// as a document of the origin that served it.
-	runs := []string{
-		"application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
-		"text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.5", "text/jscript",
-		"text/livescript", "text/x-ecmascript", "text/x-javascript", "application/wasm",
-		"text/html", "application/xhtml+xml", "text/xml", "application/xml", "text/xsl", "application/xslt+xml", "text/css",
-	}
-	const (
-		script = "self.addEventListener('fetch', () => {})\n"
-		html   = "<!doctype html><html><script>alert(document.domain)</script></html>\n"
-		svg    = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>\n"
-		text   = "text/plain; charset=utf-8"
-	)
-	for _, tc := range []struct{ name, content, want string }{
-		{"sw.js", script, text},
-		{"SW.JS", script, text},
-		{"mod.mjs", script, text},
-		{"lib.cjs", script, text},
-		{"data.json", `{"a":1}`, text},
-		{"page.html", html, text},
-		{"page.HTML", html, text},
-		{"page.xhtml", html, text},
-		{"page", html, text},
-		{"feed.xml", "<?xml version=\"1.0\"?><?xml-stylesheet href=\"s.xsl\"?><a/>", text},
-		{"style.xsl", "<?xml version=\"1.0\"?><xsl:stylesheet/>", text},
-		{"site.css", "body{color:red}\n", text},
-		{"main.go", "package main\n", text},
-		{"Makefile", "all:\n\ttrue\n", text},
-		{"utf16.txt", "\xfe\xff\x00h\x00i", "text/plain; charset=utf-16be"},
-		{"app.wasm", "\x00asm\x01\x00\x00\x00", "application/octet-stream"},
-		{"archive.zip", "PK\x03\x04\x14\x00\x00\x00", "application/octet-stream"},
-		{"report.pdf", "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "application/octet-stream"},
-		{"binary.dat", "\x00\x01\x02\x03", "application/octet-stream"},
-		{"docs/prd.md", html, "text/markdown; charset=utf-8"},
-		{"plan.yml", "a: 1\n", "text/yaml; charset=utf-8"},
-		{"shot.png", "\x89PNG\r\n\x1a\n", "image/png"},
-		{"photo.JPG", "\xff\xd8\xff", "image/jpeg"},
-		{"diagram.svg", svg, "image/svg+xml"},
-	} {
-		writeWS(t, e.dir, tc.name, tc.content)
-		name, want := tc.name, tc.want
-		resp, b := rawGet(t, e, "/api/files?path="+url.QueryEscape(name))
-		wantStatus(t, name, resp, b, http.StatusOK)
-		ct := resp.Header.Get("Content-Type")
-		if ct != want {
-			t.Errorf("%s: Content-Type %q, want %q", name, ct, want)
-		}
-		mt, _, _ := mime.ParseMediaType(ct)
-		if slices.Contains(runs, mt) {
-			t.Errorf("%s is served as %s, which a browser runs", name, ct)
-		}
-		if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox") {
-			t.Errorf("%s: Content-Security-Policy %q, want a sandbox", name, csp)
-		}
-		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
-			t.Errorf("%s: no nosniff", name)
-		}
-	}
-}
-
-// TestFilesAPI: GET /api/files serves workspace files raw and nothing
-// outside the workspace, however the path gets there.
-func TestFilesAPI(t *testing.T) {
-	e := newAPI(t)
-	const prd = "# PRD\n\nCafé — ✓ <script>alert(1)</script>\n\x00binary-ish tail\n"
-	writeWS(t, e.dir, "docs/prd.md", prd)
-	writeWS(t, e.dir, "docs/plan.yaml", "a: 1\n")
-	big, err := os.Create(filepath.Join(e.dir, "docs", "big.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := big.Truncate(8<<20 + 1); err != nil { // sparse: no 8 MiB written
-		t.Fatal(err)
-	}
-	if err := big.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	fileOK := func(what, query, wantBody, wantType string) {
-		t.Helper()
-		resp, b := rawGet(t, e, "/api/files?"+query)
-		wantStatus(t, what, resp, b, http.StatusOK)
-		if string(b) != wantBody {
-			t.Errorf("%s: body %q, want %q", what, b, wantBody)
-		}
-		if ct := resp.Header.Get("Content-Type"); ct != wantType {
-			t.Errorf("%s: Content-Type %q, want %q", what, ct, wantType)
-		}
-		if v := resp.Header.Get("X-Content-Type-Options"); v != "nosniff" {
-			t.Errorf("%s: X-Content-Type-Options %q, want nosniff", what, v)
-		}
-	}
-	fileOK("docs/prd.md", "path=docs/prd.md", prd, "text/markdown; charset=utf-8")
-	fileOK("docs/prd.md, escaped", "path="+url.QueryEscape("docs/prd.md"), prd, "text/markdown; charset=utf-8")
-	fileOK("./docs/prd.md", "path=./docs/prd.md", prd, "text/markdown; charset=utf-8")
-	fileOK("docs/plan.yaml", "path=docs/plan.yaml", "a: 1\n", "text/yaml; charset=utf-8")
-
-	// Symlinks that stay inside are followed.
-	if err := os.Symlink(filepath.Join(e.dir, "docs", "prd.md"), filepath.Join(e.dir, "prd-link.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("prd.md", filepath.Join(e.dir, "docs", "alias.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("docs", filepath.Join(e.dir, "documents")); err != nil {
-		t.Fatal(err)
-	}
-	fileOK("absolute symlink inside", "path=prd-link.md", prd, "text/markdown; charset=utf-8")
-	fileOK("relative symlink inside", "path=docs/alias.md", prd, "text/markdown; charset=utf-8")
-	fileOK("symlinked directory inside", "path=documents/prd.md", prd, "text/markdown; charset=utf-8")
-
-	// Symlinks that leave.
-	if err := os.Symlink("/etc/passwd", filepath.Join(e.dir, "leak")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/etc", filepath.Join(e.dir, "out")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../../../../../../../../etc/passwd", filepath.Join(e.dir, "docs", "rel-leak.md")); err != nil {
-		t.Fatal(err)
-	}
-	outsideDir := t.TempDir() // a sibling of the workspace, same prefix
-	if err := os.WriteFile(filepath.Join(outsideDir, "secret.md"), []byte("TOP-SECRET-CONTENT\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outsideDir, "secret.md"), filepath.Join(e.dir, "sibling.md")); err != nil {
-		t.Fatal(err)
-	}
-	outsideRel, err := filepath.Rel(e.dir, filepath.Join(outsideDir, "secret.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A hard link is the outside file itself under a name inside.
-	if err := os.Link(filepath.Join(outsideDir, "secret.md"), filepath.Join(e.dir, "docs", "hard.md")); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, tc := range []struct {
-		what, query string
-	}{
-		{"../etc/passwd", "path=" + url.QueryEscape("../etc/passwd")},
-		{"../etc/passwd unescaped", "path=../etc/passwd"},
-		{"/etc/passwd", "path=" + url.QueryEscape("/etc/passwd")},
-		{"docs/../../x", "path=" + url.QueryEscape("docs/../../x")},
-		{"..", "path=.."},
-		{"raw %2F traversal", "path=..%2F..%2Fetc%2Fpasswd"},
-		{"raw %2F absolute", "path=%2Fetc%2Fpasswd"},
-		{"raw %2F%2F absolute", "path=%2F%2Fetc%2Fpasswd"},
-		{"sibling directory by relative path", "path=" + url.QueryEscape(outsideRel)},
-		{"symlink to /etc/passwd", "path=leak"},
-		{"symlinked directory to /etc", "path=out/passwd"},
-		{"relative symlink climbing out", "path=docs/rel-leak.md"},
-		{"symlink to a sibling directory", "path=sibling.md"},
-		{"hard link to a file outside", "path=docs/hard.md"},
-	} {
-		resp, b := rawGet(t, e, "/api/files?"+tc.query)
-		msg := wantError(t, tc.what, resp, b, http.StatusForbidden, wire.CodePermissionDenied)
-		if strings.HasPrefix(tc.what, "hard link") && !strings.Contains(msg, "hard links") {
-			t.Errorf("%s: message %q does not say why", tc.what, msg)
-		}
-		if strings.Contains(string(b), "root:") || strings.Contains(string(b), "TOP-SECRET") {
-			t.Errorf("%s: body leaks the file: %s", tc.what, b)
-		}
-	}
-
-	for _, tc := range []struct {
-		what, query string
-		status      int
-		code        string
-	}{
-		{"missing file", "path=docs/missing.md", http.StatusNotFound, wire.CodeNotFound},
-		{"missing directory", "path=nowhere/x.md", http.StatusNotFound, wire.CodeNotFound},
-		{"directory", "path=docs", http.StatusBadRequest, wire.CodeInvalidMessage},
-		{"symlink to a directory", "path=documents", http.StatusBadRequest, wire.CodeInvalidMessage},
-		{"over 8 MiB", "path=docs/big.md", http.StatusRequestEntityTooLarge, wire.CodeInvalidMessage},
-		{"the workspace itself", "path=.", http.StatusBadRequest, wire.CodeInvalidMessage},
-		{"no path parameter", "", http.StatusBadRequest, wire.CodeInvalidMessage},
-		{"empty path parameter", "path=", http.StatusBadRequest, wire.CodeInvalidMessage},
-		{"NUL in the path", "path=docs%2Fprd.md%00.txt", http.StatusBadRequest, wire.CodeInvalidMessage},
-	} {
-		resp, b := rawGet(t, e, "/api/files?"+tc.query)
-		wantError(t, tc.what, resp, b, tc.status, tc.code)
-	}
-}
-
-// fifoAnswerBound is how long GET /api/files may take on a FIFO; a
-// regular answer takes milliseconds.
-const fifoAnswerBound = 5 * time.Second
-
-// TestFilesAPIFifo: a FIFO in the workspace is not a file to serve, and
-// asking for it must not hang the request: opening a FIFO for reading
-// blocks until a writer comes, which may be never.
-func TestFilesAPIFifo(t *testing.T) {
-	e := newAPI(t)
-	fifo := filepath.Join(e.dir, "docs", "pipe.md")
-	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		resp *http.Response
-		body []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() { // no t.Fatal here: the result goes back to the test
-		var r result
-		r.resp, r.err = e.client.Get(e.ts.URL + "/api/files?path=docs/pipe.md")
-		if r.err == nil {
-			r.body, r.err = io.ReadAll(r.resp.Body)
-			r.resp.Body.Close()
-		}
-		done <- r
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(fifoAnswerBound):
-		t.Errorf("GET /api/files?path=docs/pipe.md (a FIFO): no answer within %v; the handler is stuck opening it", fifoAnswerBound)
-		// Release the handler: a writer's open ends a reader's blocked
-		// open. Non-blocking, so the test never waits on it.
-		w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			t.Fatalf("open the FIFO for writing to release the server: %v", err)
-		}
-		w.Close()
-		select {
-		case r = <-done:
-		case <-time.After(waitTimeout):
-			t.Fatalf("GET /api/files on a FIFO: no answer within %v even after a writer came", waitTimeout)
-		}
-	}
-	if r.err != nil {
-		t.Fatalf("GET /api/files on a FIFO: %v", r.err)
-	}
-	wantError(t, "a FIFO", r.resp, r.body, http.StatusBadRequest, wire.CodeInvalidMessage)
+	return e.api().At(t).RawGet(pathAndQuery)
 }
 
 // resources is GET /api/resources.
@@ -1135,20 +779,20 @@ func TestMemoryCritical(t *testing.T) {
 		t.Fatalf("first message: %v", err)
 	}
 	var warning map[string]any
-	if err := json.Unmarshal(first.raw, &warning); err != nil {
+	if err := json.Unmarshal(first.Raw, &warning); err != nil {
 		t.Fatal(err)
 	}
 	if keys := slices.Sorted(maps.Keys(warning)); !slices.Equal(keys, []string{"isAcceptingNewSessions", "level", "memoryUsagePercent", "message", "type"}) {
-		t.Errorf("first message %s: fields %q, want a resource.warning's", first.raw, keys)
+		t.Errorf("first message %s: fields %q, want a resource.warning's", first.Raw, keys)
 	}
 	if warning["type"] != "resource.warning" || warning["level"] != "critical" || warning["isAcceptingNewSessions"] != false {
-		t.Errorf("first message %s: want resource.warning, level critical, isAcceptingNewSessions false", first.raw)
+		t.Errorf("first message %s: want resource.warning, level critical, isAcceptingNewSessions false", first.Raw)
 	}
 	if p, ok := warning["memoryUsagePercent"].(float64); !ok || p <= 0 || p > 100 {
-		t.Errorf("first message %s: memoryUsagePercent not in (0, 100]", first.raw)
+		t.Errorf("first message %s: memoryUsagePercent not in (0, 100]", first.Raw)
 	}
 	if m, ok := warning["message"].(string); !ok || m == "" {
-		t.Errorf("first message %s: no message", first.raw)
+		t.Errorf("first message %s: no message", first.Raw)
 	}
 
 	// No new agent through the API, and nothing changes.
@@ -1174,7 +818,7 @@ func TestMemoryCritical(t *testing.T) {
 		}
 		got := collectUntil(t, conn, "the error for session.resume", func(ev watchEvent) bool { return ev.Type == "error" })
 		if ev := got[len(got)-1]; ev.Code != code || ev.SessionID != id {
-			t.Errorf("session.resume %s: %s, want error %s for that session", id, ev.raw, code)
+			t.Errorf("session.resume %s: %s, want error %s for that session", id, ev.Raw, code)
 		}
 	}
 	roundTrip(t, conn) // the connection carries on
@@ -1265,26 +909,6 @@ func TestWatchConfig(t *testing.T) {
 		}
 		if tc.ignoreAbsent && len(cfg.WatchIgnore) != 0 || !tc.ignoreAbsent && !slices.Equal(cfg.WatchIgnore, tc.ignore) {
 			t.Errorf("%q: WatchIgnore %q, want %q", tc.args, cfg.WatchIgnore, tc.ignore)
-		}
-	}
-}
-
-// TestFilesAPIDanglingLinkTellsNothing: a link to a missing outside path is
-// refused like a link to an existing one, so the answer does not reveal
-// which outside paths exist.
-func TestFilesAPIDanglingLinkTellsNothing(t *testing.T) {
-	e := newAPI(t)
-	for name, target := range map[string]string{"exists": "/etc/passwd", "missing": "/etc/agentmux-no-such-file"} {
-		if err := os.Symlink(target, filepath.Join(e.dir, name)); err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.Get(e.ts.URL + "/api/files?path=" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusForbidden {
-			t.Errorf("link to %s outside: status %d, want 403 either way", name, res.StatusCode)
 		}
 	}
 }

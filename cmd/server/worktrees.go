@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/collab"
+	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -40,12 +41,6 @@ type runningWatch struct {
 	// prefix is the worktree's directory relative to the workspace, with
 	// a trailing slash.
 	prefix string
-}
-
-// sessionWatch is a running watcher and the session it is for.
-type sessionWatch struct {
-	id, prefix string
-	w          *watcher.Workspace
 }
 
 // onEvent starts or stops a session's watcher. It is called with the
@@ -108,13 +103,13 @@ func (w *worktreeWatches) watcher(id string) *watcher.Workspace {
 	return w.running[id].w
 }
 
-// all returns the running watchers.
-func (w *worktreeWatches) all() []sessionWatch {
+// all returns the running watchers, for the API's documents.
+func (w *worktreeWatches) all() []httpapi.WatchedTree {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]sessionWatch, 0, len(w.running))
+	out := make([]httpapi.WatchedTree, 0, len(w.running))
 	for id, r := range w.running {
-		out = append(out, sessionWatch{id: id, prefix: r.prefix, w: r.w})
+		out = append(out, httpapi.WatchedTree{SessionID: id, Prefix: r.prefix, Watcher: r.w})
 	}
 	return out
 }

@@ -125,6 +125,10 @@ var (
 	// user and is not the trusted workspace or one of its worktrees; the
 	// *Error that is it says which and what to do.
 	ErrUntrusted = errors.New("git refuses a repository that belongs to another user")
+	// ErrNotRepo means the directory is not inside a git work tree. It
+	// is the one such error: changes, ship, checkpoint and worktree all
+	// return it, so a caller asks one question whichever failed.
+	ErrNotRepo = errors.New("not inside a git work tree")
 )
 
 // waitDelay is how long a git killed by its context may keep its output

@@ -1,4 +1,4 @@
-package main
+package httpapi_test
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -24,15 +25,15 @@ func TestSendReview(t *testing.T) {
 	if out, err := exec.Command("git", "-C", e.dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	s := e.createCommand(sleeper())
+	s := e.CreateCommand(apitest.Sleeper())
 
-	resp, b := e.do(http.MethodPost, "/api/sessions/"+s.ID+"/review",
+	resp, b := e.Do(http.MethodPost, "/api/sessions/"+s.ID+"/review",
 		`{"author":"ci","comments":[{"path":"a.txt","line":2,"text":"Say 2."},{"path":"gone.go","line":1,"endLine":3,"text":"Why?"}]}`)
-	wantStatus(t, "send a review", resp, b, http.StatusOK)
+	apitest.WantStatus(t, "send a review", resp, b, http.StatusOK)
 	if !strings.Contains(string(b), `"position":1`) || !strings.Contains(string(b), `"promptId":"`) {
 		t.Fatalf("reply %s, want a promptId at position 1", b)
 	}
-	sess, err := e.srv.mgr.Get(s.ID)
+	sess, err := e.mgr.Get(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +53,12 @@ func TestSendReview(t *testing.T) {
 		{"an unknown field", `{"comments":[{"path":"a.txt","line":1,"text":"x","color":"red"}]}`},
 		{"an author with a control character", `{"author":"a\u0007","comments":[{"path":"a.txt","line":1,"text":"x"}]}`},
 	} {
-		resp, b := e.do(http.MethodPost, "/api/sessions/"+s.ID+"/review", tc.body)
-		wantError(t, tc.what, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
+		resp, b := e.Do(http.MethodPost, "/api/sessions/"+s.ID+"/review", tc.body)
+		apitest.WantError(t, tc.what, resp, b, http.StatusBadRequest, wire.CodeInvalidMessage)
 	}
 	if n := len(sess.Queue().Prompts); n != 1 {
 		t.Errorf("%d prompts queued after the refused requests, want 1", n)
 	}
-	resp, b = e.do(http.MethodPost, "/api/sessions/"+uuid.NewString()+"/review", `{"comments":[{"path":"a","line":1,"text":"x"}]}`)
-	wantError(t, "an unknown session", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
+	resp, b = e.Do(http.MethodPost, "/api/sessions/"+uuid.NewString()+"/review", `{"comments":[{"path":"a","line":1,"text":"x"}]}`)
+	apitest.WantError(t, "an unknown session", resp, b, http.StatusNotFound, wire.CodeSessionNotFound)
 }

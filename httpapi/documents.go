@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"cmp"
@@ -10,16 +10,16 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// maxDocuments bounds GET /api/documents: the Documents list shows the
+// MaxDocuments bounds GET /api/documents: the Documents list shows the
 // newest few, and the answer must not grow with a workspace of thousands.
-const maxDocuments = 100
+const MaxDocuments = 100
 
 // documentsScanWait bounds how long GET /api/documents waits for the
 // workspace's first scan (a large tree on a slow mount takes seconds).
 const documentsScanWait = 5 * time.Second
 
-// document is one entry of GET /api/documents.
-type document struct {
+// Document is one entry of GET /api/documents.
+type Document struct {
 	// Path is relative to the workspace, a worktree's documents included,
 	// so GET /api/files serves it.
 	Path string `json:"path"`
@@ -33,36 +33,36 @@ type document struct {
 // workspace's and its sessions' worktrees'), newest first. The page built
 // the list from the events it saw, so a reload, a restart or a second page
 // showed none; it loads this at start and on every reconnection.
-func (s *server) getDocuments(c echo.Context) error {
+func (a *API) getDocuments(c echo.Context) error {
 	// Right after a restart the first scan may still run: the page that
 	// reloads then gets the whole list, not the part scanned so far.
 	select {
-	case <-s.workspace.Ready():
+	case <-a.opts.Files.Ready():
 	case <-c.Request().Context().Done():
 		return nil // the client left
 	case <-time.After(documentsScanWait):
-		s.log.Debug("GET /api/documents before the workspace scan ended; the list may be partial")
+		a.log.Debug("GET /api/documents before the workspace scan ended; the list may be partial")
 	}
-	var docs []document
-	for _, d := range s.workspace.Documents(maxDocuments) {
-		docs = append(docs, document{Path: d.Rel, modified: d.ModTime})
+	var docs []Document
+	for _, d := range a.opts.Files.Documents(MaxDocuments) {
+		docs = append(docs, Document{Path: d.Rel, modified: d.ModTime})
 	}
-	for _, wt := range s.worktrees.all() {
-		for _, d := range wt.w.Documents(maxDocuments) {
-			docs = append(docs, document{Path: wt.prefix + d.Rel, SessionID: wt.id, modified: d.ModTime})
+	for _, wt := range a.opts.Worktrees() {
+		for _, d := range wt.Watcher.Documents(MaxDocuments) {
+			docs = append(docs, Document{Path: wt.Prefix + d.Rel, SessionID: wt.SessionID, modified: d.ModTime})
 		}
 	}
-	slices.SortFunc(docs, func(a, b document) int {
-		return cmp.Or(b.modified.Compare(a.modified), strings.Compare(a.Path, b.Path))
+	slices.SortFunc(docs, func(x, y Document) int {
+		return cmp.Or(y.modified.Compare(x.modified), strings.Compare(x.Path, y.Path))
 	})
-	if len(docs) > maxDocuments {
-		docs = docs[:maxDocuments]
+	if len(docs) > MaxDocuments {
+		docs = docs[:MaxDocuments]
 	}
 	for i := range docs {
 		docs[i].ModifiedAt = docs[i].modified.UTC().Format(time.RFC3339Nano)
 	}
 	if docs == nil {
-		docs = []document{}
+		docs = []Document{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"documents": docs})
+	return c.JSON(http.StatusOK, DocumentsReply{Documents: docs})
 }

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"fmt"
@@ -27,8 +27,8 @@ type inputRequest struct {
 // It goes through the same path as terminal.input (a session with no
 // process is woken), but never takes the session's size: answering from a
 // notification is not sitting down at the terminal.
-func (s *server) sessionInput(c echo.Context) error {
-	sess, err := s.mgr.Get(c.Param("id"))
+func (a *API) sessionInput(c echo.Context) error {
+	sess, err := a.mgr.Get(c.Param("id"))
 	if err != nil {
 		return sessionError(c, err)
 	}
@@ -48,7 +48,7 @@ func (s *server) sessionInput(c echo.Context) error {
 				fmt.Sprintf("session %s no longer waits at that permission request (%s)", sess.ID(), clip(req.Permission.Tool)))
 		}
 	}
-	if err := s.mgr.Type(sess, []byte(req.Data)); err != nil {
+	if err := a.mgr.Type(sess, []byte(req.Data)); err != nil {
 		return sessionError(c, err)
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"errors"
@@ -61,9 +61,9 @@ func resolveWorkspaceFile(root, rel string) (string, error) {
 }
 
 // getFile serves a workspace file's raw content, for the artifact pane.
-func (s *server) getFile(c echo.Context) error {
+func (a *API) getFile(c echo.Context) error {
 	rel := c.QueryParam("path")
-	real, err := resolveWorkspaceFile(s.cfg.Workspace, rel)
+	real, err := resolveWorkspaceFile(a.opts.Workspace, rel)
 	switch {
 	case errors.Is(err, errOutside):
 		return errorJSON(c, http.StatusForbidden, wire.CodePermissionDenied, fmt.Sprintf("%s: %v", textclip.Quote(rel), err))
