@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/identity"
 	"github.com/agentmux/agentmux/internal/textrule"
 
 	"github.com/google/uuid"
@@ -34,12 +35,9 @@ var (
 	ErrNotQueueOwner  = errors.New("only its author may remove a queued prompt")
 )
 
-// Author is who queued a prompt: an id that stays the same across the
-// author's reconnects, and the name they gave.
-type Author struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
+// Author is who queued a prompt; a review comment records its author
+// with the same type.
+type Author = identity.Author
 
 // Prompt is a prompt waiting for the session's agent to wait for input.
 type Prompt struct {

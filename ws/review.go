@@ -17,11 +17,8 @@ import (
 const treeTimeout = 10 * time.Second
 
 // reviewAuthor is what a review comment records of who wrote it: the
-// participant's author id and name, as a queued prompt does.
-func (h *Hub) reviewAuthor(c *conn) review.Author {
-	a := h.authorOf(c)
-	return review.Author{ID: a.ID, Name: a.Name}
-}
+// participant's author id and name, the author a queued prompt records.
+func (h *Hub) reviewAuthor(c *conn) review.Author { return h.authorOf(c) }
 
 // review carries out one of the review.* messages of this connection.
 func (c *conn) review(m *clientMessage, s *sessions.Session) error {
