@@ -185,7 +185,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		ring:      output.NewRing(m.opts.Scrollback),
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
-		worktree:  plan.worktree,
+		wt:        sessionWorktree{w: plan.worktree},
 		cols:      plan.cols,
 		rows:      plan.rows,
 	}

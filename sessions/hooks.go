@@ -241,8 +241,9 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(p.Type))
 	}
 	s.mu.Lock()
-	proc, conv := s.proc, s.conversation
+	proc := s.proc
 	s.mu.Unlock()
+	conv := s.conv.current()
 	// Outside the lock: the look at the run's open files reads /proc.
 	if p.ThreadID != "" && p.ThreadID != conv && (proc == nil || openConversation(proc) != p.ThreadID) {
 		s.log.Debug("a Codex thread other than the conversation finished a turn", "thread", clip.Quote(p.ThreadID), "conversation", conv)

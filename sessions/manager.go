@@ -408,7 +408,7 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	}
 	defer m.releaseResume(s)
 	s.mu.Lock()
-	proc, err := s.startLocked(s.resumePlanLocked())
+	proc, err := s.startLocked(s.resumePlan())
 	if err == nil {
 		s.reason = "resumed"
 	}
@@ -441,8 +441,8 @@ func (m *Manager) reserveResume(id string) (*Session, error) {
 	}
 	s.mu.Lock()
 	running := s.phase == phaseRunning
-	archived := s.worktree != nil && s.worktree.Archived
 	s.mu.Unlock()
+	archived := s.wt.isArchived()
 	if running {
 		return nil, ErrRunning
 	}

@@ -145,7 +145,7 @@ func (m *Manager) restore() error {
 			ring:      output.NewRing(m.opts.Scrollback),
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
-			worktree:  r.Worktree,
+			wt:        sessionWorktree{w: r.Worktree},
 			phase:     phaseExited,
 			status:    status,
 			reason:    reason,
@@ -154,7 +154,7 @@ func (m *Manager) restore() error {
 			rows:      cmp.Or(r.Rows, 24),
 			exit:      r.Exit,
 			// conversation survives restarts, so a resume continues it.
-			conversation: r.Conversation,
+			conv: conversation{id: r.Conversation},
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)

@@ -132,7 +132,6 @@ type Session struct {
 	ring      *output.Ring
 	timing    Timing
 	hooks     *HookConfig
-	worktree  *Worktree
 
 	lastActivity atomic.Int64 // unix nanoseconds, of output or input
 	lastOutput   atomic.Int64 // unix nanoseconds
@@ -161,12 +160,12 @@ type Session struct {
 	// unpaced is closed when the current run is being stopped: its reader
 	// then reads to the end, paced or not.
 	unpaced chan struct{}
-	// resumed reports whether the current (or last) run was a resume.
-	resumed bool
-	// conversation is the agent's own conversation id, once learned;
-	// noConversation reports that the agent said it has none to resume.
-	conversation   string
-	noConversation bool
+
+	// conv is the agent's own conversation (conversation.go) and wt the
+	// session's worktree (worktrees.go); each has a lock of its own, a
+	// leaf.
+	conv conversation
+	wt   sessionWorktree
 
 	// det is what the current run's status is made of: waiting for the
 	// user, idle, warned as stuck. It has a lock of its own, taken after
@@ -225,12 +224,9 @@ func (s *Session) infoLocked() Info {
 		Cols:           s.cols,
 		Rows:           s.rows,
 		Running:        s.phase == phaseRunning,
-		Conversation:   s.conversation,
+		Conversation:   s.conv.current(),
 	}
-	if s.worktree != nil {
-		w := *s.worktree
-		info.Worktree = &w
-	}
+	info.Worktree = s.wt.get()
 	if s.exit != nil {
 		e := *s.exit
 		info.Exit = &e
@@ -320,7 +316,7 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
-	s.resumed = !first
+	s.conv.runStarted(!first)
 	s.holdQueue = false
 	var noted []byte
 	if note != "" {
@@ -474,7 +470,7 @@ func (s *Session) finishRun(st output.ExitStatus) {
 		return
 	}
 	s.exit = &st
-	s.noteRunEndLocked(st)
+	s.noteRunEnd(st)
 	s.proc = nil
 	s.in = nil
 	s.secret = "" // a dead run's hooks speak for nobody
