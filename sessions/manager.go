@@ -410,7 +410,7 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	s.mu.Lock()
 	proc, err := s.startLocked(s.resumePlan())
 	if err == nil {
-		s.reason = "resumed"
+		s.det.explain("resumed")
 	}
 	info := s.infoLocked()
 	done := s.runDone

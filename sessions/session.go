@@ -145,8 +145,6 @@ type Session struct {
 	// safe because observers must not block.
 	mu      sync.Mutex
 	phase   phase
-	status  Status
-	reason  string
 	argv    []string
 	proc    *pty.Process
 	in      *inputQueue // the current run's input, nil when none runs
@@ -167,9 +165,10 @@ type Session struct {
 	conv conversation
 	wt   sessionWorktree
 
-	// det is what the current run's status is made of: waiting for the
-	// user, idle, warned as stuck. It has a lock of its own, taken after
-	// mu; the status itself is set from it under mu (setRunStatusLocked).
+	// det is the session's status and what the current run's is made
+	// of: waiting for the user, idle, warned as stuck (detector.go). It
+	// has a lock of its own, a leaf; the status is set from it under mu
+	// (setRunStatusLocked), so announcements keep their order.
 	det detector
 	// secret authenticates the current run's hook calls; wake nudges its
 	// silence watcher.
@@ -210,11 +209,12 @@ func (s *Session) Info() Info {
 }
 
 func (s *Session) infoLocked() Info {
+	status, reason := s.det.shown()
 	info := Info{
 		ID:             s.id,
 		Name:           s.name,
-		Status:         s.status,
-		Reason:         s.reason,
+		Status:         status,
+		Reason:         reason,
 		Agent:          s.profile.Name,
 		Profile:        s.profile,
 		Command:        slices.Clone(s.argv),
@@ -307,8 +307,8 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	}
 	s.exit = nil
 	s.stopping = false
-	s.status, s.reason = StatusActive, "started"
 	s.det.reset()
+	s.det.show(StatusActive, "started")
 	s.secret = secret
 	s.wake = make(chan struct{}, 1)
 	s.runDone = make(chan struct{})
@@ -335,7 +335,7 @@ func (s *Session) failStartLocked(err error) error {
 		// A session that never ran reads as failed, not as exited 0.
 		s.exit = &output.ExitStatus{Code: -1}
 	}
-	s.status, s.reason = StatusError, err.Error()
+	s.det.show(StatusError, err.Error())
 	return fmt.Errorf("%w: %w", ErrSpawn, err)
 }
 
@@ -479,13 +479,13 @@ func (s *Session) finishRun(st output.ExitStatus) {
 	s.typing = nil
 	switch {
 	case s.stopping:
-		s.status, s.reason = StatusStopped, "stopped"
+		s.det.show(StatusStopped, "stopped")
 	case st.Signal != 0:
-		s.status, s.reason = StatusError, fmt.Sprintf("killed by signal %d (%s)", st.Signal, syscall.Signal(st.Signal))
+		s.det.show(StatusError, fmt.Sprintf("killed by signal %d (%s)", st.Signal, syscall.Signal(st.Signal)))
 	case st.Code != 0:
-		s.status, s.reason = StatusError, fmt.Sprintf("exited with code %d", st.Code)
+		s.det.show(StatusError, fmt.Sprintf("exited with code %d", st.Code))
 	default:
-		s.status, s.reason = StatusStopped, "exited with code 0"
+		s.det.show(StatusStopped, "exited with code 0")
 	}
 	// The ring update and the event happen under mu, so a Destroy or
 	// Resume, which take mu to find the process gone, can only act, and

@@ -112,11 +112,9 @@ func (s *Session) setRunStatusLocked(why string) {
 	if s.phase != phaseRunning {
 		return
 	}
-	next := s.det.runStatus()
-	if next == s.status {
+	if !s.det.settle(why) {
 		return
 	}
-	s.status, s.reason = next, why
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 }
 

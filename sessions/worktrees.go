@@ -264,7 +264,7 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 	}
 	s.mu.Lock()
 	s.wt.update(func(w *Worktree) { w.Archived = true })
-	s.reason = "archived"
+	s.det.explain("archived")
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	s.mu.Unlock()
 	s.log.Info("session archived")
