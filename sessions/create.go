@@ -186,6 +186,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
 		wt:        sessionWorktree{w: plan.worktree},
+		prompts:   promptQueue{id: id},
 		cols:      plan.cols,
 		rows:      plan.rows,
 	}

@@ -153,11 +153,12 @@ func (m *Manager) restore() error {
 			rows:      cmp.Or(r.Rows, 24),
 			exit:      r.Exit,
 			// conversation survives restarts, so a resume continues it.
-			conv: conversation{id: r.Conversation},
+			conv:    conversation{id: r.Conversation},
+			prompts: promptQueue{id: r.ID},
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)
-		s.queue = sv.queue
+		s.prompts.q = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
 		// now, before anything can resume the session.

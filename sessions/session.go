@@ -164,6 +164,10 @@ type Session struct {
 	// leaf.
 	conv conversation
 	wt   sessionWorktree
+	// prompts is what waits to be typed into the agent for somebody:
+	// queued prompts, keys held for a run being started, input behind an
+	// Enter under way (queue.go); a lock of its own, a leaf.
+	prompts promptQueue
 
 	// det is the session's status and what the current run's is made
 	// of: waiting for the user, idle, warned as stuck (detector.go). It
@@ -174,18 +178,6 @@ type Session struct {
 	// silence watcher.
 	secret string
 	wake   chan struct{}
-
-	// queue holds the prompts waiting for the agent to wait (queue.go).
-	// holdQueue skips the waiting period an interrupt causes.
-	queue     Queue
-	holdQueue bool
-	// held is what was typed while no process ran, for the run being
-	// started (wake.go); nil when nothing waits.
-	held []byte
-	// typing is text typed into the run whose Enter waits for the
-	// program to take it (typing.go); the run's end or an interrupt drops
-	// it.
-	typing *typing
 }
 
 // ID returns the session's id, a UUID.
@@ -317,13 +309,13 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
 	s.conv.runStarted(!first)
-	s.holdQueue = false
+	s.prompts.sitOut(false)
 	var noted []byte
 	if note != "" {
 		noted = []byte(noteLine(note))
 	}
 	s.ring.StartRun(first, noted)
-	s.armHeldLocked()
+	s.armHeld(s.in)
 	return proc, nil
 }
 
@@ -476,7 +468,7 @@ func (s *Session) finishRun(st output.ExitStatus) {
 	s.secret = "" // a dead run's hooks speak for nobody
 	s.det.runEnded()
 	s.heldLostLocked()
-	s.typing = nil
+	s.prompts.dropTyping()
 	switch {
 	case s.stopping:
 		s.det.show(StatusStopped, "stopped")
@@ -518,30 +510,25 @@ func (s *Session) input(p []byte, interrupt bool) error {
 	s.mu.Lock()
 	in := s.in
 	if interrupt {
-		s.dropHeldLocked()
-		// An Enter waiting to submit, and what was typed behind it, go
-		// too: the user stopped what it would have sent.
-		s.typing = nil
-		// The waiting period this causes is the user's, not the queue's.
-		s.holdQueue = true
+		// Held keys go, and so do an Enter waiting to submit and what
+		// was typed behind it: the user stopped what they would have
+		// sent. The waiting period this causes is the user's, not the
+		// queue's.
+		s.prompts.interrupt()
 	} else if in != nil && isTerminalReport(p) {
 		// The terminal answering the program (a query it sent while it
 		// starts) is not typing: holding it back could keep the program
 		// from getting ready to read what is held.
-	} else if s.held != nil {
+	} else if held, err := s.prompts.holdBehind(p); held {
 		// Keys typed before the new run read its terminal go after the
-		// ones held for it.
-		defer s.mu.Unlock()
-		return s.appendHeldLocked(p)
-	} else if s.typing != nil {
-		// Keys typed while an Enter waits for its text to be taken go
-		// after the Enter.
-		defer s.mu.Unlock()
-		return s.holdTypedLocked(p)
+		// ones held for it; keys typed while an Enter waits for its text
+		// to be taken go after the Enter.
+		s.mu.Unlock()
+		return err
 	}
 	if in != nil && !isTerminalReport(p) {
 		if !interrupt {
-			s.holdQueue = false
+			s.prompts.sitOut(false)
 		}
 		s.endWaitingLocked("input from the user")
 	}
