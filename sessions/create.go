@@ -187,8 +187,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		hooks:     m.opts.Hooks,
 		wt:        sessionWorktree{w: plan.worktree},
 		prompts:   promptQueue{id: id},
-		cols:      plan.cols,
-		rows:      plan.rows,
+		run:       agentRun{cols: plan.cols, rows: plan.rows},
 	}
 }
 
@@ -204,7 +203,7 @@ func (m *Manager) launch(s *Session, argv []string) error {
 	}
 	s.mu.Lock()
 	proc, err := s.startLocked(argv, "")
-	done := s.runDone
+	done := s.run.done
 	s.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()

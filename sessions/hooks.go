@@ -221,7 +221,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 // isSecretLocked reports whether secret is the current run's hook secret.
 // mu must be held.
 func (s *Session) isSecretLocked(secret string) bool {
-	return s.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) == 1
+	return s.run.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.run.secret)) == 1
 }
 
 // codexNotify applies a notification from Codex's notify program, whose
@@ -241,7 +241,7 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(p.Type))
 	}
 	s.mu.Lock()
-	proc := s.proc
+	proc := s.run.proc
 	s.mu.Unlock()
 	conv := s.conv.current()
 	// Outside the lock: the look at the run's open files reads /proc.

@@ -338,7 +338,7 @@ func (m *Manager) liveLocked() int {
 			continue
 		}
 		s.mu.Lock()
-		if s.phase == phaseRunning {
+		if s.run.phase == phaseRunning {
 			n++
 		}
 		s.mu.Unlock()
@@ -413,7 +413,7 @@ func (m *Manager) Resume(id string) (*Session, error) {
 		s.det.explain("resumed")
 	}
 	info := s.infoLocked()
-	done := s.runDone
+	done := s.run.done
 	// A failed start changed the status to error; say so either way.
 	m.emit(Event{Kind: EventStatus, Session: info})
 	s.mu.Unlock()
@@ -440,7 +440,7 @@ func (m *Manager) reserveResume(id string) (*Session, error) {
 		return nil, ErrRunning
 	}
 	s.mu.Lock()
-	running := s.phase == phaseRunning
+	running := s.run.phase == phaseRunning
 	s.mu.Unlock()
 	archived := s.wt.isArchived()
 	if running {

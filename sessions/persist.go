@@ -146,19 +146,20 @@ func (m *Manager) restore() error {
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
 			wt:        sessionWorktree{w: r.Worktree},
-			phase:     phaseExited,
 			det:       detector{status: status, reason: reason},
-			argv:      r.Command,
-			cols:      cmp.Or(r.Cols, 80),
-			rows:      cmp.Or(r.Rows, 24),
-			exit:      r.Exit,
+			run: agentRun{
+				phase: phaseExited,
+				argv:  r.Command,
+				cols:  cmp.Or(r.Cols, 80),
+				rows:  cmp.Or(r.Rows, 24),
+				exit:  r.Exit,
+			},
 			// conversation survives restarts, so a resume continues it.
 			conv:    conversation{id: r.Conversation},
-			prompts: promptQueue{id: r.ID},
+			prompts: promptQueue{id: r.ID, q: sv.queue},
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)
-		s.prompts.q = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
 		// now, before anything can resume the session.

@@ -218,7 +218,7 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.phase == phaseClosed {
+	if s.run.phase == phaseClosed {
 		return Prompt{}, 0, ErrNotFound
 	}
 	p, q, pos, err := s.prompts.add(author, text)
@@ -262,7 +262,7 @@ func (s *Session) deliverLocked() bool {
 	// While an Enter still waits to submit earlier text, next has none:
 	// the prompt waits for the Enter (submitLocked).
 	p, ok := s.prompts.next()
-	if !ok || s.in == nil || !s.det.atPrompt() {
+	if !ok || s.run.in == nil || !s.det.atPrompt() {
 		return false
 	}
 	var keys []byte

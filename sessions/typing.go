@@ -53,14 +53,14 @@ func (s *Session) typeLocked(text []byte, submit bool, what string) error {
 	since := time.Now().UnixNano()
 	if len(text) > 0 {
 		s.ring.NoteInput()
-		if err := s.in.push(text); err != nil {
+		if err := s.run.in.push(text); err != nil {
 			return err
 		}
 	}
 	if !submit {
 		return nil
 	}
-	t := &typing{in: s.in, proc: s.proc, since: since, what: what}
+	t := &typing{in: s.run.in, proc: s.run.proc, since: since, what: what}
 	s.prompts.startTyping(t)
 	go s.submitWhenTaken(t)
 	return nil
@@ -193,7 +193,7 @@ func (s *Session) taken(t *typing) bool {
 // must be held, and t be the Enter under way.
 func (s *Session) submitLocked(t *typing, taken bool) {
 	after := s.prompts.endTyping(t)
-	if s.in != t.in {
+	if s.run.in != t.in {
 		return
 	}
 	if !taken {

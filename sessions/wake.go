@@ -81,7 +81,7 @@ func wakes(p []byte) bool {
 // are the first, whose typist resumes the session.
 func (s *Session) hold(p []byte) (first bool, err error) {
 	s.mu.Lock()
-	if s.in != nil && !s.prompts.holding() {
+	if s.run.in != nil && !s.prompts.holding() {
 		s.mu.Unlock()
 		// A run started since the Write: it takes the keys as usual.
 		return false, s.Write(p)
@@ -157,7 +157,7 @@ func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration,
 			why = fmt.Sprintf("no sign of readiness within %s", bound)
 		}
 		s.mu.Lock()
-		if s.in != in || !s.prompts.holding() {
+		if s.run.in != in || !s.prompts.holding() {
 			s.mu.Unlock()
 			return
 		}
@@ -173,7 +173,7 @@ func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration,
 // flushHeldLocked sends the held keys to the running program. mu must be
 // held.
 func (s *Session) flushHeldLocked(why string) bool {
-	if s.in == nil {
+	if s.run.in == nil {
 		return false
 	}
 	keys := s.prompts.dropHeld()
