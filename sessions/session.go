@@ -127,13 +127,15 @@ type Worktree struct {
 // and typing.go), the agent's conversation (conv, conversation.go) and
 // the worktree (wt, worktrees.go). The Session wires them.
 //
-// Locks are taken in one order: the Session's mu, then any one of the
-// parts' own locks, each a leaf that is never held while another lock is
-// taken; then the Manager's emitMu, then the ring's. mu is the run's lock
-// and orders what the session announces: a part's change that is
-// announced, or that depends on what runs (a wait that releases held keys
-// or types a queued prompt), is made under mu, which is held while the
-// event is emitted; a part's own reads need only its lock.
+// Locks are taken in one order: the Session's mu, then the Manager's
+// emitMu, then the ring's. The parts' own locks are leaves: each is taken
+// alone or under any of those, and none is held while another lock is
+// taken, so a change that spans parts takes their locks one at a time.
+// mu is the run's lock and orders what the session announces: a part's
+// change that is announced, or that depends on what runs (a wait that
+// releases held keys or types a queued prompt), is made under mu, which
+// is held while the event is emitted; a part's own reads need only its
+// lock.
 type Session struct {
 	id        string
 	profile   Profile
@@ -233,13 +235,13 @@ func (s *Session) infoLocked() Info {
 		Rows:           s.run.rows,
 		Running:        s.run.phase == phaseRunning,
 		Conversation:   s.conv.current(),
+		Worktree:       s.wt.get(),
+		Permission:     s.det.permissionAsked(),
 	}
-	info.Worktree = s.wt.get()
 	if s.run.exit != nil {
 		e := *s.run.exit
 		info.Exit = &e
 	}
-	info.Permission = s.det.permissionAsked()
 	return info
 }
 
