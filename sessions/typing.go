@@ -35,7 +35,7 @@ const (
 )
 
 // typing is text sent to a run whose Enter waits for the program to take
-// it. Its fields are set once, but after, which the session's
+// it. Its fields are set once, except after, which the session's
 // promptQueue's mu guards.
 type typing struct {
 	in    *inputQueue
