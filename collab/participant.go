@@ -148,7 +148,8 @@ func (p *Participant) welcome() wire.WelcomeMessage {
 	return wire.WelcomeMessage{Type: wire.TypeClientWelcome, ID: p.id, AuthorID: p.author, Name: p.name, Color: p.color}
 }
 
-// Author returns what a queued prompt records of who sent it.
+// Author returns what a queued prompt or a review comment records of who
+// sent it.
 func (a *App) Author(p *Participant) sessions.Author {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -17,17 +17,10 @@ import (
 // review's quotes.
 const treeTimeout = 10 * time.Second
 
-// reviewAuthor is what a review comment records of who wrote it: the
-// participant's author id and name, as a queued prompt does.
-func (a *App) reviewAuthor(p *Participant) review.Author {
-	au := a.Author(p)
-	return review.Author{ID: au.ID, Name: au.Name}
-}
-
 // Comment adds p's comment to the draft of session id, and tells the
 // clients in the session.
 func (a *App) Comment(p *Participant, id string, cm review.Comment) error {
-	cm.Author = a.reviewAuthor(p)
+	cm.Author = a.Author(p) // the author a queued prompt records
 	if _, _, err := a.reviews.Add(id, cm); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentmux/agentmux/internal/identity"
 	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/google/uuid"
 )
@@ -51,12 +52,9 @@ var (
 	ErrEmpty = errors.New("no review comments to send")
 )
 
-// Author is who wrote a comment: an id that stays the same across the
-// author's reconnects, and the name they gave.
-type Author struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
+// Author is who wrote a comment; a queued prompt records its author with
+// the same type, so a sent review keeps its reviewer's identity.
+type Author = identity.Author
 
 // Comment is one remark on lines of a file in a session's tree.
 type Comment struct {

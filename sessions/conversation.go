@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmux/agentmux/sessions/output"
@@ -29,24 +30,89 @@ const (
 	ConversationCodex = "codex"
 )
 
+// conversation is what a session knows of its agent's own conversation,
+// for the next resume to continue it.
+//
+// Its mu is a leaf: taken alone or under the Session's mu, never while
+// taking another lock. Changes that are announced are made under the
+// Session's mu as well, which orders the announcements.
+type conversation struct {
+	// mu protects the fields below.
+	mu sync.Mutex
+	// id is the agent's own conversation id, once learned; none reports
+	// that the agent said it has none to resume.
+	id   string
+	none bool
+	// resumed reports whether the current (or last) run was a resume.
+	resumed bool
+}
+
+// current returns the agent's conversation id, or "" until it is learned.
+func (c *conversation) current() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
+// learn records the agent's conversation id and reports whether it is new.
+func (c *conversation) learn(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.id == id {
+		return false
+	}
+	c.id = id
+	return true
+}
+
+// runStarted notes whether the run that starts now is a resume.
+func (c *conversation) runStarted(resumed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resumed = resumed
+}
+
+// resumeOf returns what a resume must know: the conversation id, and
+// whether the agent said there is none.
+func (c *conversation) resumeOf() (id string, none bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id, c.none
+}
+
+// wasResumed reports whether the current (or last) run was a resume.
+func (c *conversation) wasResumed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resumed
+}
+
+// markNone records that the agent has no conversation to resume.
+func (c *conversation) markNone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.none = true
+}
+
 // claudeNoConversation is what Claude Code prints, and exits 1 with, when
 // asked to resume a conversation it has not saved.
 const claudeNoConversation = "No conversation found with session ID"
 
-// resumePlanLocked returns the command line that resumes s's agent and,
-// when it cannot continue the conversation the profile would, a line for
-// the terminal saying what it does instead. mu must be held.
-func (s *Session) resumePlanLocked() (argv []string, note string) {
+// resumePlan returns the command line that resumes s's agent and, when it
+// cannot continue the conversation the profile would, a line for the
+// terminal saying what it does instead.
+func (s *Session) resumePlan() (argv []string, note string) {
 	p := s.profile
+	conv, none := s.conv.resumeOf()
 	switch p.Conversation {
 	case ConversationClaude:
-		if !s.noConversation && claudeConversationSaved(s.env, s.id) {
+		if !none && claudeConversationSaved(s.env, s.id) {
 			return p.ResumeArgv(s.id), ""
 		}
 		return p.StartArgv(s.id), "Claude has no saved conversation for this session (it never got a first prompt): starting a new one with the same id."
 	case ConversationCodex:
-		if s.conversation != "" {
-			return expandConversation(p.ResumeArgv(s.id), s.conversation), ""
+		if conv != "" {
+			return expandConversation(p.ResumeArgv(s.id), conv), ""
 		}
 		return expandConversation(p.ResumeArgv(s.id), "--last"),
 			"this session's Codex conversation was never identified (no prompt reached it while agentmux watched): resuming the newest Codex conversation in this directory."
@@ -112,13 +178,13 @@ func envValue(env []string, key string) string {
 
 // noteRunEnd looks at how a run ended for what the next resume must know:
 // a Claude resume that found no saved conversation means the next one
-// starts afresh. mu must be held.
-func (s *Session) noteRunEndLocked(st output.ExitStatus) {
-	if s.profile.Conversation != ConversationClaude || !s.resumed || st.Code != 1 {
+// starts afresh. Only the run's end calls it.
+func (s *Session) noteRunEnd(st output.ExitStatus) {
+	if s.profile.Conversation != ConversationClaude || !s.conv.wasResumed() || st.Code != 1 {
 		return
 	}
 	if strings.Contains(string(s.ring.Since(s.ring.State().RunStart, 4096)), claudeNoConversation) {
-		s.noConversation = true
+		s.conv.markNone()
 		s.ring.Write([]byte(noteLine("Claude found no saved conversation for this session: Resume starts a new one with the same id.")))
 	}
 }
@@ -181,10 +247,9 @@ func openConversation(proc *pty.Process) string {
 func (s *Session) learnedConversation(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conversation == id {
+	if !s.conv.learn(id) {
 		return
 	}
-	s.conversation = id
 	s.log.Info("learned the agent's conversation", "conversation", id)
 	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
 }

@@ -185,9 +185,9 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		ring:      output.NewRing(m.opts.Scrollback),
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
-		worktree:  plan.worktree,
-		cols:      plan.cols,
-		rows:      plan.rows,
+		wt:        sessionWorktree{w: plan.worktree},
+		prompts:   promptQueue{id: id},
+		run:       agentRun{cols: plan.cols, rows: plan.rows},
 	}
 }
 
@@ -203,7 +203,7 @@ func (m *Manager) launch(s *Session, argv []string) error {
 	}
 	s.mu.Lock()
 	proc, err := s.startLocked(argv, "")
-	done := s.runDone
+	done := s.run.done
 	s.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -12,7 +12,9 @@ import (
 // signals (a bell, a notification, its hooks, a question in its output)
 // and from silence; each method applies one such signal and reports what
 // changed. The Session acts on that: it announces statuses and warnings,
-// and answers a wait with held keys or a queued prompt.
+// and answers a wait with held keys or a queued prompt. It also keeps the
+// status that was announced, which the Session sets from it (settle) or,
+// as a run starts or ends, itself (show).
 //
 // Lock order: a Session's mu, then the detector's mu. The detector calls
 // nothing outside itself while it holds its mu (no Session method, no
@@ -39,6 +41,12 @@ type detector struct {
 	// waitEnded is when the user last ended a wait: silence counts from
 	// then when that is later than the last output.
 	waitEnded time.Time
+	// status is the session's status as clients were last told it, and
+	// reason why. A run's start or end sets them; while it runs, they
+	// follow the fields above. Announced changes are made under the
+	// Session's mu as well, which orders the announcements.
+	status Status
+	reason string
 }
 
 // warnLevel is how far a silent session's warnings have gone.
@@ -118,6 +126,11 @@ func (d *detector) atPrompt() bool {
 func (d *detector) runStatus() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.runStatusLocked()
+}
+
+// runStatusLocked is runStatus. d.mu must be held.
+func (d *detector) runStatusLocked() Status {
 	switch {
 	case d.waiting:
 		return StatusWaiting
@@ -125,6 +138,40 @@ func (d *detector) runStatus() Status {
 		return StatusIdle
 	}
 	return StatusActive
+}
+
+// settle sets the status from the running agent's state, why becoming its
+// reason, and reports whether it changed.
+func (d *detector) settle(why string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next := d.runStatusLocked()
+	if next == d.status {
+		return false
+	}
+	d.status, d.reason = next, why
+	return true
+}
+
+// show sets the status and its reason, as a run starts or ends.
+func (d *detector) show(status Status, reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.status, d.reason = status, reason
+}
+
+// explain gives the status a new reason, the status unchanged.
+func (d *detector) explain(reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reason = reason
+}
+
+// shown returns the status as clients were last told it, and its reason.
+func (d *detector) shown() (Status, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status, d.reason
 }
 
 // permissionAsked returns a copy of what the current wait asks to allow,

@@ -177,12 +177,12 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		if msg == "" {
 			msg = "the agent needs your attention"
 		}
-		s.hookedLocked()
+		s.hooked()
 		// A permission dialog or a question: a queued prompt would
 		// answer it.
 		s.startWaitingLocked(msg, false)
 	case "Stop":
-		s.hookedLocked()
+		s.hooked()
 		s.startWaitingLocked("the agent finished and waits for your next prompt", true)
 	case "PreToolUse":
 		if p.ToolName != "AskUserQuestion" {
@@ -192,21 +192,21 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		if q := askedQuestion(p.ToolInput); q != "" {
 			msg = "the agent asks: " + q
 		}
-		s.hookedLocked()
+		s.hooked()
 		s.startWaitingLocked(msg, false)
 	case "PermissionRequest":
-		s.hookedLocked()
+		s.hooked()
 		if p.ToolName == "AskUserQuestion" {
 			return nil // its PreToolUse hook has said the question
 		}
 		s.startPermissionWaitLocked(newPermission(p.ToolName, p.ToolInput, p.Cwd, s.cwd))
 	case "UserPromptSubmit":
-		s.hookedLocked()
+		s.hooked()
 		s.endWaitingLocked("prompt submitted")
 	case "SessionStart":
 		// Claude is at its prompt, past its dialogs: started, resumed,
 		// cleared or compacted, it waits for the user.
-		s.hookedLocked()
+		s.hooked()
 		why := "Claude is ready for your first prompt"
 		if p.Source == "resume" {
 			why = "Claude resumed the conversation and waits for your prompt"
@@ -221,7 +221,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 // isSecretLocked reports whether secret is the current run's hook secret.
 // mu must be held.
 func (s *Session) isSecretLocked(secret string) bool {
-	return s.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.secret)) == 1
+	return s.run.secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.run.secret)) == 1
 }
 
 // codexNotify applies a notification from Codex's notify program, whose
@@ -241,8 +241,9 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		return fmt.Errorf("%w: unknown Codex notification %s", ErrInvalid, clip.Quote(p.Type))
 	}
 	s.mu.Lock()
-	proc, conv := s.proc, s.conversation
+	proc := s.run.proc
 	s.mu.Unlock()
+	conv := s.conv.current()
 	// Outside the lock: the look at the run's open files reads /proc.
 	if p.ThreadID != "" && p.ThreadID != conv && (proc == nil || openConversation(proc) != p.ThreadID) {
 		s.log.Debug("a Codex thread other than the conversation finished a turn", "thread", clip.Quote(p.ThreadID), "conversation", conv)
@@ -257,9 +258,10 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 	return nil
 }
 
-// hookedLocked notes that this run's agent reports through hooks, so the
-// guess from a trailing question mark is no longer needed. mu must be held.
-func (s *Session) hookedLocked() {
+// hooked notes that this run's agent reports through hooks, so the guess
+// from a trailing question mark is no longer needed. Its callers hold mu,
+// so the note cannot outlive the run the hook spoke for.
+func (s *Session) hooked() {
 	if s.det.hook() {
 		s.log.Debug("the agent reports through hooks; the question-mark guess is off for this run")
 	}

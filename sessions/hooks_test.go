@@ -160,7 +160,7 @@ func TestPermissionRequestHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	secret := s.secret
+	secret := s.run.secret
 	s.mu.Unlock()
 	hook := func(payload any) {
 		t.Helper()

@@ -338,7 +338,7 @@ func (m *Manager) liveLocked() int {
 			continue
 		}
 		s.mu.Lock()
-		if s.phase == phaseRunning {
+		if s.run.phase == phaseRunning {
 			n++
 		}
 		s.mu.Unlock()
@@ -408,12 +408,12 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	}
 	defer m.releaseResume(s)
 	s.mu.Lock()
-	proc, err := s.startLocked(s.resumePlanLocked())
+	proc, err := s.startLocked(s.resumePlan())
 	if err == nil {
-		s.reason = "resumed"
+		s.det.explain("resumed")
 	}
 	info := s.infoLocked()
-	done := s.runDone
+	done := s.run.done
 	// A failed start changed the status to error; say so either way.
 	m.emit(Event{Kind: EventStatus, Session: info})
 	s.mu.Unlock()
@@ -440,9 +440,9 @@ func (m *Manager) reserveResume(id string) (*Session, error) {
 		return nil, ErrRunning
 	}
 	s.mu.Lock()
-	running := s.phase == phaseRunning
-	archived := s.worktree != nil && s.worktree.Archived
+	running := s.run.phase == phaseRunning
 	s.mu.Unlock()
+	archived := s.wt.isArchived()
 	if running {
 		return nil, ErrRunning
 	}

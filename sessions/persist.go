@@ -145,20 +145,21 @@ func (m *Manager) restore() error {
 			ring:      output.NewRing(m.opts.Scrollback),
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
-			worktree:  r.Worktree,
-			phase:     phaseExited,
-			status:    status,
-			reason:    reason,
-			argv:      r.Command,
-			cols:      cmp.Or(r.Cols, 80),
-			rows:      cmp.Or(r.Rows, 24),
-			exit:      r.Exit,
+			wt:        sessionWorktree{w: r.Worktree},
+			det:       detector{status: status, reason: reason},
+			run: agentRun{
+				phase: phaseExited,
+				argv:  r.Command,
+				cols:  cmp.Or(r.Cols, 80),
+				rows:  cmp.Or(r.Rows, 24),
+				exit:  r.Exit,
+			},
 			// conversation survives restarts, so a resume continues it.
-			conversation: r.Conversation,
+			conv:    conversation{id: r.Conversation},
+			prompts: promptQueue{id: r.ID, q: sv.queue},
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)
-		s.queue = sv.queue
 		// A server killed outright could not stop the session's processes;
 		// those that did not die with its terminal (detached helpers) die
 		// now, before anything can resume the session.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/internal/clip"
+	"github.com/agentmux/agentmux/internal/identity"
 	"github.com/agentmux/agentmux/internal/textrule"
 
 	"github.com/google/uuid"
@@ -34,12 +36,9 @@ var (
 	ErrNotQueueOwner  = errors.New("only its author may remove a queued prompt")
 )
 
-// Author is who queued a prompt: an id that stays the same across the
-// author's reconnects, and the name they gave.
-type Author struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
+// Author is who queued a prompt; a review comment records its author
+// with the same type.
+type Author = identity.Author
 
 // Prompt is a prompt waiting for the session's agent to wait for input.
 type Prompt struct {
@@ -64,6 +63,124 @@ func (q Queue) textBytes() int {
 		n += len(p.Text)
 	}
 	return n
+}
+
+// promptQueue is what waits to be typed into a session's agent for
+// somebody: the queued prompts (this file), the keys held for a run being
+// started (wake.go), and the input held behind an Enter that waits to
+// submit (typing.go).
+//
+// Its mu is a leaf: taken alone or under the Session's mu, never while
+// taking another lock. What it holds is typed, and its changes announced,
+// by the Session under its mu, which orders both; the queue itself only
+// keeps and bounds.
+type promptQueue struct {
+	// id is the session's, for errors; set once.
+	id string
+
+	// mu protects the fields below.
+	mu sync.Mutex
+	q  Queue
+	// skip makes the queue sit out the next waiting period, which an
+	// interrupt caused: the user takes it from there.
+	skip bool
+	// held is what was typed while no process ran, for the run being
+	// started; nil when nothing waits.
+	held []byte
+	// typing is text typed into the run whose Enter waits for the
+	// program to take it; the run's end or an interrupt drops it.
+	typing *typing
+}
+
+// snapshot returns the queue. Its prompts are never changed in place, so
+// it stays as it was.
+func (pq *promptQueue) snapshot() Queue {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.q
+}
+
+// add appends a prompt by author, its text clean, unless the queue is
+// full, and returns it, the queue and its position (1 is next).
+func (pq *promptQueue) add(author Author, text string) (Prompt, Queue, int, error) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if len(pq.q.Prompts) >= MaxQueuedPrompts {
+		return Prompt{}, Queue{}, 0, fmt.Errorf("%w: it holds %d prompts; remove one or wait for the agent to take the next", ErrQueueFull, MaxQueuedPrompts)
+	}
+	if n := pq.q.textBytes(); n+len(text) > MaxQueueBytes {
+		return Prompt{}, Queue{}, 0, fmt.Errorf("%w: it holds %d bytes of prompts and this one is %d; a queue holds at most %d: remove a prompt or wait for the agent to take the next",
+			ErrQueueFull, n, len(text), MaxQueueBytes)
+	}
+	p := Prompt{ID: uuid.NewString(), Author: author, Text: text, QueuedAt: time.Now().UTC()}
+	pq.q.Prompts = append(slices.Clip(pq.q.Prompts), p)
+	pq.q.Rev++
+	return p, pq.q, len(pq.q.Prompts), nil
+}
+
+// remove takes a queued prompt out for its author, and returns it and the
+// queue.
+func (pq *promptQueue) remove(authorID, promptID string) (Prompt, Queue, error) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	i := slices.IndexFunc(pq.q.Prompts, func(p Prompt) bool { return p.ID == promptID })
+	if i < 0 {
+		return Prompt{}, Queue{}, fmt.Errorf("%w: %s (it may just have been delivered)", ErrPromptNotFound, clip.Quote(promptID))
+	}
+	p := pq.q.Prompts[i]
+	if p.Author.ID != authorID {
+		return Prompt{}, Queue{}, fmt.Errorf("%w: this prompt is %s's", ErrNotQueueOwner, p.Author.Name)
+	}
+	pq.q.Prompts = slices.Delete(slices.Clone(pq.q.Prompts), i, i+1)
+	pq.q.Rev++
+	return p, pq.q, nil
+}
+
+// next returns the prompt to type next: none while an Enter still waits
+// to submit earlier text, into which the prompt would be typed.
+func (pq *promptQueue) next() (Prompt, bool) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if len(pq.q.Prompts) == 0 || pq.typing != nil {
+		return Prompt{}, false
+	}
+	return pq.q.Prompts[0], true
+}
+
+// delivered takes the prompt next returned, now typed, off the queue and
+// returns the queue.
+func (pq *promptQueue) delivered() Queue {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.q.Prompts = slices.Delete(slices.Clone(pq.q.Prompts), 0, 1)
+	pq.q.Rev++
+	return pq.q
+}
+
+// sitOut makes the queue sit out the next waiting period.
+func (pq *promptQueue) sitOut(yes bool) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.skip = yes
+}
+
+// sitsOut reports whether the queue sits out this waiting period, which
+// uses the turn up: it takes the next one.
+func (pq *promptQueue) sitsOut() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	skip := pq.skip
+	pq.skip = false
+	return skip
+}
+
+// interrupt drops what waits to be typed on the user's behalf, held keys
+// and the Enter under way with what was typed behind it, and makes the
+// queue sit out the waiting period the interrupt causes.
+func (pq *promptQueue) interrupt() {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.held, pq.typing, pq.skip = nil, nil, true
 }
 
 // cleanPrompt checks a prompt's text and returns it as it is typed: line
@@ -101,22 +218,15 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.phase == phaseClosed {
+	if s.run.phase == phaseClosed {
 		return Prompt{}, 0, ErrNotFound
 	}
-	if len(s.queue.Prompts) >= MaxQueuedPrompts {
-		return Prompt{}, 0, fmt.Errorf("%w: it holds %d prompts; remove one or wait for the agent to take the next", ErrQueueFull, MaxQueuedPrompts)
+	p, q, pos, err := s.prompts.add(author, text)
+	if err != nil {
+		return Prompt{}, 0, err
 	}
-	if n := s.queue.textBytes(); n+len(text) > MaxQueueBytes {
-		return Prompt{}, 0, fmt.Errorf("%w: it holds %d bytes of prompts and this one is %d; a queue holds at most %d: remove a prompt or wait for the agent to take the next",
-			ErrQueueFull, n, len(text), MaxQueueBytes)
-	}
-	p := Prompt{ID: uuid.NewString(), Author: author, Text: text, QueuedAt: time.Now().UTC()}
-	s.queue.Prompts = append(slices.Clip(s.queue.Prompts), p)
-	s.queue.Rev++
-	pos := len(s.queue.Prompts)
 	s.log.Info("prompt queued", "prompt", p.ID, "author", author.Name, "position", pos, "bytes", len(text))
-	s.emit(Event{Kind: EventPromptQueued, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	s.emit(Event{Kind: EventPromptQueued, Session: s.infoLocked(), Prompt: &p, Queue: q})
 	if s.det.isWaiting() {
 		s.deliverLocked()
 	}
@@ -125,46 +235,36 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 
 // DequeuePrompt removes a queued prompt; only its author may.
 func (s *Session) DequeuePrompt(authorID, promptID string) error {
+	// Under mu, which orders the queue's announcements.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.queue.Prompts, func(p Prompt) bool { return p.ID == promptID })
-	if i < 0 {
-		return fmt.Errorf("%w: %s (it may just have been delivered)", ErrPromptNotFound, clip.Quote(promptID))
+	p, q, err := s.prompts.remove(authorID, promptID)
+	if err != nil {
+		return err
 	}
-	p := s.queue.Prompts[i]
-	if p.Author.ID != authorID {
-		return fmt.Errorf("%w: this prompt is %s's", ErrNotQueueOwner, p.Author.Name)
-	}
-	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), i, i+1)
-	s.queue.Rev++
 	s.log.Info("prompt removed from the queue", "prompt", p.ID, "author", p.Author.Name)
-	s.emit(Event{Kind: EventPromptDequeued, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	s.emit(Event{Kind: EventPromptDequeued, Session: s.infoLocked(), Prompt: &p, Queue: q})
 	return nil
 }
 
 // Queue returns the session's prompt queue.
-func (s *Session) Queue() Queue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.queue
-}
+func (s *Session) Queue() Queue { return s.prompts.snapshot() }
 
 // deliverLocked types the oldest queued prompt into a waiting agent: one
 // prompt per waiting period (typing it ends the period), none in the period
 // that follows an interrupt. mu must be held.
 func (s *Session) deliverLocked() bool {
-	if s.holdQueue {
+	if s.prompts.sitsOut() {
 		// The user stopped the agent: they take it from here, and the
 		// queue waits for the agent's next turn to end.
-		s.holdQueue = false
 		return false
 	}
-	// While an Enter still waits to submit earlier text, the prompt would
-	// be typed into that text: it waits for the Enter (submitLocked).
-	if len(s.queue.Prompts) == 0 || s.in == nil || !s.det.atPrompt() || s.typing != nil {
+	// While an Enter still waits to submit earlier text, next has none:
+	// the prompt waits for the Enter (submitLocked).
+	p, ok := s.prompts.next()
+	if !ok || s.run.in == nil || !s.det.atPrompt() {
 		return false
 	}
-	p := s.queue.Prompts[0]
 	var keys []byte
 	if s.ring.BracketedPaste() {
 		// The program asked for pastes to be marked: the text arrives as
@@ -186,10 +286,9 @@ func (s *Session) deliverLocked() bool {
 		return false
 	}
 	s.touch()
-	s.queue.Prompts = slices.Delete(slices.Clone(s.queue.Prompts), 0, 1)
-	s.queue.Rev++
+	q := s.prompts.delivered()
 	s.log.Info("queued prompt delivered", "prompt", p.ID, "author", p.Author.Name)
-	s.emit(Event{Kind: EventPromptDelivered, Session: s.infoLocked(), Prompt: &p, Queue: s.queue})
+	s.emit(Event{Kind: EventPromptDelivered, Session: s.infoLocked(), Prompt: &p, Queue: q})
 	s.endWaitingLocked("queued prompt from " + p.Author.Name)
 	return true
 }

@@ -120,9 +120,24 @@ type Worktree struct {
 }
 
 // Session is one agent process, its output and its status.
+//
+// A session is made of parts, each owning its fields in the file that uses
+// them: the run (below, session.go), its status (det, detector.go and
+// status.go), what waits to be typed into it (prompts, queue.go, wake.go
+// and typing.go), the agent's conversation (conv, conversation.go) and
+// the worktree (wt, worktrees.go). The Session wires them.
+//
+// Locks are taken in one order: the Session's mu, then the Manager's
+// emitMu, then the ring's. The parts' own locks are leaves: each is taken
+// alone or under any of those, and none is held while another lock is
+// taken, so a change that spans parts takes their locks one at a time.
+// mu is the run's lock and orders what the session announces: a part's
+// change that is announced, or that depends on what runs (a wait that
+// releases held keys or types a queued prompt), is made under mu, which
+// is held while the event is emitted; a part's own reads need only its
+// lock.
 type Session struct {
 	id        string
-	name      string
 	profile   Profile
 	cwd       string
 	env       []string
@@ -132,7 +147,6 @@ type Session struct {
 	ring      *output.Ring
 	timing    Timing
 	hooks     *HookConfig
-	worktree  *Worktree
 
 	lastActivity atomic.Int64 // unix nanoseconds, of output or input
 	lastOutput   atomic.Int64 // unix nanoseconds
@@ -140,54 +154,48 @@ type Session struct {
 	// output; see noteOutput.
 	armed atomic.Bool
 
-	// mu protects the fields below. It is never held across a blocking
-	// call other than starting a process. Lock order: mu, then the ring's
-	// mu, the Manager's emitMu or det's mu (a leaf); emitting under mu is
-	// safe because observers must not block.
-	mu      sync.Mutex
-	phase   phase
-	status  Status
-	reason  string
-	argv    []string
-	proc    *pty.Process
-	in      *inputQueue // the current run's input, nil when none runs
-	cols    int
-	rows    int
-	exit    *output.ExitStatus
-	runDone chan struct{} // closed when the current run's reader has finished
+	// mu protects name and run. It is never held across a blocking call
+	// other than starting a process; emitting under it is safe because
+	// observers must not block.
+	mu sync.Mutex
+	// name is set once, when the session is listed, if it had none.
+	name string
+	run  agentRun
+
+	// det is the session's status and what the current run's is made
+	// of: waiting for the user, idle, warned as stuck.
+	det detector
+	// prompts is what waits to be typed into the agent for somebody:
+	// queued prompts, keys held for a run being started, input behind an
+	// Enter under way.
+	prompts promptQueue
+	// conv is the agent's own conversation, for a resume.
+	conv conversation
+	// wt is the git worktree the session runs in, if any.
+	wt sessionWorktree
+}
+
+// agentRun is the session's current, or last, run of its agent: the
+// process, its terminal and the lifecycle. The Session's mu protects it.
+type agentRun struct {
+	phase phase
+	argv  []string
+	proc  *pty.Process
+	in    *inputQueue // the current run's input, nil when none runs
+	cols  int
+	rows  int
+	exit  *output.ExitStatus
+	done  chan struct{} // closed when the current run's reader has finished
 	// stopping reports whether the current run is being stopped on
 	// purpose, so its end is "stopped", not "error".
 	stopping bool
 	// unpaced is closed when the current run is being stopped: its reader
 	// then reads to the end, paced or not.
 	unpaced chan struct{}
-	// resumed reports whether the current (or last) run was a resume.
-	resumed bool
-	// conversation is the agent's own conversation id, once learned;
-	// noConversation reports that the agent said it has none to resume.
-	conversation   string
-	noConversation bool
-
-	// det is what the current run's status is made of: waiting for the
-	// user, idle, warned as stuck. It has a lock of its own, taken after
-	// mu; the status itself is set from it under mu (setRunStatusLocked).
-	det detector
 	// secret authenticates the current run's hook calls; wake nudges its
 	// silence watcher.
 	secret string
 	wake   chan struct{}
-
-	// queue holds the prompts waiting for the agent to wait (queue.go).
-	// holdQueue skips the waiting period an interrupt causes.
-	queue     Queue
-	holdQueue bool
-	// held is what was typed while no process ran, for the run being
-	// started (wake.go); nil when nothing waits.
-	held []byte
-	// typing is text typed into the run whose Enter waits for the
-	// program to take it (typing.go); the run's end or an interrupt drops
-	// it.
-	typing *typing
 }
 
 // ID returns the session's id, a UUID.
@@ -197,10 +205,10 @@ func (s *Session) ID() string { return s.id }
 func (s *Session) Pid() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil {
+	if s.run.proc == nil {
 		return 0
 	}
-	return s.proc.Pid()
+	return s.run.proc.Pid()
 }
 
 // Info returns a snapshot of the session's metadata.
@@ -211,31 +219,29 @@ func (s *Session) Info() Info {
 }
 
 func (s *Session) infoLocked() Info {
+	status, reason := s.det.shown()
 	info := Info{
 		ID:             s.id,
 		Name:           s.name,
-		Status:         s.status,
-		Reason:         s.reason,
+		Status:         status,
+		Reason:         reason,
 		Agent:          s.profile.Name,
 		Profile:        s.profile,
-		Command:        slices.Clone(s.argv),
+		Command:        slices.Clone(s.run.argv),
 		Cwd:            s.cwd,
 		CreatedAt:      s.createdAt,
 		LastActivityAt: time.Unix(0, s.lastActivity.Load()).UTC(),
-		Cols:           s.cols,
-		Rows:           s.rows,
-		Running:        s.phase == phaseRunning,
-		Conversation:   s.conversation,
+		Cols:           s.run.cols,
+		Rows:           s.run.rows,
+		Running:        s.run.phase == phaseRunning,
+		Conversation:   s.conv.current(),
+		Worktree:       s.wt.get(),
+		Permission:     s.det.permissionAsked(),
 	}
-	if s.worktree != nil {
-		w := *s.worktree
-		info.Worktree = &w
-	}
-	if s.exit != nil {
-		e := *s.exit
+	if s.run.exit != nil {
+		e := *s.run.exit
 		info.Exit = &e
 	}
-	info.Permission = s.det.permissionAsked()
 	return info
 }
 
@@ -245,22 +251,22 @@ func (s *Session) transition(next phase) error {
 	ok := false
 	switch next {
 	case phaseRunning:
-		ok = s.phase == 0 || s.phase == phaseExited
+		ok = s.run.phase == 0 || s.run.phase == phaseExited
 	case phaseExited:
-		ok = s.phase == phaseRunning
+		ok = s.run.phase == phaseRunning
 	case phaseClosed:
-		ok = s.phase == phaseExited
+		ok = s.run.phase == phaseExited
 	}
 	if !ok {
-		switch s.phase {
+		switch s.run.phase {
 		case phaseRunning:
 			return ErrRunning
 		case phaseClosed:
 			return ErrNotFound
 		}
-		return fmt.Errorf("session %s: cannot go from %s to %s", s.id, s.phase, next)
+		return fmt.Errorf("session %s: cannot go from %s to %s", s.id, s.run.phase, next)
 	}
-	s.phase = next
+	s.run.phase = next
 	return nil
 }
 
@@ -271,7 +277,7 @@ func (s *Session) transition(next phase) error {
 // note, when not empty, is a line for the terminal, written before the
 // run's first byte: why the run is not what the user might expect.
 func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) {
-	first := s.phase == 0
+	first := s.run.phase == 0
 	if err := s.transition(phaseRunning); err != nil {
 		return nil, err
 	}
@@ -292,54 +298,54 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 		Argv: argv,
 		Dir:  s.cwd,
 		Env:  env,
-		Cols: uint16(s.cols),
-		Rows: uint16(s.rows),
+		Cols: uint16(s.run.cols),
+		Rows: uint16(s.run.rows),
 		Tag:  sessionTag(s.id),
 	})
 	if err != nil {
 		return nil, s.failStartLocked(err)
 	}
-	s.argv = argv
-	s.proc = proc
-	s.in = newInputQueue()
-	s.in.direct = func(b []byte) int {
+	s.run.argv = argv
+	s.run.proc = proc
+	s.run.in = newInputQueue()
+	s.run.in.direct = func(b []byte) int {
 		n, err := proc.TryWrite(b)
 		if err != nil {
 			return 0 // the feeder meets the error too, and ends
 		}
 		return n
 	}
-	s.exit = nil
-	s.stopping = false
-	s.status, s.reason = StatusActive, "started"
+	s.run.exit = nil
+	s.run.stopping = false
 	s.det.reset()
-	s.secret = secret
-	s.wake = make(chan struct{}, 1)
-	s.runDone = make(chan struct{})
-	s.unpaced = make(chan struct{})
+	s.det.show(StatusActive, "started")
+	s.run.secret = secret
+	s.run.wake = make(chan struct{}, 1)
+	s.run.done = make(chan struct{})
+	s.run.unpaced = make(chan struct{})
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
-	s.resumed = !first
-	s.holdQueue = false
+	s.conv.runStarted(!first)
+	s.prompts.sitOut(false)
 	var noted []byte
 	if note != "" {
 		noted = []byte(noteLine(note))
 	}
 	s.ring.StartRun(first, noted)
-	s.armHeldLocked()
+	s.armHeld(s.run.in)
 	return proc, nil
 }
 
 // failStartLocked records a run that could not start and returns the
 // error to report. mu must be held.
 func (s *Session) failStartLocked(err error) error {
-	s.phase = phaseExited
-	if s.exit == nil {
+	s.run.phase = phaseExited
+	if s.run.exit == nil {
 		// A session that never ran reads as failed, not as exited 0.
-		s.exit = &output.ExitStatus{Code: -1}
+		s.run.exit = &output.ExitStatus{Code: -1}
 	}
-	s.status, s.reason = StatusError, err.Error()
+	s.det.show(StatusError, err.Error())
 	return fmt.Errorf("%w: %w", ErrSpawn, err)
 }
 
@@ -351,7 +357,7 @@ func (s *Session) pump(proc *pty.Process, done chan struct{}) {
 	readerDone := make(chan struct{})
 	go s.reapStragglers(proc, readerDone)
 	s.mu.Lock()
-	wake, in, unpaced := s.wake, s.in, s.unpaced
+	wake, in, unpaced := s.run.wake, s.run.in, s.run.unpaced
 	s.mu.Unlock()
 	feederDone := make(chan struct{})
 	go func() {
@@ -473,23 +479,23 @@ func (s *Session) finishRun(st output.ExitStatus) {
 		s.log.Error("end run", "err", err)
 		return
 	}
-	s.exit = &st
-	s.noteRunEndLocked(st)
-	s.proc = nil
-	s.in = nil
-	s.secret = "" // a dead run's hooks speak for nobody
+	s.run.exit = &st
+	s.noteRunEnd(st)
+	s.run.proc = nil
+	s.run.in = nil
+	s.run.secret = "" // a dead run's hooks speak for nobody
 	s.det.runEnded()
 	s.heldLostLocked()
-	s.typing = nil
+	s.prompts.dropTyping()
 	switch {
-	case s.stopping:
-		s.status, s.reason = StatusStopped, "stopped"
+	case s.run.stopping:
+		s.det.show(StatusStopped, "stopped")
 	case st.Signal != 0:
-		s.status, s.reason = StatusError, fmt.Sprintf("killed by signal %d (%s)", st.Signal, syscall.Signal(st.Signal))
+		s.det.show(StatusError, fmt.Sprintf("killed by signal %d (%s)", st.Signal, syscall.Signal(st.Signal)))
 	case st.Code != 0:
-		s.status, s.reason = StatusError, fmt.Sprintf("exited with code %d", st.Code)
+		s.det.show(StatusError, fmt.Sprintf("exited with code %d", st.Code))
 	default:
-		s.status, s.reason = StatusStopped, "exited with code 0"
+		s.det.show(StatusStopped, "exited with code 0")
 	}
 	// The ring update and the event happen under mu, so a Destroy or
 	// Resume, which take mu to find the process gone, can only act, and
@@ -520,32 +526,27 @@ func (s *Session) Interrupt() error {
 
 func (s *Session) input(p []byte, interrupt bool) error {
 	s.mu.Lock()
-	in := s.in
+	in := s.run.in
 	if interrupt {
-		s.dropHeldLocked()
-		// An Enter waiting to submit, and what was typed behind it, go
-		// too: the user stopped what it would have sent.
-		s.typing = nil
-		// The waiting period this causes is the user's, not the queue's.
-		s.holdQueue = true
+		// Held keys go, and so do an Enter waiting to submit and what
+		// was typed behind it: the user stopped what they would have
+		// sent. The waiting period this causes is the user's, not the
+		// queue's.
+		s.prompts.interrupt()
 	} else if in != nil && isTerminalReport(p) {
 		// The terminal answering the program (a query it sent while it
 		// starts) is not typing: holding it back could keep the program
 		// from getting ready to read what is held.
-	} else if s.held != nil {
+	} else if held, err := s.prompts.holdBehind(p); held {
 		// Keys typed before the new run read its terminal go after the
-		// ones held for it.
-		defer s.mu.Unlock()
-		return s.appendHeldLocked(p)
-	} else if s.typing != nil {
-		// Keys typed while an Enter waits for its text to be taken go
-		// after the Enter.
-		defer s.mu.Unlock()
-		return s.holdTypedLocked(p)
+		// ones held for it; keys typed while an Enter waits for its text
+		// to be taken go after the Enter.
+		s.mu.Unlock()
+		return err
 	}
 	if in != nil && !isTerminalReport(p) {
 		if !interrupt {
-			s.holdQueue = false
+			s.prompts.sitOut(false)
 		}
 		s.endWaitingLocked("input from the user")
 	}
@@ -575,14 +576,14 @@ func (s *Session) Resize(cols, rows int) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cols == cols && s.rows == rows {
+	if s.run.cols == cols && s.run.rows == rows {
 		return nil
 	}
-	s.cols, s.rows = cols, rows
-	if s.proc == nil {
+	s.run.cols, s.run.rows = cols, rows
+	if s.run.proc == nil {
 		return nil
 	}
-	return s.proc.Resize(uint16(cols), uint16(rows))
+	return s.run.proc.Resize(uint16(cols), uint16(rows))
 }
 
 func checkSize(cols, rows int) error {
@@ -635,10 +636,10 @@ func (s *Session) ReplayStart(lines int) (off uint64, prefix []byte, cut bool) {
 // is a no-op.
 func (s *Session) stop(ctx context.Context, grace time.Duration) error {
 	s.mu.Lock()
-	proc, done := s.proc, s.runDone
-	if proc != nil && !s.stopping {
-		s.stopping = true
-		close(s.unpaced) // a paced reader must read on, to the end
+	proc, done := s.run.proc, s.run.done
+	if proc != nil && !s.run.stopping {
+		s.run.stopping = true
+		close(s.run.unpaced) // a paced reader must read on, to the end
 	}
 	s.mu.Unlock()
 	if proc == nil {

@@ -81,7 +81,7 @@ func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
 // waitLocked is startWaitingLocked, with what the wait asks to allow when
 // it is a permission request. mu must be held.
 func (s *Session) waitLocked(why string, atPrompt bool, perm *Permission) {
-	if s.phase != phaseRunning || !s.det.startWaiting(atPrompt, perm) {
+	if s.run.phase != phaseRunning || !s.det.startWaiting(atPrompt, perm) {
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)
@@ -101,7 +101,7 @@ func (s *Session) endWaitingLocked(why string) {
 	}
 	s.setRunStatusLocked(why)
 	select {
-	case s.wake <- struct{}{}:
+	case s.run.wake <- struct{}{}:
 	default:
 	}
 }
@@ -109,14 +109,12 @@ func (s *Session) endWaitingLocked(why string) {
 // setRunStatusLocked sets a running session's status from its detector
 // and announces a change. mu must be held.
 func (s *Session) setRunStatusLocked(why string) {
-	if s.phase != phaseRunning {
+	if s.run.phase != phaseRunning {
 		return
 	}
-	next := s.det.runStatus()
-	if next == s.status {
+	if !s.det.settle(why) {
 		return
 	}
-	s.status, s.reason = next, why
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 }
 
@@ -198,7 +196,7 @@ func (s *Session) reviewQuiet(t Timing, last int64, checked *int64) (time.Durati
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.phase != phaseRunning {
+	if s.run.phase != phaseRunning {
 		return t.ErrorAfter, false
 	}
 	quiet, resumed := s.det.heard(t, lastOut)

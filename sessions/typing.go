@@ -35,7 +35,8 @@ const (
 )
 
 // typing is text sent to a run whose Enter waits for the program to take
-// it. Its fields are set once, but after, guarded by the session's mu.
+// it. Its fields are set once, except after, which the session's
+// promptQueue's mu guards.
 type typing struct {
 	in    *inputQueue
 	proc  *pty.Process
@@ -52,15 +53,15 @@ func (s *Session) typeLocked(text []byte, submit bool, what string) error {
 	since := time.Now().UnixNano()
 	if len(text) > 0 {
 		s.ring.NoteInput()
-		if err := s.in.push(text); err != nil {
+		if err := s.run.in.push(text); err != nil {
 			return err
 		}
 	}
 	if !submit {
 		return nil
 	}
-	t := &typing{in: s.in, proc: s.proc, since: since, what: what}
-	s.typing = t
+	t := &typing{in: s.run.in, proc: s.run.proc, since: since, what: what}
+	s.prompts.startTyping(t)
 	go s.submitWhenTaken(t)
 	return nil
 }
@@ -68,8 +69,8 @@ func (s *Session) typeLocked(text []byte, submit bool, what string) error {
 // typeKeysLocked types keys as the user typed them: a last Enter waits
 // until the rest has been taken. mu must be held.
 func (s *Session) typeKeysLocked(keys []byte, what string) error {
-	if s.typing != nil {
-		return s.holdTypedLocked(keys) // behind the Enter under way
+	if held, err := s.prompts.holdTyped(keys); held {
+		return err // behind the Enter under way
 	}
 	if n := len(keys); n > 1 && keys[n-1] == '\r' {
 		return s.typeLocked(keys[:n-1], true, what)
@@ -77,13 +78,72 @@ func (s *Session) typeKeysLocked(keys []byte, what string) error {
 	return s.typeLocked(keys, false, what)
 }
 
-// holdTypedLocked keeps input that comes while an Enter waits, for after
-// it. mu must be held, and s.typing set.
-func (s *Session) holdTypedLocked(p []byte) error {
-	t := s.typing
+// startTyping records t as the Enter under way.
+func (pq *promptQueue) startTyping(t *typing) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.typing = t
+}
+
+// isTyping reports whether t is the Enter under way: it was not dropped.
+func (pq *promptQueue) isTyping(t *typing) bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.typing == t
+}
+
+// endTyping ends t, the Enter under way, and returns what was typed
+// while it waited.
+func (pq *promptQueue) endTyping(t *typing) (after []byte) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.typing = nil
+	return t.after
+}
+
+// dropTyping forgets the Enter under way, if any, and what waits behind
+// it.
+func (pq *promptQueue) dropTyping() {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.typing = nil
+}
+
+// holdTyped keeps input that comes while an Enter waits, for after it.
+// held reports whether an Enter waits; err, whether p was refused.
+func (pq *promptQueue) holdTyped(p []byte) (held bool, err error) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	held = pq.typing != nil
+	return held, pq.holdTypedLocked(p)
+}
+
+// holdBehind keeps input typed by the user behind what waits before it:
+// keys held for the run being started, which go first, or an Enter under
+// way. It reports whether it held p, and err whether p was refused.
+func (pq *promptQueue) holdBehind(p []byte) (held bool, err error) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	switch {
+	case pq.held != nil:
+		return true, pq.holdLocked(p)
+	case pq.typing != nil:
+		return true, pq.holdTypedLocked(p)
+	}
+	return false, nil
+}
+
+// holdTypedLocked appends p to what waits behind the Enter under way, if
+// there is one, refusing whole what would take it past MaxHeldInput.
+// pq.mu must be held.
+func (pq *promptQueue) holdTypedLocked(p []byte) error {
+	t := pq.typing
+	if t == nil {
+		return nil
+	}
 	if len(t.after)+len(p) > MaxHeldInput {
 		return fmt.Errorf("%w: %d bytes already wait for session %s's agent to take %s; at most %d are held, so these %d were refused",
-			ErrInputFull, len(t.after), s.id, t.what, MaxHeldInput, len(p))
+			ErrInputFull, len(t.after), pq.id, t.what, MaxHeldInput, len(p))
 	}
 	t.after = append(t.after, p...)
 	return nil
@@ -99,7 +159,7 @@ func (s *Session) submitWhenTaken(t *typing) {
 	for range tick.C {
 		taken := s.taken(t)
 		s.mu.Lock()
-		if s.typing != t {
+		if !s.prompts.isTyping(t) {
 			s.mu.Unlock()
 			return
 		}
@@ -130,10 +190,10 @@ func (s *Session) taken(t *typing) bool {
 }
 
 // submitLocked sends t's Enter, then what was typed while it waited. mu
-// must be held, and s.typing be t.
+// must be held, and t be the Enter under way.
 func (s *Session) submitLocked(t *typing, taken bool) {
-	s.typing = nil
-	if s.in != t.in {
+	after := s.prompts.endTyping(t)
+	if s.run.in != t.in {
 		return
 	}
 	if !taken {
@@ -145,9 +205,9 @@ func (s *Session) submitLocked(t *typing, taken bool) {
 		return
 	}
 	s.log.Debug("submitted", "what", t.what, "after", time.Since(time.Unix(0, t.since)).Round(time.Millisecond))
-	if len(t.after) > 0 {
-		if err := s.typeKeysLocked(t.after, "keys typed while "+t.what+" was submitted"); err != nil {
-			s.log.Warn("could not send the keys typed while a submit waited", "bytes", len(t.after), "err", err)
+	if len(after) > 0 {
+		if err := s.typeKeysLocked(after, "keys typed while "+t.what+" was submitted"); err != nil {
+			s.log.Warn("could not send the keys typed while a submit waited", "bytes", len(after), "err", err)
 		}
 	} else if s.det.isWaiting() {
 		// The agent waited again before the Enter went: the queue's turn

@@ -46,7 +46,7 @@ func (m *Manager) Type(s *Session, p []byte) error {
 	if _, err := m.Resume(s.id); err != nil && !errors.Is(err, ErrRunning) {
 		// ErrRunning: someone else's resume won the race, and its run
 		// delivers the keys.
-		n := s.dropHeld()
+		n := len(s.prompts.dropHeld())
 		return fmt.Errorf("resume session %s for the keys typed into it: %w; %s typed were dropped", s.id, err, plural(n, "byte"))
 	}
 	return nil
@@ -81,44 +81,55 @@ func wakes(p []byte) bool {
 // are the first, whose typist resumes the session.
 func (s *Session) hold(p []byte) (first bool, err error) {
 	s.mu.Lock()
-	if s.in != nil && s.held == nil {
+	if s.run.in != nil && !s.prompts.holding() {
 		s.mu.Unlock()
 		// A run started since the Write: it takes the keys as usual.
 		return false, s.Write(p)
 	}
 	defer s.mu.Unlock()
-	first = s.held == nil
-	return first, s.appendHeldLocked(p)
+	return s.prompts.hold(p)
 }
 
-// appendHeldLocked adds keys to those held for the run being started,
-// refusing whole what would take them past MaxHeldInput. mu must be held.
-func (s *Session) appendHeldLocked(p []byte) error {
-	if len(s.held)+len(p) > MaxHeldInput {
+// hold adds keys to those held for the run being started, refusing whole
+// what would take them past MaxHeldInput. first reports whether they are
+// the first.
+func (pq *promptQueue) hold(p []byte) (first bool, err error) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	first = pq.held == nil
+	return first, pq.holdLocked(p)
+}
+
+// holdLocked is hold. pq.mu must be held.
+func (pq *promptQueue) holdLocked(p []byte) error {
+	if len(pq.held)+len(p) > MaxHeldInput {
 		return fmt.Errorf("%w: %d bytes already wait for session %s to resume and read its terminal; at most %d are held, so these %d were refused",
-			ErrInputFull, len(s.held), s.id, MaxHeldInput, len(p))
+			ErrInputFull, len(pq.held), pq.id, MaxHeldInput, len(p))
 	}
-	s.held = append(s.held, p...)
+	pq.held = append(pq.held, p...)
 	return nil
 }
 
-// dropHeld forgets the held keys, returning how many bytes they were.
-func (s *Session) dropHeld() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropHeldLocked()
+// holding reports whether keys are held for a run being started.
+func (pq *promptQueue) holding() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.held != nil
 }
 
-func (s *Session) dropHeldLocked() int {
-	n := len(s.held)
-	s.held = nil
-	return n
+// dropHeld forgets the held keys, returning them.
+func (pq *promptQueue) dropHeld() []byte {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	held := pq.held
+	pq.held = nil
+	return held
 }
 
-// armHeldLocked starts watching a new run for the moment it is ready to
-// take the keys held for it. mu must be held.
-func (s *Session) armHeldLocked() {
-	if s.held == nil {
+// armHeld starts watching a new run, whose input is in, for the moment it
+// is ready to take the keys held for it.
+func (s *Session) armHeld(in *inputQueue) {
+	if !s.prompts.holding() {
 		return
 	}
 	bound, byOutput := heldBound, true
@@ -127,7 +138,7 @@ func (s *Session) armHeldLocked() {
 		// (startWaitingLocked).
 		bound, byOutput = heldHookBound, false
 	}
-	go s.awaitReady(s.in, s.lastOutput.Load(), bound, byOutput)
+	go s.awaitReady(in, s.lastOutput.Load(), bound, byOutput)
 }
 
 // awaitReady sends the held keys to the run whose input is in once it
@@ -146,7 +157,7 @@ func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration,
 			why = fmt.Sprintf("no sign of readiness within %s", bound)
 		}
 		s.mu.Lock()
-		if s.in != in || s.held == nil {
+		if s.run.in != in || !s.prompts.holding() {
 			s.mu.Unlock()
 			return
 		}
@@ -162,11 +173,14 @@ func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration,
 // flushHeldLocked sends the held keys to the running program. mu must be
 // held.
 func (s *Session) flushHeldLocked(why string) bool {
-	if s.held == nil || s.in == nil {
+	if s.run.in == nil {
 		return false
 	}
-	keys := s.held
-	n := s.dropHeldLocked()
+	keys := s.prompts.dropHeld()
+	if keys == nil {
+		return false
+	}
+	n := len(keys)
 	if err := s.typeKeysLocked(keys, "the keys typed while the session was stopped"); err != nil {
 		// A fresh run's queue is empty and holds 1 MiB: only a program
 		// that never read a byte gets here.
@@ -175,7 +189,7 @@ func (s *Session) flushHeldLocked(why string) bool {
 	}
 	s.touch()
 	s.log.Info("sent the keys typed while the session was stopped", "bytes", n, "when", why)
-	s.holdQueue = false
+	s.prompts.sitOut(false)
 	s.endWaitingLocked("input from the user")
 	return true
 }
@@ -183,7 +197,7 @@ func (s *Session) flushHeldLocked(why string) bool {
 // heldLostLocked tells the user, once, that a run ended before it could
 // take the keys held for it. mu must be held.
 func (s *Session) heldLostLocked() {
-	if n := s.dropHeldLocked(); n > 0 {
+	if n := len(s.prompts.dropHeld()); n > 0 {
 		s.emit(Event{Kind: EventWarning, Session: s.infoLocked(), Severity: SeverityWarning,
 			Message: fmt.Sprintf("Session '%s' ended before it read the %s typed while it was stopped; they were dropped.", s.name, plural(n, "byte"))})
 	}

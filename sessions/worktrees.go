@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmux/agentmux/worktree"
@@ -18,6 +19,52 @@ const WorktreesDir = ".worktrees"
 
 // gitTimeout bounds the git commands of one request.
 const gitTimeout = time.Minute
+
+// sessionWorktree is the git worktree a session runs in, if it has one.
+//
+// Its mu is a leaf: taken alone or under the Session's mu, never while
+// taking another lock. Changes that are announced are made under the
+// Session's mu as well, which orders the announcements.
+type sessionWorktree struct {
+	// mu protects w.
+	mu sync.Mutex
+	// w is nil for a session without a worktree. It is replaced, never
+	// changed in place, so a copy handed out stays as it was.
+	w *Worktree
+}
+
+// get returns a copy of the worktree, or nil when the session has none.
+func (t *sessionWorktree) get() *Worktree {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w == nil {
+		return nil
+	}
+	w := *t.w
+	return &w
+}
+
+// isArchived reports whether the session's worktree was removed after its
+// branch was merged.
+func (t *sessionWorktree) isArchived() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w != nil && t.w.Archived
+}
+
+// update changes the worktree with change, and reports whether the
+// session has one to change.
+func (t *sessionWorktree) update(change func(*Worktree)) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w == nil {
+		return false
+	}
+	w := *t.w
+	change(&w)
+	t.w = &w
+	return true
+}
 
 // addWorktree makes the worktree of a new session called name.
 func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, string, error) {
@@ -183,12 +230,9 @@ func (m *Manager) MarkMerged(id, commit string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.worktree == nil {
+	if !s.wt.update(func(w *Worktree) { w.Merged = commit }) {
 		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
 	}
-	w := *s.worktree
-	w.Merged = commit
-	s.worktree = &w
 	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
 	return nil
 }
@@ -219,10 +263,8 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 		return err
 	}
 	s.mu.Lock()
-	w := *s.worktree
-	w.Archived = true
-	s.worktree = &w
-	s.reason = "archived"
+	s.wt.update(func(w *Worktree) { w.Archived = true })
+	s.det.explain("archived")
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	s.mu.Unlock()
 	s.log.Info("session archived")
