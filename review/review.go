@@ -81,6 +81,7 @@ type Draft struct {
 // Drafts holds every session's draft. Its methods are safe for
 // concurrent use.
 type Drafts struct {
+	// mu protects by and revs. It is a leaf: no lock is taken under it.
 	mu sync.Mutex
 	// by holds the drafts, by session id; revs their revisions, kept when
 	// a draft empties so a revision never goes back.

@@ -23,6 +23,8 @@ const maxQueuedInput = 1 << 20
 // one feeder goroutine does the blocking write. Input from different
 // callers is never interleaved: each push is whole and in order.
 type inputQueue struct {
+	// mu protects pending and closed; ready is signalled, never waited
+	// on, under it.
 	mu      sync.Mutex
 	pending []byte
 	closed  bool

@@ -13,6 +13,8 @@ import (
 
 // ownPorts are the ports agentmux itself listens on: never previewed.
 type ownPorts struct {
+	// mu protects ports: the listeners add theirs as they open while
+	// requests ask.
 	mu    sync.Mutex
 	ports []int
 }

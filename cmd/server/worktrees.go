@@ -30,6 +30,8 @@ type worktreeWatches struct {
 	diffs           *changes.Live
 	log             *slog.Logger
 
+	// mu protects stopped and running. A watcher's goroutine starts under
+	// it, so halt, which takes it, sees every watcher that started.
 	mu      sync.Mutex
 	stopped bool // once halted, no watcher starts
 	running map[string]runningWatch

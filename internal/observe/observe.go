@@ -8,6 +8,7 @@ import "sync"
 // List holds the observers of values of type T. The zero List is empty and
 // ready to use; a List must not be copied after first use.
 type List[T any] struct {
+	// mu protects last and subs; observers are called without it.
 	mu   sync.Mutex
 	last int
 	subs []sub[T]

@@ -15,6 +15,7 @@ type Limiter struct {
 	// Every is the least time between two lines.
 	Every time.Duration
 
+	// mu protects last and suppressed.
 	mu         sync.Mutex
 	last       time.Time
 	suppressed int
