@@ -3,37 +3,37 @@
 // decides what is allowed (connected, not shutting down, under the limits).
 
 import type { Terminal } from '@xterm/xterm';
-import { api } from './api';
-import { ActivityFeed } from './activity';
-import { ArtifactPane } from './artifact';
-import { colorFor } from './avatars';
-import { Banners } from './banners';
-import { AnswerCards } from './cards';
-import { ChangesView } from './changes';
-import { CheckpointsPanel } from './checkpoints';
-import { DiffSummaries, WorkspaceDiff } from './diffs';
-import { byId } from './dom';
-import { RecentDocs } from './docs';
-import { Identity } from './identity';
-import { KeyBar } from './keybar';
-import { LayoutController } from './layout';
-import { Notifier, updateTitle } from './notify';
-import { HeaderPeople, Participants } from './participants';
-import { isDoc, WorkspaceRoot } from './paths';
-import { setUpSmallScreens } from './phone';
-import { PreviewView } from './preview';
-import { PromptQueues, QueuePanel } from './queue';
-import { ReviewDrafts, ReviewView } from './review';
-import { ShipBar } from './ship';
-import { StatusBar } from './statusbar';
-import { SessionStore } from './store';
-import { TabBar } from './tabs';
-import { TerminalPane } from './termpane';
-import { toast } from './toast';
-import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage, Workflow } from './types';
-import { WsClient, wsURL } from './ws';
-import { WorkflowPanel } from './workflow';
-import { loadSetting, saveSetting } from './settings';
+import { api } from './shared/api';
+import { ActivityFeed } from './views/activity';
+import { ArtifactPane } from './views/artifact';
+import { colorFor } from './shared/avatars';
+import { Banners } from './views/banners';
+import { AnswerCards } from './views/cards';
+import { ChangesView } from './changes/changes';
+import { CheckpointsPanel } from './changes/checkpoints';
+import { DiffSummaries, WorkspaceDiff } from './changes/diffs';
+import { byId } from './shared/dom';
+import { RecentDocs } from './views/docs';
+import { Identity } from './views/identity';
+import { KeyBar } from './phone/keybar';
+import { LayoutController } from './views/layout';
+import { Notifier, updateTitle } from './views/notify';
+import { HeaderPeople, Participants } from './views/participants';
+import { isDoc, WorkspaceRoot } from './shared/paths';
+import { setUpSmallScreens } from './phone/phone';
+import { PreviewView } from './views/preview';
+import { PromptQueues, QueuePanel } from './views/queue';
+import { ReviewDrafts, ReviewView } from './changes/review';
+import { ShipBar } from './changes/ship';
+import { StatusBar } from './views/statusbar';
+import { SessionStore } from './models/store';
+import { TabBar } from './views/tabs';
+import { TerminalPane } from './terminal/termpane';
+import { toast } from './shared/toast';
+import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage, Workflow } from './shared/types';
+import { WsClient, wsURL } from './shared/ws';
+import { WorkflowPanel } from './views/workflow';
+import { loadSetting, saveSetting } from './shared/settings';
 
 declare global {
   interface Window {
