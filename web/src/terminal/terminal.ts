@@ -1,8 +1,9 @@
-// One xterm.js terminal per session: its addons, its place in the stream
-// (seq) and the attach/detach dance of docs/protocol.md section 4, its size,
-// back-pressure when output comes faster than xterm can draw it, terminal
-// queries in replays left unanswered (and nothing else sent while a replay
-// is parsed), and the screen shown before the scrollback on a reload.
+// One xterm.js terminal per session: its addons, its size, its renderer,
+// its search, and terminal queries in replays left unanswered (and nothing
+// else sent while a replay is parsed). Where it stands in the session's
+// stream (attach, replay, acks, flood control, the scrollback filled
+// behind a screen shown first: docs/protocol.md, section 4) is
+// TerminalStream's (stream.ts), which says what to write and send.
 
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
@@ -12,41 +13,14 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import type { WebglAddon } from '@xterm/addon-webgl';
 import { h, whenIdle } from '../shared/dom';
 import { BASE_FONT_SIZE, cellSize, fittingSize, showAt, showOwn, type Size } from './termsize';
+import { SCROLLBACK_LINES, TerminalStream, type Screen } from './stream';
 import type { ClientMessage, SessionAttachedMessage, SessionResizedMessage, TerminalOutputMessage } from '../shared/types';
-
-/**
- * Flood control: when more than this many characters are written to xterm
- * but not yet parsed (their write callback has not fired), the view detaches
- * from the session and lets xterm catch up; once everything is drained it
- * attaches again with since = the last seq it took. The server then either
- * continues from there (reset:false) or, if its ring has moved past that
- * point, replays the ring after reset:true. Either way the page stays
- * responsive and the screen ends up right; in between, the flood's middle is
- * skipped, as a slow ssh client would.
- */
-export const FLOOD_LIMIT = 4 * 1024 * 1024;
 
 /**
  * The most characters handed to xterm.js in one write (see Feed.write):
  * a few milliseconds of parsing.
  */
 const WRITE_PIECE = 16 * 1024;
-/** Lines of scrollback each terminal keeps. */
-const SCROLLBACK_LINES = 10_000;
-/**
- * A fresh view first asks for this many screens of lines: enough to draw
- * the screen at once. Parsing the whole scrollback first (10,000 lines of
- * a build log take xterm.js a few hundred milliseconds) held a reload's
- * screen back; the scrollback follows (see TerminalView.fill).
- */
-const FIRST_SCREENS = 2;
-/**
- * A pacing terminal acknowledges what it parsed at least every ACK_BYTES,
- * and what is left within ACK_TRAIL_MS, so the server never counts it as
- * stalled (2 s behind without progress) while it keeps up.
- */
-const ACK_BYTES = 128 * 1024;
-const ACK_TRAIL_MS = 200;
 const MIN_SIZE = 1;
 const MAX_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 50;
@@ -172,8 +146,6 @@ export interface TerminalViewDeps {
   onSizing(sessionId: string): void;
 }
 
-type StreamState = 'detached' | 'attaching' | 'attached' | 'paused';
-
 /** A new Terminal, not opened: it parses output as well without a page. */
 function newTerminal(size: { cols: number; rows: number }): Terminal {
   const term = new Terminal({
@@ -211,8 +183,6 @@ function newTerminal(size: { cols: number; rows: number }): Terminal {
  * are the program's.
  */
 class Feed {
-  /** Characters handed to write whose callback has not fired yet. */
-  pending = 0;
   /** True while xterm parses replayed output (set and cleared in order with the writes). */
   private replaying = false;
   /**
@@ -258,7 +228,6 @@ class Feed {
   /** Writes data; parsed calls back once xterm has parsed it. */
   write(data: string, replayed: boolean, parsed: () => void): void {
     const n = data.length;
-    this.pending += n;
     // Empty writes run their callbacks in order with the data around
     // them: the flag is set exactly while xterm parses this frame.
     if (replayed) this.term.write('', () => (this.replaying = true));
@@ -271,10 +240,7 @@ class Feed {
     // over to the next write.
     let at = 0;
     for (; n - at > WRITE_PIECE; at += WRITE_PIECE) this.term.write(data.slice(at, at + WRITE_PIECE));
-    this.term.write(at === 0 ? data : data.slice(at), () => {
-      this.pending -= n;
-      parsed();
-    });
+    this.term.write(at === 0 ? data : data.slice(at), parsed);
     if (replayed) {
       this.term.write('', () => {
         this.replaying = false;
@@ -294,47 +260,25 @@ class Feed {
     });
   }
 
-  /** term.reset(), in order with the writes still queued in xterm. */
-  reset(): void {
-    if (this.pending === 0) this.term.reset();
+  /** term.reset(), in order with the writes still queued in xterm (queued: there are some). */
+  reset(queued: boolean): void {
+    if (!queued) this.term.reset();
     else this.term.write('', () => this.term.reset());
   }
-}
-
-/**
- * The scrollback being filled behind a screen shown first: an unopened
- * Terminal that takes a whole replay while the view's own stays frozen,
- * and replaces it once it has caught up.
- */
-interface Fill {
-  feed: Feed;
-  /** Its seq, once its session.attached came. */
-  seq: number | null;
-  liveFrom: number;
-  /** The view's seq when the fill began: caught up once past it. */
-  target: number;
 }
 
 export class TerminalView {
   readonly host: HTMLDivElement;
   private feed: Feed;
+  /** The terminal a fill writes to (see TerminalStream), hidden until it replaces feed's. */
+  private fillFeed: Feed | null = null;
+  /** Where this view stands in the session's output stream. */
+  private readonly stream: TerminalStream;
   /** Null until the terminal is opened in the page. */
   private fit: FitAddon | null = null;
   private searchAddon!: SearchAddon;
   private readonly observer: ResizeObserver;
   private webgl: WebglAddon | null = null;
-  /** The seq just after the last output taken into the terminal. */
-  private seq: number | null = null;
-  /** Output up to this seq is a replay: its terminal queries go unanswered. */
-  private liveFrom = 0;
-  private stream: StreamState = 'detached';
-  /** Whether the next attach asks for a screen first (see FIRST_SCREENS). */
-  private screenFirst = true;
-  /** Whether a replay left lines out: once what came is parsed, fill. */
-  private fillPending = false;
-  private fill: Fill | null = null;
-  /** Cancels the fill's start, due once the screen is drawn. */
-  private cancelFillStart: (() => void) | null = null;
   /** The size last sent to the server on this connection. */
   private sentSize: { cols: number; rows: number } | null = null;
   /**
@@ -351,16 +295,6 @@ export class TerminalView {
   private baseCell: { width: number; height: number } | null = null;
   private resizeTimer: number | undefined;
   private disposed = false;
-  /**
-   * Whether this terminal paces its program (it is shown and its page is
-   * visible): it then acknowledges what it parsed, and the server holds
-   * the program rather than skip output it has not taken.
-   */
-  private pacing = false;
-  /** The seq parsed last, and the last one acknowledged on this stream. */
-  private parsedSeq: number | null = null;
-  private ackedSeq: number | null = null;
-  private ackTimer: number | undefined;
 
   /**
    * With attachNow (the connection is open), the attach goes before the
@@ -378,6 +312,26 @@ export class TerminalView {
     this.sessionSize = { cols: clampSize(size.cols || 80), rows: clampSize(size.rows || 24) };
     parent.append(this.host);
     this.feed = new Feed(newTerminal(size));
+    this.stream = new TerminalStream(sessionId, {
+      send: (msg) => this.deps.send(msg),
+      write: (screen, data, replayed, parsed) => this.feedOf(screen)?.write(data, replayed, parsed),
+      reset: (screen, queued) => this.feedOf(screen)?.reset(queued),
+      rows: () => this.feed.term.rows,
+      openFill: () => (this.fillFeed = new Feed(newTerminal(this.feed.term))),
+      closeFill: () => {
+        this.fillFeed?.term.dispose();
+        this.fillFeed = null;
+      },
+      showFill: () => this.showFill(),
+      attaching: () => (this.sentSize = null),
+      attachSent: () => this.fitAndReport(),
+      flowChanged: (paused) => this.deps.onFlowChange(this.sessionId, paused),
+      afterPaint,
+      after: (ms, fn) => {
+        const timer = window.setTimeout(fn, ms);
+        return () => window.clearTimeout(timer);
+      },
+    });
     if (attachNow) this.attach();
     this.open();
     this.observer = new ResizeObserver(() => this.scheduleFit());
@@ -387,6 +341,10 @@ export class TerminalView {
   /** The terminal shown. */
   get term(): Terminal {
     return this.feed.term;
+  }
+
+  private feedOf(screen: Screen): Feed | null {
+    return screen === 'shown' ? this.feed : this.fillFeed;
   }
 
   /** Opens the current terminal in the host, with what a shown terminal needs. */
@@ -414,7 +372,7 @@ export class TerminalView {
   }
 
   get isPaused(): boolean {
-    return this.stream === 'paused';
+    return this.stream.isPaused;
   }
 
   /**
@@ -450,43 +408,13 @@ export class TerminalView {
   }
 
   /**
-   * Starts or restarts streaming on the current connection: attach with
-   * since = the last seq taken (none the first time, for a replay), then
-   * report the size, which the server remembers per connection.
+   * Starts or restarts streaming on the current connection (see
+   * TerminalStream.attach), then reports the size, which the server
+   * remembers per connection.
    */
   attach(): void {
     if (this.disposed) return;
-    this.sentSize = null;
-    this.dropFill();
-    if (this.feed.pending > FLOOD_LIMIT) {
-      this.stream = 'paused'; // the drain callback attaches
-      return;
-    }
-    // A replay need not carry more lines than the terminal keeps: parsing
-    // lines only to drop them from the scrollback made a reload slow. The
-    // first one carries a screen or two, and the rest follows.
-    const rows = this.feed.term.rows;
-    const lines = this.seq === null && this.screenFirst ? FIRST_SCREENS * rows : SCROLLBACK_LINES + rows;
-    this.screenFirst = false;
-    this.send(
-      this.seq === null
-        ? { type: 'session.attach', sessionId: this.sessionId, lines }
-        : { type: 'session.attach', sessionId: this.sessionId, since: this.seq, lines },
-    );
-  }
-
-  /** Sends an attach; false when the connection is gone. */
-  private send(msg: ClientMessage): boolean {
-    this.ackedSeq = null; // a new attachment paces nothing until it acknowledges
-    if (!this.deps.send(msg)) {
-      this.stream = 'detached';
-      return false;
-    }
-    const wasPaused = this.stream === 'paused';
-    this.stream = 'attaching';
-    if (wasPaused) this.deps.onFlowChange(this.sessionId, false);
-    this.fitAndReport();
-    return true;
+    this.stream.attach();
   }
 
   /**
@@ -494,149 +422,48 @@ export class TerminalView {
    * after the socket opened attached itself) or waiting for xterm to drain.
    */
   attachIfDetached(): void {
-    if (this.stream === 'detached' || (this.stream === 'paused' && this.feed.pending === 0)) this.attach();
+    this.stream.attachIfDetached();
   }
 
   /**
    * Starts or stops pacing the program: a terminal shown in a visible page
-   * paces it; a hidden one (another tab, a background page, a sleeping
-   * laptop) must never hold it up, and resumes from its seq when shown.
+   * paces it; a hidden one never holds it up (TerminalStream.setPacing).
    */
   setPacing(on: boolean): void {
-    if (on === this.pacing) return;
-    this.pacing = on;
-    if (this.stream === 'attached' && this.parsedSeq !== null) this.ack(this.parsedSeq, on);
-  }
-
-  private ack(seq: number, pace = true): void {
-    window.clearTimeout(this.ackTimer);
-    this.ackTimer = undefined;
-    if (this.deps.send({ type: 'terminal.ack', sessionId: this.sessionId, seq, pace })) this.ackedSeq = seq;
-  }
-
-  /** Output up to seq is parsed: acknowledge it while pacing (see ACK_BYTES). */
-  private consumed(seq: number): void {
-    this.parsedSeq = seq;
-    if (!this.pacing || this.stream !== 'attached') return;
-    if (this.ackedSeq === null || seq - this.ackedSeq >= ACK_BYTES) {
-      this.ack(seq);
-    } else if (seq > this.ackedSeq && this.ackTimer === undefined) {
-      this.ackTimer = window.setTimeout(() => {
-        this.ackTimer = undefined;
-        if (this.pacing && this.stream === 'attached' && this.parsedSeq !== null) this.ack(this.parsedSeq);
-      }, ACK_TRAIL_MS);
-    }
+    this.stream.setPacing(on);
   }
 
   /** The connection is gone, and the server's attachment with it. */
   connectionLost(): void {
     this.sentSize = null;
     this.holding = false; // a new connection holds nothing until it types
-    this.dropFill();
-    if (this.stream !== 'paused') this.stream = 'detached';
+    this.stream.connectionLost();
   }
 
   onAttached(m: SessionAttachedMessage): void {
     // A resync that crossed our detach: the next attach starts over anyway.
-    if (this.stream === 'paused' || this.stream === 'detached') return;
+    if (!this.stream.isStreaming) return;
     // Before the replay is parsed: drawn at the width it was written for.
     this.setSessionSize(m);
-    const fill = this.fill;
-    if (fill) {
-      // The whole replay, for the terminal that will replace this one.
-      if (m.reset) fill.feed.reset();
-      fill.seq = m.seq;
-      fill.liveFrom = m.live ?? 0;
-      this.stream = 'attached';
-      this.consumed(m.seq);
-      return;
-    }
-    if (m.reset) this.feed.reset();
-    this.seq = m.seq;
-    this.liveFrom = m.live ?? 0;
-    this.stream = 'attached';
-    this.fillPending = !!m.partial;
-    this.consumed(m.seq);
+    this.stream.attached(m);
   }
 
   onOutput(m: TerminalOutputMessage): void {
-    // Output from before (re)attaching is skipped: the attach's since
-    // covers it, so nothing is lost and nothing shown twice.
-    if (this.stream !== 'attached') return;
-    // The server ends a frame at the live boundary, so a frame is wholly
-    // replayed or wholly live.
-    const fill = this.fill;
-    if (fill) {
-      fill.seq = m.seq;
-      fill.feed.write(m.data, m.seq <= fill.liveFrom, () => this.fillParsed(fill, m.seq));
-      if (fill.feed.pending > FLOOD_LIMIT) this.attach(); // give up the scrollback: the screen goes on
-      return;
-    }
-    this.seq = m.seq;
-    const seq = m.seq;
-    this.feed.write(m.data, seq <= this.liveFrom, () => this.parsed(seq));
-    if (this.feed.pending > FLOOD_LIMIT && this.stream === 'attached') {
-      this.deps.send({ type: 'session.detach', sessionId: this.sessionId });
-      this.stream = 'paused';
-      this.deps.onFlowChange(this.sessionId, true);
-    }
+    this.stream.output(m);
   }
 
-  /** xterm parsed this view's output up to seq. */
-  private parsed(seq: number): void {
-    if (this.disposed) return;
-    if (!this.fill) this.consumed(seq);
-    if (this.feed.pending === 0 && this.stream === 'paused') this.attach();
-    if (this.fillPending && this.feed.pending === 0 && seq === this.seq && !this.cancelFillStart) {
-      // After the screen just parsed is drawn: building the fill's terminal
-      // and parsing its first pieces in this task held that frame back by
-      // tens of milliseconds on a reload.
-      this.cancelFillStart = afterPaint(() => {
-        this.cancelFillStart = null;
-        this.startFill();
-      });
-    }
-  }
-
-  /**
-   * The screen is shown; now the scrollback the first replay left out: a
-   * new terminal takes a whole replay, while this one stays as it is, and
-   * replaces it once it has caught up (a few hundred milliseconds).
-   */
-  private startFill(): void {
-    this.fillPending = false;
-    if (this.disposed || this.stream !== 'attached' || this.seq === null) return;
-    const fill: Fill = { feed: new Feed(newTerminal(this.feed.term)), seq: null, liveFrom: 0, target: this.seq };
-    this.fill = fill;
-    if (!this.send({ type: 'session.attach', sessionId: this.sessionId, lines: SCROLLBACK_LINES + this.feed.term.rows })) {
-      this.dropFill();
-    }
-  }
-
-  /** The fill's terminal parsed up to seq. */
-  private fillParsed(fill: Fill, seq: number): void {
-    if (this.fill !== fill || this.disposed) return;
-    this.consumed(seq);
-    if (seq < fill.target || fill.feed.pending > 0 || fill.seq === null) return;
-    // Caught up: it shows what this one shows, and its scrollback.
-    this.fill = null;
+  /** The fill caught up: its terminal, with the scrollback, replaces the one shown. */
+  private showFill(): void {
+    const fill = this.fillFeed;
+    if (!fill) return;
+    this.fillFeed = null;
     const old = this.feed.term;
     const focused = !!old.element?.contains(document.activeElement);
-    this.feed = fill.feed;
-    this.seq = fill.seq;
-    this.liveFrom = fill.liveFrom;
+    this.feed = fill;
     old.dispose();
     this.open();
     this.fitAndReport();
     if (focused) this.feed.term.focus();
-  }
-
-  private dropFill(): void {
-    this.fillPending = false;
-    this.cancelFillStart?.();
-    this.cancelFillStart = null;
-    this.fill?.feed.term.dispose();
-    this.fill = null;
   }
 
   /**
@@ -666,10 +493,9 @@ export class TerminalView {
       }
       this.deps.onSizing(this.sessionId);
     }
-    if (this.fill && (this.fill.feed.term.cols !== term.cols || this.fill.feed.term.rows !== term.rows)) {
-      this.fill.feed.term.resize(term.cols, term.rows);
-    }
-    if (this.stream === 'detached' || this.stream === 'paused') return;
+    const fill = this.fillFeed?.term;
+    if (fill && (fill.cols !== term.cols || fill.rows !== term.rows)) fill.resize(term.cols, term.rows);
+    if (!this.stream.isStreaming) return;
     if (!shown || !this.ownSize) return; // hidden: keep the session's size
     const cols = clampSize(this.ownSize.cols);
     const rows = clampSize(this.ownSize.rows);
@@ -743,9 +569,8 @@ export class TerminalView {
   dispose(): void {
     this.disposed = true;
     window.clearTimeout(this.resizeTimer);
-    window.clearTimeout(this.ackTimer);
+    this.stream.close();
     this.observer.disconnect();
-    this.dropFill();
     this.feed.term.dispose();
     this.host.remove();
   }
