@@ -25,6 +25,7 @@ import { PreviewView } from './views/preview';
 import { PromptQueues, QueuePanel } from './views/queue';
 import { ReviewDrafts, ReviewView } from './changes/review';
 import { ShipBar } from './changes/ship';
+import { ShipState } from './models/ship';
 import { StatusBar } from './views/statusbar';
 import { SessionStore } from './models/store';
 import { TabBar } from './views/tabs';
@@ -185,6 +186,7 @@ const review = new ReviewView({
 // Commit, merge, push and the checkpoints act on what the Changes view shows.
 const ship = new ShipBar({
   store,
+  state: new ShipState(),
   canAct,
   myName: () => identity.me?.name ?? null,
   reloadChanges: () => void changes.load(),

@@ -10,12 +10,16 @@
 // share: a commit there takes everyone's changes, so it asks first.
 // Messages from git (a refusing hook, a remote's reason) are shown as
 // text, whole.
+//
+// What the bar knows of each session's branch, and the request in flight,
+// is ShipState's (models/ship.ts); the bar renders from it.
 
 import { api, ApiError } from '../shared/api';
 import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
 import { loadSetting, saveSetting } from '../shared/settings';
+import type { BranchState, ShipState } from '../models/ship';
 import type { SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
 import type { SessionBranchMessage, Worktree } from '../shared/types';
@@ -28,18 +32,10 @@ const MODES: readonly MergeMode[] = ['merge', 'squash', 'rebase'];
 /** Views of a session in a repository: those the bar shows with. */
 const IN_REPOSITORY: readonly ChangesState[] = ['loading', 'ready', 'clean', 'error'];
 
-/** Where a worktree session's branch stands. */
-interface BranchState {
-  branch: string;
-  base: string;
-  ahead: number;
-  behind: number;
-  merged?: string;
-  archived?: boolean;
-}
-
 export interface ShipDeps {
   store: SessionStore;
+  /** Every session's branch, pushes, and the request in flight. */
+  state: ShipState;
   canAct(): boolean;
   /** The name this page goes by (client.welcome): who asks the agent to resolve a conflict. */
   myName(): string | null;
@@ -101,16 +97,8 @@ export class ShipBar implements ChangesObserver {
 
   private sessionId: string | null = null;
   private state: ChangesState = 'idle';
-  private readonly branches = new Map<string, BranchState>();
-  /** Bumped by each session.branch: a GET /branch sent before one is older than it. */
-  private readonly versions = new Map<string, number>();
-  private readonly branchErrors = new Map<string, string>();
-  private readonly branchLoading = new Set<string>();
-  /** The last push of each session: where it went and its pull request's page. */
-  private readonly pushes = new Map<string, { remote: string; url: string }>();
+  private readonly ships: ShipState;
   private confirming: Confirming | null = null;
-  /** The request in flight, one at a time: the buttons wait for it. */
-  private busy: string | null = null;
   /** The session the open dialog is about. */
   private dialogSession: string | null = null;
 
@@ -161,6 +149,11 @@ export class ShipBar implements ChangesObserver {
       });
     }
     deps.store.subscribe(() => this.render());
+    this.ships = deps.state;
+    // The shown session's branch, or the request in flight (null), changed.
+    this.ships.subscribe((id) => {
+      if (id === null || id === this.sessionId) this.render();
+    });
     this.render();
   }
 
@@ -181,19 +174,12 @@ export class ShipBar implements ChangesObserver {
 
   /** session.branch: what was done to a session's branch, by anyone, and where it stands. */
   onBranch(m: SessionBranchMessage): void {
-    const id = m.sessionId;
-    this.versions.set(id, (this.versions.get(id) ?? 0) + 1);
-    if (m.base !== undefined && m.base !== '') {
-      this.branches.set(id, { branch: m.branch, base: m.base, ahead: m.ahead, behind: m.behind, merged: m.merged, archived: m.archived });
-      this.branchErrors.delete(id);
-    }
-    if (m.action === 'push' && m.remote) this.pushes.set(id, { remote: m.remote, url: safeURL(m.pullRequestUrl) });
-    if (m.merged || m.archived) this.deps.store.setWorktreeState(id, { merged: m.merged, archived: m.archived });
-    if (id === this.sessionId) this.render();
+    this.ships.apply(m);
+    if (m.merged || m.archived) this.deps.store.setWorktreeState(m.sessionId, { merged: m.merged, archived: m.archived });
   }
 
   forget(sessionId: string): void {
-    for (const m of [this.branches, this.versions, this.branchErrors, this.pushes]) m.delete(sessionId);
+    this.ships.forget(sessionId);
   }
 
   private worktree(id: string | null = this.sessionId): Worktree | undefined {
@@ -203,19 +189,14 @@ export class ShipBar implements ChangesObserver {
   private async loadBranch(id: string): Promise<void> {
     const wt = this.worktree(id);
     // Archived: its worktree is gone, and the server says no more.
-    if (!wt || wt.archived || this.branchLoading.has(id)) return;
-    this.branchLoading.add(id);
-    const version = this.versions.get(id) ?? 0;
+    if (!wt || wt.archived) return;
+    const version = this.ships.startLoad(id);
+    if (version === null) return;
     try {
       const b = await api.branch(id);
-      if ((this.versions.get(id) ?? 0) !== version) return;
-      this.branches.set(id, { ...b, archived: this.worktree(id)?.archived });
-      this.branchErrors.delete(id);
+      this.ships.loaded(id, version, b, this.worktree(id)?.archived);
     } catch (err) {
-      this.branchErrors.set(id, err instanceof Error ? err.message : String(err));
-    } finally {
-      this.branchLoading.delete(id);
-      if (id === this.sessionId) this.render();
+      this.ships.loadFailed(id, err instanceof Error ? err.message : String(err));
     }
   }
 
@@ -227,19 +208,18 @@ export class ShipBar implements ChangesObserver {
     this.bar.hidden = !entry || !IN_REPOSITORY.includes(this.state);
     if (!id || !entry) return;
     const wt = entry.session.worktree;
-    const b = this.branches.get(id);
-    const merged = !!(wt?.merged || b?.merged);
-    const archived = !!(wt?.archived || b?.archived);
+    const b = this.ships.branch(id);
+    const { merged, archived } = this.ships.standing(id, wt);
     this.renderBranch(wt, b, merged, archived);
 
-    const push = this.pushes.get(id);
+    const push = this.ships.push(id);
     this.prLink.hidden = !push?.url;
     if (push?.url) {
       this.prLink.href = push.url;
       this.prLink.title = `Open the pull request page of the branch pushed to ${push.remote}: ${push.url}`;
     }
 
-    const can = this.deps.canAct() && this.busy === null;
+    const can = this.deps.canAct() && this.ships.busy === null;
     this.commitBtn.hidden = archived;
     this.mergeBtn.hidden = !wt || archived;
     this.pushBtn.hidden = archived;
@@ -291,7 +271,7 @@ export class ShipBar implements ChangesObserver {
       );
       el.title = `${b.branch} has ${plural(b.ahead, 'commit')} ${base} lacks, and lacks ${plural(b.behind, 'commit')} of ${base}.`;
     } else {
-      el.title = this.branchErrors.get(this.sessionId ?? '') ?? '';
+      el.title = this.ships.error(this.sessionId ?? '') ?? '';
     }
   }
 
@@ -328,11 +308,6 @@ export class ShipBar implements ChangesObserver {
     this.ask(null);
     if (what === 'shared') this.openCommit();
     else if (what === 'archive') void this.archive(this.sessionId);
-  }
-
-  private setBusy(what: string | null): void {
-    this.busy = what;
-    this.render();
   }
 
   // ---- commit ----------------------------------------------------------------
@@ -384,7 +359,7 @@ export class ShipBar implements ChangesObserver {
 
   private async commit(): Promise<void> {
     const id = this.dialogSession;
-    if (!id || this.busy !== null || this.commitMessage.disabled) return;
+    if (!id || this.ships.busy !== null || this.commitMessage.disabled) return;
     const message = this.commitMessage.value;
     if (!message.trim()) {
       this.showError(this.commitError, 'Write a commit message first.');
@@ -393,7 +368,7 @@ export class ShipBar implements ChangesObserver {
     }
     this.commitError.hidden = true;
     this.commitSubmit.textContent = 'Committing…';
-    this.setBusy('commit');
+    this.ships.setBusy('commit');
     try {
       const c = await api.commit(id, message);
       if (this.dialogSession === id) this.commitDialog.close();
@@ -408,7 +383,7 @@ export class ShipBar implements ChangesObserver {
       this.commitMessage.focus();
     } finally {
       this.commitSubmit.textContent = 'Commit';
-      this.setBusy(null);
+      this.ships.setBusy(null);
     }
   }
 
@@ -419,8 +394,8 @@ export class ShipBar implements ChangesObserver {
     const wt = this.worktree(id);
     if (!id || !wt) return;
     this.dialogSession = id;
-    const b = this.branches.get(id);
-    const base = b?.base || wt.base || 'its base';
+    const b = this.ships.branch(id);
+    const base = this.ships.base(id, wt, 'its base');
     this.mergeTitle.textContent = `Merge ${wt.branch} into ${base}`;
     this.mergeWhat.textContent = b
       ? `${wt.branch} has ${plural(b.ahead, 'commit')} ${base} lacks${b.behind ? `; ${base} has ${plural(b.behind, 'commit')} it lacks` : ''}. Uncommitted changes stay behind: commit them first.`
@@ -456,13 +431,13 @@ export class ShipBar implements ChangesObserver {
   private async merge(): Promise<void> {
     const id = this.dialogSession;
     const wt = this.worktree(id);
-    if (!id || !wt || this.busy !== null) return;
+    if (!id || !wt || this.ships.busy !== null) return;
     const mode = (this.modeInputs().find((r) => r.checked)?.value ?? 'merge') as MergeMode;
     saveSetting(MODE_KEY, mode);
-    const base = this.branches.get(id)?.base || wt.base || 'the base';
+    const base = this.ships.base(id, wt, 'the base');
     this.mergeError.hidden = true;
     this.mergeSubmit.textContent = 'Merging…';
-    this.setBusy('merge');
+    this.ships.setBusy('merge');
     // Disabled while the merge is on its way: focused once it is back.
     let focus: HTMLElement | null = null;
     try {
@@ -496,7 +471,7 @@ export class ShipBar implements ChangesObserver {
       }
     } finally {
       if (this.mergeDialog.dataset.step !== 'done') this.mergeSubmit.textContent = this.mergeDialog.dataset.step === 'conflict' ? 'Merge again' : 'Merge';
-      this.setBusy(null);
+      this.ships.setBusy(null);
       if (this.mergeDialog.open) focus?.focus();
     }
   }
@@ -504,11 +479,11 @@ export class ShipBar implements ChangesObserver {
   private async askAgent(): Promise<void> {
     const id = this.dialogSession;
     const wt = this.worktree(id);
-    if (!id || !wt || this.busy !== null) return;
-    const base = this.branches.get(id)?.base || wt.base || 'the base';
+    if (!id || !wt || this.ships.busy !== null) return;
+    const base = this.ships.base(id, wt, 'the base');
     this.mergeError.hidden = true;
     this.mergeAskAgent.textContent = 'Asking…';
-    this.setBusy('update');
+    this.ships.setBusy('update');
     try {
       const u = await api.update(id, this.deps.myName() ?? '');
       const conflicts = u.conflicts ?? [];
@@ -531,15 +506,15 @@ export class ShipBar implements ChangesObserver {
         : `The agent was not asked. ${describe(err)}`);
     } finally {
       this.mergeAskAgent.textContent = 'Ask the agent to resolve';
-      this.setBusy(null);
+      this.ships.setBusy(null);
     }
   }
 
   private async archive(id: string | null): Promise<void> {
     const wt = this.worktree(id);
-    if (!id || !wt || this.busy !== null) return;
+    if (!id || !wt || this.ships.busy !== null) return;
     this.mergeArchive.textContent = 'Archiving…';
-    this.setBusy('archive');
+    this.ships.setBusy('archive');
     try {
       const s = await api.archive(id);
       this.deps.store.upsert(s);
@@ -551,7 +526,7 @@ export class ShipBar implements ChangesObserver {
       else this.deps.toast(message, 'error');
     } finally {
       this.mergeArchive.textContent = 'Archive';
-      this.setBusy(null);
+      this.ships.setBusy(null);
     }
   }
 
@@ -564,7 +539,7 @@ export class ShipBar implements ChangesObserver {
     const wt = this.worktree(id);
     const branch = wt?.branch;
     this.pushTitle.textContent = branch ? `Push ${branch}` : 'Push the workspace\'s branch';
-    this.pushRemote.value = this.pushes.get(id)?.remote ?? 'origin';
+    this.pushRemote.value = this.ships.push(id)?.remote ?? 'origin';
     this.pushHow.textContent = `git push --set-upstream <remote> ${branch ?? '<branch>'}, with the server's credentials; the repository's pre-push hook runs.`;
     this.pushError.hidden = true;
     this.pushResult.hidden = true;
@@ -576,16 +551,15 @@ export class ShipBar implements ChangesObserver {
 
   private async push(): Promise<void> {
     const id = this.dialogSession;
-    if (!id || this.busy !== null) return;
+    if (!id || this.ships.busy !== null) return;
     const remote = this.pushRemote.value.trim() || 'origin';
     this.pushError.hidden = true;
     this.pushResult.hidden = true;
     this.pushSubmit.textContent = 'Pushing…';
-    this.setBusy('push');
+    this.ships.setBusy('push');
     try {
       const p = await api.push(id, remote);
-      const url = safeURL(p.pullRequestUrl);
-      this.pushes.set(id, { remote: p.remote, url });
+      const { url } = this.ships.pushed(id, p.remote, p.pullRequestUrl);
       if (this.dialogSession !== id) {
         this.deps.toast(`Pushed ${p.branch} to ${p.remote}.`, 'info');
         return;
@@ -610,7 +584,7 @@ export class ShipBar implements ChangesObserver {
       this.pushRemote.focus();
     } finally {
       this.pushSubmit.textContent = 'Push';
-      this.setBusy(null);
+      this.ships.setBusy(null);
       this.render();
     }
   }
@@ -676,16 +650,5 @@ function describePushError(err: unknown, remote: string): string {
       return `The push failed. Git said:\n${err.message}`;
     default:
       return `The push failed. ${sentence(err.message)}`;
-  }
-}
-
-/** A pull request page to link to: https (or http) only, never a script's URL. */
-function safeURL(url: string | undefined): string {
-  if (!url) return '';
-  try {
-    const u = new URL(url);
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : '';
-  } catch {
-    return '';
   }
 }
