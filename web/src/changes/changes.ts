@@ -15,7 +15,7 @@
 // agent's, so untrusted.
 
 import { api, ApiError } from '../shared/api';
-import type { DiffSummaries } from './diffs';
+import type { DiffSummaries } from '../models/diffs';
 import { byId, h } from '../shared/dom';
 import { shownName, shownParts, type WorkspaceRoot } from '../shared/paths';
 import type { SessionStore } from '../models/store';

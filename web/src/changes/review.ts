@@ -3,8 +3,8 @@
 // file's diff (Shift+click another for a range) and writes a comment; the
 // comments collect in the session's review draft, which the server keeps
 // and shows everyone in the session, until one of them sends it to the
-// agent (one queued prompt) or discards it. ReviewDrafts keeps each
-// session's latest draft; ReviewView draws it under the diffs, marks the
+// agent (one queued prompt) or discards it. ReviewDrafts (models/drafts.ts)
+// keeps each session's latest draft; ReviewView draws it under the diffs, marks the
 // commented lines and holds the comment box.
 //
 // A comment names lines of the file as it is now: an added or unchanged
@@ -17,7 +17,8 @@ import { byId, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
 import { ago, svgX } from '../views/queue';
 import type { ToastKind } from '../shared/toast';
-import type { ClientMessage, ErrorMessage, PromptQueuedAckMessage, ReviewComment, ReviewDraftMessage } from '../shared/types';
+import type { ClientMessage, ErrorMessage, PromptQueuedAckMessage, ReviewComment } from '../shared/types';
+import type { ReviewDrafts } from '../models/drafts';
 
 /** The server's limits (review/review.go). */
 const MAX_COMMENT_BYTES = 4 << 10;
@@ -26,45 +27,6 @@ const AGE_TICK_MS = 15_000;
 const FLASH_MS = 1_200;
 
 const DELETED_HINT = 'A deleted line: comments are on the file as it is now, so pick an added or unchanged line.';
-
-interface SessionDraft {
-  comments: ReviewComment[];
-  rev: number;
-  /**
-   * Whether rev orders what comes next: not after a reconnection, as a
-   * server that restarted counts again from 0.
-   */
-  known: boolean;
-}
-
-export class ReviewDrafts {
-  private readonly bySession = new Map<string, SessionDraft>();
-  private readonly listeners: ((sessionId: string) => void)[] = [];
-
-  subscribe(fn: (sessionId: string) => void): void {
-    this.listeners.push(fn);
-  }
-
-  get(sessionId: string): ReviewComment[] {
-    return this.bySession.get(sessionId)?.comments ?? [];
-  }
-
-  apply(m: ReviewDraftMessage): void {
-    const cur = this.bySession.get(m.sessionId);
-    if (cur?.known && m.rev <= cur.rev) return;
-    this.bySession.set(m.sessionId, { comments: Array.isArray(m.comments) ? m.comments : [], rev: m.rev, known: true });
-    for (const fn of this.listeners) fn(m.sessionId);
-  }
-
-  /** The connection dropped: each session's next draft is taken whatever its rev. */
-  stale(): void {
-    for (const d of this.bySession.values()) d.known = false;
-  }
-
-  forget(sessionId: string): void {
-    this.bySession.delete(sessionId);
-  }
-}
 
 export interface ReviewDeps {
   drafts: ReviewDrafts;

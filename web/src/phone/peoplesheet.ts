@@ -5,7 +5,7 @@
 
 import { avatar } from '../shared/avatars';
 import { byId, h, timeAgo } from '../shared/dom';
-import type { Participants } from '../views/participants';
+import type { Participants } from '../models/participants';
 import { closeIcon } from './switcher';
 
 const NARROW = window.matchMedia('(max-width: 800px)');

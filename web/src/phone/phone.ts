@@ -6,7 +6,7 @@
 
 import { byId, h } from '../shared/dom';
 import type { LayoutController } from '../views/layout';
-import type { Participants } from '../views/participants';
+import type { Participants } from '../models/participants';
 import { addPeopleSheet } from './peoplesheet';
 import type { SessionStore } from '../models/store';
 import { closeIcon, SessionSwitcher } from './switcher';

@@ -1,7 +1,8 @@
 // The prompt queue (docs/protocol.md, prompt.queue): prompts anyone in a
 // session queues for its agent, typed in by the server one at a time, each
-// when the agent next waits for input. PromptQueues keeps every session's
-// queue from prompt.list and the events that change it; QueuePanel shows
+// when the agent next waits for input. PromptQueues (models/queues.ts)
+// keeps every session's queue from prompt.list and the events that change
+// it; QueuePanel shows
 // the active session's queue beside its terminal, with a box to queue a
 // prompt and a remove button on one's own. Prompts and names are other
 // people's text: they go into the page as text only.
@@ -12,18 +13,14 @@ import type { ToastKind } from '../shared/toast';
 import type {
   ClientMessage,
   ErrorMessage,
-  PromptGoneMessage,
-  PromptListMessage,
   PromptQueuedAckMessage,
-  PromptQueuedMessage,
   QueuedPrompt,
 } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
+import type { PromptQueues, QueueChange } from '../models/queues';
 
 /** The server's limit on one prompt (sessions.MaxPromptBytes). */
 export const MAX_PROMPT_BYTES = 64 * 1024;
-/** Events kept for a session whose whole queue has not come yet. */
-const MAX_LOGGED_EVENTS = 200;
 const OPEN_KEY = 'agentmux.queueOpen';
 /** A prompt longer than this (or with more lines) is clipped, with "more". */
 const CLIP_CHARS = 240;
@@ -32,99 +29,6 @@ const CLIP_LINES = 4;
 const DELIVERED_MS = 1_400;
 const ACK_SHOW_MS = 8_000;
 const AGE_TICK_MS = 15_000;
-
-type QueueEvent = PromptQueuedMessage | PromptGoneMessage;
-export type QueueMessage = PromptListMessage | QueueEvent;
-
-interface SessionQueue {
-  prompts: QueuedPrompt[];
-  rev: number;
-  /**
-   * Whether a prompt.list on this connection is the base: until one
-   * comes (after an attach), events are logged, to be applied again on
-   * top of it (the list and an event may arrive in either order).
-   */
-  known: boolean;
-  log: QueueEvent[];
-}
-
-/** What changed in a session's queue; gone names a prompt that left it. */
-export interface QueueChange {
-  sessionId: string;
-  gone?: { prompt: QueuedPrompt; delivered: boolean };
-  added?: QueuedPrompt;
-}
-
-type Listener = (c: QueueChange) => void;
-
-export class PromptQueues {
-  private readonly bySession = new Map<string, SessionQueue>();
-  private readonly listeners: Listener[] = [];
-
-  subscribe(fn: Listener): void {
-    this.listeners.push(fn);
-  }
-
-  private changed(c: QueueChange): void {
-    for (const fn of this.listeners) fn(c);
-  }
-
-  get(sessionId: string): QueuedPrompt[] {
-    return this.bySession.get(sessionId)?.prompts ?? [];
-  }
-
-  apply(m: QueueMessage): void {
-    let q = this.bySession.get(m.sessionId);
-    if (!q) {
-      q = { prompts: [], rev: 0, known: false, log: [] };
-      this.bySession.set(m.sessionId, q);
-    }
-    if (m.type === 'prompt.list') {
-      // Known and newer already: this list is old news.
-      if (q.known && m.rev <= q.rev) return;
-      q.prompts = Array.isArray(m.prompts) ? [...m.prompts] : [];
-      q.rev = m.rev;
-      const later = q.log.filter((e) => e.rev > m.rev).sort((a, b) => a.rev - b.rev);
-      q.known = true;
-      q.log = [];
-      for (const e of later) this.applyEvent(q, e);
-      this.changed({ sessionId: m.sessionId });
-      return;
-    }
-    if (q.known && m.rev <= q.rev) return;
-    if (!q.known) {
-      q.log.push(m);
-      if (q.log.length > MAX_LOGGED_EVENTS) q.log.shift();
-    }
-    const c = this.applyEvent(q, m);
-    if (c) this.changed(c);
-  }
-
-  private applyEvent(q: SessionQueue, e: QueueEvent): QueueChange | null {
-    q.rev = Math.max(q.rev, e.rev);
-    if (e.type === 'prompt.queued') {
-      if (q.prompts.some((p) => p.id === e.prompt.id)) return null;
-      q.prompts.push(e.prompt);
-      return { sessionId: e.sessionId, added: e.prompt };
-    }
-    const i = q.prompts.findIndex((p) => p.id === e.promptId);
-    if (i < 0) return null;
-    const [prompt] = q.prompts.splice(i, 1);
-    return { sessionId: e.sessionId, gone: { prompt: prompt!, delivered: e.type === 'prompt.delivered' } };
-  }
-
-  /** The connection dropped: events may be missed until each session's next prompt.list. */
-  stale(): void {
-    for (const q of this.bySession.values()) {
-      q.known = false;
-      q.log = [];
-    }
-  }
-
-  forget(sessionId: string): void {
-    this.bySession.delete(sessionId);
-  }
-}
 
 export interface QueuePanelDeps {
   queues: PromptQueues;

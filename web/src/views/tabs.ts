@@ -5,9 +5,11 @@
 // offers to delete the ended ones, after a confirmation in place.
 
 import { api, ApiError } from '../shared/api';
-import { formatTotals, ownsDiff, type DiffSummaries } from '../changes/diffs';
+import { formatTotals } from '../changes/diffs';
+import { ownsDiff, type DiffSummaries } from '../models/diffs';
 import { byId, h } from '../shared/dom';
-import { renderTabPeople, type Participants } from './participants';
+import { renderTabPeople } from './participants';
+import type { Participants } from '../models/participants';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
 import type { Worktree } from '../shared/types';
