@@ -110,6 +110,21 @@ class Rig {
     return this.timers.filter((t) => t.live).length;
   }
 
+  /** A first attach whose replay left lines out: its screen (seq 10 to 20) is parsed, the fill's start due. */
+  partialScreen(): void {
+    this.stream.attach();
+    this.stream.attached(attached(10, { reset: true, partial: true }));
+    this.stream.output(output(20, 'screen'));
+    this.parse();
+  }
+
+  /** The connection drops and a new one opens: the attach it sends, if any. */
+  reconnect(): ClientMessage | undefined {
+    this.stream.connectionLost();
+    this.stream.attachIfDetached();
+    return this.take().at(-1);
+  }
+
   /** Takes what was sent since the last call. */
   take(): ClientMessage[] {
     return this.sent.splice(0);
@@ -211,9 +226,7 @@ test('a resync: the server falls back to a replay mid-stream, after what was wri
   );
   r.parse();
   // The next attach continues from the resync's stream, not the old one.
-  r.stream.connectionLost();
-  r.stream.attachIfDetached();
-  assert.deepEqual(r.take().at(-1), { type: 'session.attach', sessionId: ID, since: 6010, lines: SCROLLBACK_LINES + ROWS });
+  assert.deepEqual(r.reconnect(), { type: 'session.attach', sessionId: ID, since: 6010, lines: SCROLLBACK_LINES + ROWS });
 });
 
 test('flood control: detaches past FLOOD_LIMIT unparsed, and attaches again from its seq once drained', () => {
@@ -235,9 +248,7 @@ test('flood control: detaches past FLOOD_LIMIT unparsed, and attaches again from
   assert.equal(r.stream.attached(attached(0, { reset: true })), false);
   assert.equal(r.written.length, 3);
   // A reconnection meanwhile waits for the drain too.
-  r.stream.connectionLost();
-  r.stream.attachIfDetached();
-  assert.deepEqual(r.take(), []);
+  assert.equal(r.reconnect(), undefined);
 
   r.parse(2);
   assert.deepEqual(r.take(), [], 'not drained yet');
@@ -342,17 +353,12 @@ test('a partial replay shows the screen, then fills the scrollback behind it and
   // Output goes to the new shown terminal, and attaches continue from the fill's seq.
   r.stream.output(output(1020, 'more'));
   assert.equal(r.written.at(-1)!.screen, 'shown');
-  r.stream.connectionLost();
-  r.stream.attachIfDetached();
-  assert.deepEqual(r.take().at(-1), { type: 'session.attach', sessionId: ID, since: 1020, lines: SCROLLBACK_LINES + ROWS });
+  assert.deepEqual(r.reconnect(), { type: 'session.attach', sessionId: ID, since: 1020, lines: SCROLLBACK_LINES + ROWS });
 });
 
 test('a fill is dropped when the connection goes, and its pending start cancelled', () => {
   const r = new Rig();
-  r.stream.attach();
-  r.stream.attached(attached(10, { reset: true, partial: true }));
-  r.stream.output(output(20, 'screen'));
-  r.parse();
+  r.partialScreen();
   assert.equal(r.paints.length, 1);
   r.stream.connectionLost();
   r.paint();
@@ -373,10 +379,7 @@ test('a fill is dropped when the connection goes, and its pending start cancelle
 
 test('a fill that floods gives up the scrollback and attaches the screen again', () => {
   const r = new Rig();
-  r.stream.attach();
-  r.stream.attached(attached(10, { reset: true, partial: true }));
-  r.stream.output(output(20, 'screen'));
-  r.parse();
+  r.partialScreen();
   r.paint();
   r.stream.attached(attached(0, { reset: true }));
   r.take();
