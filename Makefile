@@ -1,7 +1,7 @@
 # The two commands README.md gives: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test build bench web test-go test-ui bench-tool
+.PHONY: run test build bench web test-go test-ui test-unit bench-tool
 
 # npm ci's record, in each package tree, of what it installed: the stamps
 # of the rules that install the UI's packages and its tests' (below).
@@ -57,7 +57,13 @@ test-go:
 
 test-ui: web $(TEST_MODULES)
 	cd web && npm run typecheck
+	$(MAKE) --no-print-directory test-unit
 	cd web/test && npm test
+
+# The unit tests of the UI's DOM-free parts (web/unit: the models, the
+# terminal stream), in node without a browser: a few seconds.
+test-unit: $(WEB_MODULES)
+	cd web && npm run test:unit
 
 # Go caches what it compiles: the first build on a machine compiles every
 # dependency (about 4 minutes on a small machine), later ones take seconds.
