@@ -38,9 +38,10 @@ $(TEST_MODULES): web/test/package-lock.json web/test/package.json
 	@echo "make: installing the UI tests' npm packages, among them the agents' CLIs (web/test/package-lock.json changed or never installed)"
 	cd web/test && npm ci --no-audit --no-fund
 
-# The whole test suite, as CI runs it: the Go tests, the UI's in a
-# headless Chromium (Debian's /usr/bin/chromium), then the Kubernetes
-# manifests' checks. Each runs whatever the others did; each says how it
+# The whole test suite, as CI runs it: the Go tests, the UI's (its
+# models' unit tests in node, then the browser tests in a headless
+# Chromium, Debian's /usr/bin/chromium), then the Kubernetes manifests'
+# checks. Each runs whatever the others did; each says how it
 # ended, and the suite fails if any failed.
 test:
 	@go_status=0; ui_status=0; deploy_status=0; \
