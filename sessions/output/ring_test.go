@@ -627,21 +627,21 @@ func TestWatchSignalsOneSharedChannel(t *testing.T) {
 
 	wa.Arm(4, 0)
 	wb.Arm(1, 0)
-	a.Write([]byte("abc"))
-	if woken() {
-		t.Fatal("ring a at end 3 signalled a watch armed for 4")
-	}
-	b.Write([]byte("x"))
-	if !woken() {
-		t.Fatal("ring b reached its watch's target and signalled nothing")
-	}
-	b.Write([]byte("y"))
-	if woken() {
-		t.Error("a watch fired twice for one arm")
-	}
-	a.Write([]byte("d"))
-	if !woken() {
-		t.Fatal("ring a reached 4 and signalled nothing")
+	for _, w := range []struct {
+		r     *Ring
+		p     string
+		woken bool
+		what  string
+	}{
+		{a, "abc", false, "ring a at end 3, short of its watch's 4"},
+		{b, "x", true, "ring b at its watch's target"},
+		{b, "y", false, "ring b again, its watch fired once already"},
+		{a, "d", true, "ring a at its watch's target"},
+	} {
+		w.r.Write([]byte(w.p))
+		if got := woken(); got != w.woken {
+			t.Fatalf("%s: woken %v, want %v", w.what, got, w.woken)
+		}
 	}
 	if len(a.watches) != 0 || len(b.watches) != 0 {
 		t.Errorf("fired watches still listed: %d on a, %d on b", len(a.watches), len(b.watches))
