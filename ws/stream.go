@@ -263,12 +263,14 @@ func (st *stream) sendNext(state output.State) (bool, error) {
 	if err != nil || b == nil {
 		return false, err
 	}
+	// The batch interval counts from when a frame leaves for the socket,
+	// not from when a slow socket has taken all of it.
+	cur.lastSent = time.Now()
 	st.send(b)
 	putFrame(b)
 	st.s.NoteDelivered(end)
 	cur.off = end
 	cur.prefix = nil
-	cur.lastSent = time.Now()
 	cur.inputsSeen = state.Inputs
 	return true, nil
 }
