@@ -609,6 +609,11 @@ func (s *Session) WaitOutput(target, epoch uint64) (<-chan struct{}, func()) {
 	return s.ring.Wait(target, epoch)
 }
 
+// WatchOutput returns a watch on the output stream that signals wake (see
+// output.Watch): WaitOutput for a reader that follows several sessions
+// through one wake-up.
+func (s *Session) WatchOutput(wake chan<- struct{}) *output.Watch { return s.ring.Watch(wake) }
+
 // Pace makes the caller, a client reading the session's output from offset
 // at, pace the program until Close or until it stalls (Timing.StallAfter).
 func (s *Session) Pace(at uint64) *output.Pacer {

@@ -22,8 +22,8 @@ import (
 )
 
 // conn is one client connection. serve runs the reader in the calling
-// goroutine and owns the writer and stream goroutines it starts: it stops
-// them all before it returns.
+// goroutine and owns the writer goroutine it starts, which also pulls the
+// output of every session attached: it stops it before it returns.
 type conn struct {
 	hub *Hub
 	ws  *websocket.Conn
@@ -36,10 +36,8 @@ type conn struct {
 	cancel context.CancelFunc
 
 	// control carries small messages (replies, events); sendControl never
-	// blocks on it. output carries stream frames, handed over one by one:
-	// a stream builds its next frame while the writer writes this one.
+	// blocks on it.
 	control chan []byte
-	output  chan []byte
 	// controlBytes is the size of the messages in control: the queue is
 	// bounded in bytes as well as in messages.
 	controlBytes atomic.Int64
@@ -80,6 +78,17 @@ type conn struct {
 	// the hub registers it, and never changed.
 	who *collab.Participant
 
+	// pullMu protects pulls: the streams the writer pulls output from, in
+	// the order they were attached. The reader adds and removes them; the
+	// writer copies the list into pulling at each pass. A leaf.
+	pullMu sync.Mutex
+	pulls  []*stream
+	// wake (cap 1) wakes the writer for the streams: a ring it watches
+	// moved, or the reader changed pulls.
+	wake chan struct{}
+	// pulling is the writer's copy of pulls.
+	pulling []*stream
+
 	// Owned by the reader goroutine.
 	streams map[string]*stream
 }
@@ -95,7 +104,7 @@ func newConn(h *Hub, ws *websocket.Conn, opened time.Time) *conn {
 		cancel:     cancel,
 		control:    make(chan []byte, controlQueue),
 		staleReady: make(chan struct{}, 1),
-		output:     make(chan []byte),
+		wake:       make(chan struct{}, 1),
 		readerDone: make(chan struct{}),
 		writerDone: make(chan struct{}),
 		farewell:   make(chan struct{}),
@@ -365,6 +374,7 @@ func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 		st.ack(*m.Seq, m.Pace == nil || *m.Pace)
 	case wire.TypeSessionDetach:
 		if st, ok := c.streams[id]; ok {
+			c.drop(st)
 			st.stop()
 			delete(c.streams, id)
 			c.hub.opts.App.Present(c.who, id, false)
@@ -378,6 +388,7 @@ func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	for id, st := range c.streams {
 		if id == s.ID() || st.isDone() {
+			c.drop(st)
 			st.stop()
 			delete(c.streams, id)
 		}
@@ -388,17 +399,64 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	c.sendState(wire.TypeReviewDraft, s.ID())
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
-	go st.run()
+	c.pullMu.Lock()
+	c.pulls = append(c.pulls, st)
+	c.pullMu.Unlock()
+	c.wakeWriter()
 	c.hub.opts.App.Present(c.who, s.ID(), true)
 }
 
+// drop takes a stream off the writer's list. Only the reader calls it.
+func (c *conn) drop(st *stream) {
+	c.pullMu.Lock()
+	defer c.pullMu.Unlock()
+	if i := slices.Index(c.pulls, st); i >= 0 {
+		c.pulls = slices.Delete(c.pulls, i, i+1)
+	}
+}
+
+func (c *conn) wakeWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer is already woken
+	}
+}
+
+// pullStreams is the writer's pass over the attached streams: each sends
+// at most one message. It reports whether any did, and the earliest time
+// a held batch is due (zero when none is held).
+func (c *conn) pullStreams() (wrote bool, due time.Time) {
+	c.pullMu.Lock()
+	c.pulling = append(c.pulling[:0], c.pulls...)
+	c.pullMu.Unlock()
+	for _, st := range c.pulling {
+		if c.writeFailed {
+			break
+		}
+		w, d := st.pull()
+		wrote = wrote || w
+		if !d.IsZero() && (due.IsZero() || d.Before(due)) {
+			due = d
+		}
+	}
+	clear(c.pulling) // hold no stream the reader has dropped
+	return wrote, due
+}
+
+// writeLoop is the socket's one writer. It writes control messages and
+// states first (they are small, and a reply should not queue behind a
+// flood of output), then pulls a frame from each attached stream that
+// has output to send, and waits when there is nothing to write: for a
+// control message, a state, a stream's ring (wake), a held batch coming
+// due, or the next ping.
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
 	ticker := time.NewTicker(c.hub.opts.PingInterval)
 	defer ticker.Stop()
+	hold := time.NewTimer(time.Hour)
+	hold.Stop()
+	defer hold.Stop()
 	for {
-		// Control messages go first: they are small, and a reply should not
-		// queue behind a flood of output.
 		select {
 		case b := <-c.control:
 			c.write(websocket.TextMessage, c.takeControl(b))
@@ -406,7 +464,23 @@ func (c *conn) writeLoop() {
 		case <-c.staleReady:
 			c.writeStates()
 			continue
+		case <-ticker.C:
+			// A flood of output must not hold back the pings: a peer
+			// that only reads answers nothing else.
+			c.ping()
+			continue
 		default:
+		}
+		if c.isClosing() {
+			c.finish()
+			return
+		}
+		wrote, due := c.pullStreams()
+		if wrote {
+			continue
+		}
+		if !due.IsZero() {
+			hold.Reset(time.Until(due))
 		}
 		select {
 		case <-c.ctx.Done():
@@ -416,19 +490,24 @@ func (c *conn) writeLoop() {
 			c.write(websocket.TextMessage, c.takeControl(b))
 		case <-c.staleReady:
 			c.writeStates()
-		case b := <-c.output:
-			c.write(websocket.TextMessage, b)
-			putFrame(b)
+		case <-c.wake:
+		case <-hold.C:
 		case <-ticker.C:
-			deadline := time.Now().Add(c.hub.opts.WriteTimeout)
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, deadline); err != nil {
-				c.log.Debug("ping failed", "err", err)
-				c.close(0, "")
-				continue
-			}
-			c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli()})
+			c.ping()
 		}
+		hold.Stop()
 	}
+}
+
+// ping pings the peer and sends a heartbeat message.
+func (c *conn) ping() {
+	deadline := time.Now().Add(c.hub.opts.WriteTimeout)
+	if err := c.ws.WriteControl(websocket.PingMessage, nil, deadline); err != nil {
+		c.log.Debug("ping failed", "err", err)
+		c.close(0, "")
+		return
+	}
+	c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli()})
 }
 
 // write writes one message unless an earlier write failed, which means

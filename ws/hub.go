@@ -1,19 +1,23 @@
 // Package ws serves agentmux's WebSocket protocol (docs/protocol.md).
 //
-// Each connection has exactly one reader goroutine (the HTTP handler's) and
-// one writer goroutine. Attaching to a session starts one stream goroutine
-// per attachment, which pulls that session's output from its own offset,
-// batches it (a frame leaves at most one batch interval after its first
-// byte, at once after a quiet interval, or as soon as 64 KiB are waiting)
-// and hands whole frames to the writer. A stream that cannot hand over its
-// frame waits, and the session's ring keeps moving without it; when it
-// falls behind the ring it is resynced. So a slow client slows nobody but
-// itself.
+// Each connection has exactly two goroutines, however many sessions it
+// is attached to: one reader (the HTTP handler's) and one writer. The
+// writer is the socket's only writer (gorilla's rule), every write has a
+// deadline, and it pulls the output of each attached session itself, from
+// that session's ring at the attachment's own offset (a stream, which has
+// no goroutine): it batches it (a frame leaves at most one batch interval
+// after its first byte, at once after a quiet interval, or as soon as 64
+// KiB are waiting) and writes one frame per stream in turn, between the
+// replies and events. With nothing to write it waits on one wake-up that
+// the rings of its sessions signal when what a stream waits for arrives
+// (output.Watch), beside the control queue and its timers. A writer held
+// up by a slow client just pulls later, and the rings keep moving without
+// it; a stream that falls behind its ring is resynced. So a slow client
+// slows nobody but itself.
 //
-// The writer is the socket's only writer (gorilla's rule), and every
-// write has a deadline. A keystroke's echo is not batched: the session
+// A keystroke's echo is not batched and takes one hand-off: the session
 // notes input before it reaches the program, and the output after it
-// wakes the streams at once.
+// wakes the writer at once, which builds the frame and writes it.
 //
 // Each connection joins the application layer (package collab) as one of
 // its clients: what collab announces (session events, participants,

@@ -1,10 +1,12 @@
 package ws
 
 import (
-	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/sessions/output"
 
@@ -12,10 +14,15 @@ import (
 	"github.com/agentmux/agentmux/wire"
 )
 
-// stream sends one session's output to one connection. Its goroutine pulls
-// from the session's ring at its own offset; it is the only sender of this
-// session's session.attached, terminal.output and terminal.exit on this
-// connection, so they arrive in order.
+// stream is one session attached to one connection: the connection's
+// writer pulls the session's output from its ring at the stream's own
+// offset, and it is the only sender of this session's session.attached,
+// terminal.output and terminal.exit on this connection, so they arrive in
+// order. A stream has no goroutine: its ring wakes the writer through the
+// stream's watch.
+//
+// Its parts have two owners: the reader attaches, detaches and paces it;
+// the writer moves its cursor.
 type stream struct {
 	c     *conn
 	s     *sessions.Session
@@ -24,26 +31,35 @@ type stream struct {
 	// replay the whole ring.
 	lines int
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	// watch wakes the connection's writer when what the stream waits for
+	// comes; closed when the stream ends, by whichever of the two owners
+	// gets there first (Close is idempotent).
+	watch *output.Watch
+	// ended reports that the stream is over: the reader detached it, or
+	// the writer found its session closed (then the reader drops it at the
+	// next attach) or failed to send it.
+	ended atomic.Bool
+
+	// Owned by the writer goroutine: started reports that session.attached
+	// went out, and cur is where the stream is since.
+	started bool
+	cur     cursor
 
 	// pacer is the client's hold on the program while it asks to pace it
 	// (terminal.ack); stalled reports that it stopped making progress
 	// once, after which this attachment never paces again. Owned by the
-	// connection's reader goroutine, like the stream itself.
+	// connection's reader goroutine.
 	pacer   *output.Pacer
 	stalled bool
 }
 
 func newStream(c *conn, s *sessions.Session, since *uint64, lines int) *stream {
-	ctx, cancel := context.WithCancel(c.ctx)
-	return &stream{c: c, s: s, since: since, lines: lines, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &stream{c: c, s: s, since: since, lines: lines, watch: s.WatchOutput(c.wake)}
 }
 
-// stop ends the stream and waits for its goroutine.
+// stop ends the stream, and the client's hold on the program with it.
 func (st *stream) stop() {
-	st.halt()
+	st.end()
 	st.unpace()
 }
 
@@ -51,17 +67,18 @@ func (st *stream) stop() {
 // program, if it paced it, lasts a little longer (see Pacer.Leave): a
 // reloading page comes back to the output where it left it.
 func (st *stream) leave() {
-	st.halt()
+	st.end()
 	if st.pacer != nil {
 		st.pacer.Leave()
 		st.pacer = nil
 	}
 }
 
-// halt stops the stream's goroutine and waits for it.
-func (st *stream) halt() {
-	st.cancel()
-	<-st.done
+// end ends the stream: the writer pulls it no more, and its ring lets go
+// of its watch. Safe from either owner.
+func (st *stream) end() {
+	st.ended.Store(true)
+	st.watch.Close()
 }
 
 // ack records that the client consumed the output up to seq; pace says
@@ -89,24 +106,8 @@ func (st *stream) unpace() {
 	}
 }
 
-// isDone reports whether the stream has ended by itself (its session
-// closed).
-func (st *stream) isDone() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (st *stream) run() {
-	defer close(st.done)
-	defer st.cancel()
-	if err := st.loop(); err != nil && !errors.Is(err, context.Canceled) {
-		st.c.log.Warn("stream ended", "session", st.s.ID(), "err", err)
-	}
-}
+// isDone reports whether the stream has ended.
+func (st *stream) isDone() bool { return st.ended.Load() }
 
 // readBufs holds pull buffers, so only streams in the middle of building a
 // frame hold one.
@@ -131,32 +132,66 @@ func putFrame(b []byte) {
 	frames.Put(&b)
 }
 
-// loop is the batching pull loop: it attaches the client, then takes the
-// steps nextStep decides on until the session closes or the stream stops.
-func (st *stream) loop() error {
-	interval := st.c.hub.opts.BatchInterval
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-
-	cur, err := st.attach()
-	if err != nil {
-		return err
+// pull takes the steps nextStep decides on until the stream has sent one
+// message or must wait for its ring: at most one frame per stream and
+// pass of the writer, so streams take turns and control messages come
+// between. It reports whether it wrote, and, when it holds a small batch
+// back, when that is due (zero otherwise); the stream's watch signals
+// the writer for anything sooner. Only the writer calls it.
+func (st *stream) pull() (bool, time.Time) {
+	if st.isDone() {
+		return false, time.Time{}
 	}
+	if !st.started {
+		st.started = true
+		return st.wrote(st.attach()), time.Time{}
+	}
+	interval := st.c.hub.opts.BatchInterval
 	for {
 		state := st.s.StreamState()
-		next, hold := nextStep(cur.pull(state, interval))
-		if next == stepStop {
-			return nil
+		next, hold := nextStep(st.cur.pull(state, interval))
+		switch next {
+		case stepStop:
+			st.end()
+			return false, time.Time{}
+		case stepResync:
+			return st.wrote(st.resync(state)), time.Time{}
+		case stepExit:
+			st.cur.exitSent = state.Epoch
+			return st.wrote(st.sendExit(state.Exit)), time.Time{}
+		case stepWait:
+			st.watch.Arm(state.End+1, state.Epoch)
+			return false, time.Time{}
+		case stepHold:
+			st.watch.Arm(st.cur.off+flushBytes, state.Epoch)
+			return false, time.Now().Add(hold)
 		}
-		if err := st.take(next, hold, &cur, state, timer); err != nil {
-			return err
+		sent, err := st.sendNext(state)
+		if errors.Is(err, output.ErrOverrun) {
+			continue // the ring moved past the offset meanwhile: resync
 		}
+		if err != nil || sent {
+			return st.wrote(err), time.Time{}
+		}
+		// Only an unfinished character is waiting: wait for the rest.
+		st.watch.Arm(state.End+1, state.Epoch)
+		return false, time.Time{}
 	}
 }
 
-// cursor is where the pull loop is in the session's stream. Only the
-// loop's goroutine uses it.
+// wrote reports whether a send went out; one that failed for a reason
+// other than the socket (which closes the connection) ends the stream.
+func (st *stream) wrote(err error) bool {
+	if err != nil {
+		st.c.log.Warn("stream ended", "session", st.s.ID(), "err", err)
+		st.end()
+		return false
+	}
+	return true
+}
+
+// cursor is where a stream is in its session's output. Only the
+// connection's writer uses it.
 type cursor struct {
 	// off is the next stream offset to send.
 	off uint64
@@ -191,45 +226,26 @@ func (cur *cursor) pull(state output.State, interval time.Duration) pull {
 }
 
 // attach sends session.attached: a resume from the client's offset when
-// the ring still holds it, else a replay of the client's lines. It returns
-// the cursor the loop starts from.
-func (st *stream) attach() (cursor, error) {
-	cur := cursor{exitSent: ^uint64(0)}
+// the ring still holds it, else a replay of the client's lines. It sets
+// the cursor the stream starts from.
+func (st *stream) attach() error {
+	cur := &st.cur
+	*cur = cursor{exitSent: ^uint64(0)}
 	state := st.s.StreamState()
 	cur.live = state.Live()
 	if st.since != nil && *st.since >= state.Start && *st.since <= state.End {
 		cur.off = *st.since
-		return cur, st.sendAttached(cur.off, false, cur.live, false)
+		return st.sendAttached(cur.off, false, cur.live, false)
 	}
 	var cut bool
 	cur.off, cur.prefix, cut = st.s.ReplayStart(st.lines)
-	return cur, st.sendAttached(cur.off, true, cur.live, cut)
-}
-
-// take carries out one step of the pull loop other than stepStop; hold is
-// how long a stepHold waits at most, timed by timer.
-func (st *stream) take(next step, hold time.Duration, cur *cursor, state output.State, timer *time.Timer) error {
-	switch next {
-	case stepResync:
-		return st.resync(cur, state)
-	case stepExit:
-		if err := st.sendExit(state.Exit); err != nil {
-			return err
-		}
-		cur.exitSent = state.Epoch
-		return nil
-	case stepWait:
-		return st.wait(state.End+1, state.Epoch, nil)
-	case stepHold:
-		timer.Reset(hold)
-		return st.wait(cur.off+flushBytes, state.Epoch, timer.C)
-	}
-	return st.sendNext(cur, state)
+	return st.sendAttached(cur.off, true, cur.live, cut)
 }
 
 // resync starts a client that fell more than the ring behind over from
 // the ring, with a replay.
-func (st *stream) resync(cur *cursor, state output.State) error {
+func (st *stream) resync(state output.State) error {
+	cur := &st.cur
 	st.c.log.Debug("client fell behind the scrollback; resyncing", "session", st.s.ID(), "behind", state.End-cur.off)
 	// What it skipped, it never saw: answering the queries in it now
 	// would type stale replies into the program.
@@ -239,28 +255,24 @@ func (st *stream) resync(cur *cursor, state output.State) error {
 	return st.sendAttached(cur.off, true, cur.live, cut)
 }
 
-// sendNext sends the next frame from the cursor and moves it past.
-func (st *stream) sendNext(cur *cursor, state output.State) error {
+// sendNext sends the next frame from the cursor and moves it past. It
+// reports false, and no error, when only an unfinished character waits.
+func (st *stream) sendNext(state output.State) (bool, error) {
+	cur := &st.cur
 	b, end, err := st.frame(cur, state)
-	if errors.Is(err, output.ErrOverrun) {
-		return nil // the next pass resyncs
+	if err != nil || b == nil {
+		return false, err
 	}
-	if err != nil {
-		return err
-	}
-	if b == nil {
-		// Only an unfinished character is waiting: wait for the rest.
-		return st.wait(state.End+1, state.Epoch, nil)
-	}
-	if err := st.send(b); err != nil {
-		return err
-	}
+	// The batch interval counts from when a frame leaves for the socket,
+	// not from when a slow socket has taken all of it.
+	cur.lastSent = time.Now()
+	st.send(b)
+	putFrame(b)
 	st.s.NoteDelivered(end)
 	cur.off = end
 	cur.prefix = nil
-	cur.lastSent = time.Now()
 	cur.inputsSeen = state.Inputs
-	return nil
+	return true, nil
 }
 
 // step is what the pull loop does next.
@@ -360,38 +372,17 @@ func (st *stream) frame(cur *cursor, state output.State) ([]byte, uint64, error)
 	return wire.AppendOutput(getFrame(), st.s.ID(), cur.prefix, chunk, end), end, nil
 }
 
-// wait blocks until the stream reaches target, the epoch moves on, timeout
-// fires (when not nil) or the stream is stopped.
-func (st *stream) wait(target, epoch uint64, timeout <-chan time.Time) error {
-	ready, cancel := st.s.WaitOutput(target, epoch)
-	defer cancel()
-	select {
-	case <-ready:
-	case <-timeout:
-	case <-st.ctx.Done():
-		return st.ctx.Err()
-	}
-	return nil
-}
-
-// send hands a frame to the connection's writer, waiting as long as it
-// takes: meanwhile the ring moves on without us.
-func (st *stream) send(b []byte) error {
-	select {
-	case st.c.output <- b:
-		return nil
-	case <-st.ctx.Done():
-		putFrame(b)
-		return st.ctx.Err()
-	}
-}
+// send writes a message to the socket. Only the writer calls it; a
+// failed write closes the connection, which ends every stream with it.
+func (st *stream) send(b []byte) { st.c.write(websocket.TextMessage, b) }
 
 func (st *stream) sendJSON(msg any) error {
 	b, err := wire.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	return st.send(b)
+	st.send(b)
+	return nil
 }
 
 func (st *stream) sendAttached(seq uint64, reset bool, live uint64, partial bool) error {

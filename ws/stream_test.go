@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -439,4 +441,61 @@ func TestEveryEchoArrivesInOrder(t *testing.T) {
 	if string(st.data) != want.String() {
 		t.Fatalf("echoes = %q, want %q", st.data, want.String())
 	}
+}
+
+// TestWatchingMoreSessionsStartsNoGoroutines attaches one connection to
+// one session and then to seven more, all printing: the connection's
+// writer pulls every one of them, so the process holds no more goroutines
+// for the seven (a goroutine per attachment would add seven).
+func TestWatchingMoreSessionsStartsNoGoroutines(t *testing.T) {
+	const more = 7
+	const slack = 2 // what the runtime and the sessions' helpers come and go with
+	e := newEnv(t, envOptions{maxSessions: 1 + more})
+	var ids []string
+	for range 1 + more {
+		s := e.session("sh", "-c", `stty raw -echo; while :; do echo tick; sleep 0.05; done`)
+		ids = append(ids, s.ID())
+	}
+	c := e.dial(nil)
+	// watch attaches to sessions and reads until each has printed twice
+	// since, so every attachment is streaming when the goroutines are
+	// counted.
+	watch := func(ids []string) {
+		t.Helper()
+		streams := make(map[string]*stream)
+		for _, id := range ids {
+			c.attach(id, nil)
+			streams[id] = &stream{}
+		}
+		for {
+			done := true
+			for _, st := range streams {
+				done = done && strings.Count(string(st.data), "tick") >= 2
+			}
+			if done {
+				return
+			}
+			m := c.read()
+			if st, ok := streams[m.SessionID]; ok {
+				st.apply(m, m.SessionID)
+			}
+		}
+	}
+	watch(ids[:1])
+	c.sync()
+	base := runtime.NumGoroutine()
+
+	watch(ids[1:])
+	c.sync()
+	var now int
+	if !holdsWithin(waitTimeout, func() bool {
+		now = runtime.NumGoroutine()
+		return now <= base+slack
+	}) {
+		var dump bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+		t.Fatalf("attached to %d sessions the process holds %d goroutines, %d with one; want at most %d more; goroutines:\n%s",
+			1+more, now, base, slack, dump.String())
+	}
+	t.Logf("goroutines attached to 1 session: %d; to %d: %d", base, 1+more, now)
 }

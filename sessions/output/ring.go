@@ -13,6 +13,7 @@ package output
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -43,8 +44,11 @@ type Ring struct {
 	// tailAtLineStart reports whether the last evicted byte ended a line
 	// outside any escape sequence, so the oldest held byte starts one.
 	tailAtLineStart bool
-	// waiters are readers blocked until end reaches their target.
+	// waiters are readers blocked until end reaches their target;
+	// watches are the armed Watches, the same for readers that share one
+	// wake-up channel across rings.
 	waiters []*waiter
+	watches []*Watch
 	// st holds the run and close flags, the epoch and the input count; its
 	// Start and End are filled in only in copies handed out by state.
 	st State
@@ -114,6 +118,7 @@ func (r *Ring) Write(p []byte) {
 	}
 	clear(r.waiters[len(kept):])
 	r.waiters = kept
+	r.fireWatchesLocked(echo)
 }
 
 // evict feeds the bytes in [from, to) to the tail tracker before they are
@@ -256,6 +261,95 @@ func (r *Ring) Wait(target, epoch uint64) (<-chan struct{}, func()) {
 	}
 }
 
+// Watch is Wait for a reader that follows several rings: instead of a
+// channel of its own per wait, it signals wake, which the reader shares
+// between its watches on every ring it follows, and then looks at each
+// ring to see which moved. A connection's writer pulls every session it
+// is attached to this way, with no goroutine per session.
+//
+// A Watch fires once per Arm. Its methods are safe for concurrent use.
+type Watch struct {
+	r *Ring
+	// wake gets a send that never blocks: give it room for one (cap 1),
+	// and a signal that finds it full is one the reader has yet to take,
+	// so none is lost that matters.
+	wake chan<- struct{}
+	// Guarded by r.mu. armed reports whether the watch is in r.watches,
+	// waiting for target or a move past epoch.
+	target, epoch uint64
+	armed, closed bool
+}
+
+// Watch returns an unarmed watch on the ring that signals wake.
+func (r *Ring) Watch(wake chan<- struct{}) *Watch { return &Watch{r: r, wake: wake} }
+
+// Arm makes the watch signal its channel once the stream's end reaches
+// target, or the epoch moves past epoch, or output follows input (an echo,
+// as for Wait); at once when the end or the epoch already has. It
+// replaces what the watch waited for before. A closed watch stays quiet.
+func (w *Watch) Arm(target, epoch uint64) {
+	r := w.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.closed {
+		return
+	}
+	if r.end >= target || r.st.Epoch != epoch {
+		w.disarmLocked()
+		w.signal()
+		return
+	}
+	w.target, w.epoch = target, epoch
+	if !w.armed {
+		w.armed = true
+		r.watches = append(r.watches, w)
+	}
+}
+
+// Close disarms the watch for good: the ring lets go of it, and Arm does
+// nothing after.
+func (w *Watch) Close() {
+	w.r.mu.Lock()
+	defer w.r.mu.Unlock()
+	w.closed = true
+	w.disarmLocked()
+}
+
+func (w *Watch) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default: // a signal is already waiting for the reader
+	}
+}
+
+// disarmLocked takes the watch out of the ring's list. r.mu must be held.
+func (w *Watch) disarmLocked() {
+	if !w.armed {
+		return
+	}
+	w.armed = false
+	r := w.r
+	if i := slices.Index(r.watches, w); i >= 0 {
+		r.watches = slices.Delete(r.watches, i, i+1)
+	}
+}
+
+// fireWatchesLocked signals and disarms the armed watches whose target
+// the end reached, or all of them. r.mu must be held.
+func (r *Ring) fireWatchesLocked(all bool) {
+	kept := r.watches[:0]
+	for _, w := range r.watches {
+		if all || w.target <= r.end {
+			w.armed = false
+			w.signal()
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(r.watches[len(kept):])
+	r.watches = kept
+}
+
 // Update changes the run and close flags, moves the epoch on and wakes
 // every reader.
 func (r *Ring) Update(change func(*State)) {
@@ -268,6 +362,7 @@ func (r *Ring) Update(change func(*State)) {
 	}
 	clear(r.waiters)
 	r.waiters = r.waiters[:0]
+	r.fireWatchesLocked(true)
 }
 
 // StartRun marks where a new run's output begins. Unless it is the

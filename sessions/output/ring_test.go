@@ -607,3 +607,82 @@ func TestEchoWakesEveryReader(t *testing.T) {
 		t.Fatal("the echo of input did not wake a reader waiting for a full batch")
 	}
 }
+
+// TestWatchSignalsOneSharedChannel covers a reader that follows two rings
+// through one wake-up channel: each watch fires once per arm, at its
+// target, on an echo or an epoch's move, at once when already met, and
+// never after Close.
+func TestWatchSignalsOneSharedChannel(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	woken := func() bool {
+		select {
+		case <-wake:
+			return true
+		default:
+			return false
+		}
+	}
+	a, b := NewRing(64), NewRing(64)
+	wa, wb := a.Watch(wake), b.Watch(wake)
+
+	wa.Arm(4, 0)
+	wb.Arm(1, 0)
+	for _, w := range []struct {
+		r     *Ring
+		p     string
+		woken bool
+		what  string
+	}{
+		{a, "abc", false, "ring a at end 3, short of its watch's 4"},
+		{b, "x", true, "ring b at its watch's target"},
+		{b, "y", false, "ring b again, its watch fired once already"},
+		{a, "d", true, "ring a at its watch's target"},
+	} {
+		w.r.Write([]byte(w.p))
+		if got := woken(); got != w.woken {
+			t.Fatalf("%s: woken %v, want %v", w.what, got, w.woken)
+		}
+	}
+	if len(a.watches) != 0 || len(b.watches) != 0 {
+		t.Errorf("fired watches still listed: %d on a, %d on b", len(a.watches), len(b.watches))
+	}
+
+	// Already met, by the end or by the epoch: at once, and not listed.
+	wa.Arm(4, 0)
+	if !woken() || len(a.watches) != 0 {
+		t.Errorf("a watch armed for a reached target did not fire at once, or is listed (%d)", len(a.watches))
+	}
+	wa.Arm(100, 7)
+	if !woken() || len(a.watches) != 0 {
+		t.Error("a watch armed at a stale epoch did not fire at once")
+	}
+
+	// An echo wakes it short of its target; so does a move of the epoch.
+	wa.Arm(100, 0)
+	a.NoteInput()
+	a.Write([]byte("e"))
+	if !woken() {
+		t.Error("the echo of input did not fire a watch waiting for more")
+	}
+	wa.Arm(100, 0)
+	wa.Arm(200, 0) // a second arm replaces the first, listed once
+	if len(a.watches) != 1 {
+		t.Fatalf("a watch armed twice is listed %d times, want 1", len(a.watches))
+	}
+	a.Update(func(st *State) { st.RunEnded = true })
+	if !woken() || len(a.watches) != 0 {
+		t.Error("an update did not fire an armed watch")
+	}
+
+	// Closed: the ring lets go of it and it stays quiet.
+	wb.Arm(100, 0)
+	wb.Close()
+	if len(b.watches) != 0 {
+		t.Errorf("a closed watch is still listed (%d)", len(b.watches))
+	}
+	wb.Arm(1, 0)
+	b.Update(func(st *State) { st.Closed = true })
+	if woken() {
+		t.Error("a closed watch signalled")
+	}
+}
