@@ -9,9 +9,9 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/wire"
 )

@@ -24,10 +24,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 

@@ -18,11 +18,11 @@ import (
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 

@@ -29,10 +29,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/worktree"
 )

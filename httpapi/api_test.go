@@ -20,12 +20,12 @@ import (
 	"github.com/agentmux/agentmux/internal/apitest"
 	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/ws"
 )
 

@@ -2,7 +2,7 @@ package httpapi
 
 import (
 	"github.com/agentmux/agentmux/checkpoint"
-	"github.com/agentmux/agentmux/watcher/memory"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/httpapi"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentmux/agentmux/watcher/memory"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/wire"
 )
 

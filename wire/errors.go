@@ -6,10 +6,10 @@ import (
 
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ship"
-	"github.com/agentmux/agentmux/watcher/memory"
 )
 
 // Error codes, used in the protocol's error messages and in HTTP error

@@ -11,9 +11,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ship"
-	"github.com/agentmux/agentmux/watcher/memory"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/watcher/workflow"
 )
 

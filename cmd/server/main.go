@@ -29,12 +29,12 @@ import (
 	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/internal/reaper"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
-	"github.com/agentmux/agentmux/watcher/memory"
 	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/ws"
 )

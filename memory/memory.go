@@ -363,6 +363,8 @@ type Monitor struct {
 	// lastErr is the last sampling error Run logged (under sampleMu).
 	lastErr string
 
+	// mu protects status, the level last graded, which Status and Admit
+	// read while Sample writes it.
 	mu     sync.Mutex
 	status Status
 }
