@@ -17,7 +17,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/httpapi"
-	"github.com/agentmux/agentmux/internal/apitest"
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/internal/procfs"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/memory"

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/agentmux/agentmux/internal/apitest"
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )

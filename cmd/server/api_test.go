@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/guard"
-	"github.com/agentmux/agentmux/internal/apitest"
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )

@@ -25,7 +25,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
-	"github.com/agentmux/agentmux/internal/apitest"
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmux/agentmux/internal/apitest"
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/wire"
 )
 
