@@ -9,13 +9,7 @@
 import { byId, h } from '../shared/dom';
 import type { SessionStore } from '../models/store';
 import type { SessionDiffMessage } from '../shared/types';
-import { ownsDiff, type DiffSummaries } from '../models/diffs';
-
-/** The tab's "+N −M", or '' when nothing changed. */
-export function formatTotals(m: Pick<SessionDiffMessage, 'additions' | 'deletions'> | undefined): string {
-  if (!m || (m.additions === 0 && m.deletions === 0)) return '';
-  return `+${m.additions} \u2212${m.deletions}`;
-}
+import { formatTotals, ownsDiff, type DiffSummaries } from '../models/diffs';
 
 /**
  * The workspace's "+N −M" in the status bar, once, from the sessions that

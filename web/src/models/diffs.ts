@@ -54,3 +54,9 @@ export class DiffSummaries {
 export function ownsDiff(s: Session): boolean {
   return !!s.worktree;
 }
+
+/** The tab's "+N −M", or '' when nothing changed. */
+export function formatTotals(m: Pick<SessionDiffMessage, 'additions' | 'deletions'> | undefined): string {
+  if (!m || (m.additions === 0 && m.deletions === 0)) return '';
+  return `+${m.additions} \u2212${m.deletions}`;
+}

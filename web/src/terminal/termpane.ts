@@ -9,7 +9,7 @@ import type { Terminal } from '@xterm/xterm';
 import { byId, h, show } from '../shared/dom';
 import { isRunning, type SessionStore } from '../models/store';
 import { TerminalView } from './terminal';
-import { attachTouch } from '../phone/touchterm';
+import { attachTouch } from './touch';
 import type {
   ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, SessionResizedMessage, TerminalExitMessage, TerminalOutputMessage,
 } from '../shared/types';

@@ -5,7 +5,7 @@
 // offers to delete the ended ones, after a confirmation in place.
 
 import { api, ApiError } from '../shared/api';
-import { formatTotals } from '../changes/diffs';
+import { formatTotals } from '../models/diffs';
 import { ownsDiff, type DiffSummaries } from '../models/diffs';
 import { byId, h } from '../shared/dom';
 import { renderTabPeople } from './participants';

@@ -7,7 +7,7 @@
 
 import type { Terminal } from '@xterm/xterm';
 import { h } from '../shared/dom';
-import { cellSize } from '../terminal/termsize';
+import { cellSize } from './termsize';
 
 /** How long a finger rests before it selects. */
 const LONG_PRESS_MS = 450;
