@@ -8,9 +8,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/agentmux/agentmux/sessions/output"
-
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/sessions/output"
 	"github.com/agentmux/agentmux/wire"
 )
 
