@@ -153,6 +153,14 @@ func (a *App) Ports() (ports.Listing, bool) {
 	return a.ports, a.portsKnown
 }
 
+// Watched reports whether any client is joined: the ports poller looks
+// only then, since OnPorts keeps no listing for nobody.
+func (a *App) Watched() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.clients) > 0
+}
+
 // PortsWanted receives when a client joins and there is no listing of
 // the ports to send it: the poller, which looks only while someone is
 // connected, looks then rather than at its next tick.

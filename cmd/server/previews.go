@@ -51,7 +51,7 @@ func (s *server) watchPorts(ctx context.Context) {
 			continue
 		case <-t.C:
 		}
-		if s.hub.Connections() == 0 {
+		if !s.app.Watched() {
 			t.Reset(ports.PollEvery)
 			continue
 		}
