@@ -31,6 +31,10 @@ type detector struct {
 	waiting    bool
 	promptable bool
 	permission *Permission
+	// waitSince and waitWhy are when the wait under way began and the
+	// signal's reason for it.
+	waitSince time.Time
+	waitWhy   string
 	// idle is set when the run has been silent past IdleAfter.
 	idle bool
 	// warned is how far the warnings about a silent run have gone.
@@ -77,17 +81,27 @@ func (d *detector) runEnded() {
 	d.waiting, d.idle, d.permission = false, false, nil
 }
 
-// startWaiting marks the agent waiting for its user, at its prompt when
-// atPrompt, for perm when it asks for a permission. It reports whether a
-// wait began: false when one was under way, whose reason stands.
-func (d *detector) startWaiting(atPrompt bool, perm *Permission) bool {
+// startWaiting marks the agent waiting for its user from now, for why,
+// at its prompt when atPrompt, for perm when it asks for a permission. It
+// reports whether a wait began: false when one was under way, whose
+// reason stands.
+func (d *detector) startWaiting(now time.Time, why string, atPrompt bool, perm *Permission) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.waiting {
 		return false
 	}
 	d.waiting, d.promptable, d.permission = true, atPrompt, perm
+	d.waitSince, d.waitWhy = now, why
 	return true
+}
+
+// wait returns when the wait under way began and why; ok is false when
+// the agent does not wait.
+func (d *detector) wait() (since time.Time, why string, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.waitSince, d.waitWhy, d.waiting
 }
 
 // endWaiting ends a wait, at now. The user is back, so silence counts

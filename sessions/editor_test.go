@@ -14,6 +14,17 @@ import (
 // runPasteEditor instead of the tests; its value is the editor's window.
 const envPasteEditor = "AGENTMUX_TEST_PASTE_EDITOR"
 
+// envPasteEditorFinish, when set too, makes the editor ring its bell as a
+// submit's turn ends but go on finishing it on screen for this long, as
+// Claude Code's Stop hook runs before it has finished its turn: input
+// that comes meanwhile finds the submitted text back in the box, as
+// Claude Code's did on a loaded machine.
+const envPasteEditorFinish = "AGENTMUX_TEST_PASTE_EDITOR_FINISH"
+
+// finishRedraw is how often the finishing editor redraws: well within
+// settleQuiet, so its screen never looks settled before it is.
+const finishRedraw = 30 * time.Millisecond
+
 // runPasteEditor is a stand-in for an agent's line editor on a busy
 // machine, as Claude Code behaves: in raw mode, with bracketed paste on,
 // it takes whatever arrives together, or within its window after the
@@ -26,6 +37,13 @@ func runPasteEditor() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "editor window:", err)
 		return 2
+	}
+	var finish time.Duration
+	if v := os.Getenv(envPasteEditorFinish); v != "" {
+		if finish, err = time.ParseDuration(v); err != nil {
+			fmt.Fprintln(os.Stderr, "editor finish:", err)
+			return 2
+		}
 	}
 	tio, err := unix.IoctlGetTermios(0, unix.TCGETS)
 	if err != nil {
@@ -64,8 +82,17 @@ func runPasteEditor() int {
 		burst = bytes.ReplaceAll(burst, []byte("\x1b[200~"), nil)
 		burst = bytes.ReplaceAll(burst, []byte("\x1b[201~"), nil)
 		if string(burst) == "\r" {
-			fmt.Printf("\r\nsubmitted: %s\r\nready> \a", box.String())
+			last := box.String()
 			box.Reset()
+			if finish == 0 {
+				fmt.Printf("\r\nsubmitted: %s\r\nready> \a", last)
+				continue
+			}
+			fmt.Printf("\r\nsubmitted: %s\r\n\a", last)
+			if typedWhileFinishing(finish) {
+				box.WriteString(last)
+			}
+			fmt.Printf("\r\x1b[Kready> %s", box.String())
 			continue
 		}
 		for _, r := range string(burst) {
@@ -77,4 +104,19 @@ func runPasteEditor() int {
 		}
 		fmt.Printf("\r\x1b[Kbox: %s", box.String())
 	}
+}
+
+// typedWhileFinishing redraws the ending turn for d and reports whether
+// input came meanwhile; it leaves the input unread.
+func typedWhileFinishing(d time.Duration) bool {
+	typed := false
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		fmt.Printf("\r\x1b[Kfinishing %s", time.Until(end).Round(time.Millisecond))
+		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
+		if k, _ := unix.Poll(fds, int(finishRedraw/time.Millisecond)); k > 0 {
+			typed = true
+			time.Sleep(finishRedraw) // poll would not wait while the input is unread
+		}
+	}
+	return typed
 }

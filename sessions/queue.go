@@ -90,6 +90,9 @@ type promptQueue struct {
 	// typing is text typed into the run whose Enter waits for the
 	// program to take it; the run's end or an interrupt drops it.
 	typing *typing
+	// settling is set while a deliverWhenSettled waits to type the next
+	// prompt.
+	settling bool
 }
 
 // snapshot returns the queue. Its prompts are never changed in place, so
@@ -155,6 +158,25 @@ func (pq *promptQueue) delivered() Queue {
 	pq.q.Prompts = slices.Delete(slices.Clone(pq.q.Prompts), 0, 1)
 	pq.q.Rev++
 	return pq.q
+}
+
+// startSettling marks a deliverWhenSettled under way and reports whether
+// none was: only one may be.
+func (pq *promptQueue) startSettling() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.settling {
+		return false
+	}
+	pq.settling = true
+	return true
+}
+
+// stopSettling marks the deliverWhenSettled under way ended.
+func (pq *promptQueue) stopSettling() {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.settling = false
 }
 
 // sitOut makes the queue sit out the next waiting period.
@@ -250,9 +272,11 @@ func (s *Session) DequeuePrompt(authorID, promptID string) error {
 // Queue returns the session's prompt queue.
 func (s *Session) Queue() Queue { return s.prompts.snapshot() }
 
-// deliverLocked types the oldest queued prompt into a waiting agent: one
-// prompt per waiting period (typing it ends the period), none in the period
-// that follows an interrupt. mu must be held.
+// deliverLocked has the oldest queued prompt typed into a waiting agent
+// once its screen has settled (deliverWhenSettled): one prompt per waiting
+// period (typing it ends the period), none in the period that follows an
+// interrupt. It reports whether a prompt is on its way, which answers the
+// wait. mu must be held.
 func (s *Session) deliverLocked() bool {
 	if s.prompts.sitsOut() {
 		// The user stopped the agent: they take it from here, and the
@@ -261,10 +285,77 @@ func (s *Session) deliverLocked() bool {
 	}
 	// While an Enter still waits to submit earlier text, next has none:
 	// the prompt waits for the Enter (submitLocked).
-	p, ok := s.prompts.next()
-	if !ok || s.run.in == nil || !s.det.atPrompt() {
+	if _, ok := s.prompts.next(); !ok || s.run.in == nil || !s.det.atPrompt() {
 		return false
 	}
+	if s.prompts.startSettling() {
+		go s.deliverWhenSettled(s.run.in)
+	}
+	return true
+}
+
+// A queued prompt is typed once the agent's screen has settled since its
+// wait began, as a person would type it: an agent's hook says it waits
+// while it is still finishing its turn on screen, and text that comes
+// then can be lost to that. On a loaded machine Claude Code, given the
+// next prompt as its Stop hook ran, put the prompt it had just answered
+// back into its input, and the two went to the model as one (web/test/31).
+// Settled means quiet for settleQuiet since both the wait's start and the
+// last output; settleBound is the last resort for an agent that keeps
+// drawing at its prompt.
+const (
+	settleQuiet = takenQuiet
+	settleBound = 2 * time.Second
+)
+
+// deliverWhenSettled types the oldest queued prompt into the run whose
+// input is in once its screen has settled, or tells clients the session
+// waits when the queue has emptied meanwhile. It gives up when the wait
+// or the run ends first: the user answered it, or the run is gone.
+func (s *Session) deliverWhenSettled(in *inputQueue) {
+	tick := time.NewTicker(typingPoll)
+	defer tick.Stop()
+	for {
+		settled := s.settled(time.Now())
+		s.mu.Lock()
+		if s.run.in != in || !s.det.atPrompt() {
+			s.prompts.stopSettling()
+			s.mu.Unlock()
+			return
+		}
+		if settled {
+			s.prompts.stopSettling()
+			if p, ok := s.prompts.next(); !ok || !s.typePromptLocked(p) {
+				s.announceWaitLocked()
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		<-tick.C
+	}
+}
+
+// settled reports whether the waiting agent's screen has been quiet for
+// settleQuiet since its wait began, or the wait has lasted settleBound.
+func (s *Session) settled(now time.Time) bool {
+	since, _, ok := s.det.wait()
+	if !ok {
+		return false
+	}
+	if now.Sub(since) >= settleBound {
+		return true
+	}
+	if last := time.Unix(0, s.lastOutput.Load()); last.After(since) {
+		since = last
+	}
+	return now.Sub(since) >= settleQuiet
+}
+
+// typePromptLocked types p, then its Enter once the agent has taken the
+// text, and takes p off the queue, which ends the waiting period. It
+// reports whether p was typed. mu must be held.
+func (s *Session) typePromptLocked(p Prompt) bool {
 	var keys []byte
 	if s.ring.BracketedPaste() {
 		// The program asked for pastes to be marked: the text arrives as

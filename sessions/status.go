@@ -81,14 +81,24 @@ func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
 // waitLocked is startWaitingLocked, with what the wait asks to allow when
 // it is a permission request. mu must be held.
 func (s *Session) waitLocked(why string, atPrompt bool, perm *Permission) {
-	if s.run.phase != phaseRunning || !s.det.startWaiting(atPrompt, perm) {
+	if s.run.phase != phaseRunning || !s.det.startWaiting(time.Now(), why, atPrompt, perm) {
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)
 	if s.flushHeldLocked("the agent waits for input") || s.deliverLocked() {
 		return
 	}
-	s.setRunStatusLocked(why)
+	s.announceWaitLocked()
+}
+
+// announceWaitLocked tells clients that the session waits for its user,
+// unless they were told already. mu must be held.
+func (s *Session) announceWaitLocked() {
+	_, why, ok := s.det.wait()
+	if !ok || s.run.phase != phaseRunning || !s.det.settle(why) {
+		return
+	}
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' needs input: %s", s.name, why)})
 }
 

@@ -43,6 +43,29 @@ func TestQueuedPromptsSubmittedToAPasteEditor(t *testing.T) {
 	}
 }
 
+// TestQueuedPromptWaitsForTheAgentToSettle: an agent that says it waits
+// (its bell, as Claude's Stop hook) while it still finishes its turn on
+// screen, and that would mix text typed meanwhile with the prompt it just
+// submitted, gets each queued prompt only once it has gone quiet, so
+// each is submitted alone.
+func TestQueuedPromptWaitsForTheAgentToSettle(t *testing.T) {
+	m, _ := newManager(t, sessions.Options{Timing: fastTiming})
+	opts := pasteEditor(t)
+	opts.Command = append([]string{"env", "AGENTMUX_TEST_PASTE_EDITOR_FINISH=400ms"}, opts.Command...)
+	s := create(t, m, opts)
+	out := follow(s)
+	prompts := []string{"first prompt", "second prompt", "third prompt"}
+	for _, p := range prompts {
+		queue(t, s, alice, p)
+	}
+	for _, p := range prompts {
+		out.expect(t, "submitted: "+p+"\r")
+	}
+	if n := strings.Count(out.buf.String(), "submitted:"); n != len(prompts) {
+		t.Fatalf("%d submits, want %d; output %q", n, len(prompts), out.buf.String())
+	}
+}
+
 // TestHeldKeysSubmittedToAPasteEditor: keys typed into an ended session,
 // text and then Enter, wake it and are submitted once, though the woken
 // editor would take them arriving together for a paste.
