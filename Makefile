@@ -1,7 +1,7 @@
 # The two commands README.md gives: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test build bench web test-go test-ui bench-tool
+.PHONY: run test build bench web test-go test-ui test-unit bench-tool
 
 # npm ci's record, in each package tree, of what it installed: the stamps
 # of the rules that install the UI's packages and its tests' (below).
@@ -38,9 +38,10 @@ $(TEST_MODULES): web/test/package-lock.json web/test/package.json
 	@echo "make: installing the UI tests' npm packages, among them the agents' CLIs (web/test/package-lock.json changed or never installed)"
 	cd web/test && npm ci --no-audit --no-fund
 
-# The whole test suite, as CI runs it: the Go tests, the UI's in a
-# headless Chromium (Debian's /usr/bin/chromium), then the Kubernetes
-# manifests' checks. Each runs whatever the others did; each says how it
+# The whole test suite, as CI runs it: the Go tests, the UI's (its
+# models' unit tests in node, then the browser tests in a headless
+# Chromium, Debian's /usr/bin/chromium), then the Kubernetes manifests'
+# checks. Each runs whatever the others did; each says how it
 # ended, and the suite fails if any failed.
 test:
 	@go_status=0; ui_status=0; deploy_status=0; \
@@ -57,7 +58,13 @@ test-go:
 
 test-ui: web $(TEST_MODULES)
 	cd web && npm run typecheck
+	$(MAKE) --no-print-directory test-unit
 	cd web/test && npm test
+
+# The unit tests of the UI's DOM-free parts (web/unit: the models, the
+# terminal stream), in node without a browser: a few seconds.
+test-unit: $(WEB_MODULES)
+	cd web && npm run test:unit
 
 # Go caches what it compiles: the first build on a machine compiles every
 # dependency (about 4 minutes on a small machine), later ones take seconds.

@@ -61,7 +61,7 @@ const stylesheets = {
   entryPoints: [
     { in: 'public/app.css', out: 'app' },
     { in: '@xterm/xterm/css/xterm.css', out: 'xterm' },
-    { in: 'src/changes.css', out: 'changes' },
+    { in: 'src/changes/changes.css', out: 'changes' },
   ],
 };
 

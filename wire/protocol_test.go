@@ -18,7 +18,7 @@ import (
 
 // uiTypesPath is the UI's copy of the protocol's types, which
 // TestUITypes holds to the Go definitions.
-const uiTypesPath = "../web/src/types.ts"
+const uiTypesPath = "../web/src/shared/types.ts"
 
 // serverMessages is every server-to-client message type with the struct
 // it is sent as. TestMessageList keeps it complete.

@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// A small, strict parser of the TypeScript that web/src/types.ts is
+// A small, strict parser of the TypeScript that web/src/shared/types.ts is
 // written in: exported interfaces (with extends) and type aliases whose
 // types are keywords, string literals, references with type arguments,
 // object literals, arrays and unions. Anything else is an error that

@@ -3,37 +3,45 @@
 // decides what is allowed (connected, not shutting down, under the limits).
 
 import type { Terminal } from '@xterm/xterm';
-import { api } from './api';
-import { ActivityFeed } from './activity';
-import { ArtifactPane } from './artifact';
-import { colorFor } from './avatars';
-import { Banners } from './banners';
-import { AnswerCards } from './cards';
-import { ChangesView } from './changes';
-import { CheckpointsPanel } from './checkpoints';
-import { DiffSummaries, WorkspaceDiff } from './diffs';
-import { byId } from './dom';
-import { RecentDocs } from './docs';
-import { Identity } from './identity';
-import { KeyBar } from './keybar';
-import { LayoutController } from './layout';
-import { Notifier, updateTitle } from './notify';
-import { HeaderPeople, Participants } from './participants';
-import { isDoc, WorkspaceRoot } from './paths';
-import { setUpSmallScreens } from './phone';
-import { PreviewView } from './preview';
-import { PromptQueues, QueuePanel } from './queue';
-import { ReviewDrafts, ReviewView } from './review';
-import { ShipBar } from './ship';
-import { StatusBar } from './statusbar';
-import { SessionStore } from './store';
-import { TabBar } from './tabs';
-import { TerminalPane } from './termpane';
-import { toast } from './toast';
-import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage, Workflow } from './types';
-import { WsClient, wsURL } from './ws';
-import { WorkflowPanel } from './workflow';
-import { loadSetting, saveSetting } from './settings';
+import { api } from './shared/api';
+import { ActivityFeed } from './views/activity';
+import { ArtifactPane } from './views/artifact';
+import { colorFor } from './shared/avatars';
+import { Banners } from './views/banners';
+import { AnswerCards } from './views/cards';
+import { ChangesView } from './changes/changes';
+import { CheckpointsPanel } from './changes/checkpoints';
+import { WorkspaceDiff } from './changes/diffs';
+import { DiffSummaries } from './models/diffs';
+import { byId } from './shared/dom';
+import { RecentDocs } from './views/docs';
+import { Identity } from './views/identity';
+import { KeyBar } from './phone/keybar';
+import { LayoutController } from './views/layout';
+import { Notifier, updateTitle } from './views/notify';
+import { HeaderPeople } from './views/participants';
+import { Participants } from './models/participants';
+import { isDoc, WorkspaceRoot } from './shared/paths';
+import { setUpSmallScreens } from './phone/phone';
+import { PreviewView } from './views/preview';
+import { QueuePanel } from './views/queue';
+import { PromptQueues } from './models/queues';
+import { ReviewView } from './changes/review';
+import { ReviewDrafts } from './models/drafts';
+import { ShipBar } from './changes/ship';
+import { ShipState } from './models/ship';
+import { ServerState } from './models/server';
+import { SessionListSync } from './models/listsync';
+import { Workflows } from './models/workflows';
+import { StatusBar } from './views/statusbar';
+import { SessionStore } from './models/store';
+import { TabBar } from './views/tabs';
+import { TerminalPane } from './terminal/termpane';
+import { toast } from './shared/toast';
+import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage } from './shared/types';
+import { WsClient, wsURL } from './shared/ws';
+import { WorkflowPanel } from './views/workflow';
+import { loadSetting, saveSetting } from './shared/settings';
 
 declare global {
   interface Window {
@@ -45,35 +53,17 @@ declare global {
   }
 }
 
-/** Used until GET /api/config says otherwise (the server's default). */
-const DEFAULT_MAX_SESSIONS = 4;
-/** Sessions kept, running or ended, until GET /api/config says otherwise (the server's default). */
-const DEFAULT_KEEP_SESSIONS = 50;
 const NARROW = window.matchMedia('(max-width: 800px)');
 const COARSE = window.matchMedia('(pointer: coarse)');
 const SIDEBAR_KEY = 'agentmux.sidebarCollapsed';
 
-// State the views do not own.
-let shuttingDown = false;
-let memoryCritical = false;
-let memoryPercent = 0;
-let maxSessions = DEFAULT_MAX_SESSIONS;
-let keepSessions = DEFAULT_KEEP_SESSIONS;
+// The models: state no view owns (models/).
+/** Shutdown, memory and the limits on sessions. */
+const server = new ServerState();
 /** The workspace's workflow, and each session's that came from its worktree. */
-let workspaceWorkflow: Workflow | null = null;
-const sessionWorkflows = new Map<string, Workflow>();
-
-/**
- * Session events that arrive while a GET /api/sessions is in flight are
- * logged and applied again on top of its (older) answer, so a session
- * created or ended meanwhile is neither lost nor resurrected. Each request
- * in flight keeps its own log, by request number.
- */
-const sessionEventLogs = new Map<number, ServerMessage[]>();
-let sessionsRequest = 0;
-/** The newest request whose answer is in the store. */
-let sessionsApplied = 0;
-
+const workflows = new Workflows();
+/** The session events a GET /api/sessions in flight must not miss. */
+const sessionList = new SessionListSync<ServerMessage>();
 const store = new SessionStore();
 const root = new WorkspaceRoot();
 /** Each session's latest session.diff. */
@@ -96,7 +86,7 @@ const ws = new WsClient({
 ws.start();
 void refreshSessions();
 
-const canAct = () => ws.state === 'connected' && !shuttingDown;
+const canAct = () => ws.state === 'connected' && !server.shuttingDown;
 
 /** Who this page is to the others: said on every connection and tab change. */
 const identity = new Identity({
@@ -145,8 +135,7 @@ layout.onChange((mode) => preview.setShown(mode === 'preview'));
 const workflow = new WorkflowPanel((path) => openFromUser(path));
 const banners = new Banners(() => ws.retry());
 const statusBar = new StatusBar((r) => {
-  memoryPercent = r.percent;
-  memoryCritical = r.level === 'critical' || !r.acceptingNewSessions;
+  server.memory(r.percent, r.level, r.acceptingNewSessions);
   updateNewSession();
 });
 const tabs = new TabBar({
@@ -185,6 +174,7 @@ const review = new ReviewView({
 // Commit, merge, push and the checkpoints act on what the Changes view shows.
 const ship = new ShipBar({
   store,
+  state: new ShipState(),
   canAct,
   myName: () => identity.me?.name ?? null,
   reloadChanges: () => void changes.load(),
@@ -237,25 +227,15 @@ store.subscribe(() => {
   queuePanel.render();
   updateTitle(store);
   updateNewSession();
-  statusBar.sessionCount(store.runningCount(), maxSessions);
-  for (const id of sessionWorkflows.keys()) if (!store.has(id)) sessionWorkflows.delete(id);
+  statusBar.sessionCount(store.runningCount(), server.maxSessions);
+  workflows.prune((id) => store.has(id));
   showWorkflow();
 });
 
-let shownWorkflow: { wf: Workflow | null; sessionId: string | null; label: string } | undefined;
-
 /** The workflow panel shows the active session's workflow if one came for it, else the workspace's. */
 function showWorkflow(): void {
-  const active = store.active;
-  const own = active ? sessionWorkflows.get(active.session.id) : undefined;
-  const next = {
-    wf: own ?? workspaceWorkflow,
-    sessionId: own && active ? active.session.id : null,
-    label: active?.session.worktree?.branch ?? active?.session.name ?? '',
-  };
-  const cur = shownWorkflow;
-  if (cur && cur.wf === next.wf && cur.sessionId === next.sessionId && cur.label === next.label) return;
-  shownWorkflow = next;
+  const next = workflows.show(store.active?.session);
+  if (!next) return;
   workflow.setSource(next.sessionId ? { sessionId: next.sessionId, label: next.label } : null);
   workflow.render(next.wf);
 }
@@ -281,23 +261,7 @@ function selectSession(id: string): void {
 }
 
 function updateNewSession(): void {
-  let reason: string | null = null;
-  const running = store.runningCount();
-  if (shuttingDown) reason = 'The server is shutting down';
-  else if (ws.state !== 'connected') reason = 'Not connected to the server';
-  else if (memoryCritical) reason = `Memory is critical (${memoryPercent.toFixed(1)}%): new sessions are blocked`;
-  else if (running >= maxSessions) {
-    reason = `Session limit reached: ${running} of ${maxSessions} sessions are running. Close or stop one first.`;
-  }
-  // At the bound on kept sessions "+" stays enabled: its dialog offers
-  // to delete the ended sessions when the server refuses the create.
-  let note: string | null = null;
-  const kept = store.all().length;
-  if (kept >= keepSessions) {
-    const ended = kept - running;
-    note = `The server keeps at most ${keepSessions} sessions, running or ended, and keeps ${kept}: ` +
-      (ended > 0 ? `delete ended sessions first (the dialog offers to delete the ${ended} ended).` : 'close one first.');
-  }
+  const { reason, note } = server.newSession(ws.state === 'connected', store.runningCount(), store.all().length);
   tabs.setNewSession(reason, note);
 }
 
@@ -335,9 +299,8 @@ function onConnectionChange(): void {
 async function onConnected(): Promise<void> {
   // The server is back: whatever shutdown we saw is over. It re-sends a
   // memory warning at once if one still holds, so clear the old one.
-  shuttingDown = false;
+  server.connected();
   banners.shutdown(null);
-  memoryCritical = false;
   banners.resource('ok', 0);
   // Who we are first: the attaches below announce us to the others.
   identity.onConnected();
@@ -362,12 +325,11 @@ async function loadConfig(): Promise<void> {
   try {
     const c = await api.config();
     if (c.workspace) root.set(c.workspace);
-    if (c.maxSessions && c.maxSessions > 0) maxSessions = c.maxSessions;
-    if (c.keepSessions && c.keepSessions > 0) keepSessions = c.keepSessions;
+    server.limits(c.maxSessions, c.keepSessions);
     tabs.setWorktreesAvailable(c.gitRepository !== false, c.gitRefusal);
     statusBar.setVersion(c.version);
     updateNewSession();
-    statusBar.sessionCount(store.runningCount(), maxSessions);
+    statusBar.sessionCount(store.runningCount(), server.maxSessions);
   } catch {
     // An older server: paths.ts learns the root from what it sees.
   }
@@ -378,7 +340,7 @@ async function loadWorkflow(): Promise<void> {
     const r = await api.workflow();
     workflow.setFile(r.file);
     if (r.file) root.seenRelative(r.file);
-    workspaceWorkflow = r.workflow;
+    workflows.setWorkspace(r.workflow);
     showWorkflow();
   } catch {
     // keep what is shown
@@ -397,22 +359,15 @@ async function loadDocuments(): Promise<void> {
 }
 
 async function refreshSessions(): Promise<void> {
-  const req = ++sessionsRequest;
-  sessionEventLogs.set(req, []);
+  const req = sessionList.begin();
   try {
     const list = await api.sessions();
-    // An answer older than one applied already is stale. One older than a
-    // request still in flight is not: the first connection asks again the
-    // moment it opens, and the page's first answer, applied now, shows the
-    // screen a round trip sooner; the newer one follows.
-    if (req <= sessionsApplied) return;
-    sessionsApplied = req;
-    const log = sessionEventLogs.get(req) ?? [];
-    for (const r of sessionEventLogs.keys()) if (r <= req) sessionEventLogs.delete(r);
+    const log = sessionList.answered(req);
+    if (!log) return; // stale: a newer answer is in the store
     store.replaceAll(list);
     for (const m of log) applySessionEvent(m);
   } catch (err) {
-    sessionEventLogs.delete(req);
+    sessionList.failed(req);
     if ((err as { status?: number }).status === 401) {
       toast('Not authorized: open agentmux once with ?token=<token> to sign in.', 'error');
     }
@@ -443,7 +398,7 @@ function onMessage(m: ServerMessage): void {
     case 'session.needsInput':
     case 'session.warning': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
-      for (const log of sessionEventLogs.values()) log.push(m);
+      sessionList.log(m);
       applySessionEvent(m);
       if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message, m.permission);
       if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason, m.permission);
@@ -456,7 +411,7 @@ function onMessage(m: ServerMessage): void {
     case 'heartbeat':
       break; // the round trip is measured in ws.ts
     case 'server.shutdown':
-      shuttingDown = true;
+      server.shuttingDown = true;
       banners.shutdown(m.message || 'The server is shutting down.');
       refreshActions();
       break;
@@ -501,17 +456,16 @@ function onMessage(m: ServerMessage): void {
       preview.onPorts(m);
       break;
     case 'workflow.updated':
-      if (m.sessionId) sessionWorkflows.set(m.sessionId, m.workflow);
+      if (m.sessionId) workflows.setSession(m.sessionId, m.workflow);
       else {
-        workspaceWorkflow = m.workflow;
+        workflows.setWorkspace(m.workflow);
         // With several status files, the one written last is shown: name it.
         if (m.file) workflow.setFile(m.file);
       }
       showWorkflow();
       break;
     case 'resource.warning':
-      memoryPercent = m.memoryUsagePercent;
-      memoryCritical = m.level === 'critical' || !m.isAcceptingNewSessions;
+      server.memory(m.memoryUsagePercent, m.level, m.isAcceptingNewSessions);
       banners.resource(m.level, m.memoryUsagePercent, m.message);
       statusBar.memory(m.memoryUsagePercent, m.level);
       updateNewSession();

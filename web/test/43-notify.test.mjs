@@ -4,7 +4,7 @@
 // the PermissionRequest hook, and writes on its screen every byte it
 // receives. Then it asks a question (the AskUserQuestion hook) and reads a
 // line. The real Claude Code 2.1.197 takes "1" as Allow and Esc as Deny at
-// that dialog (see src/answers.ts); test 44 checks it with the real CLI.
+// that dialog (see src/models/answers.ts); test 44 checks it with the real CLI.
 //
 // - On a phone (390 x 844, touch, device pixel ratio 3) the session shows
 //   a card "Claude wants to use Write on docs/plan.md"; Allow delivers

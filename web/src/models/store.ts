@@ -1,0 +1,264 @@
+// The sessions the server has, in creation order, with what the UI adds:
+// the status reason, whether the session waits for the user, whether it
+// was warned of a long silence, and which one is on screen. Views
+// subscribe and re-render from it.
+
+import type { Permission, Session, SessionStatus, WarningSeverity } from '../shared/types';
+import { loadSetting, saveSetting } from '../shared/settings';
+
+export interface SessionEntry {
+  session: Session;
+  /** The latest session.status reason, for display. */
+  reason: string;
+  /** The agent asked for input (session.needsInput or status waiting). */
+  needsInput: boolean;
+  /** What the waiting agent asks to be allowed, while it waits at a permission request. */
+  permission: Permission | null;
+  /**
+   * The latest session.warning's severity and message, until the session
+   * next reports a status (it produced output, or waits, or ended).
+   */
+  warning: { severity: WarningSeverity; message: string } | null;
+  /** A DELETE is in flight. */
+  closing: boolean;
+}
+
+type Listener = () => void;
+
+const ACTIVE_KEY = 'agentmux.activeSession';
+
+/**
+ * Reports whether a session's agent process runs: the server's `running`
+ * field, or, from a server without it, the status (active and waiting run;
+ * idle then means restored after a restart, with nothing running).
+ */
+export function isRunning(s: Pick<Session, 'status' | 'running'>): boolean {
+  return s.running ?? statusRuns(s.status);
+}
+
+function statusRuns(status: SessionStatus): boolean {
+  return status === 'active' || status === 'waiting';
+}
+
+/**
+ * The running flag after a status change: the one given, else what the
+ * status says. Idle says nothing (silent but alive, or no process), so the
+ * previous flag stays.
+ */
+function runningAfter(status: SessionStatus, given: boolean | undefined, previous: boolean | undefined): boolean | undefined {
+  if (given !== undefined) return given;
+  if (status === 'idle') return previous;
+  return previous === undefined ? undefined : statusRuns(status);
+}
+
+/** The permission a session's view says its agent waits for, if any. */
+function permissionOf(s: Session): Permission | null {
+  return s.status === 'waiting' ? (s.permission ?? null) : null;
+}
+
+function newEntry(s: Session): SessionEntry {
+  return { session: s, reason: '', needsInput: s.status === 'waiting', permission: permissionOf(s), warning: null, closing: false };
+}
+
+export class SessionStore {
+  private readonly entries = new Map<string, SessionEntry>();
+  /**
+   * The sessions a session.status came for since this page last asked to
+   * attach to them: that status is at least as new as the one the attach
+   * will report (every change after the attach was asked sends one), which
+   * may arrive after it, as events overtake output.
+   */
+  private readonly statusSinceAttach = new Set<string>();
+  private listeners: Listener[] = [];
+  private _activeId: string | null = null;
+
+  get activeId(): string | null {
+    return this._activeId;
+  }
+
+  get active(): SessionEntry | undefined {
+    return this._activeId ? this.entries.get(this._activeId) : undefined;
+  }
+
+  get(id: string): SessionEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  all(): SessionEntry[] {
+    return [...this.entries.values()];
+  }
+
+  runningCount(): number {
+    return this.all().filter((e) => isRunning(e.session)).length;
+  }
+
+  needsInputCount(): number {
+    return this.all().filter((e) => e.needsInput).length;
+  }
+
+  subscribe(fn: Listener): void {
+    this.listeners.push(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) fn();
+  }
+
+  /** Adds or updates a session from a Session object. */
+  upsert(s: Session): void {
+    const e = this.entries.get(s.id);
+    if (e) {
+      e.session = s;
+      e.needsInput ||= s.status === 'waiting';
+      e.permission = permissionOf(s);
+    } else {
+      this.entries.set(s.id, newEntry(s));
+    }
+    if (this._activeId === null) this.pickActive();
+    this.changed();
+  }
+
+  /** Replaces the whole list (after GET /api/sessions); returns the ids that went away. */
+  replaceAll(list: Session[]): string[] {
+    const seen = new Set(list.map((s) => s.id));
+    const gone = [...this.entries.keys()].filter((id) => !seen.has(id));
+    for (const id of gone) this.entries.delete(id);
+    for (const s of list) {
+      const e = this.entries.get(s.id);
+      if (e) {
+        e.session = s;
+        e.permission = permissionOf(s);
+        if (s.status === 'waiting') e.needsInput = true;
+        else if (!isRunning(s)) e.needsInput = false;
+        // Output or a question since the warning: it no longer holds.
+        if (s.status === 'active' || s.status === 'waiting' || !isRunning(s)) e.warning = null;
+      } else {
+        this.entries.set(s.id, newEntry(s));
+      }
+    }
+    if (this._activeId === null || !this.entries.has(this._activeId)) this.pickActive();
+    this.changed();
+    return gone;
+  }
+
+  /**
+   * A session.status: the status, its reason and whether the process runs
+   * (running undefined: from the status, see runningAfter). It ends a
+   * warning: the server reports a status when output resumes, the agent
+   * asks, or the run ends. A permission comes with waiting only.
+   */
+  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean, permission?: Permission): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.statusSinceAttach.add(id);
+    e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running) };
+    e.reason = reason;
+    e.permission = status === 'waiting' ? (permission ?? null) : null;
+    // Waiting means the agent asks; any other status means it no longer does.
+    e.needsInput = status === 'waiting';
+    e.warning = null;
+    this.changed();
+  }
+
+  /**
+   * The status from session.attached, which is no status change: the
+   * reason and any warning stay, and idle keeps the running flag.
+   */
+  syncStatus(id: string, status: SessionStatus): void {
+    const e = this.entries.get(id);
+    if (!e || e.session.status === status || this.statusSinceAttach.has(id)) return;
+    // The attach read its status before it was sent, and events overtake
+    // output: a run that ended meanwhile has already said so. Only
+    // session.status (a resume) brings a session back to running.
+    if (e.session.running === false && (status === 'active' || status === 'waiting')) return;
+    e.session = { ...e.session, status, running: runningAfter(status, undefined, e.session.running) };
+    e.needsInput = status === 'waiting';
+    if (status !== 'waiting') e.permission = null;
+    if (status === 'active' || status === 'waiting') e.warning = null;
+    this.changed();
+  }
+
+  /** A session.warning: the session has been silent for long. */
+  setWarning(id: string, severity: WarningSeverity, message: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.warning = { severity, message };
+    this.changed();
+  }
+
+  setExitCode(id: string, code: number): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.session = { ...e.session, exitCode: code };
+    this.changed();
+  }
+
+  /** A session.branch said the worktree was merged or archived: no other event carries it. */
+  setWorktreeState(id: string, state: { merged?: string; archived?: boolean }): void {
+    const e = this.entries.get(id);
+    const wt = e?.session.worktree;
+    if (!e || !wt) return;
+    const merged = state.merged || wt.merged;
+    const archived = state.archived || wt.archived;
+    if (merged === wt.merged && archived === wt.archived) return;
+    e.session = { ...e.session, worktree: { ...wt, merged, archived } };
+    this.changed();
+  }
+
+  setNeedsInput(id: string, value: boolean): void {
+    const e = this.entries.get(id);
+    if (!e || e.needsInput === value) return;
+    e.needsInput = value;
+    this.changed();
+  }
+
+  setClosing(id: string, value: boolean): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.closing = value;
+    this.changed();
+  }
+
+  /** This page asks to attach to the session: its answer's status counts again. */
+  attachSent(id: string): void {
+    this.statusSinceAttach.delete(id);
+  }
+
+  remove(id: string): void {
+    if (!this.entries.has(id)) return;
+    this.statusSinceAttach.delete(id);
+    const ids = [...this.entries.keys()];
+    const i = ids.indexOf(id);
+    this.entries.delete(id);
+    if (this._activeId === id) {
+      // The neighbour to the right, else to the left, takes its place.
+      const next = ids[i + 1] ?? ids[i - 1] ?? null;
+      this._activeId = next;
+      this.remember();
+    }
+    this.changed();
+  }
+
+  select(id: string | null): void {
+    if (id !== null && !this.entries.has(id)) return;
+    if (this._activeId === id) return;
+    this._activeId = id;
+    this.remember();
+    this.changed();
+  }
+
+  /** Picks the session shown last time, else the oldest. */
+  private pickActive(): void {
+    const saved = loadSetting(ACTIVE_KEY);
+    if (saved && this.entries.has(saved)) this._activeId = saved;
+    else this._activeId = this.entries.keys().next().value ?? null;
+  }
+
+  private remember(): void {
+    if (this._activeId) saveSetting(ACTIVE_KEY, this._activeId);
+  }
+}

@@ -1,0 +1,138 @@
+// The activity feed: the last 100 file.changed events and ports opened,
+// newest first, with their age kept current. Paths show relative to the
+// workspace (see paths.ts); a click opens the file in the artifact pane,
+// or the port in the Preview view.
+
+import { byId, h, timeAgo } from '../shared/dom';
+import { shownParts, type WorkspaceRoot } from '../shared/paths';
+import type { FileChangedMessage, FileEvent } from '../shared/types';
+
+const MAX_ITEMS = 100;
+const RENDER_DELAY_MS = 40;
+const AGE_TICK_MS = 5_000;
+
+export interface ActivityItem {
+  abs: string;
+  event: FileEvent;
+  time: number;
+}
+
+/** A port that began listening (preview.ts): a line of its own. */
+export interface PortOpened {
+  port: number;
+  command?: string;
+  /** The name of the session whose agent opened it. */
+  session?: string;
+}
+
+type FeedItem = ActivityItem | (PortOpened & { kind: 'port'; time: number });
+
+const EVENT_LABEL: Record<FileEvent, string> = { add: 'added', change: 'changed', unlink: 'deleted' };
+
+export class ActivityFeed {
+  /** Newest first. */
+  private items: FeedItem[] = [];
+  private renderTimer: number | undefined;
+  private readonly list = byId('activity');
+  private readonly count = byId('activity-count');
+
+  constructor(
+    private readonly root: WorkspaceRoot,
+    private readonly open: (rel: string) => void,
+    private readonly openPort: (port: number) => void = () => {},
+  ) {
+    this.list.addEventListener('click', (ev) => {
+      const btn = (ev.target as Element).closest<HTMLElement>('[data-testid=activity-item]');
+      const rel = btn?.dataset.rel;
+      if (rel) this.open(rel);
+      else if (btn?.dataset.port) this.openPort(Number(btn.dataset.port));
+    });
+    window.setInterval(() => this.updateAges(), AGE_TICK_MS);
+    root.onLearned(() => this.render());
+    this.render();
+  }
+
+  /** Oldest first, for replaying into other views. */
+  history(): ActivityItem[] {
+    return this.items.filter((it): it is ActivityItem => !('kind' in it)).reverse();
+  }
+
+  add(m: FileChangedMessage): void {
+    const t = Date.parse(m.timestamp);
+    this.push({ abs: m.path, event: m.event, time: Number.isFinite(t) ? t : Date.now() });
+  }
+
+  /** A port began listening. */
+  addPort(p: PortOpened): void {
+    this.push({ ...p, kind: 'port', time: Date.now() });
+  }
+
+  private push(it: FeedItem): void {
+    this.items.unshift(it);
+    if (this.items.length > MAX_ITEMS) this.items.length = MAX_ITEMS;
+    // Bursts (a build, a checkout) render once.
+    if (this.renderTimer === undefined) {
+      this.renderTimer = window.setTimeout(() => this.render(), RENDER_DELAY_MS);
+    }
+  }
+
+  private render(): void {
+    window.clearTimeout(this.renderTimer);
+    this.renderTimer = undefined;
+    this.count.textContent = this.items.length ? String(this.items.length) : '';
+    if (this.items.length === 0) {
+      this.list.replaceChildren(h('li', { class: 'muted empty-line', text: 'File changes in the workspace appear here.' }));
+      return;
+    }
+    const now = Date.now();
+    this.list.replaceChildren(
+      ...this.items.map((it) => {
+        if ('kind' in it) return portLine(it, now);
+        const rel = this.root.relative(it.abs);
+        const shown = rel ?? it.abs;
+        const { dir, name } = shownParts(shown);
+        return h('li', {},
+          h('button', {
+            type: 'button',
+            class: 'activity-item',
+            'data-testid': 'activity-item',
+            'data-path': shown,
+            'data-rel': rel,
+            'data-event': it.event,
+            title: `${shown} ${EVENT_LABEL[it.event]} at ${new Date(it.time).toLocaleTimeString()}`,
+          },
+          h('span', { class: `ev ev-${it.event}`, 'aria-label': EVENT_LABEL[it.event] }),
+          h('span', { class: 'activity-path' }, h('span', { class: 'path-dir', text: dir ? `\u200e${dir}\u200e` : '' }), h('span', { class: 'path-name', text: name })),
+          h('time', { class: 'ago', 'data-time': it.time, datetime: new Date(it.time).toISOString(), text: timeAgo(it.time, now) }),
+          ),
+        );
+      }),
+    );
+  }
+
+  private updateAges(): void {
+    const now = Date.now();
+    for (const el of this.list.querySelectorAll<HTMLElement>('time.ago')) {
+      el.textContent = timeAgo(Number(el.dataset.time), now);
+    }
+  }
+}
+
+/** "port 5173 opened by node (session web)": a click shows it in the Preview view. */
+function portLine(it: PortOpened & { time: number }, now: number): HTMLElement {
+  const text = `port ${it.port} opened${it.command ? ` by ${it.command}` : ''}${it.session ? ` (session ${it.session})` : ''}`;
+  return h('li', {},
+    h('button', {
+      type: 'button',
+      class: 'activity-item',
+      'data-testid': 'activity-item',
+      'data-event': 'port',
+      'data-port': it.port,
+      title: `${text} at ${new Date(it.time).toLocaleTimeString()}: show it in the Preview view`,
+    },
+    h('span', { class: 'ev ev-port', 'aria-label': 'port opened' }),
+    h('span', { class: 'activity-path activity-port', text }),
+    h('time', { class: 'ago', 'data-time': it.time, datetime: new Date(it.time).toISOString(), text: timeAgo(it.time, now) }),
+    ),
+  );
+}
