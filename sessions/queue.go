@@ -272,11 +272,11 @@ func (s *Session) DequeuePrompt(authorID, promptID string) error {
 // Queue returns the session's prompt queue.
 func (s *Session) Queue() Queue { return s.prompts.snapshot() }
 
-// deliverLocked has the oldest queued prompt typed into a waiting agent
-// once its screen has settled (deliverWhenSettled): one prompt per waiting
-// period (typing it ends the period), none in the period that follows an
-// interrupt. It reports whether a prompt is on its way, which answers the
-// wait. mu must be held.
+// deliverLocked types the oldest queued prompt into a waiting agent whose
+// screen has settled, or has it typed once it has (deliverWhenSettled):
+// one prompt per waiting period (typing it ends the period), none in the
+// period that follows an interrupt. It reports whether a prompt is on its
+// way, which answers the wait. mu must be held.
 func (s *Session) deliverLocked() bool {
 	if s.prompts.sitsOut() {
 		// The user stopped the agent: they take it from here, and the
@@ -285,8 +285,13 @@ func (s *Session) deliverLocked() bool {
 	}
 	// While an Enter still waits to submit earlier text, next has none:
 	// the prompt waits for the Enter (submitLocked).
-	if _, ok := s.prompts.next(); !ok || s.run.in == nil || !s.det.atPrompt() {
+	p, ok := s.prompts.next()
+	if !ok || s.run.in == nil || !s.det.atPrompt() {
 		return false
+	}
+	if s.settled(time.Now()) {
+		// A wait long under way: a prompt queued now goes in at once.
+		return s.typePromptLocked(p)
 	}
 	if s.prompts.startSettling() {
 		go s.deliverWhenSettled(s.run.in)
