@@ -32,9 +32,11 @@ type detector struct {
 	promptable bool
 	permission *Permission
 	// waitSince and waitWhy are when the wait under way began and the
-	// signal's reason for it.
-	waitSince time.Time
-	waitWhy   string
+	// signal's reason for it; waitRedraws, that the signal came before
+	// the agent's last redraw of its turn.
+	waitSince   time.Time
+	waitWhy     string
+	waitRedraws bool
 	// idle is set when the run has been silent past IdleAfter.
 	idle bool
 	// warned is how far the warnings about a silent run have gone.
@@ -82,26 +84,27 @@ func (d *detector) runEnded() {
 }
 
 // startWaiting marks the agent waiting for its user from now, for why,
-// at its prompt when atPrompt, for perm when it asks for a permission. It
-// reports whether a wait began: false when one was under way, whose
+// at its prompt when atPrompt, for perm when it asks for a permission;
+// redraws says the agent will still redraw its screen to end its turn.
+// It reports whether a wait began: false when one was under way, whose
 // reason stands.
-func (d *detector) startWaiting(now time.Time, why string, atPrompt bool, perm *Permission) bool {
+func (d *detector) startWaiting(now time.Time, why string, atPrompt, redraws bool, perm *Permission) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.waiting {
 		return false
 	}
 	d.waiting, d.promptable, d.permission = true, atPrompt, perm
-	d.waitSince, d.waitWhy = now, why
+	d.waitSince, d.waitWhy, d.waitRedraws = now, why, redraws
 	return true
 }
 
-// wait returns when the wait under way began and why; ok is false when
-// the agent does not wait.
-func (d *detector) wait() (since time.Time, why string, ok bool) {
+// wait returns when the wait under way began, why, and whether the agent
+// will still redraw to end its turn; ok is false when it does not wait.
+func (d *detector) wait() (since time.Time, why string, redraws, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.waitSince, d.waitWhy, d.waiting
+	return d.waitSince, d.waitWhy, d.waitRedraws, d.waiting
 }
 
 // endWaiting ends a wait, at now. The user is back, so silence counts

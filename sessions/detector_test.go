@@ -10,7 +10,7 @@ import (
 // is kept while its wait lasts, and waiting comes before idle.
 func TestDetectorWaits(t *testing.T) {
 	var d detector
-	if !d.startWaiting(time.Now(), "test", true, nil) || d.startWaiting(time.Now(), "test", false, &Permission{Tool: "Bash"}) {
+	if !d.startWaiting(time.Now(), "test", true, false, nil) || d.startWaiting(time.Now(), "test", false, false, &Permission{Tool: "Bash"}) {
 		t.Fatal("a second signal started a second wait")
 	}
 	if !d.atPrompt() || d.permissionAsked() != nil || d.runStatus() != StatusWaiting {
@@ -20,7 +20,7 @@ func TestDetectorWaits(t *testing.T) {
 		t.Fatal("the wait did not end once, and only once")
 	}
 
-	if !d.startWaiting(time.Now(), "test", false, &Permission{Tool: "Write", Summary: "a.go"}) || d.atPrompt() {
+	if !d.startWaiting(time.Now(), "test", false, false, &Permission{Tool: "Write", Summary: "a.go"}) || d.atPrompt() {
 		t.Fatal("a permission request is a wait, and not at the prompt")
 	}
 	p := d.permissionAsked()
@@ -81,7 +81,7 @@ func TestDetectorSilence(t *testing.T) {
 		t.Fatalf("next = %v, arm %v; want the question's deadline and no wake", next, arm)
 	}
 
-	d.startWaiting(time.Now(), "test", true, nil)
+	d.startWaiting(time.Now(), "test", true, false, nil)
 	if idle, warnings := d.silent(tm, 4*time.Hour); !idle || warnings != nil || d.runStatus() != StatusWaiting {
 		t.Fatalf("silent while waiting: idle %v, warnings %v, status %s; want idle, no warning, waiting", idle, warnings, d.runStatus())
 	}

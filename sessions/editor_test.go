@@ -21,6 +21,12 @@ const envPasteEditor = "AGENTMUX_TEST_PASTE_EDITOR"
 // Claude Code's did on a loaded machine.
 const envPasteEditorFinish = "AGENTMUX_TEST_PASTE_EDITOR_FINISH"
 
+// envPasteEditorStill, with envPasteEditorFinish, makes the editor end
+// its turn as Claude Code does behind its Stop hook: no bell (the hook
+// says it waits), and no redraw for this long at the end of the finish,
+// while the hook's process exits, before its prompt is drawn.
+const envPasteEditorStill = "AGENTMUX_TEST_PASTE_EDITOR_STILL"
+
 // finishRedraw is how often the finishing editor redraws: well within
 // settleQuiet, so its screen never looks settled before it is.
 const finishRedraw = 30 * time.Millisecond
@@ -38,12 +44,18 @@ func runPasteEditor() int {
 		fmt.Fprintln(os.Stderr, "editor window:", err)
 		return 2
 	}
-	var finish time.Duration
-	if v := os.Getenv(envPasteEditorFinish); v != "" {
-		if finish, err = time.ParseDuration(v); err != nil {
-			fmt.Fprintln(os.Stderr, "editor finish:", err)
-			return 2
+	var finish, still time.Duration
+	for name, d := range map[string]*time.Duration{envPasteEditorFinish: &finish, envPasteEditorStill: &still} {
+		if v := os.Getenv(name); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil {
+				fmt.Fprintln(os.Stderr, "editor:", name, err)
+				return 2
+			}
 		}
+	}
+	bell := "\a"
+	if still > 0 {
+		bell = ""
 	}
 	tio, err := unix.IoctlGetTermios(0, unix.TCGETS)
 	if err != nil {
@@ -88,8 +100,8 @@ func runPasteEditor() int {
 				fmt.Printf("\r\nsubmitted: %s\r\nready> \a", last)
 				continue
 			}
-			fmt.Printf("\r\nsubmitted: %s\r\n\a", last)
-			if typedWhileFinishing(finish) {
+			fmt.Printf("\r\nsubmitted: %s\r\n%s", last, bell)
+			if typedWhileFinishing(finish, still) {
 				box.WriteString(last)
 			}
 			fmt.Printf("\r\x1b[Kready> %s", box.String())
@@ -106,12 +118,15 @@ func runPasteEditor() int {
 	}
 }
 
-// typedWhileFinishing redraws the ending turn for d and reports whether
-// input came meanwhile; it leaves the input unread.
-func typedWhileFinishing(d time.Duration) bool {
+// typedWhileFinishing ends a turn for d, redrawing but for its last
+// still, and reports whether input came meanwhile; it leaves the input
+// unread.
+func typedWhileFinishing(d, still time.Duration) bool {
 	typed := false
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		fmt.Printf("\r\x1b[Kfinishing %s", time.Until(end).Round(time.Millisecond))
+		if time.Until(end) > still {
+			fmt.Printf("\r\x1b[Kfinishing %s", time.Until(end).Round(time.Millisecond))
+		}
 		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
 		if k, _ := unix.Poll(fds, int(finishRedraw/time.Millisecond)); k > 0 {
 			typed = true

@@ -183,7 +183,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		s.startWaitingLocked(msg, false)
 	case "Stop":
 		s.hooked()
-		s.startWaitingLocked("the agent finished and waits for your next prompt", true)
+		s.startTurnEndWaitLocked("the agent finished and waits for your next prompt")
 	case "PreToolUse":
 		if p.ToolName != "AskUserQuestion" {
 			return nil // other tools do not wait for the user

@@ -300,17 +300,20 @@ func (s *Session) deliverLocked() bool {
 }
 
 // A queued prompt is typed once the agent's screen has settled since its
-// wait began, as a person would type it: an agent's hook says it waits
-// while it is still finishing its turn on screen, and text that comes
-// then can be lost to that. On a loaded machine Claude Code, given the
-// next prompt as its Stop hook ran, put the prompt it had just answered
-// back into its input, and the two went to the model as one (web/test/31).
-// Settled means quiet for settleQuiet since both the wait's start and the
-// last output; settleBound is the last resort for an agent that keeps
-// drawing at its prompt.
+// wait began, as a person would type it. A hook can say the agent waits
+// while it is still ending its turn: Claude Code runs its Stop hook (and
+// shows "running stop hook") before it takes a submit as a new turn, and
+// a prompt typed and submitted then came back into its input at the next
+// turn's end, where the next queued prompt joined it (web/test/31, on a
+// loaded machine). So after such a signal the screen has settled once
+// the agent has redrawn and then been still for turnEndQuiet, longer than
+// the gaps between the frames of its spinner; after any other signal,
+// once it has been still for settleQuiet since the signal. settleBound is
+// the last resort for an agent that keeps drawing, or draws nothing.
 const (
-	settleQuiet = takenQuiet
-	settleBound = 2 * time.Second
+	settleQuiet  = takenQuiet
+	turnEndQuiet = 250 * time.Millisecond
+	settleBound  = 2 * time.Second
 )
 
 // deliverWhenSettled types the oldest queued prompt into the run whose
@@ -341,17 +344,21 @@ func (s *Session) deliverWhenSettled(in *inputQueue) {
 	}
 }
 
-// settled reports whether the waiting agent's screen has been quiet for
-// settleQuiet since its wait began, or the wait has lasted settleBound.
+// settled reports whether the waiting agent's screen has settled since
+// its wait began (see settleQuiet).
 func (s *Session) settled(now time.Time) bool {
-	since, _, ok := s.det.wait()
+	since, _, redraws, ok := s.det.wait()
 	if !ok {
 		return false
 	}
 	if now.Sub(since) >= settleBound {
 		return true
 	}
-	if last := time.Unix(0, s.lastOutput.Load()); last.After(since) {
+	last := time.Unix(0, s.lastOutput.Load())
+	if redraws {
+		return last.After(since) && now.Sub(last) >= turnEndQuiet
+	}
+	if last.After(since) {
 		since = last
 	}
 	return now.Sub(since) >= settleQuiet

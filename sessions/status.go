@@ -67,7 +67,16 @@ const (
 // it would answer. Keys held for a resumed run, or else the next queued
 // prompt, answer the wait at once, and nobody is told it began.
 func (s *Session) startWaitingLocked(why string, atPrompt bool) {
-	s.waitLocked(why, atPrompt, nil)
+	s.waitLocked(why, atPrompt, false, nil)
+}
+
+// startTurnEndWaitLocked marks the session waiting at the agent's prompt
+// on a signal that comes before the agent has ended its turn on screen:
+// Claude Code shows "running stop hook" until its Stop hook has returned,
+// and only then redraws its prompt and takes a submit as a new turn. mu
+// must be held.
+func (s *Session) startTurnEndWaitLocked(why string) {
+	s.waitLocked(why, true, true, nil)
 }
 
 // startPermissionWaitLocked marks the session waiting for its user to
@@ -75,13 +84,13 @@ func (s *Session) startWaitingLocked(why string, atPrompt bool) {
 // its status until the wait ends. A dialog, not a prompt: a queued prompt
 // would answer it. mu must be held.
 func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
-	s.waitLocked(why, false, &perm)
+	s.waitLocked(why, false, false, &perm)
 }
 
 // waitLocked is startWaitingLocked, with what the wait asks to allow when
 // it is a permission request. mu must be held.
-func (s *Session) waitLocked(why string, atPrompt bool, perm *Permission) {
-	if s.run.phase != phaseRunning || !s.det.startWaiting(time.Now(), why, atPrompt, perm) {
+func (s *Session) waitLocked(why string, atPrompt, redraws bool, perm *Permission) {
+	if s.run.phase != phaseRunning || !s.det.startWaiting(time.Now(), why, atPrompt, redraws, perm) {
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)
@@ -94,7 +103,7 @@ func (s *Session) waitLocked(why string, atPrompt bool, perm *Permission) {
 // announceWaitLocked tells clients that the session waits for its user,
 // unless they were told already. mu must be held.
 func (s *Session) announceWaitLocked() {
-	_, why, ok := s.det.wait()
+	_, why, _, ok := s.det.wait()
 	if !ok || s.run.phase != phaseRunning || !s.det.settle(why) {
 		return
 	}

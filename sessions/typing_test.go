@@ -66,6 +66,50 @@ func TestQueuedPromptWaitsForTheAgentToSettle(t *testing.T) {
 	}
 }
 
+// TestQueuedPromptWaitsForTheTurnEnd: an agent whose Stop hook says it
+// waits before it has ended its turn on screen (Claude Code draws
+// "running stop hook", then nothing while the hook's process exits, then
+// its prompt) gets the next queued prompt only after that last redraw;
+// typed earlier, it would join the prompt just submitted.
+func TestQueuedPromptWaitsForTheTurnEnd(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	editor := sessions.Profile{Name: "hooked-editor", Hooks: true, Start: []string{"env",
+		"AGENTMUX_TEST_PASTE_EDITOR=" + editorWindow, "AGENTMUX_TEST_PASTE_EDITOR_FINISH=600ms", "AGENTMUX_TEST_PASTE_EDITOR_STILL=150ms", exe}}
+	m, _ := newManager(t, sessions.Options{
+		Timing:   fastTiming,
+		Profiles: map[string]sessions.Profile{editor.Name: editor},
+		Hooks:    &sessions.HookConfig{URL: "http://127.0.0.1:1/hooks", SettingsFile: filepath.Join(t.TempDir(), "hooks.json")},
+	})
+	s := create(t, m, sessions.CreateOptions{Name: "hooked", Agent: editor.Name})
+	secret := sessions.HookSecret(s)
+	stop := func() {
+		t.Helper()
+		if err := s.Hook(secret, []byte(`{"hook_event_name":"Stop"}`)); err != nil {
+			t.Fatalf("the Stop hook: %v", err)
+		}
+	}
+	out := follow(s)
+	out.expect(t, "ready> ")
+	stop() // the agent is at its prompt
+	prompts := []string{"first prompt", "second prompt", "third prompt"}
+	for _, p := range prompts {
+		queue(t, s, alice, p)
+	}
+	for _, p := range prompts {
+		out.expect(t, "submitted: "+p+"\r")
+		// Its turn ends behind the Stop hook, which runs while the
+		// agent still finishes on screen.
+		out.expect(t, "finishing")
+		stop()
+	}
+	if n := strings.Count(out.buf.String(), "submitted:"); n != len(prompts) {
+		t.Fatalf("%d submits, want %d; output %q", n, len(prompts), out.buf.String())
+	}
+}
+
 // TestHeldKeysSubmittedToAPasteEditor: keys typed into an ended session,
 // text and then Enter, wake it and are submitted once, though the woken
 // editor would take them arriving together for a paste.
