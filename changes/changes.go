@@ -235,10 +235,13 @@ func copyIndex(ctx context.Context, dir string) (string, error) {
 // which is the same): the raw records
 // (":old new oldsha newsha status\0path\0", and a second path for a
 // rename), then as many numstat records ("adds\tdels\tpath\0", or
-// "adds\tdels\t\0old\0new\0"), in the same order.
+// "adds\tdels\t\0old\0new\0"), in the same order. No files is an empty
+// list, not nil: the API sends it as [], which clients can take the length
+// of (a checkpoint of a turn that changed nothing showed "Cannot read
+// properties of null").
 func ParseRawNumstat(out []byte) ([]File, error) {
 	tok := bytes.Split(out, []byte{0})
-	var files []File
+	files := []File{}
 	i := 0
 	for ; i < len(tok) && len(tok[i]) > 0 && tok[i][0] == ':'; i++ {
 		f, n, err := parseRaw(tok[i:])

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,6 +78,11 @@ func TestDiff(t *testing.T) {
 	}
 	if c.Parent != gitT(t, repo, "rev-parse", "HEAD") || len(c.Files) != 0 || c.Patch != "" {
 		t.Errorf("Diff of the first, taken of a clean tree: %+v", c)
+	}
+	// No files goes out as an empty list, which a client can take the
+	// length of, not null.
+	if b, err := json.Marshal(c); err != nil || !strings.Contains(string(b), `"files":[]`) {
+		t.Errorf("the first checkpoint's diff as JSON: %s, %v; want \"files\":[]", b, err)
 	}
 	_, err = Diff(ctx, repo, session, 3, 0)
 	testutil.ErrorKind(t, err, ErrNotFound, "no checkpoint 3")
