@@ -295,6 +295,46 @@ func TestHello(t *testing.T) {
 	if a1.ID != a2.ID || a1.ID == before.ID || strings.Contains(a1.ID, key) {
 		t.Errorf("authors with one key: %q and %q (before %q); want one id, not the key", a1.ID, a2.ID, before.ID)
 	}
+
+	// A guest who chose nothing keeps its name and colour with its key:
+	// a reload (a new connection, the same key) is the same person to
+	// the others; one who chose keeps the choice.
+	guestKey := "guest-key-0123456789"
+	var first wire.WelcomeMessage
+	for i := range 3 {
+		c := &client{}
+		p := e.app.Join(c)
+		c.take()
+		if err := e.app.Hello(p, collab.Hello{Key: &guestKey}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := c.take()
+		if len(msgs) != 1 || msgs[0].msg["type"] != wire.TypeClientWelcome {
+			t.Fatalf("connection %d: welcome %v", i+1, msgs)
+		}
+		w := wire.WelcomeMessage{Name: msgs[0].msg["name"].(string), Color: msgs[0].msg["color"].(string), AuthorID: msgs[0].msg["authorId"].(string)}
+		if i == 0 {
+			first = w
+		} else if w != first {
+			t.Errorf("connection %d with the same key: %+v; connection 1 was %+v", i+1, w, first)
+		}
+		e.app.Leave(p)
+	}
+	if !strings.HasPrefix(first.Name, "guest-") || first.Name != "guest-"+first.AuthorID[:4] {
+		t.Errorf("a guest's name %q; want guest- and its author's first four", first.Name)
+	}
+	if err := e.app.Hello(p2, collab.Hello{Key: &guestKey}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.app.Author(p2); got.Name != "guest-"+got.ID[:4] {
+		t.Errorf("a new key gave a guest the name %q; want guest-%s", got.Name, got.ID[:4])
+	}
+	if err := e.app.Hello(p1, collab.Hello{Key: &guestKey}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.app.Author(p1); got.Name != "Ada" {
+		t.Errorf("a new key renamed a participant who chose Ada: %q", got.Name)
+	}
 }
 
 // participants decodes a session.participants.

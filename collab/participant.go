@@ -35,6 +35,10 @@ type Participant struct {
 	name    string
 	color   string
 	viewing string
+	// named and colored say the client chose its name or colour; until
+	// it does, both follow from the author, so a browser that keeps its
+	// key keeps them across reloads.
+	named, colored bool
 	// in holds the sessions this client is attached to.
 	in map[string]*presence
 	// attached is len(in), for IsAttached, which the transport asks
@@ -61,15 +65,25 @@ var (
 )
 
 func newParticipant(c Client) *Participant {
-	author := randomHex(8)
-	return &Participant{
+	p := &Participant{
 		client: c,
 		id:     "c-" + randomHex(4),
-		author: author,
-		name:   "guest-" + author[:4],
-		color:  palette[int(author[0])%len(palette)],
 		in:     make(map[string]*presence),
 		sizes:  make(map[string][2]int),
+	}
+	p.setAuthor(randomHex(8))
+	return p
+}
+
+// setAuthor makes author the participant's, with the guest name and the
+// colour it gives unless the client chose its own.
+func (p *Participant) setAuthor(author string) {
+	p.author = author
+	if !p.named {
+		p.name = "guest-" + author[:4]
+	}
+	if !p.colored {
+		p.color = palette[int(author[0])%len(palette)]
 	}
 }
 
@@ -133,10 +147,12 @@ func (p *Participant) apply(m Hello) error {
 		return fmt.Errorf("%w: viewing must be a session id", sessions.ErrInvalid)
 	}
 	p.name, p.color = name, color
+	p.named = p.named || m.Name != nil
+	p.colored = p.colored || m.Color != nil
 	if key != "" {
 		// A hash, so that what others see cannot be replayed as a key.
 		sum := sha256.Sum256([]byte("agentmux-author\x00" + key))
-		p.author = hex.EncodeToString(sum[:8])
+		p.setAuthor(hex.EncodeToString(sum[:8]))
 	}
 	if m.Viewing != nil {
 		p.viewing = *m.Viewing
