@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,21 +15,17 @@ import (
 // runPasteEditor instead of the tests; its value is the editor's window.
 const envPasteEditor = "AGENTMUX_TEST_PASTE_EDITOR"
 
-// envPasteEditorFinish, when set too, makes the editor ring its bell as a
-// submit's turn ends but go on finishing it on screen for this long, as
-// Claude Code's Stop hook runs before it has finished its turn: input
-// that comes meanwhile finds the submitted text back in the box, as
-// Claude Code's did on a loaded machine.
+// envPasteEditorFinish, when set too, makes the editor end a submit's
+// turn as Claude Code does behind its Stop hook. Its value is
+// "finish,still": the turn ends over finish, redrawing ("finishing") but
+// for the last still of it (while the hook's process exits), and then the
+// prompt is drawn, with no bell (the hook says it waits). Input that
+// comes meanwhile finds the submitted text back in the box, as Claude
+// Code's did on a loaded machine.
 const envPasteEditorFinish = "AGENTMUX_TEST_PASTE_EDITOR_FINISH"
 
-// envPasteEditorStill, with envPasteEditorFinish, makes the editor end
-// its turn as Claude Code does behind its Stop hook: no bell (the hook
-// says it waits), and no redraw for this long at the end of the finish,
-// while the hook's process exits, before its prompt is drawn.
-const envPasteEditorStill = "AGENTMUX_TEST_PASTE_EDITOR_STILL"
-
 // finishRedraw is how often the finishing editor redraws: well within
-// settleQuiet, so its screen never looks settled before it is.
+// turnEndQuiet, as Claude's spinner is.
 const finishRedraw = 30 * time.Millisecond
 
 // runPasteEditor is a stand-in for an agent's line editor on a busy
@@ -45,17 +42,15 @@ func runPasteEditor() int {
 		return 2
 	}
 	var finish, still time.Duration
-	for name, d := range map[string]*time.Duration{envPasteEditorFinish: &finish, envPasteEditorStill: &still} {
-		if v := os.Getenv(name); v != "" {
-			if *d, err = time.ParseDuration(v); err != nil {
-				fmt.Fprintln(os.Stderr, "editor:", name, err)
-				return 2
-			}
+	if v := os.Getenv(envPasteEditorFinish); v != "" {
+		f, st, _ := strings.Cut(v, ",")
+		var err1, err2 error
+		finish, err1 = time.ParseDuration(f)
+		still, err2 = time.ParseDuration(st)
+		if err := errors.Join(err1, err2); err != nil {
+			fmt.Fprintln(os.Stderr, "editor finish:", err)
+			return 2
 		}
-	}
-	bell := "\a"
-	if still > 0 {
-		bell = ""
 	}
 	tio, err := unix.IoctlGetTermios(0, unix.TCGETS)
 	if err != nil {
@@ -100,7 +95,7 @@ func runPasteEditor() int {
 				fmt.Printf("\r\nsubmitted: %s\r\nready> \a", last)
 				continue
 			}
-			fmt.Printf("\r\nsubmitted: %s\r\n%s", last, bell)
+			fmt.Printf("\r\nsubmitted: %s\r\n", last)
 			if typedWhileFinishing(finish, still) {
 				box.WriteString(last)
 			}

@@ -272,8 +272,8 @@ func (s *Session) DequeuePrompt(authorID, promptID string) error {
 // Queue returns the session's prompt queue.
 func (s *Session) Queue() Queue { return s.prompts.snapshot() }
 
-// deliverLocked types the oldest queued prompt into a waiting agent whose
-// screen has settled, or has it typed once it has (deliverWhenSettled):
+// deliverLocked types the oldest queued prompt into a waiting agent that
+// can take it, or has it typed once it can (deliverWhenSettled):
 // one prompt per waiting period (typing it ends the period), none in the
 // period that follows an interrupt. It reports whether a prompt is on its
 // way, which answers the wait. mu must be held.
@@ -290,7 +290,6 @@ func (s *Session) deliverLocked() bool {
 		return false
 	}
 	if s.settled(time.Now()) {
-		// A wait long under way: a prompt queued now goes in at once.
 		return s.typePromptLocked(p)
 	}
 	if s.prompts.startSettling() {
@@ -299,25 +298,24 @@ func (s *Session) deliverLocked() bool {
 	return true
 }
 
-// A queued prompt is typed once the agent's screen has settled since its
-// wait began, as a person would type it. A hook can say the agent waits
-// while it is still ending its turn: Claude Code runs its Stop hook (and
-// shows "running stop hook") before it takes a submit as a new turn, and
-// a prompt typed and submitted then came back into its input at the next
-// turn's end, where the next queued prompt joined it (web/test/31, on a
-// loaded machine). So after such a signal the screen has settled once
-// the agent has redrawn and then been still for turnEndQuiet, longer than
-// the gaps between the frames of its spinner; after any other signal,
-// once it has been still for settleQuiet since the signal. settleBound is
-// the last resort for an agent that keeps drawing, or draws nothing.
+// A queued prompt is typed once the waiting agent can take it as a new
+// turn. Most signals come once the agent is at its prompt: a bell or a
+// question in its output, Claude Code's SessionStart hook. Claude Code's
+// Stop hook comes before that: Claude shows "running stop hook", draws
+// nothing while the hook's process exits, and only then ends its turn on
+// screen; a prompt typed and submitted before that came back into its
+// input at the next turn's end, where the next queued prompt joined it
+// (web/test/31, on a loaded machine). After such a signal the agent has
+// settled once it has redrawn and then been still for turnEndQuiet,
+// longer than the gaps between its spinner's frames; settleBound is the
+// last resort for an agent that keeps drawing, or draws nothing.
 const (
-	settleQuiet  = takenQuiet
 	turnEndQuiet = 250 * time.Millisecond
 	settleBound  = 2 * time.Second
 )
 
 // deliverWhenSettled types the oldest queued prompt into the run whose
-// input is in once its screen has settled, or tells clients the session
+// input is in once the agent has settled, or tells clients the session
 // waits when the queue has emptied meanwhile. It gives up when the wait
 // or the run ends first: the user answered it, or the run is gone.
 func (s *Session) deliverWhenSettled(in *inputQueue) {
@@ -344,24 +342,18 @@ func (s *Session) deliverWhenSettled(in *inputQueue) {
 	}
 }
 
-// settled reports whether the waiting agent's screen has settled since
-// its wait began (see settleQuiet).
+// settled reports whether the waiting agent can take a prompt now (see
+// turnEndQuiet).
 func (s *Session) settled(now time.Time) bool {
 	since, _, redraws, ok := s.det.wait()
 	if !ok {
 		return false
 	}
-	if now.Sub(since) >= settleBound {
+	if !redraws || now.Sub(since) >= settleBound {
 		return true
 	}
 	last := time.Unix(0, s.lastOutput.Load())
-	if redraws {
-		return last.After(since) && now.Sub(last) >= turnEndQuiet
-	}
-	if last.After(since) {
-		since = last
-	}
-	return now.Sub(since) >= settleQuiet
+	return last.After(since) && now.Sub(last) >= turnEndQuiet
 }
 
 // typePromptLocked types p, then its Enter once the agent has taken the
