@@ -78,9 +78,18 @@ uiTest('checkpoints: a timeline of the turns, one\'s diff, a restore that brings
   for (const t of await page.locator(sel('checkpoint-time')).allTextContents()) assert.match(t, /\d{1,2}:\d{2}:\d{2}/, 'and its time');
   await screenshot('checkpoints-timeline');
 
+  // Checkpoint 1 changed no file: it opens and says so (it answered
+  // "files": null and showed "Cannot read properties of null").
+  const view = page.locator(sel('checkpoint-view'));
+  await page.locator(`${sel('checkpoint')}[data-id="1"]`).click();
+  await view.waitFor({ state: 'visible' });
+  await waitFor(async () => ['ready', 'error'].includes(await view.getAttribute('data-state')), { message: 'checkpoint 1 shown' });
+  assert.equal(await view.getAttribute('data-state'), 'ready', `checkpoint 1: ${await text(view)}`);
+  assert.match(await text(view), /No file changed: the tree was as the checkpoint before had it\./);
+  await screenshot('checkpoints-empty');
+
   // Checkpoint 2's diff: the untracked file it had.
   await page.locator(`${sel('checkpoint')}[data-id="2"]`).click();
-  const view = page.locator(sel('checkpoint-view'));
   await view.waitFor({ state: 'visible' });
   await waitFor(async () => (await view.getAttribute('data-state')) === 'ready', { message: 'checkpoint 2\'s diff' });
   assert.match(await text(page.locator(sel('checkpoint-view-title'))), /^Checkpoint #2 · \d{1,2}:\d{2}:\d{2}/);
