@@ -125,11 +125,16 @@ const layout = new LayoutController((path) => artifact.open(path), isForShownSes
 const artifact = new ArtifactPane(() => layout.revealArtifact());
 const docs = new RecentDocs((path) => openFromUser(path));
 const activity = new ActivityFeed(root, (rel) => openFromUser(rel), (port) => showPort(port));
-// The dev servers the agents start; a port that opens is a line in the activity feed.
+// The dev servers the agents start; a port a session's process opens is a
+// line in the activity feed. Ports of no session (agentmux itself, a
+// docker proxy) are only listed in the Preview view: in the feed they were
+// noise.
 const preview = new PreviewView({
   store,
   layout,
-  onOpened: (p) => activity.addPort({ port: p.port, command: p.command, session: p.sessionId ? (store.get(p.sessionId)?.session.name ?? p.sessionId) : undefined }),
+  onOpened: (p) => {
+    if (p.sessionId) activity.addPort({ port: p.port, command: p.command, session: store.get(p.sessionId)?.session.name ?? p.sessionId });
+  },
 });
 layout.onChange((mode) => preview.setShown(mode === 'preview'));
 const workflow = new WorkflowPanel((path) => openFromUser(path));

@@ -191,6 +191,9 @@ uiTest('the Preview view: a Vite server a session starts is listed with its sess
   const line = page.locator(`${sel('activity-item')}[data-event="port"][data-port="${port}"]`);
   // Its text, then its age ("now", "12s" on a slow machine).
   assert.match((await line.textContent()).trim(), new RegExp(`^port ${port} opened by ${listed.command} \\(session web\\)(now|\\d+s)$`));
+  // Ports of no session (agentmux's own, here) are listed in the view, not the feed.
+  const fed = await page.locator(`${sel('activity-item')}[data-event="port"]`).evaluateAll((els) => els.map((e) => e.textContent.trim()));
+  assert.deepEqual(fed.filter((t) => !t.includes('(session ')), [], `the feed's ports are sessions': ${JSON.stringify(fed)}`);
   await screenshot('45-preview-desktop');
 
   // Reload loads the app afresh: the mark goes.

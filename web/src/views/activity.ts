@@ -1,7 +1,7 @@
-// The activity feed: the last 100 file.changed events and ports opened,
-// newest first, with their age kept current. Paths show relative to the
-// workspace (see paths.ts); a click opens the file in the artifact pane,
-// or the port in the Preview view.
+// The activity feed: the last 100 file.changed events and ports a
+// session's process opened, newest first, with their age kept current.
+// Paths show relative to the workspace (see paths.ts); a click opens the
+// file in the artifact pane, or the port in the Preview view.
 
 import { byId, h, timeAgo } from '../shared/dom';
 import { shownParts, type WorkspaceRoot } from '../shared/paths';
