@@ -265,6 +265,36 @@ function selectSession(id: string): void {
   pane.focusActive();
 }
 
+/**
+ * Keys go to the terminal on screen when no other field has the focus:
+ * after the page loads or reloads, a view switch (Alt+1 from Changes
+ * hides the button that had it) or a dialog closing, the focus would sit
+ * on the page's body and what the user types would be lost. Not on a
+ * touch screen, where the terminal's focus raises the keyboard. Looked
+ * at a frame late, once what changed is drawn: a hidden terminal takes no
+ * focus. A control the change hid counts as nothing: the browser moves
+ * the focus off it to the body, but only when it next draws.
+ */
+function claimFocusSoon({ overButtons = false } = {}): void {
+  requestAnimationFrame(() => {
+    const at = document.activeElement;
+    const free = !at || at === document.body || at === document.documentElement || !at.checkVisibility() || (overButtons && !takesText(at));
+    if (!COARSE.matches && free && (layout.mode === 'terminal' || layout.mode === 'split')) pane.focusActive();
+  });
+}
+
+/** Whether keys typed into el are text it keeps: a field, not a button. */
+function takesText(el: Element): boolean {
+  return el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement || (el instanceof HTMLElement && el.isContentEditable);
+}
+
+layout.onChange(() => claimFocusSoon());
+store.subscribe(() => claimFocusSoon());
+// A closed dialog hands the focus back to the button that opened it,
+// where Enter would open it again: the terminal takes it. The close
+// event does not bubble: caught on its way down.
+document.addEventListener('close', () => claimFocusSoon({ overButtons: true }), { capture: true });
+
 function updateNewSession(): void {
   const { reason, note } = server.newSession(ws.state === 'connected', store.runningCount(), store.all().length);
   tabs.setNewSession(reason, note);
