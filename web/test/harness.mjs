@@ -500,7 +500,9 @@ export function uiTest(name, opts, body) {
       await body(fx);
       const bad = fx.errors.filter((e) => !fx.allowed.some((re) => re.test(e.text)));
       const tolerated = fx.errors.filter((e) => !bad.includes(e));
-      if (tolerated.length) t.diagnostic(`tolerated page errors: ${tolerated.map((e) => e.text.slice(0, 100)).join(' | ')}`);
+      // Said as what they are: errors the test provokes on purpose and
+      // allows (allowConsole), not failures.
+      if (tolerated.length) t.diagnostic(`${tolerated.length} page error${tolerated.length === 1 ? '' : 's'} this test expects (allowed, not a failure): ${tolerated.map((e) => e.text.slice(0, 100)).join(' | ')}`);
       assert.deepEqual(bad, [], `the page logged errors:\n${bad.map((e) => `  ${e.kind}: ${e.text} ${e.url ?? ''}`).join('\n')}`);
     } catch (err) {
       if (fx.page) {
