@@ -273,14 +273,39 @@ function selectSession(id: string): void {
  * touch screen, where the terminal's focus raises the keyboard. Looked
  * at a frame late, once what changed is drawn: a hidden terminal takes no
  * focus. A control the change hid counts as nothing: the browser moves
- * the focus off it to the body, but only when it next draws.
+ * the focus off it to the body, but only when it next draws. After a
+ * reload the terminal waits for its replay: focused before the replay
+ * turned the program's focus reporting back on, the program would never
+ * hear of it.
  */
 function claimFocusSoon({ overButtons = false } = {}): void {
-  requestAnimationFrame(() => {
-    const at = document.activeElement;
-    const free = !at || at === document.body || at === document.documentElement || !at.checkVisibility() || (overButtons && !takesText(at));
-    if (!COARSE.matches && free && (layout.mode === 'terminal' || layout.mode === 'split')) pane.focusActive();
-  });
+  const pending = claim;
+  claim = { overButtons: overButtons || !!pending?.overButtons, frames: CLAIM_FRAMES };
+  if (!pending) requestAnimationFrame(claimFocusNow);
+}
+
+/** The claim waiting for a frame, if one is: one at a time. */
+let claim: { overButtons: boolean; frames: number } | null = null;
+/** How many frames a claim waits for the terminal to catch up: about ten seconds. */
+const CLAIM_FRAMES = 600;
+
+/** Acts on the claim in this frame, or waits another for the terminal's replay. */
+function claimFocusNow(): void {
+  const c = claim;
+  if (!c) return;
+  const at = document.activeElement;
+  const free = !at || at === document.body || at === document.documentElement || !at.checkVisibility() || (c.overButtons && !takesText(at));
+  const view = pane.activeView;
+  if (COARSE.matches || !free || !view || (layout.mode !== 'terminal' && layout.mode !== 'split')) {
+    claim = null;
+  } else if (view.caughtUp) {
+    claim = null;
+    pane.focusActive();
+  } else if (--c.frames > 0) {
+    requestAnimationFrame(claimFocusNow);
+  } else {
+    claim = null;
+  }
 }
 
 /** Whether keys typed into el are text it keeps: a field, not a button. */

@@ -137,6 +137,15 @@ export class TerminalStream {
     return this.state;
   }
 
+  /**
+   * Reports whether the shown terminal has parsed everything up to the
+   * live output: the replay has set its modes as the program left them
+   * (focus reporting among them), so what it sends now is the program's.
+   */
+  get caughtUp(): boolean {
+    return this.state === 'attached' && this.shown.pending === 0 && this.seq !== null && this.seq >= this.liveFrom;
+  }
+
   /** Reports whether flood control holds the stream until the terminal drains. */
   get isPaused(): boolean {
     return this.state === 'paused';

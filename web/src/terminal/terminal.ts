@@ -375,6 +375,11 @@ export class TerminalView {
     return this.stream.isPaused;
   }
 
+  /** Whether the terminal has caught up with the program (see TerminalStream.caughtUp). */
+  get caughtUp(): boolean {
+    return this.stream.caughtUp;
+  }
+
   /**
    * WebGL when the browser has it on a GPU; xterm's DOM renderer otherwise,
    * until it loads, and after a lost context. The addon is a chunk of its
