@@ -314,7 +314,16 @@ function takesText(el: Element): boolean {
 }
 
 layout.onChange(() => claimFocusSoon());
-store.subscribe(() => claimFocusSoon());
+// The page's first session on screen: once, at load. Later changes of
+// the list (a session resumed, stopped, added) leave the focus alone; a
+// claim then would hand a freshly resumed program a focus report it never
+// asked for, with the terminal still in the last run's modes.
+let claimedAtLoad = false;
+store.subscribe(() => {
+  if (claimedAtLoad || !store.activeId) return;
+  claimedAtLoad = true;
+  claimFocusSoon();
+});
 // A closed dialog hands the focus back to the button that opened it,
 // where Enter would open it again: the terminal takes it. The close
 // event does not bubble: caught on its way down.
