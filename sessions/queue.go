@@ -319,27 +319,20 @@ const (
 // waits when the queue has emptied meanwhile. It gives up when the wait
 // or the run ends first: the user answered it, or the run is gone.
 func (s *Session) deliverWhenSettled(in *inputQueue) {
-	tick := time.NewTicker(typingPoll)
-	defer tick.Stop()
-	for {
-		settled := s.settled(time.Now())
-		s.mu.Lock()
-		if s.run.in != in || !s.det.atPrompt() {
-			s.prompts.stopSettling()
-			s.mu.Unlock()
-			return
-		}
-		if settled {
-			s.prompts.stopSettling()
+	s.poll(func() bool { return s.settled(time.Now()) }, func(settled bool) bool {
+		switch {
+		case s.run.in != in || !s.det.atPrompt():
+			// The run ended, or the wait did: the prompt waits for the next.
+		case settled:
 			if p, ok := s.prompts.next(); !ok || !s.typePromptLocked(p) {
 				s.announceWaitLocked()
 			}
-			s.mu.Unlock()
-			return
+		default:
+			return false
 		}
-		s.mu.Unlock()
-		<-tick.C
-	}
+		s.prompts.stopSettling()
+		return true
+	})
 }
 
 // settled reports whether the waiting agent can take a prompt now (see

@@ -153,22 +153,38 @@ func (pq *promptQueue) holdTypedLocked(p []byte) error {
 // at submitBound. It gives up when the typing is dropped (the run ended,
 // or the user interrupted).
 func (s *Session) submitWhenTaken(t *typing) {
+	bound := time.Unix(0, t.since).Add(submitBound)
+	s.poll(func() bool { return s.taken(t) }, func(taken bool) bool {
+		switch {
+		case !s.prompts.isTyping(t):
+			// Dropped: the run ended, or the user interrupted.
+		case taken || time.Now().After(bound):
+			s.submitLocked(t, taken)
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// poll is how the session's short-lived typing helpers (awaitReady,
+// deliverWhenSettled, submitWhenTaken) wait for the program, whose
+// readiness has no notification (unread input, a quiet moment): until
+// act reports it is done, it calls ready without mu and then act with
+// its answer under mu, once at once and then every typingPoll. act ends
+// it when the run or the typing it waits for is gone.
+func (s *Session) poll(ready func() bool, act func(ready bool) (done bool)) {
 	tick := time.NewTicker(typingPoll)
 	defer tick.Stop()
-	bound := time.Unix(0, t.since).Add(submitBound)
-	for range tick.C {
-		taken := s.taken(t)
+	for {
+		r := ready()
 		s.mu.Lock()
-		if !s.prompts.isTyping(t) {
-			s.mu.Unlock()
-			return
-		}
-		if taken || time.Now().After(bound) {
-			s.submitLocked(t, taken)
-			s.mu.Unlock()
-			return
-		}
+		done := act(r)
 		s.mu.Unlock()
+		if done {
+			return
+		}
+		<-tick.C
 	}
 }
 

@@ -146,28 +146,24 @@ func (s *Session) armHeld(in *inputQueue) {
 // nanoseconds, the run's start), unless something else sent them first or
 // the run ended.
 func (s *Session) awaitReady(in *inputQueue, started int64, bound time.Duration, byOutput bool) {
-	tick := time.NewTicker(typingPoll)
-	defer tick.Stop()
 	deadline := time.Unix(0, started).Add(bound)
-	for range tick.C {
-		why := ""
-		if last := s.lastOutput.Load(); byOutput && last > started && time.Since(time.Unix(0, last)) >= heldQuiet {
-			why = "the program went quiet after its first output"
-		} else if time.Now().After(deadline) {
-			why = fmt.Sprintf("no sign of readiness within %s", bound)
-		}
-		s.mu.Lock()
-		if s.run.in != in || !s.prompts.holding() {
-			s.mu.Unlock()
-			return
-		}
-		if why != "" {
-			s.flushHeldLocked(why)
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
+	quiet := func() bool {
+		last := s.lastOutput.Load()
+		return byOutput && last > started && time.Since(time.Unix(0, last)) >= heldQuiet
 	}
+	s.poll(quiet, func(quiet bool) bool {
+		switch {
+		case s.run.in != in || !s.prompts.holding():
+			// The run ended, or something else sent the keys.
+		case quiet:
+			s.flushHeldLocked("the program went quiet after its first output")
+		case time.Now().After(deadline):
+			s.flushHeldLocked(fmt.Sprintf("no sign of readiness within %s", bound))
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 // flushHeldLocked sends the held keys to the running program. mu must be

@@ -374,9 +374,7 @@ func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 		st.ack(*m.Seq, m.Pace == nil || *m.Pace)
 	case wire.TypeSessionDetach:
 		if st, ok := c.streams[id]; ok {
-			c.drop(st)
-			st.stop()
-			delete(c.streams, id)
+			c.detach(id, st)
 			c.hub.opts.App.Present(c.who, id, false)
 		}
 	}
@@ -388,9 +386,7 @@ func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	for id, st := range c.streams {
 		if id == s.ID() || st.isDone() {
-			c.drop(st)
-			st.stop()
-			delete(c.streams, id)
+			c.detach(id, st)
 		}
 	}
 	// The queue as it is when sent; the events that change it carry
@@ -406,13 +402,16 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 	c.hub.opts.App.Present(c.who, s.ID(), true)
 }
 
-// drop takes a stream off the writer's list. Only the reader calls it.
-func (c *conn) drop(st *stream) {
+// detach ends session id's stream st and takes it off the writer's list
+// and the reader's. Only the reader calls it.
+func (c *conn) detach(id string, st *stream) {
 	c.pullMu.Lock()
-	defer c.pullMu.Unlock()
 	if i := slices.Index(c.pulls, st); i >= 0 {
 		c.pulls = slices.Delete(c.pulls, i, i+1)
 	}
+	c.pullMu.Unlock()
+	st.stop()
+	delete(c.streams, id)
 }
 
 func (c *conn) wakeWriter() {

@@ -37,6 +37,7 @@ import { StatusBar } from './views/statusbar';
 import { SessionStore } from './models/store';
 import { TabBar } from './views/tabs';
 import { TerminalPane } from './terminal/termpane';
+import { FocusClaim } from './terminal/focusclaim';
 import { toast } from './shared/toast';
 import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage } from './shared/types';
 import { WsClient, wsURL } from './shared/ws';
@@ -265,69 +266,26 @@ function selectSession(id: string): void {
   pane.focusActive();
 }
 
-/**
- * Keys go to the terminal on screen when no other field has the focus:
- * after the page loads or reloads, a view switch (Alt+1 from Changes
- * hides the button that had it) or a dialog closing, the focus would sit
- * on the page's body and what the user types would be lost. Not on a
- * touch screen, where the terminal's focus raises the keyboard. Looked
- * at a frame late, once what changed is drawn: a hidden terminal takes no
- * focus. A control the change hid counts as nothing: the browser moves
- * the focus off it to the body, but only when it next draws. After a
- * reload the terminal waits for its replay: focused before the replay
- * turned the program's focus reporting back on, the program would never
- * hear of it.
- */
-function claimFocusSoon({ overButtons = false } = {}): void {
-  const pending = claim;
-  claim = { overButtons: overButtons || !!pending?.overButtons, frames: CLAIM_FRAMES };
-  if (!pending) requestAnimationFrame(claimFocusNow);
-}
-
-/** The claim waiting for a frame, if one is: one at a time. */
-let claim: { overButtons: boolean; frames: number } | null = null;
-/** How many frames a claim waits for the terminal to catch up: about ten seconds. */
-const CLAIM_FRAMES = 600;
-
-/** Acts on the claim in this frame, or waits another for the terminal's replay. */
-function claimFocusNow(): void {
-  const c = claim;
-  if (!c) return;
-  const at = document.activeElement;
-  const free = !at || at === document.body || at === document.documentElement || !at.checkVisibility() || (c.overButtons && !takesText(at));
-  const view = pane.activeView;
-  if (COARSE.matches || !free || !view || (layout.mode !== 'terminal' && layout.mode !== 'split')) {
-    claim = null;
-  } else if (view.caughtUp) {
-    claim = null;
-    pane.focusActive();
-  } else if (--c.frames > 0) {
-    requestAnimationFrame(claimFocusNow);
-  } else {
-    claim = null;
-  }
-}
-
-/** Whether keys typed into el are text it keeps: a field, not a button. */
-function takesText(el: Element): boolean {
-  return el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement || (el instanceof HTMLElement && el.isContentEditable);
-}
-
-layout.onChange(() => claimFocusSoon());
-// The page's first session on screen: once, at load. Later changes of
-// the list (a session resumed, stopped, added) leave the focus alone; a
-// claim then would hand a freshly resumed program a focus report it never
-// asked for, with the terminal still in the last run's modes.
+// Keys go to the terminal on screen when nothing else has the focus
+// (focusclaim.ts): after a view switch, a dialog closing, and once at
+// load, for the page's first session on screen. Later changes of the list
+// (a session resumed, stopped, added) leave the focus alone: a claim then
+// would hand a freshly resumed program a focus report it never asked
+// for, with the terminal still in the last run's modes.
+const focusClaim = new FocusClaim({
+  terminalShown: () => !COARSE.matches && (layout.mode === 'terminal' || layout.mode === 'split'),
+  caughtUp: () => pane.activeView?.caughtUp ?? null,
+  focus: () => pane.focusActive(),
+});
+layout.onChange(() => focusClaim.soon());
 let claimedAtLoad = false;
 store.subscribe(() => {
   if (claimedAtLoad || !store.activeId) return;
   claimedAtLoad = true;
-  claimFocusSoon();
+  focusClaim.soon();
 });
-// A closed dialog hands the focus back to the button that opened it,
-// where Enter would open it again: the terminal takes it. The close
-// event does not bubble: caught on its way down.
-document.addEventListener('close', () => claimFocusSoon({ overButtons: true }), { capture: true });
+// The close event does not bubble: caught on its way down.
+document.addEventListener('close', () => focusClaim.soon({ overButtons: true }), { capture: true });
 
 function updateNewSession(): void {
   const { reason, note } = server.newSession(ws.state === 'connected', store.runningCount(), store.all().length);
