@@ -76,7 +76,7 @@ func TestPromptQueueOrderAndOwners(t *testing.T) {
 	if err != nil || pos != 2 {
 		t.Fatalf("second prompt: position %d, err %v", pos, err)
 	}
-	if _, _, err := pq.remove(bob.ID, p1.ID); !errors.Is(err, ErrNotQueueOwner) {
+	if _, _, err := pq.remove(bob.ID, p1.ID, false); !errors.Is(err, ErrNotQueueOwner) {
 		t.Fatalf("bob removing alice's prompt: err %v, want ErrNotQueueOwner", err)
 	}
 	if next, ok := pq.next(); !ok || next.ID != p1.ID {
@@ -86,7 +86,7 @@ func TestPromptQueueOrderAndOwners(t *testing.T) {
 		t.Fatalf("after delivery: %+v, want bob's prompt alone at rev 3", q)
 	}
 	before := pq.snapshot()
-	if _, q, err := pq.remove(bob.ID, p2.ID); err != nil || len(q.Prompts) != 0 || q.Rev != 4 {
+	if _, q, err := pq.remove(bob.ID, p2.ID, false); err != nil || len(q.Prompts) != 0 || q.Rev != 4 {
 		t.Fatalf("bob removing his prompt: %+v, err %v", q, err)
 	}
 	if len(before.Prompts) != 1 || before.Prompts[0].ID != p2.ID {

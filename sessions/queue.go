@@ -121,9 +121,9 @@ func (pq *promptQueue) add(author Author, text string) (Prompt, Queue, int, erro
 	return p, pq.q, len(pq.q.Prompts), nil
 }
 
-// remove takes a queued prompt out for its author, and returns it and the
-// queue.
-func (pq *promptQueue) remove(authorID, promptID string) (Prompt, Queue, error) {
+// remove takes a queued prompt out for its author, or for anyone when
+// force is set, and returns it and the queue.
+func (pq *promptQueue) remove(authorID, promptID string, force bool) (Prompt, Queue, error) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	i := slices.IndexFunc(pq.q.Prompts, func(p Prompt) bool { return p.ID == promptID })
@@ -131,7 +131,7 @@ func (pq *promptQueue) remove(authorID, promptID string) (Prompt, Queue, error) 
 		return Prompt{}, Queue{}, fmt.Errorf("%w: %s (it may just have been delivered)", ErrPromptNotFound, clip.Quote(promptID))
 	}
 	p := pq.q.Prompts[i]
-	if p.Author.ID != authorID {
+	if p.Author.ID != authorID && !force {
 		return Prompt{}, Queue{}, fmt.Errorf("%w: this prompt is %s's", ErrNotQueueOwner, p.Author.Name)
 	}
 	pq.q.Prompts = slices.Delete(slices.Clone(pq.q.Prompts), i, i+1)
@@ -255,16 +255,19 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	return p, pos, nil
 }
 
-// DequeuePrompt removes a queued prompt; only its author may.
-func (s *Session) DequeuePrompt(authorID, promptID string) error {
+// DequeuePrompt removes a queued prompt for by. Without force only its
+// author may; force lets anyone, since an author's identity can be gone
+// for good (storage cleared, another browser) and their prompt must not
+// outlive them. The UI asks its user before it forces.
+func (s *Session) DequeuePrompt(by Author, promptID string, force bool) error {
 	// Under mu, which orders the queue's announcements.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, q, err := s.prompts.remove(authorID, promptID)
+	p, q, err := s.prompts.remove(by.ID, promptID, force)
 	if err != nil {
 		return err
 	}
-	s.log.Info("prompt removed from the queue", "prompt", p.ID, "author", p.Author.Name)
+	s.log.Info("prompt removed from the queue", "prompt", p.ID, "author", p.Author.Name, "by", by.Name)
 	s.emit(Event{Kind: EventPromptDequeued, Session: s.infoLocked(), Prompt: &p, Queue: q})
 	return nil
 }

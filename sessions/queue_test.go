@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,27 +136,36 @@ func TestQueueRefusals(t *testing.T) {
 	// An emoji's zero-width joiner is prose, not a trick.
 	if p, _, err := s.QueuePrompt(alice, "thank the family 👨\u200d👩\u200d👧"); err != nil {
 		t.Fatalf("a prompt with an emoji sequence: %v", err)
-	} else if err := s.DequeuePrompt(alice.ID, p.ID); err != nil {
+	} else if err := s.DequeuePrompt(alice, p.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.QueuePrompt(alice, strings.Repeat("y", sessions.MaxPromptBytes)); err != nil {
 		t.Fatalf("a prompt of exactly %d bytes: %v", sessions.MaxPromptBytes, err)
 	}
 	mine := queue(t, s, bob, "bob's")
-	if err := s.DequeuePrompt(alice.ID, mine.ID); !errors.Is(err, sessions.ErrNotQueueOwner) {
+	if err := s.DequeuePrompt(alice, mine.ID, false); !errors.Is(err, sessions.ErrNotQueueOwner) {
 		t.Fatalf("alice removing bob's prompt = %v, want ErrNotQueueOwner", err)
 	}
-	if err := s.DequeuePrompt(alice.ID, "no-such-prompt"); !errors.Is(err, sessions.ErrPromptNotFound) {
+	if err := s.DequeuePrompt(alice, "no-such-prompt", true); !errors.Is(err, sessions.ErrPromptNotFound) {
 		t.Fatalf("removing an unknown prompt = %v, want ErrPromptNotFound", err)
 	}
 	before := s.Queue().Rev
-	if err := s.DequeuePrompt(bob.ID, mine.ID); err != nil {
+	if err := s.DequeuePrompt(bob, mine.ID, false); err != nil {
 		t.Fatalf("bob removing his own prompt: %v", err)
 	}
 	if q := s.Queue(); len(q.Prompts) != 1 || q.Rev != before+1 {
 		t.Fatalf("queue after the removal = %d prompts rev %d, want 1 prompt rev %d", len(q.Prompts), q.Rev, before+1)
 	}
 	waitEvent(t, rec, 0, "the removal announced", isKind(sessions.EventPromptDequeued))
+	// A prompt whose author is gone for good: anyone may remove it, when
+	// they say they mean to.
+	orphan := queue(t, s, bob, "bob's, from a browser he no longer has")
+	if err := s.DequeuePrompt(alice, orphan.ID, true); err != nil {
+		t.Fatalf("alice removing bob's prompt with force: %v", err)
+	}
+	if q := s.Queue(); slices.ContainsFunc(q.Prompts, func(p sessions.Prompt) bool { return p.ID == orphan.ID }) {
+		t.Fatalf("bob's prompt still queued after a forced removal: %+v", q.Prompts)
+	}
 	for i := 1; i < sessions.MaxQueuedPrompts; i++ {
 		queue(t, s, alice, "filler")
 	}
@@ -241,7 +251,7 @@ func TestQueueSurvivesRestart(t *testing.T) {
 	// first bell), then the server goes down.
 	a := queue(t, s, alice, "survive me")
 	queue(t, s, bob, "and me")
-	if err := s.DequeuePrompt(bob.ID, s.Queue().Prompts[1].ID); err != nil {
+	if err := s.DequeuePrompt(bob, s.Queue().Prompts[1].ID, false); err != nil {
 		t.Fatal(err)
 	}
 	id := s.ID()

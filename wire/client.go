@@ -37,6 +37,9 @@ type ClientMessage struct {
 	// prompt.queue and prompt.dequeue; text is review.comment's too
 	Text     *string `json:"text"`
 	PromptID *string `json:"promptId"`
+	// Force, on prompt.dequeue, removes a prompt someone else queued: the
+	// UI sends it only after its user confirmed whose prompt it is.
+	Force *bool `json:"force"`
 	// review.comment and review.uncomment
 	Path      *string `json:"path"`
 	Line      *int    `json:"line"`
@@ -70,7 +73,7 @@ var ClientFields = map[string]Fields{
 	TypeHeartbeat:         {Optional: []string{"timestamp"}},
 	TypeClientHello:       {Optional: []string{"name", "color", "key", "viewing"}},
 	TypePromptQueue:       {Required: []string{"sessionId", "text"}},
-	TypePromptDequeue:     {Required: []string{"sessionId", "promptId"}},
+	TypePromptDequeue:     {Required: []string{"sessionId", "promptId"}, Optional: []string{"force"}},
 	TypeReviewComment:     {Required: []string{"sessionId", "path", "line", "text"}, Optional: []string{"endLine"}},
 	TypeReviewUncomment:   {Required: []string{"sessionId", "commentId"}},
 	TypeReviewDiscard:     {Required: []string{"sessionId"}},

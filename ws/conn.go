@@ -353,7 +353,7 @@ func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
 		}
 		c.sendJSON(wire.PromptAckMessage{Type: wire.TypePromptQueuedAck, SessionID: id, PromptID: p.ID, Position: pos})
 	case wire.TypePromptDequeue:
-		return s.DequeuePrompt(c.hub.opts.App.Author(c.who).ID, *m.PromptID)
+		return s.DequeuePrompt(c.hub.opts.App.Author(c.who), *m.PromptID, m.Force != nil && *m.Force)
 	case wire.TypeTerminalInterrupt:
 		return s.Interrupt()
 	case wire.TypeReviewComment, wire.TypeReviewUncomment, wire.TypeReviewDiscard, wire.TypeReviewSend:

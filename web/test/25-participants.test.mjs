@@ -133,11 +133,19 @@ uiTest('two people on one agent: names, avatars on the tab, a shared prompt queu
       'each with its author',
     );
   }
-  // Remove buttons only on one's own.
-  assert.equal(await itemByText(page, first).locator(sel('queue-remove')).count(), 1, 'alice can remove hers');
-  assert.equal(await itemByText(pageB, first).locator(sel('queue-remove')).count(), 0, 'the other cannot remove alice\'s');
-  assert.equal(await itemByText(pageB, second).locator(sel('queue-remove')).count(), 1, 'B can remove its own');
-  assert.equal(await itemByText(page, second).locator(sel('queue-remove')).count(), 0, 'alice cannot remove B\'s');
+  // One's own prompt goes at once; someone else's only after a question naming whose it is.
+  const label = (p, text) => itemByText(p, text).locator(sel('queue-remove')).getAttribute('aria-label');
+  assert.equal(await label(page, first), 'Remove your prompt from the queue', 'alice removes hers at once');
+  assert.equal(await label(pageB, second), 'Remove your prompt from the queue', 'B removes its own at once');
+  assert.equal(await label(pageB, first), 'Remove alice’s prompt from the queue…', 'B can remove alice\'s, after a question');
+  await itemByText(pageB, third).locator(sel('queue-remove')).click();
+  const ask = itemByText(pageB, third).locator(sel('queue-confirm'));
+  await ask.waitFor({ state: 'visible' });
+  assert.match(await ask.locator(sel('queue-confirm-text')).textContent(), /^Remove alice’s prompt\?/, 'the question names the author');
+  assert.equal(await pageB.evaluate(() => document.activeElement?.dataset.testid), 'queue-confirm-keep', 'Keep has the focus: Enter does not remove');
+  await pageB.keyboard.press('Enter');
+  await ask.waitFor({ state: 'detached' });
+  assert.equal(await itemByText(page, third).count(), 1, 'kept: alice\'s prompt is still queued');
   assert.equal(await page.evaluate(() => document.querySelectorAll('img').length), 0, 'no <img> made from the queue');
   await screenshot(page, 'participants-queue');
   await screenshot(pageB, 'participants-queue-other');
@@ -182,6 +190,55 @@ uiTest('two people on one agent: names, avatars on the tab, a shared prompt queu
   await pageB.close();
   await waitFor(async () => (await tabA.locator(sel('avatar')).count()) === 0, { message: 'B gone from alice\'s tab once its page closed' });
   assert.deepEqual(dialogs, [], 'no dialog opened (no name or prompt ran as script)');
+});
+
+// Issue 40, point 4: a guest who never chose a name is the same person
+// after every reload (the key in its storage names it), so its queued
+// prompt stays its own. A browser whose storage was cleared is someone
+// new, and the prompt the old identity left can still go: anyone may
+// remove it after a question that names whose it is.
+uiTest('a guest keeps its name over reloads, and a prompt left by an identity that is gone can be removed after a question', { timeout: 90_000 }, async (fx) => {
+  const { page, server, frames } = fx;
+  const s = await server.createSession({ name: 'busy', command: AGENT }); // never waits: the prompt stays queued
+  await tabById(page, s.id).click();
+  const you = page.locator(sel('you'));
+  await waitFor(async () => /^guest-/.test((await you.getAttribute('data-name')) ?? ''), { message: 'a guest at first' });
+  const guest = await you.getAttribute('data-name');
+  const text = 'left by a guest who reloads';
+  await queuePrompt(page, text);
+  await waitFor(async () => (await itemByText(page, text).getAttribute('data-mine')) === 'true', { message: 'the prompt is the guest\'s' });
+
+  for (let i = 1; i <= 3; i++) {
+    await openApp(page, server.url);
+    await waitFor(async () => (await you.getAttribute('data-name')) === guest, { message: `still ${guest} after reload ${i}` });
+    await waitFor(async () => (await itemByText(page, text).getAttribute('data-mine')) === 'true', { message: `the prompt still the guest's after reload ${i}` });
+    assert.equal(await itemByText(page, text).locator('.queue-you').isVisible(), true, `"you" on the prompt after reload ${i}`);
+  }
+
+  // Storage cleared: a new person, and the old prompt is someone else's.
+  await page.evaluate(() => localStorage.clear());
+  await openApp(page, server.url);
+  await waitFor(async () => {
+    const name = (await you.getAttribute('data-name')) ?? '';
+    return /^guest-/.test(name) && name !== guest;
+  }, { message: 'a new guest once storage is cleared' });
+  if (!(await page.locator(sel('queue')).isVisible())) await page.locator(sel('queue-toggle')).click();
+  const item = itemByText(page, text);
+  await waitFor(async () => (await item.getAttribute('data-mine')) === 'false', { message: 'the old prompt is no longer this browser\'s' });
+  await item.locator(sel('queue-remove')).click();
+  const ask = item.locator(sel('queue-confirm'));
+  await ask.waitFor({ state: 'visible' });
+  assert.equal(await ask.locator(sel('queue-confirm-text')).textContent(),
+    `Remove ${guest}’s prompt? It is theirs, not yours: it will not be typed into the agent.`);
+  await screenshot(page, 'participants-remove-others-prompt');
+  await ask.locator(sel('queue-confirm-remove')).click();
+  await item.waitFor({ state: 'detached' });
+  assert.ok(frames.some((f) => f.type === 'prompt.dequeued' && f.sessionId === s.id), 'prompt.dequeued came');
+  // Gone from the server's queue too: a new page's list has no such prompt.
+  await openApp(page, server.url);
+  await waitFor(() => page.evaluate(() => !!window.__agentmux.activeSessionId()), { message: 'the session on screen after a reload' });
+  await page.locator('#queue-empty').waitFor({ state: 'visible' });
+  assert.equal(await itemByText(page, text).count(), 0, 'the prompt is gone for everyone');
 });
 
 uiTest('typing into a stopped session says "resuming…", wakes it, and the keys arrive once', { timeout: 60_000 }, async ({ page, server, frames, screenshot: shot }) => {

@@ -80,7 +80,7 @@ export type ClientMessage =
   | { type: 'heartbeat'; timestamp?: number }
   | ClientHelloMessage
   | { type: 'prompt.queue'; sessionId: string; text: string }
-  | { type: 'prompt.dequeue'; sessionId: string; promptId: string }
+  | { type: 'prompt.dequeue'; sessionId: string; promptId: string; force?: boolean }
   | { type: 'review.comment'; sessionId: string; path: string; line: number; endLine?: number; text: string }
   | { type: 'review.uncomment'; sessionId: string; commentId: string }
   | { type: 'review.discard'; sessionId: string }

@@ -4,8 +4,11 @@
 // keeps every session's queue from prompt.list and the events that change
 // it; QueuePanel shows
 // the active session's queue beside its terminal, with a box to queue a
-// prompt and a remove button on one's own. Prompts and names are other
-// people's text: they go into the page as text only.
+// prompt and a remove button on each: one's own goes at once; someone
+// else's only after a question that names whose it is, since its author
+// may be gone for good (another browser, storage cleared) and nobody else
+// could ever remove it. Prompts and names are other people's text: they
+// go into the page as text only.
 
 import { avatar } from '../shared/avatars';
 import { byId, h, timeAgo } from '../shared/dom';
@@ -67,6 +70,8 @@ export class QueuePanel {
   private readonly pendingQueue: PendingQueue[] = [];
   /** Dequeues on their way, by prompt id. */
   private readonly removing = new Map<string, string>();
+  /** Someone else's prompt whose removal waits for the user's yes. */
+  private confirming: string | null = null;
   private ackTimer: number | undefined;
   /** The prompt the ack note is about: the note goes when the prompt leaves the queue. */
   private ackPromptId: string | null = null;
@@ -95,6 +100,7 @@ export class QueuePanel {
       if (key) key.textContent = '⌘';
     }
     this.list.addEventListener('click', (ev) => this.onListClick(ev));
+    this.list.addEventListener('keydown', (ev) => this.onListKey(ev));
     deps.queues.subscribe((c) => this.onChange(c));
     window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     this.render();
@@ -118,6 +124,7 @@ export class QueuePanel {
       this.input.value = id ? (this.drafts.get(id) ?? '') : '';
       this.items.clear();
       this.list.replaceChildren();
+      this.confirming = null;
       this.showAck(null);
     }
     this.toggle.hidden = !id;
@@ -219,15 +226,39 @@ export class QueuePanel {
       time.title = `Queued ${new Date(at).toLocaleString()}`;
     }
     let remove = li.querySelector<HTMLButtonElement>('[data-testid=queue-remove]');
-    if (own && !remove) {
-      remove = h('button', { type: 'button', class: 'icon-btn queue-remove', 'data-testid': 'queue-remove', title: 'Remove your prompt from the queue', 'aria-label': 'Remove your prompt from the queue' });
+    if (!remove && li.dataset.state !== 'delivered') {
+      remove = h('button', { type: 'button', class: 'icon-btn queue-remove', 'data-testid': 'queue-remove' });
       remove.append(svgX());
       li.querySelector('.queue-item-head')!.append(remove);
-    } else if (!own && remove) {
-      remove.remove();
-      remove = null;
     }
-    if (remove) remove.disabled = !this.deps.canAct() || this.removing.has(p.id);
+    if (remove) {
+      const label = own ? 'Remove your prompt from the queue' : `Remove ${p.author}’s prompt from the queue…`;
+      remove.title = label;
+      remove.setAttribute('aria-label', label);
+      remove.disabled = !this.deps.canAct() || this.removing.has(p.id);
+    }
+    this.renderConfirm(li, p, own);
+  }
+
+  /** The question before someone else's prompt goes, in its row: whose it is, Remove and Keep. */
+  private renderConfirm(li: HTMLLIElement, p: QueuedPrompt, own: boolean): void {
+    const want = this.confirming === p.id && !own && !this.removing.has(p.id);
+    let box = li.querySelector<HTMLElement>('[data-testid=queue-confirm]');
+    if (!want) {
+      box?.remove();
+      return;
+    }
+    if (box) return;
+    const keep = h('button', { type: 'button', class: 'btn btn-small btn-ghost', 'data-testid': 'queue-confirm-keep', text: 'Keep' });
+    box = h('div', { class: 'queue-confirm', 'data-testid': 'queue-confirm', role: 'group' },
+      h('p', { class: 'queue-confirm-text', 'data-testid': 'queue-confirm-text', text: `Remove ${p.author}’s prompt? It is theirs, not yours: it will not be typed into the agent.` }),
+      h('div', { class: 'queue-confirm-actions' },
+        h('button', { type: 'button', class: 'btn btn-small btn-danger', 'data-testid': 'queue-confirm-remove', text: `Remove ${p.author}’s prompt` }),
+        keep,
+      ),
+    );
+    li.append(box);
+    keep.focus(); // as in the close confirmation: Enter does not destroy
   }
 
   private updateAges(): void {
@@ -249,12 +280,40 @@ export class QueuePanel {
       btn.textContent = expanded ? 'Show less' : 'Show all';
       return;
     }
-    if (target.closest('[data-testid=queue-remove]') && this.shownId) this.dequeue(this.shownId, pid);
+    if (!this.shownId) return;
+    if (target.closest('[data-testid=queue-confirm-keep]')) {
+      this.confirming = null;
+      this.renderList();
+      li.querySelector<HTMLButtonElement>('[data-testid=queue-remove]')?.focus();
+    } else if (target.closest('[data-testid=queue-confirm-remove]')) {
+      this.confirming = null;
+      this.dequeue(this.shownId, pid, true);
+    } else if (target.closest('[data-testid=queue-remove]')) {
+      if (li.dataset.mine === 'true') {
+        this.dequeue(this.shownId, pid, false);
+      } else {
+        this.confirming = this.confirming === pid ? null : pid;
+        this.renderList();
+      }
+    }
   }
 
-  private dequeue(sessionId: string, promptId: string): void {
+  /** Escape in a row's question keeps the prompt. */
+  private onListKey(ev: KeyboardEvent): void {
+    if (ev.key !== 'Escape' || !this.confirming) return;
+    const li = (ev.target as Element).closest<HTMLLIElement>('[data-testid=queue-item]');
+    if (li?.dataset.promptId !== this.confirming) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    this.confirming = null;
+    this.renderList();
+    li.querySelector<HTMLButtonElement>('[data-testid=queue-remove]')?.focus();
+  }
+
+  /** Sends a removal; force removes someone else's, after the user said yes. */
+  private dequeue(sessionId: string, promptId: string, force: boolean): void {
     if (!this.deps.canAct() || this.removing.has(promptId)) return;
-    if (!this.deps.send({ type: 'prompt.dequeue', sessionId, promptId })) return;
+    if (!this.deps.send(force ? { type: 'prompt.dequeue', sessionId, promptId, force } : { type: 'prompt.dequeue', sessionId, promptId })) return;
     this.removing.set(promptId, sessionId);
     this.renderList();
   }
@@ -335,6 +394,7 @@ export class QueuePanel {
 
   private onChange(c: QueueChange): void {
     if (c.gone) this.removing.delete(c.gone.prompt.id);
+    if (c.gone?.prompt.id === this.confirming) this.confirming = null;
     if (c.sessionId !== this.shownId) return;
     if (c.gone?.delivered) this.flashDelivered(c.gone.prompt.id);
     if (c.gone && c.gone.prompt.id === this.ackPromptId) {
@@ -352,6 +412,7 @@ export class QueuePanel {
     li.classList.add('delivered');
     li.querySelector('.queue-pos')!.textContent = '✓';
     li.querySelector('[data-testid=queue-remove]')?.remove();
+    li.querySelector('[data-testid=queue-confirm]')?.remove();
     li.querySelector('.queue-time')!.textContent = 'delivered';
     window.setTimeout(() => {
       li.remove();
