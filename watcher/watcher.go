@@ -32,7 +32,8 @@ var DefaultIgnore = []string{"node_modules", ".git", ".worktrees"}
 // one change the user made in adds and deletes of litter. vim alone,
 // saving main.go, makes .main.go.swp, probes the directory with 4913 and
 // renames the old file to main.go~; an agent's atomic write goes through
-// plan.md.tmp.<pid>.<time>.
+// plan.md.tmp.<pid>.<time>. sed -i's and perl -i's are told apart by
+// mkstempTemporary, which no pattern can be.
 var Temporaries = []string{
 	"*.sw[a-p]", "*.swx", "4913", // vim's swap files and its probe of the directory
 	"*~",         // backups (vim, emacs, nano)
@@ -40,7 +41,42 @@ var Temporaries = []string{
 	".~lock.*#",                      // LibreOffice's lock files
 	"*.tmp.*",                        // atomic writes: file.tmp.<pid>.<time>
 	"*___jb_tmp___", "*___jb_old___", // JetBrains' safe write
-	"*.kate-swp", // Kate
+	"*.kate-swp",            // Kate
+	".goutputstream-??????", // GLib's atomic saves (gedit, GNOME's editors)
+}
+
+// mkstempPrefixes are the names, before mkstemp's six random characters,
+// of the temporaries tools write beside a file they edit in place and
+// then rename over it: GNU sed -i (sedG7xFA9) and perl -i (XXVJAFmE, a
+// template of eight X of which glibc fills the last six). No glob tells
+// them from a real name ("sedatives" is sed and six letters); see
+// mkstempTemporary.
+var mkstempPrefixes = []string{"sed", "XX"}
+
+// mkstempTemporary reports whether name is one of mkstempPrefixes and six
+// of mkstemp's characters ([A-Za-z0-9]), at least one of them not a
+// lowercase letter. Real words are all lowercase after the prefix; of
+// mkstemp's names only one in about 180 is, and that one shows in the
+// feed as any file would.
+func mkstempTemporary(name string) bool {
+	for _, prefix := range mkstempPrefixes {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || len(rest) != 6 {
+			continue
+		}
+		random := false
+		for _, c := range []byte(rest) {
+			switch {
+			case 'a' <= c && c <= 'z':
+			case 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+				random = true
+			default:
+				return false
+			}
+		}
+		return random
+	}
+	return false
 }
 
 // WorkspaceOptions configure a Workspace. Zero values are documented.
@@ -391,6 +427,9 @@ func (w *Workspace) rel(p string) (string, bool) {
 			if ok, _ := path.Match(pat, elem); ok {
 				return "", false
 			}
+		}
+		if !w.opts.KeepTemporaries && mkstempTemporary(elem) {
+			return "", false
 		}
 	}
 	return r, true

@@ -598,17 +598,41 @@ func TestEditorTemporariesAreLeftOut(t *testing.T) {
 	e := startWatch(t, func(root string) {
 		write(t, filepath.Join(root, "main.go"), "package main\n")
 		write(t, filepath.Join(root, "docs", "plan.md"), "# Plan\n")
+		write(t, filepath.Join(root, "config.ini"), "debug=false\n")
+		write(t, filepath.Join(root, "notes.txt"), "draft\n")
 	}, opts)
 	vimSave(t, filepath.Join(e.root, "main.go"), "package main\n\nfunc main() {}\n")
 	atomicWrite(t, filepath.Join(e.root, "docs", "plan.md"), "# Plan\n\nStep one.\n")
-	for _, rel := range []string{".#notes.txt", "#notes.txt#", ".~lock.budget.ods#", "notes.txt.swx", ".notes.txt.swo", "a.kt___jb_tmp___"} {
+	for _, rel := range []string{".#notes.txt", "#notes.txt#", ".~lock.budget.ods#", "notes.txt.swx", ".notes.txt.swo", "a.kt___jb_tmp___", ".goutputstream-Q2ZK4Y"} {
 		write(t, filepath.Join(e.root, rel), "litter")
 	}
+	// sed -i and perl -i, the programs themselves: each writes a
+	// temporary beside the file and renames it over the file.
+	for _, argv := range [][]string{{"sed", "-i", "s/false/true/", "config.ini"}, {"perl", "-pi", "-e", "s/draft/final/", "notes.txt"}} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = e.root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+	}
+	// Names that only look like those temporaries are files like any other.
+	for _, rel := range []string{"sedatives", "sediment", "XXLARGE", "sed123"} {
+		write(t, filepath.Join(e.root, rel), "a real file")
+	}
 	e.quiet(t)
-	want := map[string][]string{"main.go": {"change"}, "docs/plan.md": {"change"}}
+	want := map[string][]string{
+		"main.go": {"change"}, "docs/plan.md": {"change"}, "config.ini": {"change"}, "notes.txt": {"change"},
+	}
 	got := map[string][]string{}
 	for _, ev := range e.rec.all() {
 		got[ev.Rel] = append(got[ev.Rel], string(ev.Op))
+	}
+	// A new file is added, then maybe changed as its content lands.
+	for _, rel := range []string{"sedatives", "sediment", "XXLARGE", "sed123"} {
+		if ops := got[rel]; len(ops) == 0 || ops[0] != "add" {
+			t.Errorf("%s: events %v, want an add like any file's", rel, ops)
+		}
+		delete(got, rel)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events %v, want %v", got, want)
