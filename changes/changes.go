@@ -88,10 +88,14 @@ func Top(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
-// Base returns the commit the tree at dir is compared with: the merge-base
-// of its HEAD and from (a branch or commit), or with from empty, HEAD
-// itself; the empty tree when HEAD has no commit yet.
-func Base(ctx context.Context, dir, from string) (string, error) {
+// Base returns the commit the tree at dir is compared with: the newest of
+// the merge-bases of its HEAD with each of from (branches or commits;
+// empty ones are none), or with none, HEAD itself; the empty tree when
+// HEAD has no commit yet. Several serve a branch that was merged by a
+// squash or a rebase: its base has copies of its commits, so the
+// merge-base with the base is where the branch began, and the branch's
+// merged tip (a second from) is where what it still adds begins.
+func Base(ctx context.Context, dir string, from ...string) (string, error) {
 	head, err := gitexec.Run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		if ge := (*gitexec.Error)(nil); errors.As(err, &ge) && ge.Code == 1 {
@@ -100,16 +104,33 @@ func Base(ctx context.Context, dir, from string) (string, error) {
 		return "", fmt.Errorf("resolve HEAD: %w", err)
 	}
 	head = strings.TrimSpace(head)
-	if from == "" {
-		return head, nil
+	var best string
+	for _, f := range from {
+		if f == "" {
+			continue
+		}
+		out, err := gitexec.Run(ctx, dir, "merge-base", "--", f, head)
+		if err != nil {
+			// The base branch is gone, or shares no history: it says
+			// nothing.
+			continue
+		}
+		mb := strings.TrimSpace(out)
+		if best == "" || (mb != best && isAncestor(ctx, dir, best, mb)) {
+			best = mb
+		}
 	}
-	mb, err := gitexec.Run(ctx, dir, "merge-base", "--", from, head)
-	if err != nil {
-		// The base branch is gone, or shares no history: HEAD is the best
-		// there is.
-		return head, nil
+	if best == "" {
+		return head, nil // nothing to count from but HEAD itself
 	}
-	return strings.TrimSpace(mb), nil
+	return best, nil
+}
+
+// isAncestor reports whether commit a is an ancestor of commit b; an
+// error says no.
+func isAncestor(ctx context.Context, dir, a, b string) bool {
+	_, err := gitexec.Run(ctx, dir, "merge-base", "--is-ancestor", a, b)
+	return err == nil
 }
 
 // Summary lists the files of the tree at dir that differ from base; with
@@ -459,7 +480,7 @@ const maxIncremental = 500
 // goroutine normally drives it.
 type Tracker struct {
 	dir  string
-	from string
+	from []string
 
 	// mu guards the fields below.
 	mu    sync.Mutex
@@ -467,9 +488,9 @@ type Tracker struct {
 	files map[string]File // by path; nil until the first update
 }
 
-// NewTracker follows the tree whose top is dir, against the merge-base of
-// its HEAD and from (HEAD itself when from is empty).
-func NewTracker(dir, from string) *Tracker { return &Tracker{dir: dir, from: from} }
+// NewTracker follows the tree whose top is dir, against Base's commit for
+// from.
+func NewTracker(dir string, from ...string) *Tracker { return &Tracker{dir: dir, from: from} }
 
 // Dir returns the tree's top.
 func (t *Tracker) Dir() string { return t.dir }
@@ -478,7 +499,7 @@ func (t *Tracker) Dir() string { return t.dir }
 // to the top, slash-separated) and returns it. With no paths, or when the
 // base moved (a commit, a merge), the whole tree is diffed again.
 func (t *Tracker) Update(ctx context.Context, paths []string) (Summarized, error) {
-	base, err := Base(ctx, t.dir, t.from)
+	base, err := Base(ctx, t.dir, t.from...)
 	if err != nil {
 		return Summarized{}, err
 	}
@@ -514,7 +535,7 @@ func (t *Tracker) Update(ctx context.Context, paths []string) (Summarized, error
 // summary was made against: a commit or a checkout changes it without a
 // write to any file the watcher sees.
 func (t *Tracker) BaseMoved(ctx context.Context) (bool, error) {
-	base, err := Base(ctx, t.dir, t.from)
+	base, err := Base(ctx, t.dir, t.from...)
 	if err != nil {
 		return false, err
 	}

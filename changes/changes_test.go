@@ -319,6 +319,50 @@ func TestBaseFromBranch(t *testing.T) {
 	}
 }
 
+// TestBaseAfterSquash: a branch squashed into main counts its changes
+// from the tip that was merged, so only what it did since shows; once
+// main is merged into it, from main's tip, which is newer.
+func TestBaseAfterSquash(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	fork := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
+	gitT(t, dir, "checkout", "-q", "-b", "feature")
+	write(t, dir, "f.txt", "feature\n")
+	gitT(t, dir, "add", "f.txt")
+	gitT(t, dir, "commit", "-q", "-m", "feature work")
+	tip := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
+	gitT(t, dir, "checkout", "-q", "main")
+	gitT(t, dir, "merge", "-q", "--squash", "feature")
+	gitT(t, dir, "commit", "-q", "-m", "squashed feature")
+	gitT(t, dir, "checkout", "-q", "feature")
+	write(t, dir, "g.txt", "after the merge\n")
+	gitT(t, dir, "add", "g.txt")
+	gitT(t, dir, "commit", "-q", "-m", "more feature work")
+
+	if base, err := Base(ctx(t), dir, "main"); err != nil || base != fork {
+		t.Fatalf("from main alone: base %q, %v; want the fork point %s", base, err, fork)
+	}
+	base, err := Base(ctx(t), dir, "main", tip)
+	if err != nil || base != tip {
+		t.Fatalf("from main and the merged tip: base %q, %v; want the tip %s", base, err, tip)
+	}
+	files, err := Summary(ctx(t), dir, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byPath(files); len(files) != 1 || got["g.txt"].Status != Added {
+		t.Errorf("after the squash: %+v; want only g.txt (f.txt is on main already)", files)
+	}
+
+	gitT(t, dir, "merge", "-q", "--no-edit", "main")
+	head := strings.TrimSpace(gitT(t, dir, "rev-parse", "main"))
+	if base, err := Base(ctx(t), dir, "main", tip); err != nil || base != head {
+		t.Fatalf("after main was merged in: base %q, %v; want main's tip %s", base, err, head)
+	}
+	if base, err := Base(ctx(t), dir, "", ""); err != nil || base != strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD")) {
+		t.Fatalf("from nothing: base %q, %v; want HEAD", base, err)
+	}
+}
+
 // lazyFetchRepo is a repository that claims to be a partial clone whose
 // fetch would run a command (see testutil.PromisorURL), with its first
 // commit's a.txt missing from the object store and changed in the tree,

@@ -88,7 +88,8 @@ type inbox struct {
 // follow is a session to follow: the directory it works in and what its
 // changes count from.
 type follow struct {
-	id, dir, from string
+	id, dir string
+	from    []string
 }
 
 // NewLive returns a Live that follows nothing yet; Run does the work.
@@ -122,12 +123,14 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Follow starts following the tree that holds dir for a session. Its
-// changes count from where the tree's HEAD left from (a branch or
-// commit), or from HEAD itself when from is empty. It does not block:
-// Run finds the tree, and says at debug level when there is none (no
-// repository, no git), which is nothing wrong.
-func (l *Live) Follow(sessionID, dir, from string) {
+// Follow starts following the tree that holds dir for a session, or
+// follows it anew when what its changes count from changed (a merge). Its
+// changes count from Base's commit for from: where the tree's HEAD left
+// from (a branch or commit, and the branch's merged tip once merged), or
+// HEAD itself when from is empty. It does not block: Run finds the tree,
+// and says at debug level when there is none (no repository, no git),
+// which is nothing wrong.
+func (l *Live) Follow(sessionID, dir string, from ...string) {
 	l.mu.Lock()
 	l.in.added = append(l.in.added, follow{id: sessionID, dir: dir, from: from})
 	l.mu.Unlock()
@@ -257,10 +260,16 @@ func (l *Live) follow(ctx context.Context, ts *trees, f follow) {
 		l.log.Log(ctx, level, "cannot follow the session's changes", "session", f.id, "err", err)
 		return
 	}
-	key := top + "\x00" + f.from
+	key := top + "\x00" + strings.Join(f.from, "\x00")
+	if old, ok := ts.bySession[f.id]; ok {
+		if old == key {
+			return
+		}
+		ts.forget([]string{f.id})
+	}
 	t := ts.byKey[key]
 	if t == nil {
-		t = &tree{tracker: NewTracker(top, f.from), sessions: map[string]bool{}, full: true}
+		t = &tree{tracker: NewTracker(top, f.from...), sessions: map[string]bool{}, full: true}
 		ts.byKey[key] = t
 	} else if t.sent.Base != "" {
 		// The newcomer has heard nothing yet. (Before the tree's first

@@ -18,13 +18,18 @@ import (
 )
 
 // SessionTree returns the directory a session works in and what its
-// changes are counted from: for a worktree session, where its branch left
-// the branch it was made from; otherwise HEAD ("").
-func SessionTree(info sessions.Info) (dir, from string) {
-	if info.Worktree != nil {
-		return info.Worktree.Path, info.Worktree.Base
+// changes are counted from (changes.Base): for a worktree session, where
+// its branch left the branch it was made from, and once merged, the tip
+// that was merged, so that the changes are what the branch still adds;
+// otherwise HEAD (none).
+func SessionTree(info sessions.Info) (dir string, from []string) {
+	if wt := info.Worktree; wt != nil {
+		if wt.MergedTip != "" {
+			return wt.Path, []string{wt.Base, wt.MergedTip}
+		}
+		return wt.Path, []string{wt.Base}
 	}
-	return info.Cwd, ""
+	return info.Cwd, nil
 }
 
 // getDiff serves what a session changed in its tree, with patches:
@@ -57,7 +62,7 @@ func (a *API) getDiff(c echo.Context) error {
 	if err != nil {
 		return diffError(c, "find the session's tree", err)
 	}
-	base, err := changes.Base(ctx, top, from)
+	base, err := changes.Base(ctx, top, from...)
 	if err != nil {
 		return diffError(c, "find the session's base", err)
 	}

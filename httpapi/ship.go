@@ -141,7 +141,7 @@ func (a *API) commit(ctx context.Context, c echo.Context, g gitSession) error {
 
 // branch says where a worktree session's branch stands against its base.
 func (a *API) branch(ctx context.Context, c echo.Context, g gitSession) error {
-	st, err := ship.Status(ctx, g.dir, g.base())
+	st, err := ship.Status(ctx, g.dir, g.base(), mark(g.info.Worktree))
 	if err != nil {
 		return gitError(c, "compare the branch with its base", err)
 	}
@@ -164,11 +164,11 @@ func (a *API) merge(ctx context.Context, c echo.Context, g gitSession) error {
 	if err != nil {
 		return gitError(c, "merge", err)
 	}
-	if err := a.mgr.MarkMerged(g.info.ID, m.SHA); err != nil {
+	if err := a.mgr.MarkMerged(g.info.ID, m.SHA, m.Tip); err != nil {
 		a.log.Warn("merge not recorded on the session", "session", g.info.ID, "err", err)
 	}
 	a.log.Info("merged", "session", g.info.ID, "branch", m.Branch, "base", m.Base, "mode", m.Mode, "commit", m.SHA)
-	g.info.Worktree.Merged = m.SHA
+	g.info.Worktree.Merged, g.info.Worktree.MergedTip = m.SHA, m.Tip
 	a.announceBranch(ctx, g, wire.BranchMessage{Action: "merge", Commit: m.SHA})
 	return c.JSON(http.StatusOK, MergeReply{Commit: m.SHA})
 }
@@ -265,13 +265,21 @@ func (a *API) announceBranch(ctx context.Context, g gitSession, m wire.BranchMes
 	m.SessionID = g.info.ID
 	if wt := g.info.Worktree; wt != nil {
 		m.Branch, m.Base, m.Merged = wt.Branch, wt.Base, wt.Merged
-		if st, err := ship.Status(ctx, g.dir, wt.Base); err == nil {
+		if st, err := ship.Status(ctx, g.dir, wt.Base, mark(wt)); err == nil {
 			m.Ahead, m.Behind = st.Ahead, st.Behind
 		} else {
 			a.log.Debug("branch status not announced", "session", g.info.ID, "err", err)
 		}
 	}
 	a.opts.Announce.OnBranch(m)
+}
+
+// mark is the worktree's last merge, as ship counts from it.
+func mark(wt *sessions.Worktree) ship.Mark {
+	if wt == nil {
+		return ship.Mark{}
+	}
+	return ship.Mark{Commit: wt.Merged, Tip: wt.MergedTip}
 }
 
 // checkpointID reads the :cp parameter. When it reports false, the

@@ -114,6 +114,10 @@ type Worktree struct {
 	// Merged is the commit at the tip of the base once the branch was
 	// merged into it from agentmux; empty until then.
 	Merged string `json:"merged,omitempty"`
+	// MergedTip is the branch's commit that was merged: what the branch
+	// adds is counted from it (ship.Mark). Empty until the branch is
+	// merged, and for merges recorded before it was.
+	MergedTip string `json:"mergedTip,omitempty"`
 	// Archived reports that the worktree was removed after the merge:
 	// the session stays listed, with its branch, and cannot be resumed.
 	Archived bool `json:"archived,omitempty"`

@@ -221,16 +221,16 @@ func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, f
 	return nil
 }
 
-// MarkMerged records that the session's branch was merged into its base,
-// which is now at commit; it is kept across restarts.
-func (m *Manager) MarkMerged(id, commit string) error {
+// MarkMerged records that the session's branch, at tip, was merged into
+// its base, which is now at commit; it is kept across restarts.
+func (m *Manager) MarkMerged(id, commit, tip string) error {
 	s, err := m.Get(id)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.wt.update(func(w *Worktree) { w.Merged = commit }) {
+	if !s.wt.update(func(w *Worktree) { w.Merged, w.MergedTip = commit, tip }) {
 		return fmt.Errorf("%w: session %s has no worktree", ErrInvalid, id)
 	}
 	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})

@@ -51,6 +51,9 @@ type Merged struct {
 	// was at.
 	SHA      string `json:"sha"`
 	Previous string `json:"previous"`
+	// Tip is the branch's commit that was merged: after a squash or a
+	// rebase the base has copies of its commits, not them (see Mark).
+	Tip string `json:"tip"`
 	// Checkout is the worktree that has the base checked out (the
 	// workspace, usually), whose files followed the merge; "" when none
 	// has.
@@ -128,7 +131,7 @@ func Merge(ctx context.Context, dir, baseName string, opts MergeOptions) (Merged
 	if err != nil {
 		return Merged{}, err
 	}
-	return Merged{Branch: t.branch, Base: b.name, Mode: mode, SHA: next, Previous: b.sha, Checkout: checkout}, nil
+	return Merged{Branch: t.branch, Base: b.name, Mode: mode, SHA: next, Previous: b.sha, Tip: m.tip, Checkout: checkout}, nil
 }
 
 // merge is a Merge whose checks passed.

@@ -60,7 +60,7 @@ func TestMerge(t *testing.T) {
 					t.Fatal(err)
 				}
 				main := rev(t, s.repo, "refs/heads/main")
-				want := Merged{Branch: "feat", Base: "main", Mode: mode, SHA: main, Previous: s.base}
+				want := Merged{Branch: "feat", Base: "main", Mode: mode, SHA: main, Previous: s.base, Tip: tip}
 				if checkedOut {
 					want.Checkout = s.repo
 				}

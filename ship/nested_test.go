@@ -31,7 +31,7 @@ func TestNestedRepositoriesNeverEntered(t *testing.T) {
 	ctx := testContext(t)
 
 	stir()
-	st, err := Status(ctx, wt, "main")
+	st, err := Status(ctx, wt, "main", Mark{})
 	if err != nil || st.Ahead != 2 || st.Behind != 1 {
 		t.Errorf("Status: %+v, %v; want 2 ahead, 1 behind", st, err)
 	}

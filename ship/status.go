@@ -21,10 +21,25 @@ type BranchStatus struct {
 	Behind int `json:"behind"`
 }
 
+// Mark is a session's last merge into its base, as Merge made it: the
+// base's commit after it and the branch's commit merged. The zero Mark is
+// no merge.
+type Mark struct {
+	// Commit is the base's tip after the merge (Merged.SHA).
+	Commit string
+	// Tip is the branch's commit that was merged (Merged.Tip).
+	Tip string
+}
+
 // Status tells where the branch of the tree that holds dir stands against
 // base: a branch, or a commit when the session branched off a detached
-// HEAD. It only reads, and runs nothing the repository configures.
-func Status(ctx context.Context, dir, baseName string) (BranchStatus, error) {
+// HEAD. After a merge (merged not zero) it counts from the merge: a squash
+// or a rebase puts copies of the branch's commits on the base, which
+// git's counts take for work on both sides, so the branch is ahead by
+// what it gained since its merged tip, and behind by what the base
+// gained since the merge's commit. It only reads, and runs nothing the
+// repository configures.
+func Status(ctx context.Context, dir, baseName string, merged Mark) (BranchStatus, error) {
 	t, err := openTree(ctx, dir)
 	if err != nil {
 		return BranchStatus{}, err
@@ -37,7 +52,34 @@ func Status(ctx context.Context, dir, baseName string) (BranchStatus, error) {
 	if err != nil {
 		return BranchStatus{}, err
 	}
+	if merged.Tip != "" && merged.Commit != "" {
+		// Either commit may be gone (a branch reset and collected): then
+		// git's counts are the best there are.
+		if n, err := count(ctx, t.top, "HEAD", b.sha, merged.Tip); err == nil {
+			ahead = n
+		}
+		if n, err := count(ctx, t.top, b.sha, "HEAD", merged.Commit); err == nil {
+			behind = n
+		}
+	}
 	return BranchStatus{Branch: t.branch, Base: b.name, Ahead: ahead, Behind: behind}, nil
+}
+
+// count counts the commits of from that none of not has.
+func count(ctx context.Context, dir, from string, not ...string) (int, error) {
+	args := []string{"rev-list", "--count", from}
+	for _, n := range not {
+		args = append(args, "^"+n)
+	}
+	out, err := run(ctx, dir, append(args, "--")...)
+	if err != nil {
+		return 0, gitexec.Step(err, nil, "count the commits of %s", from)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("count the commits of %s: git rev-list said %q", from, out)
+	}
+	return n, nil
 }
 
 // aheadBehind counts the commits only left has and those only right has.

@@ -21,7 +21,7 @@ func TestStatus(t *testing.T) {
 	script, marker := testutil.MarkerScript(t)
 	gitT(t, repo, "config", "core.hooksPath", hookDir(t, script, allHooks...))
 
-	got, err := Status(testContext(t), filepath.Join(wt, "."), "main")
+	got, err := Status(testContext(t), filepath.Join(wt, "."), "main", Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestStatusBaseCommit(t *testing.T) {
 	origin := rev(t, repo, "HEAD")
 	wt := addWorktree(t, repo, "feat")
 	commitFile(t, wt, "a.txt", "a\n", "a")
-	got, err := Status(testContext(t), wt, origin)
+	got, err := Status(testContext(t), wt, origin, Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,55 @@ func TestStatusErrors(t *testing.T) {
 		{wt, "feat", ErrNoBase, "its own base"},
 		{t.TempDir(), "main", gitexec.ErrNotRepo, "not inside a git work tree"},
 	} {
-		_, err := Status(ctx, tc.dir, tc.base)
+		_, err := Status(ctx, tc.dir, tc.base, Mark{})
 		testutil.ErrorKind(t, err, tc.kind, tc.mentions)
+	}
+}
+
+// TestStatusAfterMerge: once merged, in each mode, the branch is neither
+// ahead nor behind; two commits on it later and one on the base make it
+// two ahead and one behind. Without the mark, a squash's copy counts on
+// both sides (a rebase onto a base that has not moved fast-forwards).
+func TestStatusAfterMerge(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{MergeCommit, Squash, Rebase} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			repo := newRepo(t)
+			wt := addWorktree(t, repo, "feat")
+			commitFile(t, wt, "a.txt", "a\n", "a")
+			commitFile(t, wt, "b.txt", "b\n", "b")
+			ctx := testContext(t)
+			m, err := Merge(ctx, wt, "main", MergeOptions{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Tip != rev(t, wt, "HEAD") {
+				t.Fatalf("Merged.Tip = %s, want the branch's HEAD %s", m.Tip, rev(t, wt, "HEAD"))
+			}
+			mark := Mark{Commit: m.SHA, Tip: m.Tip}
+			status := func(mark Mark) BranchStatus {
+				t.Helper()
+				st, err := Status(ctx, wt, "main", mark)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+			if got := status(mark); got.Ahead != 0 || got.Behind != 0 {
+				t.Errorf("right after the merge: %+v, want 0 ahead, 0 behind", got)
+			}
+			if mode == Squash {
+				if got := status(Mark{}); got.Ahead == 0 {
+					t.Errorf("without the mark: %+v; the test shows nothing if git's counts were right", got)
+				}
+			}
+			commitFile(t, wt, "c.txt", "c\n", "c")
+			commitFile(t, wt, "d.txt", "d\n", "d")
+			commitFile(t, repo, "e.txt", "e\n", "e")
+			if got := status(mark); got.Ahead != 2 || got.Behind != 1 {
+				t.Errorf("two commits later on the branch, one on the base: %+v, want 2 ahead, 1 behind", got)
+			}
+		})
 	}
 }

@@ -12,6 +12,12 @@ func (s *server) followDiffs(ev sessions.Event) {
 	switch ev.Kind {
 	case sessions.EventCreated:
 		s.followDiff(ev.Session)
+	case sessions.EventUpdated:
+		// A merge changes what the changes count from (SessionTree);
+		// following it again with the same counts is nothing.
+		if wt := ev.Session.Worktree; wt != nil && wt.MergedTip != "" {
+			s.followDiff(ev.Session)
+		}
 	case sessions.EventDestroyed:
 		s.diffs.Forget(ev.Session.ID)
 	}
@@ -20,5 +26,5 @@ func (s *server) followDiffs(ev sessions.Event) {
 // followDiff has the tracker follow one session's tree.
 func (s *server) followDiff(info sessions.Info) {
 	dir, from := httpapi.SessionTree(info)
-	s.diffs.Follow(info.ID, dir, from)
+	s.diffs.Follow(info.ID, dir, from...)
 }

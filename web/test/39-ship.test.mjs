@@ -265,3 +265,59 @@ uiTest('ship: a merge that conflicts lists the file and goes back to the agent, 
   assert.equal(queued?.prompt?.author, 'alice', `queued under the person's name: ${JSON.stringify(queued)}`);
   assert.match(await fs.readFile(path.join(wt, 'shared.txt'), 'utf8'), /^<<<<<<< /m, 'the conflict is marked in the worktree, for the agent');
 });
+
+// Issue 40, point 6: the bar and Changes say what is true now. After a
+// squash, main has a copy of the branch's commit, not the commit: the
+// branch is merged, with nothing left to show and nothing it lacks; two
+// commits later it is two ahead, not merged, and Changes shows those two
+// alone; a commit on main makes it one behind, not two.
+uiTest('ship: after a squash, the bar and Changes show what the branch still adds', { setupWorkspace, timeout: 90_000 }, async ({ page, server, screenshot }) => {
+  const ws = server.workspace;
+  const s = await server.createSession({ name: 'squashed', worktree: { branch: 'feat-more' }, command: AGENT });
+  const wt = s.worktree.path;
+  await tabById(page, s.id).click();
+  await waitForLine(page, s.id, 'ready');
+  const commit = async (dir, file, msg) => {
+    await fs.writeFile(path.join(dir, file), `${msg}\n`);
+    await git(dir, 'add', file);
+    await git(dir, 'commit', '-q', '-m', msg);
+  };
+  await commit(wt, 'first.txt', 'first');
+  await showChanges(page);
+  await waitBranch(page, '\u2387 feat-more \u2192 main \u00b7 1 ahead \u00b7 0 behind', 'one commit ahead');
+
+  const dialog = await merge(page, 'squash');
+  await dialog.locator(sel('merge-done')).waitFor({ state: 'visible' });
+  await dialog.locator(sel('merge-cancel')).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const branch = page.locator(sel('ship-branch'));
+  await waitFor(async () => (await branch.getAttribute('data-state')) === 'merged', { message: 'the branch shown merged' });
+  const changes = page.locator(sel('changes'));
+  // Everything the branch did is on main: nothing to show.
+  await page.keyboard.press('Alt+1');
+  await showChanges(page, 'clean');
+
+  // The agent goes on: two commits the base lacks.
+  await commit(wt, 'second.txt', 'second');
+  await commit(wt, 'third.txt', 'third');
+  await page.keyboard.press('Alt+1');
+  await showChanges(page);
+  await waitBranch(page, '\u2387 feat-more \u2192 main \u00b7 2 ahead \u00b7 0 behind', 'two new commits, counted from the merged tip');
+  assert.equal(await branch.getAttribute('data-state'), 'open', 'no longer merged');
+  await waitFor(async () => JSON.stringify(await page.locator(sel('changes-file')).evaluateAll((els) => els.map((e) => e.dataset.path).sort()))
+    === JSON.stringify(['second.txt', 'third.txt']), { message: 'Changes lists the two new files alone' });
+  assert.equal(await page.locator(sel('ship-merge')).isVisible(), true, 'Merge is offered again');
+  assert.equal(await page.locator(sel('ship-archive')).isVisible(), false, 'Archive waits for the new commits to be merged');
+
+  // Main moves on by one commit: one behind, the squash not counted.
+  await commit(ws, 'main.txt', 'on main');
+  await page.keyboard.press('Alt+1');
+  await showChanges(page);
+  await waitBranch(page, '\u2387 feat-more \u2192 main \u00b7 2 ahead \u00b7 1 behind', 'main\'s own commit only');
+  await page.locator(sel('ship-merge')).click();
+  await dialog.waitFor({ state: 'visible' });
+  await screenshot('ship-after-squash-merge-dialog');
+  await waitFor(async () => (await text(dialog)).includes('feat-more has 2 commits main lacks; main has 1 commit it lacks.'),
+    { message: `the dialog counts main's one commit, not the squash (now "${await text(dialog)}")` });
+  assert.equal(await changes.getAttribute('data-state'), 'ready');
+});

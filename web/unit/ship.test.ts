@@ -72,6 +72,14 @@ test('merged or archived, by the worktree the store has or the branch, and the b
   assert.equal(s.base(ID, worktree, 'its base'), 'develop', "the branch's base, the server's latest word, first");
 });
 
+test('merged only while nothing new is on the branch: commits after the merge make it a branch to merge again', () => {
+  const s = new ShipState();
+  s.apply(branchMsg({ base: 'main', action: 'merge', merged: 'abc', ahead: 0, behind: 0 }));
+  assert.deepEqual(s.standing(ID, { ...worktree, merged: 'abc' }), { merged: true, archived: false });
+  s.apply(branchMsg({ base: 'main', action: 'commit', merged: 'abc', ahead: 2, behind: 0 }));
+  assert.deepEqual(s.standing(ID, { ...worktree, merged: 'abc' }), { merged: false, archived: false });
+});
+
 test("pushes: anyone's through session.branch, this page's own, and only an http(s) pull request page", () => {
   const s = new ShipState();
   s.apply(branchMsg({ action: 'push', remote: 'origin', pullRequestUrl: 'https://github.com/o/r/pull/new/feature/x' }));

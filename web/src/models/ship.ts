@@ -72,10 +72,16 @@ export class ShipState {
     return this.pushes.get(sessionId);
   }
 
-  /** Whether the session's branch was merged, or archived, by what the store's worktree or the branch says. */
+  /**
+   * Whether the session's branch is merged, or archived, by what the
+   * store's worktree or the branch says. Merged holds only while nothing
+   * new is on the branch: the server counts ahead from the merged tip, so
+   * commits made after the merge make it a branch to merge again.
+   */
   standing(sessionId: string, wt: Worktree | undefined): Standing {
     const b = this.branches.get(sessionId);
-    return { merged: !!(wt?.merged || b?.merged), archived: !!(wt?.archived || b?.archived) };
+    const archived = !!(wt?.archived || b?.archived);
+    return { merged: archived || (!!(wt?.merged || b?.merged) && !(b && b.ahead > 0)), archived };
   }
 
   /** The base the session's branch goes into: the branch's, the worktree's, or fallback. */

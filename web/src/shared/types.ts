@@ -43,6 +43,8 @@ export interface Worktree {
   base?: string;
   /** The base's tip once the branch was merged from agentmux. */
   merged?: string;
+  /** The branch's commit that was merged: what the branch adds counts from it. */
+  mergedTip?: string;
   /** Its worktree was removed since (after a merge): the session cannot resume. */
   archived?: boolean;
 }
