@@ -69,6 +69,32 @@ func (a *App) SendDraft(p *Participant, s *sessions.Session) error {
 	return nil
 }
 
+// PasteDraft pastes the draft of session s at its program's prompt as a
+// block of shell comments (review.CommentBlock), for p, who learned that
+// the session runs a shell, where a queued prompt would run each line.
+// Nothing runs and nothing is queued; the draft empties, which
+// review.draft tells everyone. When it cannot be pasted, the comments go
+// back and p gets the error.
+func (a *App) PasteDraft(p *Participant, s *sessions.Session) error {
+	id := s.ID()
+	taken, _, err := a.reviews.Take(id)
+	if err != nil {
+		return err
+	}
+	text, err := review.Prompt(a.sessionTree(s), taken, sessions.MaxPromptBytes)
+	if err == nil {
+		err = s.Paste(review.CommentBlock(text))
+	}
+	if err != nil {
+		a.reviews.Restore(id, taken)
+		a.announceDraft(id)
+		return err
+	}
+	a.log.Info("review pasted as comments", "session", id, "by", a.Author(p).Name, "comments", len(taken))
+	a.announceDraft(id)
+	return nil
+}
+
 // SendReview queues comments on session id's changes as one prompt by
 // author, as POST /api/sessions/:id/review asks; the session's draft is
 // left alone. It returns the prompt and its place in the queue.

@@ -26,6 +26,31 @@ const (
 	maxQuotedFile = 8 << 20
 )
 
+// CommentBlock turns a prompt into shell comments, each line behind "# ",
+// for a session whose program is a shell: pasted at its prompt, the
+// review reads as a note and runs nothing. Tabs become spaces and other
+// control characters go, since a shell's line editor acts on them (a tab
+// completes).
+func CommentBlock(prompt string) string {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		line = strings.Map(func(r rune) rune {
+			switch {
+			case r == '\t':
+				return ' '
+			case unicode.IsControl(r):
+				return -1
+			}
+			return r
+		}, line)
+		b.WriteString(strings.TrimRight("# "+line, " "))
+	}
+	return b.String()
+}
+
 // ErrTooLong means the comments make a prompt longer than allowed even
 // without quoting the lines.
 var ErrTooLong = errors.New("review comments too long for one prompt")

@@ -272,3 +272,14 @@ func TestPromptFitsItsBound(t *testing.T) {
 		t.Errorf("no comments: %v, want ErrEmpty", err)
 	}
 }
+
+// TestCommentBlock: every line of a prompt goes behind "# ", tabs become
+// spaces and other control characters go, so a shell's line editor
+// neither completes nor acts on anything in it.
+func TestCommentBlock(t *testing.T) {
+	got := CommentBlock("Fix this:\n\n\tif x {\x1b[31m\n$(touch pwned)\n")
+	want := "# Fix this:\n#\n#  if x {[31m\n# $(touch pwned)"
+	if got != want {
+		t.Errorf("CommentBlock = %q, want %q", got, want)
+	}
+}

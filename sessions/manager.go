@@ -27,6 +27,9 @@ var (
 	ErrInvalid      = errors.New("invalid request")
 	ErrRunning      = errors.New("session is already running")
 	ErrNotRunning   = errors.New("session is not running")
+	// ErrNoPaste: the program has not asked for marked pastes (mode
+	// 2004), so a paste's line breaks would reach it as Enters.
+	ErrNoPaste      = errors.New("the program takes no marked pastes")
 	ErrShuttingDown = errors.New("server is shutting down")
 	// ErrStoreFull means as many sessions are kept as Options.KeepSessions
 	// allows: ended ones must be deleted before another is created.

@@ -46,6 +46,23 @@ type typing struct {
 	after []byte
 }
 
+// Paste puts text at the program's input as one marked paste, and no
+// Enter: a shell shows it at its prompt for the user to read, edit or
+// clear, and runs none of it. A program that has not asked for marked
+// pastes gets nothing (ErrNoPaste): each line break would run a line.
+func (s *Session) Paste(text string) error {
+	s.mu.Lock()
+	running, marked := s.run.in != nil, s.ring.BracketedPaste()
+	s.mu.Unlock()
+	switch {
+	case !running:
+		return fmt.Errorf("%w: nothing to paste into", ErrNotRunning)
+	case !marked:
+		return fmt.Errorf("%w: its lines would run as they arrive, so nothing was pasted", ErrNoPaste)
+	}
+	return s.input([]byte("\x1b[200~"+text+"\x1b[201~"), false)
+}
+
 // typeLocked types text into the current run and, when submit is set,
 // then the Enter that submits it once the program has taken the text. mu
 // must be held, and no other typing may be under way.

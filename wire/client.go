@@ -40,6 +40,9 @@ type ClientMessage struct {
 	// Force, on prompt.dequeue, removes a prompt someone else queued: the
 	// UI sends it only after its user confirmed whose prompt it is.
 	Force *bool `json:"force"`
+	// As, on review.send: "prompt" (the default) queues the review for
+	// the agent; "comment" pastes it at a shell's prompt as comments.
+	As *string `json:"as"`
 	// review.comment and review.uncomment
 	Path      *string `json:"path"`
 	Line      *int    `json:"line"`
@@ -77,7 +80,7 @@ var ClientFields = map[string]Fields{
 	TypeReviewComment:     {Required: []string{"sessionId", "path", "line", "text"}, Optional: []string{"endLine"}},
 	TypeReviewUncomment:   {Required: []string{"sessionId", "commentId"}},
 	TypeReviewDiscard:     {Required: []string{"sessionId"}},
-	TypeReviewSend:        {Required: []string{"sessionId"}},
+	TypeReviewSend:        {Required: []string{"sessionId"}, Optional: []string{"as"}},
 }
 
 // clientField maps each JSON name of ClientMessage to its field's index,

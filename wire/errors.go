@@ -188,6 +188,7 @@ var errorKinds = []errorKind{
 	// session's state, not a malformed one.
 	{sessions.ErrRunning, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNotRunning, CodeInvalidMessage, http.StatusBadRequest},
+	{sessions.ErrNoPaste, CodeInvalidMessage, http.StatusConflict},
 
 	{ship.ErrConflict, CodeMergeConflict, http.StatusConflict},
 	{gitexec.ErrNotRepo, CodeNotARepository, http.StatusConflict},

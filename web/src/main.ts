@@ -34,7 +34,7 @@ import { ServerState } from './models/server';
 import { SessionListSync } from './models/listsync';
 import { Workflows } from './models/workflows';
 import { StatusBar } from './views/statusbar';
-import { SessionStore } from './models/store';
+import { SessionStore, runsShell } from './models/store';
 import { TabBar } from './views/tabs';
 import { TerminalPane } from './terminal/termpane';
 import { FocusClaim } from './terminal/focusclaim';
@@ -175,6 +175,10 @@ const review = new ReviewView({
   myAuthorId: () => identity.me?.authorId ?? null,
   colorOf: colorOfAuthor,
   showLine: (path, line): HTMLElement | null => changes.showLine(path, line),
+  runsShell: (id) => {
+    const s = store.get(id)?.session;
+    return !!s && runsShell(s);
+  },
   toast,
 });
 // Commit, merge, push and the checkpoints act on what the Changes view shows.

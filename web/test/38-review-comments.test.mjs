@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
-  uiTest, sel, browser, openApp, reloadApp, tabById, waitFor, waitForLine, terminalLines, showLines, screenshot, git, initGitRepo,
+  uiTest, sel, browser, openApp, reloadApp, tabById, waitFor, waitForLine, waitForPrompt, typeCommand, terminalLines, showLines, screenshot, git, initGitRepo,
 } from './harness.mjs';
 
 // Waits for input (a bell), and after each line it reads echoes it and
@@ -248,4 +248,45 @@ uiTest('review comments: a line and a range, seen by another person, kept across
   await page.locator(sel('review-discard-yes')).click();
   for (const [p, who] of [[page, 'alice'], [pageB, 'bob']]) await waitComments(p, 0, who);
   assert.deepEqual(frames.filter((f) => f.type === 'error'), [], 'no error from the server');
+});
+
+// Issue 40, point 7: a session whose program is a plain shell never waits
+// for a prompt as an agent does, and a review typed into it would run
+// each line as a command. Send asks first; "Paste as comments" puts the
+// review at the shell's prompt behind "# ", as one marked paste: it shows,
+// and nothing in it runs, not even once the user presses Enter.
+uiTest('review comments to a shell: asked first, pasted at its prompt as comments, and nothing runs', { setupWorkspace, timeout: 90_000 }, async ({ page, server, frames, screenshot: shot }) => {
+  // A command of a shell's name is a shell as the shell profile is
+  // (web/unit/models.test.ts covers the profile).
+  const s = await server.createSession({ name: 'plain-shell', command: ['bash', '--norc', '--noprofile', '-i'] });
+  await tabById(page, s.id).click();
+  await waitForPrompt(page, s.id);
+  await server.writeFile('notes.txt', AFTER);
+  await showChanges(page);
+  await lineCell(page, 2).click();
+  const form = page.locator(sel('review-form'));
+  await form.locator(sel('review-input')).fill('touch pwned-by-review');
+  await form.locator(sel('review-input')).press('Enter');
+  await waitComments(page, 1, 'the guest');
+
+  await page.locator(sel('review-send')).click();
+  const ask = page.locator(sel('review-shell-confirm'));
+  await ask.waitFor({ state: 'visible' });
+  assert.match(await ask.locator(sel('review-shell-text')).textContent(), /each line of the review would run as a command/);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'review-shell-paste', 'Paste has the focus');
+  await shot('review-shell-ask');
+  await page.locator(sel('review-shell-paste')).click();
+  await waitComments(page, 0, 'the guest');
+  assert.ok(!frames.some((f) => f.type === 'prompt.queued' && f.sessionId === s.id), 'nothing was queued');
+
+  await page.keyboard.press('Alt+1');
+  await waitForLine(page, s.id, (l) => /# .*touch pwned-by-review/.test(l), { message: 'the review at the prompt, as a comment' });
+  // Enter runs the pasted lines: comments, each of them.
+  await typeCommand(page, '');
+  await typeCommand(page, 'echo "after $((40 + 2))"');
+  await waitForLine(page, s.id, 'after 42');
+  await shot('review-shell-pasted');
+  await assert.rejects(fs.access(path.join(server.workspace, 'pwned-by-review')), 'the comment ran nothing');
+  const lines = await terminalLines(page, s.id);
+  assert.ok(!lines.some((l) => /command not found|syntax error/.test(l)), `no line of the review ran as a command:\n${lines.join('\n')}`);
 });

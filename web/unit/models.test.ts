@@ -8,6 +8,7 @@ import { PromptQueues, type QueueChange } from '../src/models/queues';
 import { ReviewDrafts } from '../src/models/drafts';
 import { DiffSummaries, ownsDiff } from '../src/models/diffs';
 import { Participants } from '../src/models/participants';
+import { runsShell } from '../src/models/store';
 import type { Participant, QueuedPrompt, ReviewComment, SessionDiffMessage } from '../src/shared/types';
 
 const ID = 'session-1';
@@ -92,4 +93,13 @@ test("participants: who typed last, a colour by name, and nothing once the conne
   p.clear();
   assert.deepEqual(p.get(ID), []);
   assert.deepEqual(seen, [ID, 'other', ID, 'other']);
+});
+
+test('a plain shell: the shell profile, or a command of a shell\'s name; agents and other commands are not', () => {
+  assert.equal(runsShell({ agent: 'shell', command: ['/usr/bin/zsh', '-l'] }), true);
+  assert.equal(runsShell({ agent: 'custom', command: ['/bin/bash', '--norc', '-i'] }), true);
+  assert.equal(runsShell({ agent: 'custom', command: ['fish'] }), true);
+  assert.equal(runsShell({ agent: 'custom', command: ['python3', '-i'] }), false);
+  assert.equal(runsShell({ agent: 'custom', command: ['/opt/bashful'] }), false);
+  assert.equal(runsShell({ agent: 'claude', command: ['claude'] }), false);
 });

@@ -37,6 +37,8 @@ export interface ReviewDeps {
   colorOf(authorId: string, name: string): string;
   /** Brings a line of a file's diff into view: its number's cell, or null when the diff does not show it. */
   showLine(path: string, line: number): HTMLElement | null;
+  /** Whether the session's program is a plain shell (models/store.ts, runsShell). */
+  runsShell(sessionId: string): boolean;
   toast(message: string, kind?: ToastKind): void;
 }
 
@@ -60,6 +62,8 @@ export class ReviewView implements ChangesObserver {
   private readonly confirmText = byId('review-discard-text');
   private readonly confirmNo = byId<HTMLButtonElement>('review-discard-no');
   private readonly confirmYes = byId<HTMLButtonElement>('review-discard-yes');
+  private readonly shellConfirm = byId('review-shell-confirm');
+  private readonly shellPaste = byId<HTMLButtonElement>('review-shell-paste');
   private readonly content = byId('changes-content');
 
   private readonly form = h('form', { class: 'review-form', 'data-testid': 'review-form' });
@@ -88,6 +92,8 @@ export class ReviewView implements ChangesObserver {
   /** A comment on its way, from the box on sel: done when a draft brings a comment it had not. */
   private pendingComment: { sessionId: string; before: Set<string>; sel: Selection } | null = null;
   private pendingSend: string | null = null;
+  /** The send on its way pastes comments: it is done when the draft empties (there is no ack). */
+  private pendingPaste = false;
   /** Removals on their way: comment id to session id. */
   private readonly removing = new Map<string, string>();
 
@@ -136,6 +142,9 @@ export class ReviewView implements ChangesObserver {
     this.content.addEventListener('keydown', (ev) => this.onContentKey(ev));
     this.list.addEventListener('click', (ev) => this.onListClick(ev));
     this.sendBtn.addEventListener('click', () => this.sendDraft());
+    byId('review-shell-cancel').addEventListener('click', () => this.askShell(false));
+    byId('review-shell-prompt').addEventListener('click', () => this.sendDraft('prompt'));
+    this.shellPaste.addEventListener('click', () => this.sendDraft('comment'));
     this.discardBtn.addEventListener('click', () => this.askDiscard(true));
     this.confirmNo.addEventListener('click', () => this.askDiscard(false));
     this.confirmYes.addEventListener('click', () => this.discard());
@@ -392,6 +401,11 @@ export class ReviewView implements ChangesObserver {
         this.renderForm();
       }
     }
+    if (this.pendingPaste && this.pendingSend === sessionId && comments.length === 0) {
+      this.pendingSend = null;
+      this.pendingPaste = false;
+      this.deps.toast('Review pasted at the shell’s prompt as comments: nothing ran. Press Enter to keep it in the history, or Ctrl+C to clear it.', 'info');
+    }
     if (sessionId !== this.sessionId) return;
     for (const [path, body] of this.bodies) this.mark(path, body);
     this.render();
@@ -409,7 +423,10 @@ export class ReviewView implements ChangesObserver {
     this.count.textContent = n ? `${n} comment${n === 1 ? '' : 's'}` : '';
     this.hint.hidden = n > 0;
     this.actions.hidden = n === 0;
-    if (n === 0) this.askDiscard(false);
+    if (n === 0) {
+      this.askDiscard(false);
+      this.askShell(false);
+    }
     const can = this.deps.canAct();
     this.sendBtn.disabled = !can || this.pendingSend !== null;
     this.sendBtn.textContent = this.pendingSend !== null ? 'Sending…' : 'Send to agent';
@@ -506,15 +523,37 @@ export class ReviewView implements ChangesObserver {
     }
   }
 
-  private sendDraft(): void {
+  /**
+   * Sends the draft. A shell is asked about first (as undefined): it
+   * never waits for a prompt as an agent does, and typed, each line of
+   * the review would run as a command; pasted as comments, none runs.
+   */
+  private sendDraft(as?: 'prompt' | 'comment'): void {
     const sessionId = this.sessionId;
     if (!sessionId || this.pendingSend !== null || this.deps.drafts.get(sessionId).length === 0) return;
-    if (!this.deps.canAct() || !this.deps.send({ type: 'review.send', sessionId })) {
+    if (as === undefined && this.deps.runsShell(sessionId)) {
+      this.askShell(true);
+      return;
+    }
+    const msg: ClientMessage = as === 'comment' ? { type: 'review.send', sessionId, as } : { type: 'review.send', sessionId };
+    if (!this.deps.canAct() || !this.deps.send(msg)) {
       this.deps.toast('Not connected to the server: the review was not sent.', 'error');
       return;
     }
+    this.askShell(false);
     this.pendingSend = sessionId;
+    this.pendingPaste = as === 'comment';
     this.render();
+  }
+
+  /** The question before a review goes to a shell, in place of the buttons; Paste has the focus. */
+  private askShell(ask: boolean): void {
+    if (ask === !this.shellConfirm.hidden) return;
+    const hadFocus = this.shellConfirm.contains(document.activeElement);
+    this.shellConfirm.hidden = !ask;
+    this.actions.classList.toggle('confirming', ask);
+    if (ask) this.shellPaste.focus();
+    else if (hadFocus) this.sendBtn.focus();
   }
 
   /** Discard asks in place first, naming whose comments go; Cancel has the focus. */
@@ -577,6 +616,7 @@ export class ReviewView implements ChangesObserver {
       case 'INVALID_MESSAGE':
         if (this.pendingSend === sid) {
           this.pendingSend = null;
+          this.pendingPaste = false;
           this.deps.toast(`The review was not sent; the draft is as it was. ${message}`, 'error');
         } else if (this.pendingComment?.sessionId === sid) {
           // The text stays in the box, to fix.
@@ -599,6 +639,7 @@ export class ReviewView implements ChangesObserver {
     if (this.pendingSend !== null) this.deps.toast('The connection dropped while the review was being sent: look at the queue and the draft once it is back.', 'error');
     this.pendingComment = null;
     this.pendingSend = null;
+    this.pendingPaste = false;
     this.removing.clear();
     this.render();
   }

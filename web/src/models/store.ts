@@ -32,6 +32,18 @@ const ACTIVE_KEY = 'agentmux.activeSession';
  * field, or, from a server without it, the status (active and waiting run;
  * idle then means restored after a restart, with nothing running).
  */
+/**
+ * Whether the session's program is a plain shell: the shell profile, or a
+ * command of a shell's name. A shell never waits for a prompt as an
+ * agent does, and text typed into it runs line by line.
+ */
+export function runsShell(s: Pick<Session, 'agent' | 'command'>): boolean {
+  if (s.agent === 'shell') return true;
+  if (s.agent !== 'custom' || !s.command?.length) return false;
+  const name = s.command[0]!.split('/').pop() ?? '';
+  return /^(sh|bash|zsh|dash|ksh|mksh|fish|tcsh|csh)$/.test(name);
+}
+
 export function isRunning(s: Pick<Session, 'status' | 'running'>): boolean {
   return s.running ?? statusRuns(s.status);
 }

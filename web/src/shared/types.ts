@@ -86,7 +86,7 @@ export type ClientMessage =
   | { type: 'review.comment'; sessionId: string; path: string; line: number; endLine?: number; text: string }
   | { type: 'review.uncomment'; sessionId: string; commentId: string }
   | { type: 'review.discard'; sessionId: string }
-  | { type: 'review.send'; sessionId: string };
+  | { type: 'review.send'; sessionId: string; as?: 'prompt' | 'comment' };
 
 /** Who is at this connection; fields left out keep their value (protocol.md, client.hello). */
 export interface ClientHelloMessage {
