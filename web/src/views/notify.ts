@@ -46,6 +46,12 @@ export class Notifier {
   private readonly shown = new Map<string, Shown>();
   /** Whether each session's agent ran when last seen: its end is "finished". */
   private readonly running = new Map<string, boolean>();
+  /**
+   * The notification work in flight, one step after another: a run that
+   * ends withdraws its question and shows "finished" in the same moment,
+   * and Chromium, given both at once, lost the one shown now and then.
+   */
+  private ops: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: SessionStore,
@@ -55,7 +61,7 @@ export class Notifier {
       for (const id of this.notified) {
         if (!store.get(id)?.needsInput) {
           this.notified.delete(id);
-          void this.withdraw(id);
+          this.serial(() => this.withdraw(id));
         }
       }
       this.noteEnded();
@@ -112,13 +118,13 @@ export class Notifier {
     const actions = keys
       ? [{ action: 'allow', title: 'Allow' }, { action: 'deny', title: 'Deny' }, { action: 'open', title: 'Open' }]
       : [{ action: 'open', title: 'Open' }];
-    void this.show(id, title, {
+    this.serial(() => this.show(id, title, {
       body,
       tag: `agentmux-${id}-waiting`,
       renotify: false,
       actions,
       data: { sessionId: id, name, permission, keys },
-    }, true);
+    }, true));
   }
 
   /** Sessions whose agent stopped running since last seen: "finished", unless someone stopped it on purpose. */
@@ -137,13 +143,18 @@ export class Notifier {
     const id = e.session.id;
     if (!this.wanted(id)) return;
     const name = e.session.name;
-    void this.show(id, e.session.status === 'error' ? `${name} failed` : `${name} finished`, {
+    this.serial(() => this.show(id, e.session.status === 'error' ? `${name} failed` : `${name} finished`, {
       body: e.reason ? `The agent's run ended: ${e.reason}.` : 'The agent’s run ended.',
       tag: `agentmux-${id}-finished`,
       renotify: false,
       actions: [{ action: 'open', title: 'Open' }],
       data: { sessionId: id, name },
-    }, false);
+    }, false));
+  }
+
+  /** Runs op once the notification work before it is done, whatever became of it. */
+  private serial(op: () => Promise<void>): void {
+    this.ops = this.ops.then(op).catch(() => undefined);
   }
 
   private async show(id: string, title: string, options: RichNotificationOptions & { tag: string; body: string }, waiting: boolean): Promise<void> {
