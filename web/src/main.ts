@@ -159,7 +159,11 @@ const tabs = new TabBar({
   toast,
 });
 // A phone's switcher picks a session without the terminal's focus, which would raise the keyboard.
-setUpSmallScreens({ store, tabs, layout, canAct, people, meId, select: (id) => (COARSE.matches ? store.select(id) : selectSession(id)) });
+setUpSmallScreens({
+  store, tabs, layout, canAct, people, meId,
+  select: (id) => (COARSE.matches ? store.select(id) : selectSession(id)),
+  closeQueue: () => queuePanel.setOpen(false, false),
+});
 new WorkspaceDiff(diffs, store, (id) => {
   selectSession(id);
   layout.set('changes');

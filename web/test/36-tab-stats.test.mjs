@@ -1,7 +1,9 @@
 // Issue 27, part 9: each tab's "+N −M" is its own session's. Sessions that
 // share the workspace all report the workspace's changes, so no tab of
 // theirs shows them: the status bar does, once. A worktree session's tab
-// shows its worktree's. On a narrow tab the counts never take the click.
+// shows its worktree's. On a narrow tab, too, the counts are a control of
+// their own (issue 40): a click there opens the changes, a click on the
+// name selects the session, nothing more.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { uiTest, sel, createSession, waitFor, waitForPrompt, tabById, initGitRepo } from './harness.mjs';
@@ -49,7 +51,7 @@ uiTest('a tab shows only its own session\'s changes; the workspace\'s show once'
   await waitFor(async () => [one, two].includes(await changes.getAttribute('data-session-id')), { message: 'the Changes view on a workspace session' });
   await waitFor(async () => (await text(page.locator(sel('changes-summary')))) === '1 file +3 \u22120', { message: 'the workspace\'s one file' });
 
-  // Narrow tabs: a click on the counts selects the tab, nothing more.
+  // Narrow tabs: a click on the name selects the tab, nothing more; the counts open its changes.
   await page.keyboard.press('Alt+1');
   await waitFor(async () => (await layoutOf(page)) === 'terminal', { message: 'the terminal layout' });
   await tabById(page, one).click();
@@ -60,9 +62,12 @@ uiTest('a tab shows only its own session\'s changes; the workspace\'s show once'
   const tabBox = await wtTab.boundingBox();
   assert.ok(tabBox.width <= 200, `the tab is narrow: ${tabBox.width}px`);
   await waitFor(async () => (await wtDiff.isVisible()), { message: 'the counts on the narrow tab' });
+  const name = await wtTab.locator(sel('tab-name')).boundingBox();
+  await page.mouse.click(name.x + name.width / 2, name.y + name.height / 2);
+  await waitFor(async () => (await wtTab.getAttribute('aria-selected')) === 'true', { message: 'the tab selected by a click on its name' });
+  assert.equal(await layoutOf(page), 'terminal', 'a click on a narrow tab\'s name does not open the Changes view');
+  await screenshot('tab-stats-narrow');
   const box = await wtDiff.boundingBox();
   await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-  await waitFor(async () => (await wtTab.getAttribute('aria-selected')) === 'true', { message: 'the tab selected by a click on its counts' });
-  assert.equal(await layoutOf(page), 'terminal', 'a click on a narrow tab\'s counts does not open the Changes view');
-  await screenshot('tab-stats-narrow');
+  await waitFor(async () => (await layoutOf(page)) === 'changes', { message: 'the Changes view from the narrow tab\'s counts' });
 });

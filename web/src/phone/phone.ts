@@ -5,7 +5,7 @@
 // view; the queue has its own), and the list of who is in the session.
 
 import { byId, h } from '../shared/dom';
-import type { LayoutController } from '../views/layout';
+import { LAYOUT_MODES, type LayoutController } from '../views/layout';
 import type { Participants } from '../models/participants';
 import { addPeopleSheet } from './peoplesheet';
 import type { SessionStore } from '../models/store';
@@ -22,7 +22,12 @@ export interface SmallScreenDeps {
   select(id: string): void;
   people: Participants;
   meId(): string | null;
+  /** Closes the prompt queue (a sheet over the view on a phone). */
+  closeQueue(): void;
 }
+
+/** Where the panels are sheets over the view (phone.css). */
+const NARROW = window.matchMedia('(max-width: 800px)');
 
 export function setUpSmallScreens(deps: SmallScreenDeps): SessionSwitcher {
   const strip = byId('tabs');
@@ -47,6 +52,17 @@ export function setUpSmallScreens(deps: SmallScreenDeps): SessionSwitcher {
   document.addEventListener('keydown', (ev) => {
     if (ev.key === 'Escape' && app.classList.contains('sidebar-open')) app.classList.remove('sidebar-open');
   });
+
+  // The queue and the side panel are sheets over the view on a phone: a
+  // view button shows the view it names, so they make way for it (they
+  // stayed over it, and came back over the terminal with Terminal).
+  for (const mode of LAYOUT_MODES) {
+    byId(`layout-${mode}`).addEventListener('click', () => {
+      if (!NARROW.matches) return;
+      app.classList.remove('sidebar-open');
+      deps.closeQueue();
+    });
+  }
 
   // A document, the Changes or the Preview view fills a phone's screen: back to the terminal.
   for (const [pane, testid, what] of [['artifact', 'artifact-close', 'the document'], ['changes', 'changes-close', 'the Changes view'], ['preview', 'preview-close', 'the preview']] as const) {

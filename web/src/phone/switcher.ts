@@ -122,8 +122,13 @@ export class SessionSwitcher {
           'aria-current': current ? 'true' : null,
         },
         e.needsInput ? h('span', { class: 'tab-dot', 'aria-label': 'needs input', title: 'Needs your input' }) : null,
-        h('span', { class: 'switcher-name', 'data-testid': 'switcher-name', text: s.name }),
-        s.worktree ? h('span', { class: 'tab-branch switcher-branch', text: s.worktree.branch }) : null,
+        // The branch under the name, where it has the sheet's width (beside it, it was cut to "featu…").
+        h(
+          'span',
+          { class: 'switcher-text' },
+          h('span', { class: 'switcher-name', 'data-testid': 'switcher-name', text: s.name }),
+          s.worktree ? h('span', { class: 'tab-branch switcher-branch', text: s.worktree.branch }) : null,
+        ),
         h('span', { class: `badge badge-${s.status}`, 'data-testid': 'switcher-status', text: s.status }),
       );
       const close = h(

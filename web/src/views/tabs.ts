@@ -226,12 +226,18 @@ export class TabBar {
   private createTab(e: SessionEntry): HTMLElement {
     const name = h('span', { class: 'tab-name', 'data-testid': 'tab-name' });
     const branch = h('span', { class: 'tab-branch', 'data-testid': 'tab-branch', hidden: true });
+    // The name and the branch share a line that keeps the name's room: the
+    // branch shows beside a name only where it fits (app.css, .tab-label).
+    const label = h('span', { class: 'tab-label' }, name, branch);
     const people = h('span', { class: 'people tab-people', 'data-testid': 'tab-people', hidden: true });
-    const diff = h('span', { class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
+    // A control of its own: the rest of the tab selects the session, and
+    // only this opens its changes (a click in a tab's middle landed on the
+    // counts when they were part of the tab's face).
+    const diff = h('button', { type: 'button', class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
       h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, name, branch, people, diff, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, label, people, diff, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -256,9 +262,13 @@ export class TabBar {
     branch.hidden = !branchName;
     this.updateDiff(el, s.id);
     this.updatePeople(el, s.id);
+    // The counts are in the tab order of the selected tab only: the arrows move between tabs.
+    el.querySelector<HTMLElement>('[data-testid=tab-diff]')!.tabIndex = selected ? 0 : -1;
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
     badge.textContent = s.status;
     badge.className = `badge badge-${s.status}`;
+    // Where the tab is short of room the status is a dot (app.css): the word stays in its tooltip.
+    badge.title = `Status: ${s.status}`;
     const close = el.querySelector<HTMLElement>('[data-testid=tab-close]')!;
     close.setAttribute('aria-label', `Close ${s.name}`);
     close.title = `Close ${s.name}`;
@@ -289,8 +299,9 @@ export class TabBar {
     const m = entry && ownsDiff(entry.session) ? this.deps.diffs.get(id) : undefined;
     const text = formatTotals(m);
     span.hidden = !text;
-    if (!m || !text) {
+    if (!entry || !m || !text) {
       span.removeAttribute('title');
+      span.removeAttribute('aria-label');
       delete span.dataset.additions;
       delete span.dataset.deletions;
       for (const c of span.children) c.textContent = '';
@@ -302,7 +313,9 @@ export class TabBar {
     if (add) add.textContent = `+${m.additions}`;
     if (del) del.textContent = ` \u2212${m.deletions}`;
     const files = m.truncated ? `${m.files.length}+ files` : `${m.files.length} file${m.files.length === 1 ? '' : 's'}`;
-    span.title = `${files} changed: ${m.additions} line${m.additions === 1 ? '' : 's'} added, ${m.deletions} removed. Click to see the changes (Alt+4).`;
+    const lines = `${m.additions} line${m.additions === 1 ? '' : 's'} added, ${m.deletions} removed`;
+    span.title = `${files} changed: ${lines}. Click to see the changes (Alt+4).`;
+    span.setAttribute('aria-label', `Show the changes of ${entry.session.name}: ${files}, ${lines}`);
   }
 
   private onBarClick(ev: MouseEvent): void {
