@@ -185,6 +185,13 @@ type Manager struct {
 	// runs tracks every session's PTY reader so Shutdown can wait for all.
 	runs sync.WaitGroup
 
+	// statusMu protects saving, whose observers are told under it so
+	// that they see its changes in order. It is taken alone, and
+	// observers take only leaf locks of their own.
+	statusMu      sync.Mutex
+	saving        SaveStatus
+	saveObservers observe.List[SaveStatus]
+
 	// saveMu serialises screen saves (the saver and Close).
 	saveMu sync.Mutex
 	// savers follow each session's ring for its saves. emitMu protects
@@ -258,7 +265,9 @@ func NewManager(opts Options) (*Manager, error) {
 	if err := m.restore(); err != nil {
 		return nil, err
 	}
+	m.saving.Database = opts.Store.Path()
 	m.journal = store.NewJournal(opts.Store, m.log)
+	m.journal.SubscribeFailures(m.saveFailed)
 	go m.saver()
 	return m, nil
 }

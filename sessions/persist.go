@@ -177,6 +177,134 @@ func (m *Manager) restore() error {
 	return nil
 }
 
+// SaveStatus says whether the sessions are being saved.
+type SaveStatus struct {
+	// Failing reports that the database refused a commit and that
+	// everything has not been saved since: from the first refused commit
+	// until a save of every session, whole, succeeds.
+	Failing bool
+	// Err is the last refused commit's error while Failing; after a
+	// recovery, the error that was.
+	Err error
+	// Since is when saving started failing, while Failing; after a
+	// recovery, when everything was saved again. Zero when saving never
+	// failed.
+	Since time.Time
+	// Database is the database file's path.
+	Database string
+}
+
+// SaveStatus returns whether the sessions are being saved; without a
+// Store, never failing.
+func (m *Manager) SaveStatus() SaveStatus {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	return m.saving
+}
+
+// SubscribeSaveStatus has fn called with every change of SaveStatus from
+// now on (when saving starts failing, and when it works again), in order,
+// until cancel is called. fn runs with a lock of the Manager held, so it
+// must be quick and must not call the Manager.
+func (m *Manager) SubscribeSaveStatus(fn func(SaveStatus)) (cancel func()) {
+	return m.saveObservers.Subscribe(fn)
+}
+
+// saveFailed makes a commit the database refused the Manager's state:
+// said once, in one log line, when saving starts failing, not at every
+// refused commit. It runs on the journal's goroutine.
+func (m *Manager) saveFailed(err error) {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if m.saving.Failing {
+		m.saving.Err = err
+		return
+	}
+	m.saving = SaveStatus{Failing: true, Err: err, Since: time.Now(), Database: m.opts.Store.Path()}
+	m.log.Error("sessions are not being saved: the database refuses writes; a restart now loses what the sessions do until saving works again, which is retried every save interval",
+		"database", m.opts.Store.Path(), "err", err)
+	// Under statusMu, so that observers see the changes in order.
+	m.saveObservers.Notify(m.saving)
+}
+
+// saveRecovered ends a failing state, once a save of everything
+// succeeded.
+func (m *Manager) saveRecovered() {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if !m.saving.Failing {
+		return
+	}
+	failedFor := time.Since(m.saving.Since).Round(time.Second)
+	m.saving = SaveStatus{Err: m.saving.Err, Since: time.Now(), Database: m.opts.Store.Path()}
+	m.log.Info("sessions are saved again", "database", m.opts.Store.Path(), "failedFor", failedFor)
+	m.saveObservers.Notify(m.saving)
+}
+
+// saveRound is one tick of the saver: the changed screens are saved,
+// and reports whether any output had moved. While saving fails it saves
+// every session whole instead (record, screen and prompt queue), which
+// puts back what the refused commits lost, and waits for it: when all of
+// it is committed, saving works again. That costs a copy of every ring
+// per tick, only while the disk refuses writes; a small commit that
+// happens to fit meanwhile (bbolt reuses freed pages) is no recovery.
+func (m *Manager) saveRound() (moved bool) {
+	if !m.SaveStatus().Failing {
+		return m.saveScreens()
+	}
+	before := m.journal.Failures()
+	moved = m.resaveAll()
+	m.journal.Sync()
+	if m.journal.Failures() == before {
+		m.saveRecovered()
+	}
+	return moved
+}
+
+// resaveAll queues every session's record, whole screen and prompt
+// queue, and reports whether any had output since its last save.
+func (m *Manager) resaveAll() (moved bool) {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	for _, s := range m.List() {
+		if m.resave(s) {
+			moved = true
+		}
+		m.journal.Drain(saveBacklog)
+	}
+	return moved
+}
+
+// resave queues s's record, whole screen and prompt queue, and reports
+// whether it had output since its last save. Locks as saveScreen.
+func (m *Manager) resave(s *Session) (moved bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	st := s.ring.State()
+	if st.Closed {
+		return false
+	}
+	sv := m.savers[s.id]
+	if sv == nil {
+		sv = new(output.Saver)
+		m.savers[s.id] = sv
+	}
+	moved = st.End != sv.End()
+	// A new Saver makes the save whole: what followed the last stored
+	// piece may have been refused.
+	*sv = output.Saver{}
+	v, ok := m.encodeRecord(s.infoLocked())
+	if enc, _, cut := sv.Save(s.ring, store.ScreenHead, true); enc != nil {
+		m.journal.PutSnapshot(s.id, v, enc, cut)
+	} else if ok {
+		m.journal.PutRecord(s.id, v)
+	}
+	m.putQueue(s.id, s.prompts.snapshot())
+	return moved
+}
+
 // saver saves changed screens every SaveInterval until Close, and tells
 // Options.Quiet when the output stops.
 func (m *Manager) saver() {
@@ -189,7 +317,7 @@ func (m *Manager) saver() {
 		case <-m.stopSaver:
 			return
 		case <-t.C:
-			moved := m.saveScreens()
+			moved := m.saveRound()
 			if moving && !moved && m.opts.Quiet != nil {
 				m.opts.Quiet()
 			}
@@ -272,8 +400,16 @@ func (m *Manager) Close() {
 		close(m.stopSaver)
 		<-m.saverDone
 		if m.journal != nil {
+			wasFailing, before := m.SaveStatus().Failing, m.journal.Failures()
 			m.saveScreens()
 			m.journal.Close()
+			// Saving that starts failing now is logged as it starts; one
+			// that failed already is said again, as what a restart will
+			// miss.
+			if wasFailing && m.journal.Failures() != before {
+				m.log.Error("the last save before closing failed too: a restart finds the sessions as they were last saved",
+					"database", m.opts.Store.Path(), "err", m.SaveStatus().Err)
+			}
 		}
 	})
 }
