@@ -54,9 +54,21 @@ func healthMain(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, "unhealthy: no agentmux answers at %s (%s): %v\n", addr, from, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "ok: agentmux %s at %s, up %s\n", h.Version, u, (time.Duration(h.UptimeMs) * time.Millisecond).Round(time.Second))
+	up := (time.Duration(h.UptimeMs) * time.Millisecond).Round(time.Second)
+	if h.Status == statusDegraded {
+		// Up all the same: exit 0, for a health check that restarted it
+		// would end every agent and free no disk. The line, which
+		// docker inspect shows, says what is wrong.
+		fmt.Fprintf(stdout, "degraded: agentmux %s at %s, up %s: %s\n", h.Version, u, up, h.Reason)
+		return 0
+	}
+	fmt.Fprintf(stdout, "ok: agentmux %s at %s, up %s\n", h.Version, u, up)
 	return 0
 }
+
+// statusDegraded is /api/health's status while the server serves but
+// cannot do all of its job; its reason says why.
+const statusDegraded = "degraded"
 
 // isAddrGiven reports whether args, which parseConfig accepted, name --addr.
 func isAddrGiven(args []string) bool {
@@ -102,11 +114,13 @@ func healthAddr(cfg config, addrGiven bool, getenv func(string) string) (addr, f
 // health is the part of /api/health's answer that `agentmux health` reads.
 type health struct {
 	Status   string `json:"status"`
+	Reason   string `json:"reason"`
 	Version  string `json:"version"`
 	UptimeMs int64  `json:"uptimeMs"`
 }
 
-// askHealth GETs u and returns the answer when it is {"status":"ok"}.
+// askHealth GETs u and returns the answer when it is {"status":"ok"} or
+// {"status":"degraded"}.
 func askHealth(ctx context.Context, u string) (health, error) {
 	var h health
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -130,7 +144,7 @@ func askHealth(ctx context.Context, u string) (health, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h); err != nil {
 		return h, fmt.Errorf("%s answered %s, not agentmux's health: %w", u, resp.Status, err)
 	}
-	if resp.StatusCode != http.StatusOK || h.Status != "ok" {
+	if resp.StatusCode != http.StatusOK || h.Status != "ok" && h.Status != statusDegraded {
 		return h, fmt.Errorf("%s answered %s, status %q", u, resp.Status, h.Status)
 	}
 	return h, nil

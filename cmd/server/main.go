@@ -264,6 +264,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.followDiffs)
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace, last: make(map[string]sessions.Status)}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
+	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()
