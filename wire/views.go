@@ -144,7 +144,7 @@ func SaveStatusView(st sessions.SaveStatus) SaveStatusMessage {
 	}
 	why, advice := saveFailure(st.Err, filepath.Dir(st.Database))
 	m.Message = "Sessions are not being saved: " + why + "."
-	m.Advice = advice + " agentmux retries by itself every few seconds; until it succeeds, a restart loses what the sessions did since saving failed."
+	m.Advice = advice + "; saving resumes by itself. Until then, a restart loses what the sessions did since."
 	if st.Err != nil {
 		m.Error = st.Err.Error()
 	}
@@ -160,17 +160,17 @@ func saveFailure(err error, dir string) (why, advice string) {
 	}
 	switch {
 	case is(syscall.ENOSPC):
-		return "the disk is full", "Free space on the file system that holds " + dir + " (df " + dir + ")."
+		return "the disk is full", "Free space on the file system that holds " + dir + " (df " + dir + ")"
 	case is(syscall.EDQUOT):
-		return "the disk quota is used up", "Free space in your quota on the file system that holds " + dir + "."
+		return "the disk quota is used up", "Free space in your quota on the file system that holds " + dir
 	case is(syscall.EROFS):
-		return "the file system is read-only", "Make the file system that holds " + dir + " writable again, or restart agentmux with another --data-dir."
+		return "the file system is read-only", "Make the file system that holds " + dir + " writable again, or restart agentmux with another --data-dir"
 	case is(syscall.EACCES), is(syscall.EPERM):
-		return "agentmux may not write the database", "Give the user agentmux runs as write access to " + dir + "."
+		return "agentmux may not write the database", "Give the user agentmux runs as write access to " + dir
 	case is(syscall.EIO):
-		return "the disk reports an I/O error", "Check the disk that holds " + dir + " (dmesg) and copy its agentmux.db somewhere safe."
+		return "the disk reports an I/O error", "Check the disk that holds " + dir + " (dmesg) and copy its agentmux.db somewhere safe"
 	}
-	return "the database refuses writes", "Check the file system that holds " + dir + "."
+	return "the database refuses writes", "Check the file system that holds " + dir
 }
 
 // Participant is one connection in a session.

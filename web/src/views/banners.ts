@@ -56,7 +56,11 @@ export class Banners {
     const since = new Date(m.since);
     this.saveSince.textContent = `Since ${sinceLabel(since, new Date())}.`;
     this.saveSince.title = since.toISOString();
-    this.saveWhere.textContent = `Database ${m.database}${m.error ? `: ${m.error}` : ''}`;
+    // The error names the database again at each layer it went through;
+    // its last part is the system's reason. The whole is in the tooltip.
+    const reason = m.error ? m.error.slice(m.error.lastIndexOf(': ') + 1).trim() : '';
+    this.saveWhere.textContent = `Database ${m.database}${reason ? `: ${reason}` : ''}`;
+    this.saveWhere.title = m.error ?? '';
     this.saveAdvice.textContent = m.advice ?? '';
     this.saveEl.hidden = false;
   }
