@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -91,7 +92,8 @@ type Options struct {
 	Scrollback int
 	// Workspace is the directory relative working directories are resolved
 	// against and where sessions start by default; empty means the current
-	// directory.
+	// directory. Its sessions are the ones a Store lists: those of other
+	// workspaces in a database they share stay there, unlisted.
 	Workspace string
 	// DefaultProfile is used when a create request names no agent and no
 	// command; its zero value means the shell profile.
@@ -230,6 +232,12 @@ func NewManager(opts Options) (*Manager, error) {
 		}
 		opts.Workspace = wd
 	}
+	// Absolute and clean: records name it, and a restore compares.
+	ws, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("find workspace: %w", err)
+	}
+	opts.Workspace = ws
 	if opts.Profiles == nil {
 		opts.Profiles = BuiltinProfiles()
 	}

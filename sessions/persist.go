@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +32,52 @@ type record struct {
 	Exit           *output.ExitStatus `json:"exit,omitempty"`
 	Worktree       *Worktree          `json:"worktree,omitempty"`
 	Conversation   string             `json:"conversation,omitempty"`
+	// Workspace is the workspace of the Manager that saved the session,
+	// absolute and clean: a database several workspaces share (one
+	// --data-dir given to servers of each) holds all of theirs, and each
+	// lists only its own. Records saved before it was kept have none;
+	// their Cwd says (isOfWorkspace).
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// isOfWorkspace reports whether a stored session belongs to the
+// workspace ws (absolute and clean): the one it records, or, for a
+// record saved before records named theirs, the one its working
+// directory (or its worktree) is in. Sessions of the workspace always
+// ran in it or in a worktree under it, unless one was given an absolute
+// cwd outside it: such an old record belongs to no workspace, and stays
+// in the database unlisted.
+func isOfWorkspace(r record, ws string) bool {
+	if r.Workspace != "" {
+		return filepath.Clean(r.Workspace) == ws
+	}
+	within := func(p string) bool {
+		rel, err := filepath.Rel(ws, filepath.Clean(p))
+		return err == nil && filepath.IsAbs(p) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	return r.Cwd != "" && within(r.Cwd) || r.Worktree != nil && within(r.Worktree.Path)
+}
+
+// CopyWorkspace copies the sessions of the workspace ws (absolute) that
+// src holds into dst, as they are stored, and returns how many. src is
+// only read: it is how a workspace takes its sessions from a database it
+// shared with others.
+func CopyWorkspace(dst, src *store.Store, ws string) (int, error) {
+	list, _, err := load(src)
+	if err != nil {
+		return 0, err
+	}
+	ws = filepath.Clean(ws)
+	var ids []string
+	for _, sv := range list {
+		if isOfWorkspace(sv.record, ws) {
+			ids = append(ids, sv.record.ID)
+		}
+	}
+	if err := store.CopySessions(dst, src, ids); err != nil {
+		return 0, err
+	}
+	return len(ids), nil
 }
 
 // saved is a session read back from the store, decoded.
@@ -76,7 +124,9 @@ func (m *Manager) putRecord(info Info) {
 // encodeRecord returns info's record as the store keeps it, or logs why
 // it cannot.
 func (m *Manager) encodeRecord(info Info) ([]byte, bool) {
-	v, err := json.Marshal(recordOf(info))
+	r := recordOf(info)
+	r.Workspace = m.opts.Workspace
+	v, err := json.Marshal(r)
 	if err != nil {
 		m.log.Error("encode session", "session", info.ID, "err", err)
 		return nil, false
@@ -114,8 +164,10 @@ func recordOf(info Info) record {
 	}
 }
 
-// restore lists every saved session as idle, with its last screen in its
-// ring at the offsets it had, so clients' seq stay meaningful.
+// restore lists every saved session of the workspace as idle, with its
+// last screen in its ring at the offsets it had, so clients' seq stay
+// meaningful. Sessions of other workspaces are left as they are stored:
+// not listed, not counted, their processes not touched.
 func (m *Manager) restore() error {
 	list, skipped, err := load(m.opts.Store)
 	if err != nil {
@@ -124,8 +176,13 @@ func (m *Manager) restore() error {
 	for _, e := range skipped {
 		m.log.Warn("a saved session could not be read and is left out", "database", m.opts.Store.Path(), "err", e)
 	}
+	others := 0
 	for _, sv := range list {
 		r := sv.record
+		if !isOfWorkspace(r, m.opts.Workspace) {
+			others++
+			continue
+		}
 		// A run that had failed on its own stays failed, with its exit
 		// code; every other session (running when the server went, or
 		// stopped) comes back idle, waiting for a resume.
@@ -171,8 +228,12 @@ func (m *Manager) restore() error {
 		m.savers[r.ID].Mark(s.ring)
 		m.created++
 	}
-	if len(list) > 0 {
-		m.log.Info("restored sessions", "count", len(list), "database", m.opts.Store.Path())
+	if n := len(list) - others; n > 0 {
+		m.log.Info("restored sessions", "count", n, "database", m.opts.Store.Path())
+	}
+	if others > 0 {
+		m.log.Info("the database holds sessions of other workspaces too; they are left as they are, for those workspaces' servers",
+			"count", others, "database", m.opts.Store.Path(), "workspace", m.opts.Workspace)
 	}
 	return nil
 }
