@@ -33,7 +33,9 @@ const addrFile = "agentmux.addr"
 // for bad flags. The server it asks is, in this order: the one at --addr
 // when that flag is given; the one whose address is in --data-dir's
 // agentmux.addr (the same flag, AGENTMUX_DATA_DIR or default as the
-// server's), which is wherever that server listens, whichever flag or
+// server's; the default is the workspace's, so it takes --workspace or
+// the current directory as the server does), which is wherever that
+// server listens, whichever flag or
 // variable moved it; else the one at AGENTMUX_ADDR or the default address.
 // The image's health check runs it, so moving the port keeps it right.
 func healthMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -94,8 +96,13 @@ func healthAddr(cfg config, addrGiven bool, getenv func(string) string) (addr, f
 	}
 	dir := cfg.DataDir
 	if dir == "" {
-		var err error
-		if dir, err = defaultDataDir(getenv); err != nil {
+		// The default is the workspace's own: the same --workspace (or
+		// current directory) as the server's finds it.
+		ws, err := resolveWorkspace(cfg.Workspace)
+		if err == nil {
+			dir, err = defaultDataDir(getenv, ws)
+		}
+		if err != nil {
 			return cfg.Addr, fallback + "; " + err.Error()
 		}
 	}
