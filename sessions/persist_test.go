@@ -769,7 +769,9 @@ func TestRestoresTheDatabaseOfAnEarlierBuild(t *testing.T) {
 	}
 	st := openTestStore(t, path)
 	defer st.Close()
-	m, err := NewManager(Options{Workspace: t.TempDir(), Store: st, Logger: slog.New(slog.DiscardHandler)})
+	// The workspace its sessions ran in: their records name none, and
+	// their working directories are in it.
+	m, err := NewManager(Options{Workspace: "/work/space", Store: st, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
