@@ -11,6 +11,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/workflow"
 	"github.com/agentmux/agentmux/wire"
@@ -84,6 +85,17 @@ func (a *App) OnMemory(st memory.Status) {
 	msg := wire.ResourceWarningView(st)
 	a.mu.Lock()
 	a.memory = st
+	a.mu.Unlock()
+	a.broadcast(msg)
+}
+
+// OnSaveStatus records whether the sessions are being saved and tells
+// every client; clients that join later are told at once while saving
+// fails.
+func (a *App) OnSaveStatus(st sessions.SaveStatus) {
+	msg := wire.SaveStatusView(st)
+	a.mu.Lock()
+	a.saving = st
 	a.mu.Unlock()
 	a.broadcast(msg)
 }

@@ -6,8 +6,9 @@
 // which viewer's size a session's terminal has (size.go), the sessions'
 // review drafts and their send (review.go), and what a client that
 // connects is told at once: each session's last diff, the memory level,
-// the ports a browser is shown. It turns the events of the sessions and
-// the watchers (the On* methods) into the protocol's messages.
+// whether saving fails, the ports a browser is shown. It turns the events
+// of the sessions and the watchers (the On* methods) into the protocol's
+// messages.
 //
 // It does not own connections, sockets or their queues: a transport
 // (package ws) joins each of its clients (Join) as a Client, which takes
@@ -82,6 +83,8 @@ type App struct {
 	mu      sync.Mutex
 	clients map[*Participant]struct{}
 	memory  memory.Status // the last level announced
+	// saving is the last save status announced.
+	saving sessions.SaveStatus
 	// shifted is when each document was last suggested (layout.shift).
 	shifted map[string]time.Time
 	// diffs is each session's last session.diff, for clients that join.
@@ -117,8 +120,9 @@ func New(opts Options) (*App, error) {
 
 // Join subscribes a client that connected, as a participant of its own,
 // and sends it the current state: the memory level when it is not ok,
-// each session's last diff, and the ports listing (or asks the poller for
-// one). Every change after Join reaches it; Leave ends that.
+// that saving fails when it does, each session's last diff, and the ports
+// listing (or asks the poller for one). Every change after Join reaches
+// it; Leave ends that.
 func (a *App) Join(c Client) *Participant {
 	p := newParticipant(c)
 	a.mu.Lock()
@@ -126,6 +130,11 @@ func (a *App) Join(c Client) *Participant {
 	a.clients[p] = struct{}{}
 	if lvl := a.memory.Level; lvl != "" && lvl != memory.OK {
 		if b, err := wire.Marshal(wire.ResourceWarningView(a.memory)); err == nil {
+			c.Send(b)
+		}
+	}
+	if a.saving.Failing {
+		if b, err := wire.Marshal(wire.SaveStatusView(a.saving)); err == nil {
 			c.Send(b)
 		}
 	}

@@ -267,8 +267,19 @@ func httpError(log *slog.Logger, err error, c echo.Context) {
 	}
 }
 
+// health answers whether the server is up and, while saving the sessions
+// fails, that it is degraded and why. Degraded is still 200: probes that
+// restart a server whose answer fails would end every running agent,
+// and a restart frees no disk.
 func (a *API) health(c echo.Context) error {
-	return c.JSON(http.StatusOK, HealthReply{Status: "ok", Version: a.opts.Version, UptimeMs: time.Since(a.opts.Started).Milliseconds()})
+	r := HealthReply{Status: "ok", Version: a.opts.Version, UptimeMs: time.Since(a.opts.Started).Milliseconds()}
+	if st := a.mgr.SaveStatus(); st.Failing {
+		v := wire.SaveStatusView(st)
+		r.Status = "degraded"
+		r.Reason = fmt.Sprintf("%s Since %s (%s ago), database %s: %s. %s", v.Message,
+			st.Since.UTC().Format(time.RFC3339), time.Since(st.Since).Round(time.Second), v.Database, v.Error, v.Advice)
+	}
+	return c.JSON(http.StatusOK, r)
 }
 
 // config tells the UI what it cannot know otherwise: where the workspace

@@ -13,7 +13,12 @@ import (
 // HealthReply is GET /api/health's: `agentmux health` and container
 // health checks read it.
 type HealthReply struct {
-	Status   string `json:"status"` // always "ok"
+	// Reason says, while Status is "degraded", what is wrong, where,
+	// since when and what to do, in words.
+	Reason string `json:"reason,omitempty"`
+	// Status is "ok", or "degraded" while the server serves but cannot
+	// do all of its job (saving the sessions fails).
+	Status   string `json:"status"`
 	UptimeMs int64  `json:"uptimeMs"`
 	Version  string `json:"version"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -94,7 +95,8 @@ type Options struct {
 	Scrollback int
 	// Workspace is the directory relative working directories are resolved
 	// against and where sessions start by default; empty means the current
-	// directory.
+	// directory. Its sessions are the ones a Store lists: those of other
+	// workspaces in a database they share stay there, unlisted.
 	Workspace string
 	// DefaultProfile is used when a create request names no agent and no
 	// command; its zero value means the shell profile.
@@ -188,6 +190,13 @@ type Manager struct {
 	// runs tracks every session's PTY reader so Shutdown can wait for all.
 	runs sync.WaitGroup
 
+	// statusMu protects saving, whose observers are told under it so
+	// that they see its changes in order. It is taken alone, and
+	// observers take only leaf locks of their own.
+	statusMu      sync.Mutex
+	saving        SaveStatus
+	saveObservers observe.List[SaveStatus]
+
 	// saveMu serialises screen saves (the saver and Close).
 	saveMu sync.Mutex
 	// savers follow each session's ring for its saves. emitMu protects
@@ -226,6 +235,12 @@ func NewManager(opts Options) (*Manager, error) {
 		}
 		opts.Workspace = wd
 	}
+	// Absolute and clean: records name it, and a restore compares.
+	ws, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("find workspace: %w", err)
+	}
+	opts.Workspace = ws
 	if opts.Profiles == nil {
 		opts.Profiles = BuiltinProfiles()
 	}
@@ -261,7 +276,9 @@ func NewManager(opts Options) (*Manager, error) {
 	if err := m.restore(); err != nil {
 		return nil, err
 	}
+	m.saving.Database = opts.Store.Path()
 	m.journal = store.NewJournal(opts.Store, m.log)
+	m.journal.SubscribeFailures(m.saveFailed)
 	go m.saver()
 	return m, nil
 }

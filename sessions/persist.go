@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +32,52 @@ type record struct {
 	Exit           *output.ExitStatus `json:"exit,omitempty"`
 	Worktree       *Worktree          `json:"worktree,omitempty"`
 	Conversation   string             `json:"conversation,omitempty"`
+	// Workspace is the workspace of the Manager that saved the session,
+	// absolute and clean: a database several workspaces share (one
+	// --data-dir given to servers of each) holds all of theirs, and each
+	// lists only its own. Records saved before it was kept have none;
+	// their Cwd says (isOfWorkspace).
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// isOfWorkspace reports whether a stored session belongs to the
+// workspace ws (absolute and clean): the one it records, or, for a
+// record saved before records named theirs, the one its working
+// directory (or its worktree) is in. Sessions of the workspace always
+// ran in it or in a worktree under it, unless one was given an absolute
+// cwd outside it: such an old record belongs to no workspace, and stays
+// in the database unlisted.
+func isOfWorkspace(r record, ws string) bool {
+	if r.Workspace != "" {
+		return filepath.Clean(r.Workspace) == ws
+	}
+	within := func(p string) bool {
+		rel, err := filepath.Rel(ws, filepath.Clean(p))
+		return err == nil && filepath.IsAbs(p) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	return r.Cwd != "" && within(r.Cwd) || r.Worktree != nil && within(r.Worktree.Path)
+}
+
+// CopyWorkspace copies the sessions of the workspace ws (absolute) that
+// src holds into dst, as they are stored, and returns how many. src is
+// only read: it is how a workspace takes its sessions from a database it
+// shared with others.
+func CopyWorkspace(dst, src *store.Store, ws string) (int, error) {
+	list, _, err := load(src)
+	if err != nil {
+		return 0, err
+	}
+	ws = filepath.Clean(ws)
+	var ids []string
+	for _, sv := range list {
+		if isOfWorkspace(sv.record, ws) {
+			ids = append(ids, sv.record.ID)
+		}
+	}
+	if err := store.CopySessions(dst, src, ids); err != nil {
+		return 0, err
+	}
+	return len(ids), nil
 }
 
 // saved is a session read back from the store, decoded.
@@ -76,7 +124,9 @@ func (m *Manager) putRecord(info Info) {
 // encodeRecord returns info's record as the store keeps it, or logs why
 // it cannot.
 func (m *Manager) encodeRecord(info Info) ([]byte, bool) {
-	v, err := json.Marshal(recordOf(info))
+	r := recordOf(info)
+	r.Workspace = m.opts.Workspace
+	v, err := json.Marshal(r)
 	if err != nil {
 		m.log.Error("encode session", "session", info.ID, "err", err)
 		return nil, false
@@ -114,8 +164,10 @@ func recordOf(info Info) record {
 	}
 }
 
-// restore lists every saved session as idle, with its last screen in its
-// ring at the offsets it had, so clients' seq stay meaningful.
+// restore lists every saved session of the workspace as idle, with its
+// last screen in its ring at the offsets it had, so clients' seq stay
+// meaningful. Sessions of other workspaces are left as they are stored:
+// not listed, not counted, their processes not touched.
 func (m *Manager) restore() error {
 	list, skipped, err := load(m.opts.Store)
 	if err != nil {
@@ -124,8 +176,13 @@ func (m *Manager) restore() error {
 	for _, e := range skipped {
 		m.log.Warn("a saved session could not be read and is left out", "database", m.opts.Store.Path(), "err", e)
 	}
+	others := 0
 	for _, sv := range list {
 		r := sv.record
+		if !isOfWorkspace(r, m.opts.Workspace) {
+			others++
+			continue
+		}
 		// A run that had failed on its own stays failed, with its exit
 		// code; every other session (running when the server went, or
 		// stopped) comes back idle, waiting for a resume.
@@ -171,10 +228,142 @@ func (m *Manager) restore() error {
 		m.savers[r.ID].Mark(s.ring)
 		m.created++
 	}
-	if len(list) > 0 {
-		m.log.Info("restored sessions", "count", len(list), "database", m.opts.Store.Path())
+	if n := len(list) - others; n > 0 {
+		m.log.Info("restored sessions", "count", n, "database", m.opts.Store.Path())
+	}
+	if others > 0 {
+		m.log.Info("the database holds sessions of other workspaces too; they are left as they are, for those workspaces' servers",
+			"count", others, "database", m.opts.Store.Path(), "workspace", m.opts.Workspace)
 	}
 	return nil
+}
+
+// SaveStatus says whether the sessions are being saved.
+type SaveStatus struct {
+	// Failing reports that the database refused a commit and that
+	// everything has not been saved since: from the first refused commit
+	// until a save of every session, whole, succeeds.
+	Failing bool
+	// Err is the last refused commit's error while Failing; after a
+	// recovery, the error that was.
+	Err error
+	// Since is when saving started failing, while Failing; after a
+	// recovery, when everything was saved again. Zero when saving never
+	// failed.
+	Since time.Time
+	// Database is the database file's path.
+	Database string
+}
+
+// SaveStatus returns whether the sessions are being saved; without a
+// Store, never failing.
+func (m *Manager) SaveStatus() SaveStatus {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	return m.saving
+}
+
+// SubscribeSaveStatus has fn called with every change of SaveStatus from
+// now on (when saving starts failing, and when it works again), in order,
+// until cancel is called. fn runs with a lock of the Manager held, so it
+// must be quick and must not call the Manager.
+func (m *Manager) SubscribeSaveStatus(fn func(SaveStatus)) (cancel func()) {
+	return m.saveObservers.Subscribe(fn)
+}
+
+// saveFailed makes a commit the database refused the Manager's state:
+// said once, in one log line, when saving starts failing, not at every
+// refused commit. It runs on the journal's goroutine.
+func (m *Manager) saveFailed(err error) {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if m.saving.Failing {
+		m.saving.Err = err
+		return
+	}
+	m.saving = SaveStatus{Failing: true, Err: err, Since: time.Now(), Database: m.opts.Store.Path()}
+	m.log.Error("sessions are not being saved: the database refuses writes; a restart now loses what the sessions do until saving works again, which is retried every save interval",
+		"database", m.opts.Store.Path(), "err", err)
+	// Under statusMu, so that observers see the changes in order.
+	m.saveObservers.Notify(m.saving)
+}
+
+// saveRecovered ends a failing state, once a save of everything
+// succeeded.
+func (m *Manager) saveRecovered() {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if !m.saving.Failing {
+		return
+	}
+	failedFor := time.Since(m.saving.Since).Round(time.Second)
+	m.saving = SaveStatus{Err: m.saving.Err, Since: time.Now(), Database: m.opts.Store.Path()}
+	m.log.Info("sessions are saved again", "database", m.opts.Store.Path(), "failedFor", failedFor)
+	m.saveObservers.Notify(m.saving)
+}
+
+// saveRound is one tick of the saver: the changed screens are saved,
+// and reports whether any output had moved. While saving fails it saves
+// every session whole instead (record, screen and prompt queue), which
+// puts back what the refused commits lost, and waits for it: when all of
+// it is committed, saving works again. That costs a copy of every ring
+// per tick, only while the disk refuses writes; a small commit that
+// happens to fit meanwhile (bbolt reuses freed pages) is no recovery.
+func (m *Manager) saveRound() (moved bool) {
+	if !m.SaveStatus().Failing {
+		return m.saveScreens()
+	}
+	before := m.journal.Failures()
+	moved = m.resaveAll()
+	m.journal.Sync()
+	if m.journal.Failures() == before {
+		m.saveRecovered()
+	}
+	return moved
+}
+
+// resaveAll queues every session's record, whole screen and prompt
+// queue, and reports whether any had output since its last save.
+func (m *Manager) resaveAll() (moved bool) {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	for _, s := range m.List() {
+		if m.resave(s) {
+			moved = true
+		}
+		m.journal.Drain(saveBacklog)
+	}
+	return moved
+}
+
+// resave queues s's record, whole screen and prompt queue, and reports
+// whether it had output since its last save. Locks as saveScreen.
+func (m *Manager) resave(s *Session) (moved bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	st := s.ring.State()
+	if st.Closed {
+		return false
+	}
+	sv := m.savers[s.id]
+	if sv == nil {
+		sv = new(output.Saver)
+		m.savers[s.id] = sv
+	}
+	moved = st.End != sv.End()
+	// A new Saver makes the save whole: what followed the last stored
+	// piece may have been refused.
+	*sv = output.Saver{}
+	v, ok := m.encodeRecord(s.infoLocked())
+	if enc, _, cut := sv.Save(s.ring, store.ScreenHead, true); enc != nil {
+		m.journal.PutSnapshot(s.id, v, enc, cut)
+	} else if ok {
+		m.journal.PutRecord(s.id, v)
+	}
+	m.putQueue(s.id, s.prompts.snapshot())
+	return moved
 }
 
 // saver saves changed screens every SaveInterval until Close, and tells
@@ -189,7 +378,7 @@ func (m *Manager) saver() {
 		case <-m.stopSaver:
 			return
 		case <-t.C:
-			moved := m.saveScreens()
+			moved := m.saveRound()
 			if moving && !moved && m.opts.Quiet != nil {
 				m.opts.Quiet()
 			}
@@ -272,8 +461,16 @@ func (m *Manager) Close() {
 		close(m.stopSaver)
 		<-m.saverDone
 		if m.journal != nil {
+			wasFailing, before := m.SaveStatus().Failing, m.journal.Failures()
 			m.saveScreens()
 			m.journal.Close()
+			// Saving that starts failing now is logged as it starts; one
+			// that failed already is said again, as what a restart will
+			// miss.
+			if wasFailing && m.journal.Failures() != before {
+				m.log.Error("the last save before closing failed too: a restart finds the sessions as they were last saved",
+					"database", m.opts.Store.Path(), "err", m.SaveStatus().Err)
+			}
 		}
 	})
 }

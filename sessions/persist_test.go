@@ -769,7 +769,9 @@ func TestRestoresTheDatabaseOfAnEarlierBuild(t *testing.T) {
 	}
 	st := openTestStore(t, path)
 	defer st.Close()
-	m, err := NewManager(Options{Workspace: t.TempDir(), Store: st, Logger: slog.New(slog.DiscardHandler)})
+	// The workspace its sessions ran in: their records name none, and
+	// their working directories are in it.
+	m, err := NewManager(Options{Workspace: "/work/space", Store: st, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -843,6 +845,33 @@ func TestRestoresTheDatabaseOfAnEarlierBuild(t *testing.T) {
 		}
 		if again, err := json.Marshal(q); err != nil || !bytes.Equal(again, sv.Queue) {
 			t.Errorf("session %s's queue written back as %s (%v), want %s", sv.ID, again, err, sv.Queue)
+		}
+	}
+}
+
+// TestIsOfWorkspace: a record that names its workspace belongs to that
+// one only; one saved before records named theirs belongs to the
+// workspace its working directory or worktree is in, and a workspace
+// whose path another's begins with is not the other.
+func TestIsOfWorkspace(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    record
+		ws   string
+		want bool
+	}{
+		{"named", record{Workspace: "/src/app", Cwd: "/elsewhere"}, "/src/app", true},
+		{"named another", record{Workspace: "/src/other", Cwd: "/src/app"}, "/src/app", false},
+		{"old, in it", record{Cwd: "/src/app"}, "/src/app", true},
+		{"old, below it", record{Cwd: "/src/app/web"}, "/src/app", true},
+		{"old, a sibling with its name as prefix", record{Cwd: "/src/app2"}, "/src/app", false},
+		{"old, above it", record{Cwd: "/src"}, "/src/app", false},
+		{"old, worktree in it", record{Cwd: "/tmp/x", Worktree: &Worktree{Path: "/src/app/.worktrees/feat"}}, "/src/app", true},
+		{"old, no cwd", record{}, "/src/app", false},
+		{"old, relative cwd", record{Cwd: "web"}, "/src/app", false},
+	} {
+		if got := isOfWorkspace(tc.r, tc.ws); got != tc.want {
+			t.Errorf("%s: isOfWorkspace(%+v, %q) = %v, want %v", tc.name, tc.r, tc.ws, got, tc.want)
 		}
 	}
 }

@@ -145,6 +145,25 @@ type (
 		IsAcceptingNewSessions bool    `json:"isAcceptingNewSessions"`
 		Level                  string  `json:"level"`
 	}
+	// SaveStatusMessage says whether the sessions are being saved: sent
+	// when saving starts failing and when it works again.
+	SaveStatusMessage struct {
+		Type string `json:"type"`
+		// Failing reports that the database refuses writes: a restart
+		// now loses what the sessions did since Since.
+		Failing bool `json:"failing"`
+		// Message says what failed, in a sentence for people.
+		Message string `json:"message"`
+		// Database is the database file: where it failed.
+		Database string `json:"database"`
+		// Since is when saving started failing or, once not failing,
+		// when it worked again, in Unix milliseconds.
+		Since int64 `json:"since"`
+		// Error is the database's last refusal, while failing.
+		Error string `json:"error,omitempty"`
+		// Advice says what to do about it, while failing.
+		Advice string `json:"advice,omitempty"`
+	}
 	// DiffMessage is the live summary of what a session changed.
 	DiffMessage struct {
 		Type      string     `json:"type"`

@@ -48,6 +48,7 @@ var serverMessages = map[string]any{
 	TypeLayoutShift:         LayoutShiftMessage{},
 	TypeWorkflowUpdated:     WorkflowMessage{},
 	TypeResourceWarning:     ResourceWarningMessage{},
+	TypeSaveStatus:          SaveStatusMessage{},
 	TypeServerShutdown:      ShutdownMessage{},
 	TypeError:               ErrorMessage{},
 	TypeHeartbeat:           HeartbeatMessage{},

@@ -1,7 +1,11 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
@@ -128,6 +132,45 @@ func ResourceWarningView(st memory.Status) ResourceWarningMessage {
 		IsAcceptingNewSessions: st.Level != memory.Critical,
 		Level:                  string(st.Level),
 	}
+}
+
+// SaveStatusView returns the save.status that says st, with what failed
+// and what to do in words for people.
+func SaveStatusView(st sessions.SaveStatus) SaveStatusMessage {
+	m := SaveStatusMessage{Type: TypeSaveStatus, Failing: st.Failing, Database: st.Database, Since: st.Since.UnixMilli()}
+	if !st.Failing {
+		m.Message = "Sessions are saved again."
+		return m
+	}
+	why, advice := saveFailure(st.Err, filepath.Dir(st.Database))
+	m.Message = "Sessions are not being saved: " + why + "."
+	m.Advice = advice + "; saving resumes by itself. Until then, a restart loses what the sessions did since."
+	if st.Err != nil {
+		m.Error = st.Err.Error()
+	}
+	return m
+}
+
+// saveFailure says why the database in dir refused a write, and what to
+// do. bbolt does not always wrap the system's error (a failed resize is
+// formatted with %s), so its text is matched too.
+func saveFailure(err error, dir string) (why, advice string) {
+	is := func(errno syscall.Errno) bool {
+		return err != nil && (errors.Is(err, errno) || strings.Contains(err.Error(), errno.Error()))
+	}
+	switch {
+	case is(syscall.ENOSPC):
+		return "the disk is full", "Free space on the file system that holds " + dir + " (df " + dir + ")"
+	case is(syscall.EDQUOT):
+		return "the disk quota is used up", "Free space in your quota on the file system that holds " + dir
+	case is(syscall.EROFS):
+		return "the file system is read-only", "Make the file system that holds " + dir + " writable again, or restart agentmux with another --data-dir"
+	case is(syscall.EACCES), is(syscall.EPERM):
+		return "agentmux may not write the database", "Give the user agentmux runs as write access to " + dir
+	case is(syscall.EIO):
+		return "the disk reports an I/O error", "Check the disk that holds " + dir + " (dmesg) and copy its agentmux.db somewhere safe"
+	}
+	return "the database refuses writes", "Check the file system that holds " + dir
 }
 
 // Participant is one connection in a session.

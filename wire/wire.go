@@ -79,8 +79,11 @@ const (
 	TypeLayoutShift     = "layout.shift"
 	TypeWorkflowUpdated = "workflow.updated"
 	TypeResourceWarning = "resource.warning"
-	TypeServerShutdown  = "server.shutdown"
-	TypeError           = "error"
+	// TypeSaveStatus says the sessions stopped being saved (the
+	// database refuses writes: a full disk), or are saved again.
+	TypeSaveStatus     = "save.status"
+	TypeServerShutdown = "server.shutdown"
+	TypeError          = "error"
 )
 
 // MaxSessionIDLen is the length of a session id, a UUID in its usual

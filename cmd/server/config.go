@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -153,7 +155,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&cfg.Workspace, "workspace", "", "the tree the agents work in (default: the current directory)")
-	fs.StringVar(&cfg.DataDir, "data-dir", "", "where the session database lives (default: $XDG_STATE_HOME/agentmux or ~/.local/state/agentmux)")
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "where the session database lives (default: a directory of the workspace's own, named after it, in $XDG_STATE_HOME/agentmux or ~/.local/state/agentmux)")
 	fs.DurationVar(&cfg.SaveInterval, "save-interval", 5*time.Second, "how often changed screens are saved; a crash loses at most this much output")
 	fs.StringVar(&cfg.Agent, "agent", sessions.ProfileClaude, "agent profile: claude, codex, aider, shell or custom")
 	fs.Func("agent-cmd", "command line to run, e.g. 'bash -l'; implies custom when no --agent is named", func(s string) error {
@@ -381,8 +383,11 @@ func validHostName(h string) bool {
 	}) < 0
 }
 
-// defaultDataDir follows the XDG base directory rules for state.
-func defaultDataDir(getenv func(string) string) (string, error) {
+// stateDir is agentmux's directory under the XDG base directory rules
+// for state: $XDG_STATE_HOME/agentmux, else ~/.local/state/agentmux.
+// Versions before issue 40 kept every workspace's database in it
+// (sharedDatabase); each workspace now has a directory of its own in it.
+func stateDir(getenv func(string) string) (string, error) {
 	if state := getenv("XDG_STATE_HOME"); filepath.IsAbs(state) {
 		return filepath.Join(state, "agentmux"), nil
 	}
@@ -391,6 +396,47 @@ func defaultDataDir(getenv func(string) string) (string, error) {
 		return "", errors.New("no --data-dir given and no HOME to put ~/.local/state/agentmux in")
 	}
 	return filepath.Join(home, ".local", "state", "agentmux"), nil
+}
+
+// defaultDataDir is the data directory of the workspace, an absolute
+// path, when --data-dir names none: a directory of its own under
+// stateDir, named after the workspace's last element and a hash of its
+// whole path (cleaned, as given: a workspace reached through a symlink
+// is another one), so that two workspaces never share sessions, nor the
+// database's lock. The name says which workspace it is to a person
+// listing the directory; the hash tells apart two workspaces of the same
+// name.
+func defaultDataDir(getenv func(string) string, workspace string) (string, error) {
+	if !filepath.IsAbs(workspace) {
+		return "", fmt.Errorf("workspace %q is not an absolute path", workspace)
+	}
+	dir, err := stateDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, workspaceDirName(filepath.Clean(workspace))), nil
+}
+
+// workspaceDirName is the name of the data directory of the workspace at
+// the clean absolute path ws: its last element, in characters safe in
+// any file name and at most 32 of them, a dash, and 12 hex digits of the
+// SHA-256 of the path.
+func workspaceDirName(ws string) string {
+	base := filepath.Base(ws)
+	if base == string(filepath.Separator) {
+		base = "root"
+	}
+	base = strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, base)
+	if len(base) > 32 {
+		base = base[:32]
+	}
+	sum := sha256.Sum256([]byte(ws))
+	return base + "-" + hex.EncodeToString(sum[:6])
 }
 
 func usage(fs *flag.FlagSet, w io.Writer) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,21 +67,48 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestDefaultDataDir: the default data directory is the workspace's
+// own, under the XDG state directory: named after the workspace's last
+// element and a hash of its clean path, so two workspaces (even of the
+// same name) never share one, and one workspace always finds its own.
 func TestDefaultDataDir(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
+		ws   string
 		want string
 	}{
-		{map[string]string{"XDG_STATE_HOME": "/state", "HOME": "/home/u"}, "/state/agentmux"},
-		{map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/home/u"}, "/home/u/.local/state/agentmux"},
-		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/agentmux"},
+		{map[string]string{"XDG_STATE_HOME": "/state", "HOME": "/home/u"}, "/src/app", "/state/agentmux/app-"},
+		{map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/home/u"}, "/src/app", "/home/u/.local/state/agentmux/app-"},
+		{map[string]string{"HOME": "/home/u"}, "/src/app", "/home/u/.local/state/agentmux/app-"},
+		{map[string]string{"HOME": "/home/u"}, "/", "/home/u/.local/state/agentmux/root-"},
+		{map[string]string{"HOME": "/home/u"}, "/src/my app:é", "/home/u/.local/state/agentmux/my_app__-"},
+		{map[string]string{"HOME": "/home/u"}, "/src/" + strings.Repeat("x", 40), "/home/u/.local/state/agentmux/" + strings.Repeat("x", 32) + "-"},
 	} {
-		if got, err := defaultDataDir(envOf(tc.env)); err != nil || got != tc.want {
-			t.Errorf("defaultDataDir(%v) = %q, %v; want %q", tc.env, got, err, tc.want)
+		got, err := defaultDataDir(envOf(tc.env), tc.ws)
+		if err != nil || !strings.HasPrefix(got, tc.want) || !regexp.MustCompile(`-[0-9a-f]{12}$`).MatchString(got) {
+			t.Errorf("defaultDataDir(%v, %q) = %q, %v; want %q and 12 hex digits", tc.env, tc.ws, got, err, tc.want)
 		}
 	}
-	if _, err := defaultDataDir(noEnv); err == nil || !strings.Contains(err.Error(), "--data-dir") {
+	env := envOf(map[string]string{"HOME": "/home/u"})
+	dir := func(ws string) string {
+		t.Helper()
+		d, err := defaultDataDir(env, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if a, b := dir("/src/a/app"), dir("/src/b/app"); a == b {
+		t.Errorf("two workspaces named app share %s", a)
+	}
+	if a, b := dir("/src/app"), dir("/src/./app/"); a != b {
+		t.Errorf("one workspace, spelled twice, has two data directories: %s and %s", a, b)
+	}
+	if _, err := defaultDataDir(noEnv, "/src/app"); err == nil || !strings.Contains(err.Error(), "--data-dir") {
 		t.Errorf("no HOME: %v, want an error naming --data-dir", err)
+	}
+	if _, err := defaultDataDir(env, "src/app"); err == nil {
+		t.Errorf("a relative workspace: no error")
 	}
 }
 

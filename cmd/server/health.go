@@ -33,7 +33,9 @@ const addrFile = "agentmux.addr"
 // for bad flags. The server it asks is, in this order: the one at --addr
 // when that flag is given; the one whose address is in --data-dir's
 // agentmux.addr (the same flag, AGENTMUX_DATA_DIR or default as the
-// server's), which is wherever that server listens, whichever flag or
+// server's; the default is the workspace's, so it takes --workspace or
+// the current directory as the server does), which is wherever that
+// server listens, whichever flag or
 // variable moved it; else the one at AGENTMUX_ADDR or the default address.
 // The image's health check runs it, so moving the port keeps it right.
 func healthMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -54,9 +56,21 @@ func healthMain(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, "unhealthy: no agentmux answers at %s (%s): %v\n", addr, from, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "ok: agentmux %s at %s, up %s\n", h.Version, u, (time.Duration(h.UptimeMs) * time.Millisecond).Round(time.Second))
+	up := (time.Duration(h.UptimeMs) * time.Millisecond).Round(time.Second)
+	if h.Status == statusDegraded {
+		// Up all the same: exit 0, for a health check that restarted it
+		// would end every agent and free no disk. The line, which
+		// docker inspect shows, says what is wrong.
+		fmt.Fprintf(stdout, "degraded: agentmux %s at %s, up %s: %s\n", h.Version, u, up, h.Reason)
+		return 0
+	}
+	fmt.Fprintf(stdout, "ok: agentmux %s at %s, up %s\n", h.Version, u, up)
 	return 0
 }
+
+// statusDegraded is /api/health's status while the server serves but
+// cannot do all of its job; its reason says why.
+const statusDegraded = "degraded"
 
 // isAddrGiven reports whether args, which parseConfig accepted, name --addr.
 func isAddrGiven(args []string) bool {
@@ -82,8 +96,13 @@ func healthAddr(cfg config, addrGiven bool, getenv func(string) string) (addr, f
 	}
 	dir := cfg.DataDir
 	if dir == "" {
-		var err error
-		if dir, err = defaultDataDir(getenv); err != nil {
+		// The default is the workspace's own: the same --workspace (or
+		// current directory) as the server's finds it.
+		ws, err := resolveWorkspace(cfg.Workspace)
+		if err == nil {
+			dir, err = defaultDataDir(getenv, ws)
+		}
+		if err != nil {
 			return cfg.Addr, fallback + "; " + err.Error()
 		}
 	}
@@ -102,11 +121,13 @@ func healthAddr(cfg config, addrGiven bool, getenv func(string) string) (addr, f
 // health is the part of /api/health's answer that `agentmux health` reads.
 type health struct {
 	Status   string `json:"status"`
+	Reason   string `json:"reason"`
 	Version  string `json:"version"`
 	UptimeMs int64  `json:"uptimeMs"`
 }
 
-// askHealth GETs u and returns the answer when it is {"status":"ok"}.
+// askHealth GETs u and returns the answer when it is {"status":"ok"} or
+// {"status":"degraded"}.
 func askHealth(ctx context.Context, u string) (health, error) {
 	var h health
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -130,7 +151,7 @@ func askHealth(ctx context.Context, u string) (health, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h); err != nil {
 		return h, fmt.Errorf("%s answered %s, not agentmux's health: %w", u, resp.Status, err)
 	}
-	if resp.StatusCode != http.StatusOK || h.Status != "ok" {
+	if resp.StatusCode != http.StatusOK || h.Status != "ok" && h.Status != statusDegraded {
 		return h, fmt.Errorf("%s answered %s, status %q", u, resp.Status, h.Status)
 	}
 	return h, nil

@@ -43,9 +43,14 @@ func closedPort(t *testing.T) string {
 // when AGENTMUX_ADDR names another port; an explicit --addr wins; once the
 // server has stopped it fails with one line that says where it looked.
 func TestHealthSubcommand(t *testing.T) {
-	// Named as the default data directory under $XDG_STATE_HOME is.
-	dataDir := filepath.Join(t.TempDir(), "agentmux")
-	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--workspace", t.TempDir(), "--agent-cmd", "sh")
+	// Named as the workspace's default data directory under
+	// $XDG_STATE_HOME is.
+	state, workspace := t.TempDir(), t.TempDir()
+	dataDir, err := defaultDataDir(envOf(map[string]string{"XDG_STATE_HOME": state}), workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, noEnv, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--workspace", workspace, "--agent-cmd", "sh")
 	_, port, _ := net.SplitHostPort(r.addr)
 	if b, err := os.ReadFile(filepath.Join(dataDir, addrFile)); err != nil || string(b) != r.addr+"\n" {
 		t.Errorf("%s: %q, %v; want %q", addrFile, b, err, r.addr+"\n")
@@ -60,7 +65,7 @@ func TestHealthSubcommand(t *testing.T) {
 		{"data dir from the environment", map[string]string{"AGENTMUX_DATA_DIR": dataDir}, nil},
 		{"AGENTMUX_ADDR elsewhere", map[string]string{"AGENTMUX_DATA_DIR": dataDir, "AGENTMUX_ADDR": elsewhere}, nil},
 		{"--data-dir", nil, []string{"--data-dir", dataDir}},
-		{"the default data directory", map[string]string{"XDG_STATE_HOME": filepath.Dir(dataDir)}, nil},
+		{"the workspace's default data directory", map[string]string{"XDG_STATE_HOME": state, "AGENTMUX_WORKSPACE": workspace}, nil},
 	} {
 		code, out, errOut := runHealth(t, tc.env, tc.args...)
 		if code != 0 || !strings.HasPrefix(out, "ok: agentmux ") || !strings.Contains(out, "http://127.0.0.1:"+port+"/api/health") || !isOneLine(out) || errOut != "" {

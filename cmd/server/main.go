@@ -264,6 +264,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.followDiffs)
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace, last: make(map[string]sessions.Status)}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
+	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
 	s.hooks.start(s.mgr)
 	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()
@@ -329,14 +330,8 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	if cfg.Workspace == "" {
-		if cfg.Workspace, err = os.Getwd(); err != nil {
-			log.Error("find the current directory", "err", err)
-			return 1
-		}
-	}
-	if cfg.Workspace, err = filepath.Abs(cfg.Workspace); err != nil {
-		log.Error("resolve workspace", "err", err)
+	if cfg.Workspace, err = resolveWorkspace(cfg.Workspace); err != nil {
+		log.Error(err.Error())
 		return 1
 	}
 	if fi, err := os.Stat(cfg.Workspace); err != nil || !fi.IsDir() {
@@ -344,8 +339,15 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 		return 1
 	}
 	if cfg.DataDir == "" {
-		if cfg.DataDir, err = defaultDataDir(getenv); err != nil {
+		if cfg.DataDir, err = defaultDataDir(getenv, cfg.Workspace); err != nil {
 			log.Error(err.Error())
+			return 1
+		}
+		// Before the database is opened: a workspace's first start with
+		// a directory of its own takes its sessions from the shared one
+		// of earlier versions.
+		if err := adoptSharedSessions(getenv, cfg.Workspace, cfg.DataDir, log); err != nil {
+			log.Error("cannot start: " + err.Error())
 			return 1
 		}
 	}
@@ -438,6 +440,23 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stder
 	<-served // Serve returned http.ErrServerClosed when Shutdown began
 	log.Info("stopped")
 	return 0
+}
+
+// resolveWorkspace returns the workspace --workspace names (the current
+// directory when it names none) as an absolute, clean path.
+func resolveWorkspace(ws string) (string, error) {
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find the current directory: %w", err)
+		}
+		ws = wd
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("resolve workspace %s: %w", ws, err)
+	}
+	return abs, nil
 }
 
 // memoryLimit is the soft limit given to the Go runtime, unless

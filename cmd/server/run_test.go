@@ -36,8 +36,10 @@ type runner struct {
 // ends it stops run if the test did not.
 func startRun(t *testing.T, getenv func(string) string, args ...string) *runner {
 	t.Helper()
-	if !slices.Contains(args, "--data-dir") {
-		// Never the developer's own ~/.local/state, and never shared.
+	if !slices.Contains(args, "--data-dir") && !filepath.IsAbs(getenv("XDG_STATE_HOME")) {
+		// Never the developer's own ~/.local/state, and never shared;
+		// a test that gives a state directory of its own tests the
+		// default there.
 		args = append([]string{"--data-dir", t.TempDir()}, args...)
 	}
 	r := &runner{t: t, sigs: make(chan os.Signal, 2), log: &testutil.SyncBuffer{}, done: make(chan struct{})}

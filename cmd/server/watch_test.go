@@ -728,13 +728,15 @@ func TestResources(t *testing.T) {
 // thing, and new and resumed agents are refused, by the API and the
 // WebSocket alike.
 func TestMemoryCritical(t *testing.T) {
-	dataDir := t.TempDir()
+	// One workspace for both servers: a server restores only its own
+	// workspace's sessions.
+	dataDir, ws := t.TempDir(), t.TempDir()
 	var saved wire.Session
 	var pct float64
 	// A first server at the default thresholds reads the real use and
 	// leaves a session in the database, idle after the restart below.
 	t.Run("default thresholds", func(t *testing.T) {
-		e := newAPI(t, "--data-dir", dataDir)
+		e := newAPI(t, "--data-dir", dataDir, "--workspace", ws)
 		pct = sampledResources(t, e).Percent
 		saved = e.create(`{"name":"before the squeeze"}`)
 	})
@@ -745,7 +747,7 @@ func TestMemoryCritical(t *testing.T) {
 		t.Skipf("memory use reads %.3f%%: too low to set thresholds below it", pct)
 	}
 	warn, crit := pct/4, pct/2
-	e := newAPI(t, "--data-dir", dataDir,
+	e := newAPI(t, "--data-dir", dataDir, "--workspace", ws,
 		"--mem-warn", strconv.FormatFloat(warn, 'f', -1, 64),
 		"--mem-critical", strconv.FormatFloat(crit, 'f', -1, 64),
 		"--mem-interval", "100ms")

@@ -27,6 +27,9 @@ func (s *Saver) Mark(r *Ring) {
 	*s = Saver{end: r.end}
 }
 
+// End returns the stream offset where the last save ended.
+func (s *Saver) End() uint64 { return s.end }
+
 // Pieces returns how many pieces were saved since the last whole save.
 func (s *Saver) Pieces() int { return s.pieces }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmux/agentmux/internal/observe"
 )
 
 // Journal writes a store's changes in the order they are made, on a
@@ -17,10 +19,16 @@ import (
 //
 // The journal keeps the slices it is given until they are written: the
 // caller must not change them afterwards. A change the database refuses
-// is logged, never returned: nobody waits for a commit but through Sync.
+// is logged at debug level, never returned: nobody waits for a commit but
+// through Sync. Whoever must know that saving fails (and say so once, not
+// at every commit) counts the failures (Failures) or subscribes to them
+// (SubscribeFailures).
 type Journal struct {
 	store *Store
 	log   *slog.Logger
+	// failed is told of every commit the database refuses, on the
+	// writer's goroutine, without mu.
+	failed observe.List[error]
 
 	// mu protects the fields below; it is a leaf, never held across a
 	// commit.
@@ -39,8 +47,17 @@ type Journal struct {
 	screenBytes int
 	queued      uint64 // changes ever queued
 	written     uint64 // changes ever taken and committed (or failed)
-	closed      bool
-	done        chan struct{}
+	// retry holds the removals of a commit the database refused: they go
+	// into the next commit, made when something else is queued (so a
+	// full disk is not hammered in a loop). A session deleted while
+	// saves failed must not come back after a restart; the other changes
+	// a failed commit loses are its owner's to make again, as they are
+	// whole states, not steps (a record, a queue, a screen).
+	retry []change
+	// failures counts the commits the database refused.
+	failures uint64
+	closed   bool
+	done     chan struct{}
 }
 
 // change is one session's write: its record, its screen, both, or its
@@ -177,24 +194,30 @@ func (j *Journal) run() {
 		for len(j.pending) == 0 && !j.closed {
 			j.cond.Wait()
 		}
-		if len(j.pending) == 0 {
+		// Closed: the removals kept from a refused commit get one more
+		// try with the last batch, even alone.
+		if len(j.pending) == 0 && len(j.retry) == 0 {
 			j.mu.Unlock()
 			return
 		}
-		batch := j.pending
+		taken := len(j.pending)
+		batch := append(j.retry, j.pending...)
+		j.retry = nil
 		j.pending = nil
 		clear(j.screens)
 		j.screenBytes = 0
 		j.mu.Unlock()
 		j.write(batch)
 		j.mu.Lock()
-		j.written += uint64(len(batch))
+		j.written += uint64(taken)
 		j.cond.Broadcast()
 	}
 }
 
 // write commits a batch in one transaction. A change the database refuses
-// is logged and skipped; the others still go in.
+// is logged and skipped; the others still go in. A commit the database
+// refuses (a full disk, a read-only file system) is counted and told to
+// the subscribers, and its removals are kept for the next commit.
 func (j *Journal) write(batch []change) {
 	err := j.store.update(func(tx *bolt.Tx) error {
 		records, screens, queues := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
@@ -205,9 +228,38 @@ func (j *Journal) write(batch []change) {
 		}
 		return nil
 	})
-	if err != nil {
-		j.log.Error("save sessions", "changes", len(batch), "err", err)
+	if err == nil {
+		return
 	}
+	// Debug: a disk that stays full refuses a commit every few seconds,
+	// and the subscribers say so once.
+	j.log.Debug("save sessions", "changes", len(batch), "err", err)
+	j.mu.Lock()
+	j.failures++
+	if !j.closed {
+		for _, c := range batch {
+			if c.remove {
+				j.retry = append(j.retry, change{id: c.id, remove: true})
+			}
+		}
+	}
+	j.mu.Unlock()
+	j.failed.Notify(err)
+}
+
+// Failures returns how many commits the database has refused so far.
+func (j *Journal) Failures() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failures
+}
+
+// SubscribeFailures has fn called with the error of every commit the
+// database refuses from now on, until cancel is called. fn runs on the
+// journal's goroutine (or a caller's, after Close), so it must be quick
+// and must not call the journal's methods that wait (Sync, Drain, Close).
+func (j *Journal) SubscribeFailures(fn func(error)) (cancel func()) {
+	return j.failed.Subscribe(fn)
 }
 
 func (c change) apply(records, screens, queues *bolt.Bucket) error {

@@ -95,6 +95,78 @@ func Open(path string, timeout time.Duration) (s *Store, err error) {
 	return s, nil
 }
 
+// OpenReadOnly opens the database at path to read it, as Open does, but
+// neither creates nor changes it: it only takes a shared lock, which a
+// server that holds the file (with its exclusive lock) refuses with
+// ErrLocked after timeout.
+func OpenReadOnly(path string, timeout time.Duration) (s *Store, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // see Open
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, path, r)
+		}
+	}()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: true})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("%w: %s (another agentmux is using it)", ErrLocked, path)
+	case err != nil:
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// CopySessions copies the sessions ids of src (record, screen, prompt
+// queue) into dst, byte for byte, in one transaction of dst's: all of
+// them or none. A session src does not hold is no error. src is only
+// read.
+func CopySessions(dst, src *Store, ids []string) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // see Open
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, src.path, r)
+		}
+	}()
+	return src.db.View(func(from *bolt.Tx) error {
+		return dst.update(func(to *bolt.Tx) error {
+			for _, id := range ids {
+				key := []byte(id)
+				for _, name := range [][]byte{bucketSessions, bucketScreens, bucketQueues} {
+					fb := from.Bucket(name)
+					if fb == nil {
+						continue // a file of a version without it
+					}
+					if err := copyKey(to.Bucket(name), fb, key); err != nil {
+						return fmt.Errorf("copy session %q from %s: %w", id, src.path, err)
+					}
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// copyKey copies key's value, or the bucket under it with all it holds,
+// from the bucket from to the bucket to. bbolt's memory is only valid in
+// its transaction, and Put keeps what it is given until the commit:
+// values are copied.
+func copyKey(to, from *bolt.Bucket, key []byte) error {
+	if fb := from.Bucket(key); fb != nil {
+		tb, err := to.CreateBucketIfNotExists(key)
+		if err != nil {
+			return err
+		}
+		return fb.ForEach(func(k, _ []byte) error { return copyKey(tb, fb, k) })
+	}
+	if v := from.Get(key); v != nil {
+		return to.Put(bytes.Clone(key), bytes.Clone(v))
+	}
+	return nil
+}
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
@@ -154,10 +226,20 @@ func (s *Store) Load() (out []Saved, skipped []error, err error) {
 		}
 	}()
 	err = s.db.View(func(tx *bolt.Tx) error {
-		screens, queues := tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		records, screens, queues := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
+		if records == nil {
+			return nil // a file opened read-only that no agentmux wrote to
+		}
+		return records.ForEach(func(k, v []byte) error {
 			// Copies: bbolt's memory is only valid inside the transaction.
-			sv := Saved{ID: string(k), Record: bytes.Clone(v), Queue: bytes.Clone(queues.Get(k))}
+			sv := Saved{ID: string(k), Record: bytes.Clone(v)}
+			if queues != nil { // one opened read-only may be of a version without queues
+				sv.Queue = bytes.Clone(queues.Get(k))
+			}
+			if screens == nil {
+				out = append(out, sv)
+				return nil
+			}
 			sc, err := loadScreen(screens, k)
 			if err != nil {
 				skipped = append(skipped, fmt.Errorf("session %q screen: %w", k, err))

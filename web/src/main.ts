@@ -333,10 +333,12 @@ function onConnectionChange(): void {
 
 async function onConnected(): Promise<void> {
   // The server is back: whatever shutdown we saw is over. It re-sends a
-  // memory warning at once if one still holds, so clear the old one.
+  // memory warning, or that saving fails, at once if it still holds, so
+  // clear the old ones.
   server.connected();
   banners.shutdown(null);
   banners.resource('ok', 0);
+  banners.save(null);
   // Who we are first: the attaches below announce us to the others.
   identity.onConnected();
   refreshActions();
@@ -498,6 +500,9 @@ function onMessage(m: ServerMessage): void {
         if (m.file) workflow.setFile(m.file);
       }
       showWorkflow();
+      break;
+    case 'save.status':
+      banners.save(m);
       break;
     case 'resource.warning':
       server.memory(m.memoryUsagePercent, m.level, m.isAcceptingNewSessions);

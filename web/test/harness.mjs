@@ -196,8 +196,8 @@ const LISTEN_RE = /msg="agentmux listening" url=(http:\/\/\S+?\/)(\s|$)/;
  * with the same workspace, data dir and flags.
  */
 class Server {
-  constructor({ bin, workspace, dataDir, home, flags, addr, env }) {
-    Object.assign(this, { bin, workspace, dataDir, home, flags, addr, env });
+  constructor({ bin, workspace, dataDir, home, flags, addr, env, wrap }) {
+    Object.assign(this, { bin, workspace, dataDir, home, flags, addr, env, wrap });
     this.log = '';
     this.url = null;
     this.exitCode = undefined;
@@ -225,7 +225,10 @@ class Server {
     Object.assign(env, this.env);
     this.log = '';
     this.exitCode = undefined;
-    const proc = spawn(this.bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // wrap runs the binary inside something, such as a mount namespace;
+    // it must exec the server in the end, so signals reach it.
+    const [cmd, cmdArgs] = this.wrap ? this.wrap(this.bin, args, this) : [this.bin, args];
+    const proc = spawn(cmd, cmdArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     liveServers.add(this);
     this.exited = new Promise((resolve) => {
@@ -351,8 +354,11 @@ class Server {
  *   env              extra environment for the server, and so for its
  *                    sessions: merged over PATH, HOME, PS1, LANG (and
  *                    TMPDIR); kept across restart()
+ *   wrap             (bin, args, server) => [command, args] that runs the
+ *                    server inside something (a mount namespace, say) and
+ *                    execs it; kept across restart()
  */
-export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace, env = {} } = {}) {
+export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace, env = {}, wrap } = {}) {
   const bin = await serverBinary();
   const root = await tempDir('srv');
   const workspace = path.join(root, 'ws');
@@ -360,7 +366,7 @@ export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorks
   const home = path.join(root, 'home');
   await Promise.all([workspace, dataDir, home].map((d) => fs.mkdir(d, { recursive: true })));
   if (setupWorkspace) await setupWorkspace(workspace);
-  const s = new Server({ bin, workspace, dataDir, home, flags, addr, env: { ...env } });
+  const s = new Server({ bin, workspace, dataDir, home, flags, addr, env: { ...env }, wrap });
   await s.start();
   return s;
 }
@@ -434,8 +440,9 @@ export const SERVER_DOWN_CONSOLE = [
  * Defines a UI test. `body` gets a fixture:
  *   { t, server, page, context, errors, frames, screenshot(name),
  *     allowConsole(re), onCleanup(fn), startServer(opts), open(server) }
- * The server starts with `opts.flags`, `opts.setupWorkspace` and `opts.env`
- * (see startServer; skip it with opts.server === false), the page opens the
+ * The server starts with `opts.flags`, `opts.setupWorkspace`, `opts.env`
+ * and `opts.wrap` (see startServer; skip it with opts.server === false);
+ * `opts.skip`, a reason, skips the test as node:test does. The page opens the
  * server's URL in a fresh context with a 1280x800 viewport (opts.viewport)
  * and waits for window.__agentmux.
  * `frames` records the JSON messages the page's WebSockets receive (all
@@ -450,7 +457,7 @@ export function uiTest(name, opts, body) {
   if (typeof opts === 'function') [body, opts] = [opts, {}];
   const timeout = opts.timeout ?? 60_000;
   const failShot = `fail-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`;
-  test(name, { timeout }, async (t) => {
+  test(name, { timeout, skip: opts.skip }, async (t) => {
     await fs.rm(path.join(SCREENSHOT_DIR, `${failShot}.png`), { force: true });
     const started = Date.now();
     const fx = { t, errors: [], frames: [], allowed: [...BENIGN_CONSOLE, ...(opts.allowConsole ?? [])] };
@@ -466,7 +473,7 @@ export function uiTest(name, opts, body) {
     fx.open = (server) => openApp(fx.page, server.url);
     try {
       if (opts.server !== false) {
-        fx.server = await startServer({ flags: opts.flags ?? [], setupWorkspace: opts.setupWorkspace, env: opts.env });
+        fx.server = await startServer({ flags: opts.flags ?? [], setupWorkspace: opts.setupWorkspace, env: opts.env, wrap: opts.wrap });
         cleanups.push(() => fx.server.stop());
       }
       const b = await browser();

@@ -256,6 +256,22 @@ export interface ResourceWarningMessage {
   level: MemoryLevel;
 }
 
+/** Saving the sessions fails, or works again (docs/protocol.md, Saving fails). */
+export interface SaveStatusMessage {
+  type: 'save.status';
+  failing: boolean;
+  /** What failed, and why, for people. */
+  message: string;
+  /** The database file. */
+  database: string;
+  /** When saving started failing, or worked again: Unix milliseconds. */
+  since: number;
+  /** The database's last refusal, while failing. */
+  error?: string;
+  /** What to do, while failing. */
+  advice?: string;
+}
+
 /** Who this connection is (docs/protocol.md, client.hello). */
 export interface ClientWelcomeMessage {
   type: 'client.welcome';
@@ -438,6 +454,7 @@ export type ServerMessage =
   | WorkflowUpdatedMessage
   | SessionDiffMessage
   | ResourceWarningMessage
+  | SaveStatusMessage
   | ClientWelcomeMessage
   | SessionParticipantsMessage
   | PromptListMessage
