@@ -37,6 +37,7 @@ import { StatusBar } from './views/statusbar';
 import { SessionStore, runsShell } from './models/store';
 import { TabBar } from './views/tabs';
 import { TerminalPane } from './terminal/termpane';
+import { EarlyKeys } from './terminal/earlykeys';
 import { FocusClaim } from './terminal/focusclaim';
 import { toast } from './shared/toast';
 import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage } from './shared/types';
@@ -56,6 +57,9 @@ declare global {
 
 const NARROW = window.matchMedia('(max-width: 800px)');
 const COARSE = window.matchMedia('(pointer: coarse)');
+// First, before anything waits on the network: keys typed while the page
+// loads are the terminal's once it takes the focus.
+const earlyKeys = new EarlyKeys(!COARSE.matches);
 const SIDEBAR_KEY = 'agentmux.sidebarCollapsed';
 
 // The models: state no view owns (models/).
@@ -283,7 +287,11 @@ function selectSession(id: string): void {
 const focusClaim = new FocusClaim({
   terminalShown: () => !COARSE.matches && (layout.mode === 'terminal' || layout.mode === 'split'),
   caughtUp: () => pane.activeView?.caughtUp ?? null,
-  focus: () => pane.focusActive(),
+  focus: () => {
+    pane.focusActive();
+    const keys = earlyKeys.take();
+    if (keys && store.activeId) pane.type(store.activeId, keys);
+  },
 });
 layout.onChange(() => focusClaim.soon());
 let claimedAtLoad = false;

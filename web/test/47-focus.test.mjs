@@ -39,3 +39,27 @@ uiTest('keys typed right after a reload, after Alt+1 from Changes and after a di
   await screenshot('focus-keys');
   assert.ok(await terminalHasFocus(page), 'the terminal keeps the focus');
 });
+
+// Keys typed while the page is still loading, before the terminal has
+// replayed its screen and taken the focus, are not lost: they reach it
+// once it has, in order, and a Backspace among them takes back a key.
+uiTest('keys typed while the page loads reach the terminal once it takes the focus', async ({ page, server }) => {
+  const s = await server.createSession({ name: 'early' });
+  await tabById(page, s.id).click();
+  await waitForPrompt(page, s.id);
+  // A slow network: the reloaded page's WebSocket reaches the server a
+  // second late, so the keys below are typed before the terminal can
+  // have caught up, as on a remote machine.
+  await page.routeWebSocket(/\/ws(\?|$)/, async (ws) => {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    ws.connectToServer();
+  });
+  await page.reload({ waitUntil: 'domcontentloaded' });
+  const early = await page.evaluate(() => document.activeElement === document.body && !document.querySelector('.xterm-helper-textarea:focus'));
+  assert.ok(early, 'the keys go out before the terminal has the focus');
+  await page.keyboard.type('echo early-$((6*7))x');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.press('Enter');
+  await waitForLine(page, s.id, 'early-42', { message: 'the keys typed while the page loaded reached the shell' });
+  assert.ok(await terminalHasFocus(page), 'and the terminal has the focus');
+});
