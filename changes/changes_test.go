@@ -63,6 +63,14 @@ func repo(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// commitFile writes rel in the repository at dir and commits it with msg.
+func commitFile(t *testing.T, dir, rel, content, msg string) {
+	t.Helper()
+	write(t, dir, rel, content)
+	gitT(t, dir, "add", rel)
+	gitT(t, dir, "commit", "-q", "-m", msg)
+}
+
 func byPath(files []File) map[string]File {
 	m := map[string]File{}
 	for _, f := range files {
@@ -298,13 +306,9 @@ func TestBaseFromBranch(t *testing.T) {
 	dir := repo(t, map[string]string{"a.txt": "a\n"})
 	fork := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
 	gitT(t, dir, "checkout", "-q", "-b", "feature")
-	write(t, dir, "f.txt", "feature\n")
-	gitT(t, dir, "add", "f.txt")
-	gitT(t, dir, "commit", "-q", "-m", "feature work")
+	commitFile(t, dir, "f.txt", "feature\n", "feature work")
 	gitT(t, dir, "checkout", "-q", "main")
-	write(t, dir, "main.txt", "main moved on\n")
-	gitT(t, dir, "add", "main.txt")
-	gitT(t, dir, "commit", "-q", "-m", "main work")
+	commitFile(t, dir, "main.txt", "main moved on\n", "main work")
 	gitT(t, dir, "checkout", "-q", "feature")
 	base, err := Base(ctx(t), dir, "main")
 	if err != nil || base != fork {
@@ -326,17 +330,13 @@ func TestBaseAfterSquash(t *testing.T) {
 	dir := repo(t, map[string]string{"a.txt": "a\n"})
 	fork := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
 	gitT(t, dir, "checkout", "-q", "-b", "feature")
-	write(t, dir, "f.txt", "feature\n")
-	gitT(t, dir, "add", "f.txt")
-	gitT(t, dir, "commit", "-q", "-m", "feature work")
+	commitFile(t, dir, "f.txt", "feature\n", "feature work")
 	tip := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
 	gitT(t, dir, "checkout", "-q", "main")
 	gitT(t, dir, "merge", "-q", "--squash", "feature")
 	gitT(t, dir, "commit", "-q", "-m", "squashed feature")
 	gitT(t, dir, "checkout", "-q", "feature")
-	write(t, dir, "g.txt", "after the merge\n")
-	gitT(t, dir, "add", "g.txt")
-	gitT(t, dir, "commit", "-q", "-m", "more feature work")
+	commitFile(t, dir, "g.txt", "after the merge\n", "more feature work")
 
 	if base, err := Base(ctx(t), dir, "main"); err != nil || base != fork {
 		t.Fatalf("from main alone: base %q, %v; want the fork point %s", base, err, fork)

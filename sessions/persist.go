@@ -336,6 +336,17 @@ func (m *Manager) resaveAll() (moved bool) {
 	return moved
 }
 
+// saverOf returns the saver of session id, made the first time it is
+// asked for. emitMu must be held.
+func (m *Manager) saverOf(id string) *output.Saver {
+	sv := m.savers[id]
+	if sv == nil {
+		sv = new(output.Saver)
+		m.savers[id] = sv
+	}
+	return sv
+}
+
 // resave queues s's record, whole screen and prompt queue, and reports
 // whether it had output since its last save. Locks as saveScreen.
 func (m *Manager) resave(s *Session) (moved bool) {
@@ -347,11 +358,7 @@ func (m *Manager) resave(s *Session) (moved bool) {
 	if st.Closed {
 		return false
 	}
-	sv := m.savers[s.id]
-	if sv == nil {
-		sv = new(output.Saver)
-		m.savers[s.id] = sv
-	}
+	sv := m.saverOf(s.id)
 	moved = st.End != sv.End()
 	// A new Saver makes the save whole: what followed the last stored
 	// piece may have been refused.
@@ -431,11 +438,7 @@ func (m *Manager) saveScreen(s *Session) (saved bool) {
 	if st.Closed {
 		return false
 	}
-	sv := m.savers[s.id]
-	if sv == nil {
-		sv = new(output.Saver)
-		m.savers[s.id] = sv
-	}
+	sv := m.saverOf(s.id)
 	enc, whole, cut := sv.Save(s.ring, store.ScreenHead, sv.Pieces() >= m.opts.Scrollback/pageBytes)
 	if enc == nil {
 		return false
