@@ -95,10 +95,12 @@ test("participants: who typed last, a colour by name, and nothing once the conne
   assert.deepEqual(seen, [ID, 'other', ID, 'other']);
 });
 
-test('a plain shell: the shell profile, or a command of a shell\'s name; agents and other commands are not', () => {
+test('a plain shell: the shell profile, or a shell\'s name with options alone; scripts, agents and other commands are not', () => {
   assert.equal(runsShell({ agent: 'shell', command: ['/usr/bin/zsh', '-l'] }), true);
   assert.equal(runsShell({ agent: 'custom', command: ['/bin/bash', '--norc', '-i'] }), true);
   assert.equal(runsShell({ agent: 'custom', command: ['fish'] }), true);
+  assert.equal(runsShell({ agent: 'custom', command: ['sh', '-c', 'while read l; do echo "got:$l"; done'] }), false, 'a script\'s wrapper');
+  assert.equal(runsShell({ agent: 'custom', command: ['bash', 'run.sh'] }), false, 'a script');
   assert.equal(runsShell({ agent: 'custom', command: ['python3', '-i'] }), false);
   assert.equal(runsShell({ agent: 'custom', command: ['/opt/bashful'] }), false);
   assert.equal(runsShell({ agent: 'claude', command: ['claude'] }), false);

@@ -33,15 +33,18 @@ const ACTIVE_KEY = 'agentmux.activeSession';
  * idle then means restored after a restart, with nothing running).
  */
 /**
- * Whether the session's program is a plain shell: the shell profile, or a
- * command of a shell's name. A shell never waits for a prompt as an
- * agent does, and text typed into it runs line by line.
+ * Whether the session's program is a plain, interactive shell: the shell
+ * profile, or a shell's name with options alone (bash --norc -i). A shell
+ * given a script (sh -c '...', bash run.sh) is that script's wrapper. A
+ * shell never waits for a prompt as an agent does, and text typed into it
+ * runs line by line.
  */
 export function runsShell(s: Pick<Session, 'agent' | 'command'>): boolean {
   if (s.agent === 'shell') return true;
-  if (s.agent !== 'custom' || !s.command?.length) return false;
-  const name = s.command[0]!.split('/').pop() ?? '';
-  return /^(sh|bash|zsh|dash|ksh|mksh|fish|tcsh|csh)$/.test(name);
+  const [program, ...args] = s.command ?? [];
+  if (s.agent !== 'custom' || !program) return false;
+  const name = program.split('/').pop() ?? '';
+  return /^(sh|bash|zsh|dash|ksh|mksh|fish|tcsh|csh)$/.test(name) && args.every((a) => a.startsWith('-') && a !== '-c');
 }
 
 export function isRunning(s: Pick<Session, 'status' | 'running'>): boolean {
