@@ -169,7 +169,7 @@ func (a *App) Leave(p *Participant) {
 // OnEvent tells every client about a session event, and forgets what it
 // kept of a destroyed session. It never blocks.
 func (a *App) OnEvent(ev sessions.Event) {
-	if ev.Kind == sessions.EventUpdated {
+	if ev.Kind == sessions.EventUpdated || ev.Kind == sessions.EventTurnEnded {
 		return // nothing clients show
 	}
 	if ev.Kind == sessions.EventDestroyed {

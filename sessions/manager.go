@@ -56,6 +56,13 @@ const (
 	// EventWarning says a running session has been silent long enough to
 	// be stuck.
 	EventWarning EventKind = "warning"
+	// EventTurnEnded says the agent began to wait for its user: its turn
+	// ended, whatever signalled it (a bell, a notification, a hook, a
+	// question in its output). It comes once per waiting period, before
+	// held keys or a queued prompt answer the wait, which they may do at
+	// once, so that the session is never announced waiting: a turn's end
+	// is not a status change. Neither announced to clients nor saved.
+	EventTurnEnded EventKind = "turnEnded"
 	// EventUpdated says something clients do not show changed (the
 	// agent's conversation id): saved, not announced.
 	EventUpdated EventKind = "updated"
@@ -72,7 +79,8 @@ const (
 type Event struct {
 	Kind    EventKind
 	Session Info
-	// Message is what EventNeedsInput and EventWarning tell the user.
+	// Message is what EventNeedsInput and EventWarning tell the user,
+	// and what signalled an EventTurnEnded.
 	Message string
 	// Severity grades an EventWarning.
 	Severity Severity
@@ -298,7 +306,7 @@ func (m *Manager) emit(ev Event) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 	m.observers.Notify(ev)
-	if m.journal == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning {
+	if m.journal == nil || ev.Kind == EventNeedsInput || ev.Kind == EventWarning || ev.Kind == EventTurnEnded {
 		return // these change nothing a restart keeps
 	}
 	switch ev.Kind {

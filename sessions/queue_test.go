@@ -69,6 +69,20 @@ func TestQueueDeliversOnePromptPerWaitingPeriod(t *testing.T) {
 	if n := count(rec, 0, isKind(sessions.EventNeedsInput)); n != 1 {
 		t.Fatalf("needsInput events = %d, want 1 (after the queue emptied)", n)
 	}
+	// Yet each of the three waits ended a turn, told before the prompt
+	// that answered it was typed: the checkpoints of turns follow these.
+	evs := rec.snapshot()
+	var turns []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case sessions.EventTurnEnded, sessions.EventPromptDelivered:
+			turns = append(turns, string(ev.Kind))
+		}
+	}
+	want := []string{"turnEnded", "promptDelivered", "turnEnded", "promptDelivered", "turnEnded"}
+	if !slices.Equal(turns, want) {
+		t.Fatalf("turn ends and deliveries = %v, want %v", turns, want)
+	}
 }
 
 // TestQueueDeliversOnQuestionFallback: an agent with no bell, whose

@@ -94,6 +94,9 @@ func (s *Session) waitLocked(why string, atPrompt, redraws bool, perm *Permissio
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)
+	// Told before held keys or a queued prompt can answer the wait: a
+	// turn answered at once ended all the same (its checkpoint is due).
+	s.emit(Event{Kind: EventTurnEnded, Session: s.infoLocked(), Message: why})
 	if s.flushHeldLocked("the agent waits for input") || s.deliverLocked() {
 		return
 	}

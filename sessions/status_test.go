@@ -138,6 +138,9 @@ func TestWaitingFromOutput(t *testing.T) {
 	if n := count(rec, 0, func(ev sessions.Event) bool { return ev.Kind == sessions.EventNeedsInput && ev.Session.ID == s.ID() }); n != 3 {
 		t.Errorf("%d needsInput events, want 3: %v", n, kinds(rec.snapshot()))
 	}
+	if n := count(rec, 0, func(ev sessions.Event) bool { return ev.Kind == sessions.EventTurnEnded && ev.Session.ID == s.ID() }); n != 3 {
+		t.Errorf("%d turnEnded events, want 3, one a waiting period: %v", n, kinds(rec.snapshot()))
+	}
 	if n := count(rec, i+1, func(ev sessions.Event) bool { return statusIs(sessions.StatusWaiting)(ev) && ev.Session.ID == s.ID() }); n != 0 {
 		t.Errorf("waiting again after the answer: %v", kinds(rec.snapshot()[i:]))
 	}

@@ -170,12 +170,18 @@ func saveIndex(ctx context.Context, dir string) (func(context.Context) error, er
 }
 
 // Suggest proposes a commit message for the uncommitted change of the
-// tree that holds dir (see SuggestMessage); "" when there is none. It
-// only reads, as the Changes view does.
+// tree that holds dir (see SuggestMessage); "" when there is none. In a
+// tree where a merge is under way (one UpdateFromBase left conflicted),
+// the change concludes the merge, and the message says so: the merge's
+// subject, then the files it left conflicted. It only reads, as the
+// Changes view does.
 func Suggest(ctx context.Context, dir string) (string, error) {
 	top, err := changes.Top(ctx, dir)
 	if err != nil {
 		return "", err
+	}
+	if msg, ok, err := suggestMerge(ctx, top); err != nil || ok {
+		return msg, err
 	}
 	b, err := changes.Base(ctx, top, "")
 	if err != nil {

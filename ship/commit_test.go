@@ -284,3 +284,86 @@ func TestSuggest(t *testing.T) {
 	}
 	testutil.NotRun(t, "Suggest", marker)
 }
+
+// TestSuggestMidMerge: in a worktree where UpdateFromBase left a merge
+// conflicted for the agent, the proposal concludes that merge: its
+// subject, and the file that conflicted, not the files main brought
+// cleanly; staged or not, and with git's MERGE_MSG gone. Once the merge
+// is committed, the proposals are the usual ones again.
+func TestSuggestMidMerge(t *testing.T) {
+	t.Parallel()
+	repo, wt := conflictSetup(t)
+	commitFile(t, repo, "docs/guide.md", "from main\n", "main's guide")
+	ctx := testContext(t)
+	u, err := UpdateFromBase(ctx, wt, "main")
+	if err != nil || len(u.Conflicts) != 1 {
+		t.Fatalf("UpdateFromBase: %+v, %v; want README.md conflicted", u, err)
+	}
+	// Looking runs none of the repository's hooks (the merge ran them).
+	script, marker := testutil.MarkerScript(t)
+	gitT(t, repo, "config", "core.hooksPath", hookDir(t, script, allHooks...))
+	want := "Merge branch 'main' into feat\n\nResolved conflicts in:\n- README.md"
+	suggest := func(when string) {
+		t.Helper()
+		got, err := Suggest(ctx, wt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("Suggest %s:\n%s\nwant:\n%s", when, got, want)
+		}
+	}
+	suggest("with the conflict in the tree")
+
+	// Without MERGE_MSG, git's name for the merge and the unmerged file.
+	msgPath := strings.TrimSpace(gitT(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "MERGE_MSG"))
+	saved, err := os.ReadFile(msgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(msgPath); err != nil {
+		t.Fatal(err)
+	}
+	suggest("without MERGE_MSG")
+	if err := os.WriteFile(msgPath, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	testutil.NotRun(t, "Suggest", marker)
+	gitT(t, repo, "config", "--unset", "core.hooksPath")
+
+	// The agent resolves it and stages the file: git lists it no more as
+	// unmerged, MERGE_MSG still does.
+	writeFile(t, wt, "README.md", "hello from both\n")
+	gitT(t, wt, "add", "README.md")
+	suggest("once resolved and staged")
+
+	if _, err := Commit(ctx, wt, want); err != nil {
+		t.Fatal(err)
+	}
+	if parents := strings.Fields(gitT(t, wt, "log", "-1", "--format=%P")); len(parents) != 2 {
+		t.Errorf("the resolution's commit has parents %v, want the branch's and main's", parents)
+	}
+	writeFile(t, wt, "ok.txt", "changed\n")
+	want = "Update ok.txt"
+	suggest("after the merge, for a change of its own")
+}
+
+// TestParseMergeMsg: git's MERGE_MSG read with its comment character,
+// whatever core.commentChar made it.
+func TestParseMergeMsg(t *testing.T) {
+	for _, tc := range []struct {
+		text, subject string
+		files         []string
+	}{
+		{"Merge branch 'main' into feat\n\n# Conflicts:\n#\tREADME.md\n#\tweb/a b.ts\n", "Merge branch 'main' into feat", []string{"README.md", "web/a b.ts"}},
+		{"Merge main\n\n; Conflicts:\n;\tx.go\n", "Merge main", []string{"x.go"}},
+		{"Merge branch 'main' into feat\n", "Merge branch 'main' into feat", nil},
+		{"", "", nil},
+	} {
+		subject, files := parseMergeMsg(tc.text)
+		if subject != tc.subject || !slices.Equal(files, tc.files) {
+			t.Errorf("parseMergeMsg(%q) = %q, %q; want %q, %q", tc.text, subject, files, tc.subject, tc.files)
+		}
+	}
+}

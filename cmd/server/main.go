@@ -262,7 +262,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.app.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
-	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace, last: make(map[string]sessions.Status)}).onEvent)
+	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
 	s.hooks.start(s.mgr)

@@ -8,7 +8,8 @@
 // request's page; the archive asks, then removes the worktree and keeps
 // the branch. In a second session main and the branch change the same
 // line: the merge lists the file, and "Ask the agent to resolve" queues a
-// prompt, under the person's name, that the waiting agent reads.
+// prompt, under the person's name, that the waiting agent reads; once it
+// has resolved the file, the commit suggested concludes the merge.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -264,6 +265,18 @@ uiTest('ship: a merge that conflicts lists the file and goes back to the agent, 
   const queued = frames.find((f) => f.type === 'prompt.queued' && f.sessionId === s.id);
   assert.equal(queued?.prompt?.author, 'alice', `queued under the person's name: ${JSON.stringify(queued)}`);
   assert.match(await fs.readFile(path.join(wt, 'shared.txt'), 'utf8'), /^<<<<<<< /m, 'the conflict is marked in the worktree, for the agent');
+
+  // The agent resolves it. The message suggested for the resolution
+  // concludes the merge and names the file (it was "Update shared.txt").
+  await fs.writeFile(path.join(wt, 'shared.txt'), 'one\nTWO, said both\nthree\n');
+  const message = await openCommit(page);
+  assert.equal(message, 'Merge branch \'main\' into feat-clash\n\nResolved conflicts in:\n- shared.txt', 'the suggestion names the merge and the file resolved');
+  await screenshot('ship-conflict-resolved-commit');
+  const commitDialog = page.locator(sel('commit-dialog'));
+  await commitDialog.locator(sel('commit-submit')).click();
+  await commitDialog.waitFor({ state: 'hidden' });
+  assert.deepEqual((await git(wt, 'log', '-1', '--format=%P')).trim().split(' ').length, 2, 'the resolution is the merge\'s commit');
+  assert.equal((await git(wt, 'log', '-1', '--format=%s')).trim(), 'Merge branch \'main\' into feat-clash');
 });
 
 // Issue 40, point 6: the bar and Changes say what is true now. After a

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
-  uiTest, sel, tabById, waitFor, waitForLine, asParticipant, git, initGitRepo,
+  uiTest, sel, tabById, tempDir, waitFor, waitForLine, asParticipant, git, initGitRepo,
 } from './harness.mjs';
 
 // Waits for input (a bell), and after each line it reads echoes it and
@@ -189,6 +189,42 @@ uiTest('checkpoints: a timeline of the turns, one\'s diff, a restore that brings
   await screenshot('checkpoints-narrow-diff');
   await page.locator(sel('checkpoint-view-close')).click();
   await panel.waitFor({ state: 'visible' });
+});
+
+// Issue 40, point 12: a turn that ends on a bell while a prompt waits in
+// the queue is answered at once, and was never shown waiting: it took no
+// checkpoint, and the next turn's held the work of both. Each turn has
+// its own. The agent goes on with a turn once the test opens its gate
+// (outside the tree), and writes only once the turn before has its
+// checkpoint, so none can hold two turns' work.
+uiTest('checkpoints: a turn that ends on a bell, a queued prompt answering it at once, has its own', { setupWorkspace, timeout: 90_000 }, async ({ page, server, screenshot }) => {
+  const gates = await tempDir('gates');
+  const agent = ['sh', '-c', `n=1; printf "ready\\a"; while IFS= read -r l; do
+    until [ -e "${gates}/$l" ]; do sleep 0.02; done
+    until git show-ref -q --verify "refs/agentmux/checkpoints/$AGENTMUX_SESSION_ID/$n"; do sleep 0.02; done
+    n=$((n+1)); echo "$l" > "turn-$l.txt"; printf "got:%s\\a" "$l"
+  done`];
+  const s = await server.createSession({ name: 'queued turns', command: agent });
+  await tabById(page, s.id).click();
+  await waitForLine(page, s.id, 'ready');
+  await page.locator(sel('layout-changes')).click();
+  await page.locator(sel('ship-checkpoints')).click();
+  await waitTimeline(page, [1], 'the start');
+
+  // "one" answers the ready bell; "two" waits in the queue for the bell
+  // that ends turn one.
+  await asParticipant(page, { id: s.id, texts: ['one', 'two'] });
+  await fs.writeFile(path.join(gates, 'one'), '');
+  await fs.writeFile(path.join(gates, 'two'), '');
+  await waitTimeline(page, [3, 2, 1], 'a checkpoint for each turn, the one a queued prompt answered too');
+  assert.deepEqual(await timeline(page), [[3, '1 file', '+1\u22120'], [2, '1 file', '+1\u22120'], [1, '0 files', '+0\u22120']], 'each with its own turn\'s file');
+  await screenshot('checkpoints-queued-turns');
+  const view = page.locator(sel('checkpoint-view'));
+  for (const [id, file] of [[2, 'turn-one.txt'], [3, 'turn-two.txt']]) {
+    await page.locator(`${sel('checkpoint')}[data-id="${id}"]`).click();
+    await waitFor(async () => (await view.getAttribute('data-state')) === 'ready' && (await view.getAttribute('data-checkpoint')) === String(id), { message: `checkpoint ${id} shown` });
+    assert.deepEqual(await page.locator(sel('checkpoint-diff')).evaluateAll((els) => els.map((e) => e.dataset.path)), [file], `checkpoint ${id} holds its turn's file alone`);
+  }
 });
 
 // Issue 38: a checkpoint leaves untracked files too big to keep out of

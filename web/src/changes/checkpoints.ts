@@ -18,7 +18,7 @@ import { api, ApiError } from '../shared/api';
 import { counts, loadRenderer, pathText, sentence, statusBadge, type ChangesObserver, type ChangesState } from './changes';
 import { byId, formatBytes, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
-import { ago } from '../views/queue';
+import { showAgo } from '../shared/ages';
 import { loadSetting, saveSetting } from '../shared/settings';
 import type { SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
@@ -26,7 +26,6 @@ import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckpointMe
 
 const OPEN_KEY = 'agentmux.checkpointsOpen';
 const IN_REPOSITORY: readonly ChangesState[] = ['loading', 'ready', 'clean', 'error'];
-const AGE_TICK_MS = 15_000;
 
 export interface CheckpointsDeps {
   store: SessionStore;
@@ -109,7 +108,6 @@ export class CheckpointsPanel implements ChangesObserver {
     this.restoreYes.addEventListener('click', () => void this.restore());
     // The Changes view's unified / side by side choice draws these too.
     new MutationObserver(() => this.redraw()).observe(this.pane, { attributes: true, attributeFilter: ['data-view'] });
-    window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     // An archive takes the tree, and the panel, away.
     deps.store.subscribe(() => {
       if (!this.visible() && !this.view.hidden) this.closeView();
@@ -245,7 +243,7 @@ export class CheckpointsPanel implements ChangesObserver {
         h('span', { class: 'checkpoint-main' },
           h('span', { class: 'checkpoint-name', text: `#${cp.id}` }),
           h('time', { class: 'checkpoint-time', 'data-testid': 'checkpoint-time', datetime: cp.time, text: when ? clock(when) : cp.time }),
-          h('span', { class: 'checkpoint-age', 'data-at': when ? String(at) : null, text: when ? ago(at) : '' })),
+          age(when)),
         h('span', { class: 'checkpoint-stats' },
           h('span', { class: 'checkpoint-files', 'data-testid': 'checkpoint-files', text: plural(cp.files, 'file') }),
           checkpointCounts(cp))),
@@ -271,11 +269,6 @@ export class CheckpointsPanel implements ChangesObserver {
           h('span', { class: 'checkpoint-skipped-path', text: shownName(f.path) }),
           h('span', { class: 'checkpoint-skipped-size', text: formatBytes(f.size) }))),
         more ? h('li', { class: 'checkpoint-skipped-more', text: `and ${plural(more, 'more file')}` }) : null));
-  }
-
-  private updateAges(): void {
-    if (this.panel.hidden) return;
-    for (const el of this.list.querySelectorAll<HTMLElement>('.checkpoint-age[data-at]')) el.textContent = ago(Number(el.dataset.at));
   }
 
   private showNote(content: (Node | string)[] | null, error = false): void {
@@ -526,4 +519,11 @@ function clock(d: Date): string {
 function describe(err: unknown): string {
   if (err instanceof ApiError && err.code === 'CHECKPOINT_NOT_FOUND') return 'It is gone: a session keeps its last 100.';
   return sentence(err instanceof Error ? err.message : String(err));
+}
+
+/** A checkpoint's age, "8s ago", kept current by the page's one ticker (shared/ages.ts). */
+function age(when: Date | null): HTMLElement {
+  const el = h('span', { class: 'checkpoint-age' });
+  if (when) showAgo(el, when.getTime());
+  return el;
 }

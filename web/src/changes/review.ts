@@ -15,7 +15,8 @@ import { avatar } from '../shared/avatars';
 import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
-import { ago, svgX } from '../views/queue';
+import { showAgo } from '../shared/ages';
+import { svgX } from '../views/queue';
 import type { ToastKind } from '../shared/toast';
 import type { ClientMessage, ErrorMessage, PromptQueuedAckMessage, ReviewComment } from '../shared/types';
 import type { ReviewDrafts } from '../models/drafts';
@@ -23,7 +24,6 @@ import type { ReviewDrafts } from '../models/drafts';
 /** The server's limits (review/review.go). */
 const MAX_COMMENT_BYTES = 4 << 10;
 const MAX_RANGE_LINES = 200;
-const AGE_TICK_MS = 15_000;
 const FLASH_MS = 1_200;
 
 const DELETED_HINT = 'A deleted line: comments are on the file as it is now, so pick an added or unchanged line.';
@@ -152,7 +152,6 @@ export class ReviewView implements ChangesObserver {
       if (ev.key === 'Escape') this.askDiscard(false);
     });
     deps.drafts.subscribe((id) => this.onDraft(id));
-    window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     this.render();
   }
 
@@ -478,12 +477,7 @@ export class ReviewView implements ChangesObserver {
     const color = this.deps.colorOf(c.author.id, c.author.name);
     const at = Date.parse(c.at);
     const time = h('time', { class: 'queue-time', 'data-testid': 'review-time' });
-    if (Number.isFinite(at)) {
-      time.dateTime = c.at;
-      time.dataset.at = String(at);
-      time.textContent = ago(at);
-      time.title = `Commented ${new Date(at).toLocaleString()}`;
-    }
+    if (Number.isFinite(at)) showAgo(time, at, { title: `Commented ${new Date(at).toLocaleString()}` });
     const loc = where(c.path, c.line, c.endLine);
     return h('li', { class: 'review-item', 'data-testid': 'review-comment', 'data-comment-id': c.id, 'data-author-id': c.author.id, 'data-path': c.path, 'data-line': c.line, 'data-end-line': c.endLine },
       h('div', { class: 'review-item-head' },
@@ -493,11 +487,6 @@ export class ReviewView implements ChangesObserver {
         h('button', { type: 'button', class: 'link-btn review-where', 'data-testid': 'review-where', title: `Show ${loc} in the diff`, text: loc }),
         time),
       h('p', { class: 'review-text', 'data-testid': 'review-text', text: c.text }));
-  }
-
-  private updateAges(): void {
-    if (this.panel.hidden) return;
-    for (const t of this.list.querySelectorAll<HTMLElement>('time[data-at]')) t.textContent = ago(Number(t.dataset.at));
   }
 
   private onListClick(ev: MouseEvent): void {

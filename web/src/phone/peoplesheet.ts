@@ -4,7 +4,8 @@
 // they do, the way the tooltips say it.
 
 import { avatar } from '../shared/avatars';
-import { byId, h, timeAgo } from '../shared/dom';
+import { showAgo } from '../shared/ages';
+import { byId, h } from '../shared/dom';
 import type { Participants } from '../models/participants';
 import { closeIcon } from './switcher';
 
@@ -36,17 +37,17 @@ export function addPeopleSheet(people: Participants, activeId: () => string | nu
       const at = id ? people.typedAt(id, p) : undefined;
       const what = [p.viewing ? 'watching this session' : 'has it open, looking at another session'];
       if (typing) what.push('typing now');
-      else if (at !== undefined) {
-        const ago = timeAgo(at);
-        what.push(`${last?.id === p.id ? 'typed last, ' : 'typed '}${ago === 'now' ? 'just now' : `${ago} ago`}`);
-      }
+      else if (at !== undefined) what.push(last?.id === p.id ? 'typed last, ' : 'typed ');
+      const doing = h('span', { class: 'people-what', text: what.join(' · ') });
+      // When they typed is said last, and kept current (shared/ages.ts).
+      if (!typing && at !== undefined) showAgo(doing, at, { prefix: what.join(' · ') });
       return h(
         'li',
         { class: `people-row${p.viewing ? '' : ' away'}`, 'data-testid': 'people-row', 'data-participant-id': p.id },
         avatar(p, { size: 'lg' }),
         h('span', { class: 'people-who' },
           h('span', { class: 'people-name', text: p.id === me ? `${p.name} (you)` : p.name }),
-          h('span', { class: 'people-what', text: what.join(' · ') })),
+          doing),
       );
     }));
   };

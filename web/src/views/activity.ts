@@ -3,13 +3,13 @@
 // Paths show relative to the workspace (see paths.ts); a click opens the
 // file in the artifact pane, or the port in the Preview view.
 
-import { byId, h, timeAgo } from '../shared/dom';
+import { showAgo } from '../shared/ages';
+import { byId, h } from '../shared/dom';
 import { shownParts, type WorkspaceRoot } from '../shared/paths';
 import type { FileChangedMessage, FileEvent } from '../shared/types';
 
 const MAX_ITEMS = 100;
 const RENDER_DELAY_MS = 40;
-const AGE_TICK_MS = 5_000;
 
 export interface ActivityItem {
   abs: string;
@@ -47,7 +47,6 @@ export class ActivityFeed {
       if (rel) this.open(rel);
       else if (btn?.dataset.port) this.openPort(Number(btn.dataset.port));
     });
-    window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     root.onLearned(() => this.render());
     this.render();
   }
@@ -84,10 +83,9 @@ export class ActivityFeed {
       this.list.replaceChildren(h('li', { class: 'muted empty-line', text: 'File changes in the workspace appear here.' }));
       return;
     }
-    const now = Date.now();
     this.list.replaceChildren(
       ...this.items.map((it) => {
-        if ('kind' in it) return portLine(it, now);
+        if ('kind' in it) return portLine(it);
         const rel = this.root.relative(it.abs);
         const shown = rel ?? it.abs;
         const { dir, name } = shownParts(shown);
@@ -103,23 +101,17 @@ export class ActivityFeed {
           },
           h('span', { class: `ev ev-${it.event}`, 'aria-label': EVENT_LABEL[it.event] }),
           h('span', { class: 'activity-path' }, h('span', { class: 'path-dir', text: dir ? `\u200e${dir}\u200e` : '' }), h('span', { class: 'path-name', text: name })),
-          h('time', { class: 'ago', 'data-time': it.time, datetime: new Date(it.time).toISOString(), text: timeAgo(it.time, now) }),
+          age(it.time),
           ),
         );
       }),
     );
   }
 
-  private updateAges(): void {
-    const now = Date.now();
-    for (const el of this.list.querySelectorAll<HTMLElement>('time.ago')) {
-      el.textContent = timeAgo(Number(el.dataset.time), now);
-    }
-  }
 }
 
 /** "port 5173 opened by node (session web)": a click shows it in the Preview view. */
-function portLine(it: PortOpened & { time: number }, now: number): HTMLElement {
+function portLine(it: PortOpened & { time: number }): HTMLElement {
   const text = `port ${it.port} opened${it.command ? ` by ${it.command}` : ''}${it.session ? ` (session ${it.session})` : ''}`;
   return h('li', {},
     h('button', {
@@ -132,7 +124,14 @@ function portLine(it: PortOpened & { time: number }, now: number): HTMLElement {
     },
     h('span', { class: 'ev ev-port', 'aria-label': 'port opened' }),
     h('span', { class: 'activity-path activity-port', text }),
-    h('time', { class: 'ago', 'data-time': it.time, datetime: new Date(it.time).toISOString(), text: timeAgo(it.time, now) }),
+    age(it.time),
     ),
   );
+}
+
+/** An item's age, "8s", kept current by the page's one ticker (shared/ages.ts). */
+function age(time: number): HTMLElement {
+  const el = h('time', { class: 'ago' });
+  showAgo(el, time, { style: 'short' });
+  return el;
 }

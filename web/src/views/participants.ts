@@ -7,7 +7,8 @@
 // where is Participants' (models/participants.ts); this draws it.
 
 import { avatar, type AvatarSize } from '../shared/avatars';
-import { byId, h, timeAgo } from '../shared/dom';
+import { showAgo } from '../shared/ages';
+import { byId, h } from '../shared/dom';
 import type { Participant } from '../shared/types';
 import type { Participants } from '../models/participants';
 
@@ -24,16 +25,20 @@ export interface PeopleOptions {
   max: number;
 }
 
-/** Describes a participant for a tooltip. */
-function describe(p: Participant, opts: { me: boolean; last: boolean; typing: boolean; typedAt?: number }): string {
+/**
+ * Describes a participant for a tooltip. When it says when they typed,
+ * ago is that moment and title the sentence that "8s ago" ends, which the
+ * page's ticker keeps current (shared/ages.ts).
+ */
+function describe(p: Participant, opts: { me: boolean; last: boolean; typing: boolean; typedAt?: number }): { title: string; ago?: number } {
   const parts = [`${p.name}${opts.me ? ' (you)' : ''}`];
   parts.push(p.viewing ? 'watching this session' : 'has it open, looking at another session');
   if (opts.typing) parts.push('typing now');
   else if (opts.typedAt !== undefined) {
-    const ago = timeAgo(opts.typedAt);
-    parts.push(`${opts.last ? 'typed last, ' : 'typed '}${ago === 'now' ? 'just now' : `${ago} ago`}`);
+    parts.push(opts.last ? 'typed last, ' : 'typed ');
+    return { title: parts.join(' · '), ago: opts.typedAt };
   }
-  return parts.join(' · ');
+  return { title: parts.join(' · ') };
 }
 
 /**
@@ -59,17 +64,17 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
       me,
       typing,
       isLast,
-      title: describe(p, { me, last: isLast, typing, typedAt: people.typedAt(sessionId, p) }),
+      said: describe(p, { me, last: isLast, typing, typedAt: people.typedAt(sessionId, p) }),
     };
   });
   // Redrawn only when something shows differently: a redraw restarts the typing ring's animation.
-  const sig = JSON.stringify([opts.size, drawn.map((d) => [d.p.id, d.p.name, d.p.color, d.p.viewing, d.me, d.typing, d.isLast, d.title]), rest.map((p) => p.name)]);
+  const sig = JSON.stringify([opts.size, drawn.map((d) => [d.p.id, d.p.name, d.p.color, d.p.viewing, d.me, d.typing, d.isLast, d.said.title, d.said.ago]), rest.map((p) => p.name)]);
   if (container.dataset.sig === sig) return drawn.length + (rest.length ? 1 : 0);
   container.dataset.sig = sig;
-  const els: HTMLElement[] = drawn.map(({ p, me, typing, isLast, title }) => {
+  const els: HTMLElement[] = drawn.map(({ p, me, typing, isLast, said }) => {
     const el = avatar(p, {
       size: opts.size,
-      title,
+      title: said.title,
       attrs: {
         'data-testid': 'avatar',
         'data-participant-id': p.id,
@@ -84,6 +89,7 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
     if (isLast) el.classList.add('last-typed');
     if (typing) el.classList.add('typing');
     if (me) el.classList.add('me');
+    if (said.ago !== undefined) showAgo(el, said.ago, { attr: 'title', prefix: said.title });
     return el;
   });
   if (rest.length) {

@@ -11,7 +11,8 @@
 // go into the page as text only.
 
 import { avatar } from '../shared/avatars';
-import { byId, h, timeAgo } from '../shared/dom';
+import { showAgo, stopAgo } from '../shared/ages';
+import { byId, h } from '../shared/dom';
 import type { ToastKind } from '../shared/toast';
 import type {
   ClientMessage,
@@ -31,7 +32,6 @@ const CLIP_LINES = 4;
 /** How long the delivered flash lasts before the prompt leaves the list. */
 const DELIVERED_MS = 1_400;
 const ACK_SHOW_MS = 8_000;
-const AGE_TICK_MS = 15_000;
 
 export interface QueuePanelDeps {
   queues: PromptQueues;
@@ -102,7 +102,6 @@ export class QueuePanel {
     this.list.addEventListener('click', (ev) => this.onListClick(ev));
     this.list.addEventListener('keydown', (ev) => this.onListKey(ev));
     deps.queues.subscribe((c) => this.onChange(c));
-    window.setInterval(() => this.updateAges(), AGE_TICK_MS);
     this.render();
   }
 
@@ -219,12 +218,7 @@ export class QueuePanel {
     }
     const time = li.querySelector<HTMLTimeElement>('.queue-time')!;
     const at = Date.parse(p.queuedAt);
-    if (Number.isFinite(at)) {
-      time.dateTime = p.queuedAt;
-      time.dataset.at = String(at);
-      time.textContent = ago(at);
-      time.title = `Queued ${new Date(at).toLocaleString()}`;
-    }
+    if (Number.isFinite(at)) showAgo(time, at, { title: `Queued ${new Date(at).toLocaleString()}` });
     let remove = li.querySelector<HTMLButtonElement>('[data-testid=queue-remove]');
     if (!remove && li.dataset.state !== 'delivered') {
       remove = h('button', { type: 'button', class: 'icon-btn queue-remove', 'data-testid': 'queue-remove' });
@@ -259,13 +253,6 @@ export class QueuePanel {
     );
     li.append(box);
     keep.focus(); // as in the close confirmation: Enter does not destroy
-  }
-
-  private updateAges(): void {
-    if (this.panel.hidden) return;
-    for (const t of this.list.querySelectorAll<HTMLElement>('.queue-time[data-at]')) {
-      t.textContent = ago(Number(t.dataset.at));
-    }
   }
 
   private onListClick(ev: MouseEvent): void {
@@ -413,7 +400,9 @@ export class QueuePanel {
     li.querySelector('.queue-pos')!.textContent = '✓';
     li.querySelector('[data-testid=queue-remove]')?.remove();
     li.querySelector('[data-testid=queue-confirm]')?.remove();
-    li.querySelector('.queue-time')!.textContent = 'delivered';
+    const time = li.querySelector<HTMLElement>('.queue-time')!;
+    stopAgo(time);
+    time.textContent = 'delivered';
     window.setTimeout(() => {
       li.remove();
       if (this.items.get(promptId) === li) this.items.delete(promptId);
@@ -435,11 +424,6 @@ export class QueuePanel {
     this.ack.hidden = message === null;
     if (message !== null) this.ackTimer = window.setTimeout(() => this.showAck(null), ACK_SHOW_MS);
   }
-}
-
-export function ago(at: number): string {
-  const s = timeAgo(at);
-  return s === 'now' ? 'just now' : `${s} ago`;
 }
 
 function kib(bytes: number): string {
