@@ -466,6 +466,11 @@ function onMessage(m: ServerMessage): void {
     case 'file.changed':
       onFileChanged(m);
       break;
+    case 'file.recent':
+      // What the feed showed before a reload, and what a reconnection missed.
+      for (const f of m.files) root.seenAbsolute(f.path);
+      activity.restore(m.files);
+      break;
     case 'layout.shift':
       onLayoutShift(m);
       break;
