@@ -655,6 +655,10 @@ byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('side
 
 // ---- Start ----------------------------------------------------------------
 
+// Where the user was before a reload: the document, then the view, once
+// every view listens.
+artifact.restore();
+layout.start();
 onConnectionChange();
 void loadConfig();
 void loadWorkflow();
