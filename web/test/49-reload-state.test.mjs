@@ -181,3 +181,24 @@ uiTest('on a phone, a reload brings back the view and the feed', {
   await page.locator(`${sel('activity-item')}[data-path="docs/plan.md"]`).first().waitFor({ state: 'visible' });
   await screenshot('49-reload-feed-390');
 });
+
+// The page did not make the session: it watched it, then typed into it,
+// which gave it the size. A reload keeps that too.
+uiTest('a page that took the size by typing keeps its text size after a reload', {
+  viewport: { width: 1440, height: 900 },
+}, async ({ page, server }) => {
+  const s = await server.createSession({ name: 'api-made' });
+  await waitFor(() => page.evaluate((id) => window.__agentmux.activeSessionId() === id, s.id), { message: 'the session on screen' });
+  await waitForPrompt(page, s.id);
+  if (await queueOpen(page)) await toggleQueue(page, false);
+  await typeCommand(page, 'echo typed-here');
+  await waitFor(async () => (await drawn(page)).cols > 120, { message: 'the session fits the page once it typed' });
+  await reloadApp(page);
+  await waitForPrompt(page, s.id);
+  const before = await settled(page);
+  await toggleQueue(page, true);
+  const after = await settled(page);
+  assert.ok(before.fontSize === 13 && sameText(after, before),
+    `opening the queue after a reload keeps the text size (${JSON.stringify(before)} → ${JSON.stringify(after)})`);
+  assert.ok(after.cols < before.cols, `the terminal narrows with its pane instead (${before.cols} → ${after.cols} columns)`);
+});

@@ -545,8 +545,6 @@ export class TerminalView {
     if (this.deps.send(msg)) {
       this.sentSize = { cols, rows };
       this.reclaiming = false;
-      // Holding, this page's size is the session's.
-      if (this.holding) this.rememberHeld(this.sentSize);
     }
   }
 
@@ -583,7 +581,11 @@ export class TerminalView {
 
   /** A session.resized; mine: this connection set it. */
   onResized(m: SessionResizedMessage, mine: boolean): void {
-    if (!mine) {
+    if (mine) {
+      // The server made this page the session's sizer (it typed, or took
+      // the size), or applied its new size: remembered for a reload.
+      this.rememberHeld(m);
+    } else {
       // Someone else typed, or took the size.
       this.holding = false;
       this.reclaiming = false;
