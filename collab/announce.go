@@ -26,14 +26,19 @@ func (a *App) OnFile(ev watcher.FileEvent) { a.OnSessionFile("", "", ev) }
 // relative to itself: a document suggestion carries the session's id and
 // a workspace-relative path, and file.changed goes out as for the
 // workspace, so a client showing one of its documents reloads it when the
-// agent writes it again.
+// agent writes it again. The event is kept among the recent ones that a
+// client joining later is sent (file.recent).
 func (a *App) OnSessionFile(sessionID, prefix string, ev watcher.FileEvent) {
-	a.broadcastInformational(wire.FileChangedMessage{
-		Type:      wire.TypeFileChanged,
-		Path:      ev.Path,
-		Event:     string(ev.Op),
-		Timestamp: ev.Time.UTC().Format(time.RFC3339Nano),
-	})
+	f := wire.RecentFile{Path: ev.Path, Event: string(ev.Op), Timestamp: ev.Time.UTC().Format(time.RFC3339Nano)}
+	b, err := wire.Marshal(wire.FileChangedMessage{Type: wire.TypeFileChanged, Path: f.Path, Event: f.Event, Timestamp: f.Timestamp})
+	if err != nil {
+		a.log.Error("encode file.changed", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.recent.add(f)
+	a.sendAllLocked(b, Client.SendInformational)
+	a.mu.Unlock()
 	if ev.Op != watcher.FileRemoved && watcher.IsDocFile(ev.Rel) {
 		a.suggestDoc(sessionID, prefix+ev.Rel)
 	}

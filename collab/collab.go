@@ -95,6 +95,8 @@ type App struct {
 	portsKnown bool
 	// lastTypist is, by session, the participant who typed there last.
 	lastTypist map[string]string
+	// recent are the last file events, for clients that join.
+	recent recentFiles
 }
 
 // New returns an App with no clients.
@@ -119,15 +121,24 @@ func New(opts Options) (*App, error) {
 }
 
 // Join subscribes a client that connected, as a participant of its own,
-// and sends it the current state: the memory level when it is not ok,
-// that saving fails when it does, each session's last diff, and the ports
-// listing (or asks the poller for one). Every change after Join reaches
-// it; Leave ends that.
+// and sends it the current state: the recent file events if any, the memory
+// level when it is not ok, that saving fails when it does, each session's
+// last diff, and the ports listing (or asks the poller for one). Every
+// change after Join reaches it; Leave ends that.
 func (a *App) Join(c Client) *Participant {
 	p := newParticipant(c)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.clients[p] = struct{}{}
+	// Under mu, as OnSessionFile keeps and sends each event: every event
+	// is in this list or reaches the client after it, never both.
+	if len(a.recent.files) > 0 {
+		if b, err := wire.Marshal(a.recent.message()); err == nil {
+			c.Send(b)
+		} else {
+			a.log.Error("encode file.recent", "err", err)
+		}
+	}
 	if lvl := a.memory.Level; lvl != "" && lvl != memory.OK {
 		if b, err := wire.Marshal(wire.ResourceWarningView(a.memory)); err == nil {
 			c.Send(b)

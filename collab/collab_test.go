@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +44,7 @@ type client struct {
 type sent struct {
 	informational bool
 	msg           map[string]any
+	raw           []byte
 }
 
 type mark struct{ kind, sessionID string }
@@ -59,7 +62,7 @@ func (c *client) record(informational bool, b []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sent = append(c.sent, sent{informational, m})
+	c.sent = append(c.sent, sent{informational, m, slices.Clone(b)})
 }
 
 func (c *client) add(m mark) {
@@ -75,6 +78,16 @@ func (c *client) types() []string {
 		ts = append(ts, s.msg["type"].(string))
 	}
 	return ts
+}
+
+// takeRaw returns the messages sent so far as they were encoded, and
+// forgets them.
+func (c *client) takeRaw() [][]byte {
+	var raw [][]byte
+	for _, s := range c.take() {
+		raw = append(raw, s.raw)
+	}
+	return raw
 }
 
 // take returns the messages sent so far, and forgets them.
@@ -594,5 +607,74 @@ func TestDocumentSuggestedOncePerBurst(t *testing.T) {
 	}
 	if files != 3 || !slices.Equal(shifts, []string{"s1 .worktrees/a/docs/prd.md"}) {
 		t.Errorf("file events %d (want 3), suggestions %v (want one, of the worktree's prd.md)", files, shifts)
+	}
+}
+
+// The recent file events a client joining is sent (file.recent): the
+// last MaxRecentFiles, oldest first, with file.changed's fields, in
+// under MaxRecentFileBytes however long their paths; an event after the
+// join reaches the client as file.changed only.
+func TestRecentFilesForJoiners(t *testing.T) {
+	e := newEnv(t)
+	quiet := &client{}
+	q := e.app.Join(quiet)
+	if got := quiet.types(); len(got) != 0 {
+		t.Fatalf("a client joining before any file event was sent %v", got)
+	}
+	e.app.Leave(q)
+
+	start := time.Date(2026, 11, 21, 22, 40, 0, 0, time.UTC)
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * time.Millisecond) }
+	const n = collab.MaxRecentFiles + 50
+	for i := range n {
+		e.app.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/f%d.txt", i), Rel: fmt.Sprintf("f%d.txt", i), Op: watcher.FileChanged, Time: at(i)})
+	}
+	late := &client{}
+	p := e.app.Join(late)
+	msgs := late.take()
+	if len(msgs) != 1 || msgs[0].msg["type"] != wire.TypeFileRecent || msgs[0].informational {
+		t.Fatalf("a client joining after %d file events was sent %v; want one file.recent", n, msgs)
+	}
+	files := msgs[0].msg["files"].([]any)
+	if len(files) != collab.MaxRecentFiles {
+		t.Fatalf("file.recent lists %d events, want the last %d", len(files), collab.MaxRecentFiles)
+	}
+	for j, f := range files {
+		i := n - collab.MaxRecentFiles + j
+		want := map[string]any{"path": fmt.Sprintf("/w/f%d.txt", i), "event": "change", "timestamp": at(i).Format(time.RFC3339Nano)}
+		if !reflect.DeepEqual(f, want) {
+			t.Fatalf("file.recent's event %d is %v, want %v (the last ones, oldest first)", j, f, want)
+		}
+	}
+
+	e.app.OnFile(watcher.FileEvent{Path: "/w/after.txt", Rel: "after.txt", Op: watcher.FileAdded, Time: at(n)})
+	if got := late.take(); len(got) != 1 || got[0].msg["type"] != wire.TypeFileChanged || got[0].msg["path"] != "/w/after.txt" {
+		t.Errorf("an event after the join reached the client as %v; want one file.changed", got)
+	}
+	e.app.Leave(p)
+
+	// Long paths: fewer events, the list in its bytes, the newest kept.
+	long := strings.Repeat("d", 2000)
+	for i := range collab.MaxRecentFiles {
+		e.app.OnFile(watcher.FileEvent{Path: fmt.Sprintf("/w/%s/%d", long, i), Rel: fmt.Sprintf("%s/%d", long, i), Op: watcher.FileAdded, Time: at(n + 1 + i)})
+	}
+	big := &client{}
+	r := e.app.Join(big)
+	defer e.app.Leave(r)
+	raw := big.takeRaw()
+	if len(raw) != 1 {
+		t.Fatalf("a client joining was sent %d messages, want one file.recent", len(raw))
+	}
+	if len(raw[0]) > collab.MaxRecentFileBytes {
+		t.Errorf("file.recent is %d bytes, more than MaxRecentFileBytes (%d)", len(raw[0]), collab.MaxRecentFileBytes)
+	}
+	var m wire.FileRecentMessage
+	if err := json.Unmarshal(raw[0], &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Files) < 2 || len(m.Files) >= collab.MaxRecentFiles {
+		t.Errorf("file.recent of long paths lists %d events, want fewer than %d and more than one", len(m.Files), collab.MaxRecentFiles)
+	} else if last := m.Files[len(m.Files)-1].Path; last != fmt.Sprintf("/w/%s/%d", long, collab.MaxRecentFiles-1) {
+		t.Errorf("file.recent's last event is %.40q..., want the newest", last)
 	}
 }

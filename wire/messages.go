@@ -117,6 +117,20 @@ type (
 		Event     string `json:"event"`
 		Timestamp string `json:"timestamp"`
 	}
+	// RecentFile is one file event of file.recent: a file.changed's
+	// fields.
+	RecentFile struct {
+		Path      string `json:"path"`
+		Event     string `json:"event"`
+		Timestamp string `json:"timestamp"`
+	}
+	// FileRecentMessage is file.recent: the workspace's last file
+	// events, oldest first, that a connection is sent when it connects,
+	// so a page reloaded shows the activity it had.
+	FileRecentMessage struct {
+		Type  string       `json:"type"`
+		Files []RecentFile `json:"files"`
+	}
 	// LayoutShiftMessage suggests a view, such as a document just
 	// written.
 	LayoutShiftMessage struct {

@@ -45,6 +45,7 @@ var serverMessages = map[string]any{
 	TypePromptList:          PromptListMessage{},
 	TypeReviewDraft:         ReviewDraftMessage{},
 	TypeFileChanged:         FileChangedMessage{},
+	TypeFileRecent:          FileRecentMessage{},
 	TypeLayoutShift:         LayoutShiftMessage{},
 	TypeWorkflowUpdated:     WorkflowMessage{},
 	TypeResourceWarning:     ResourceWarningMessage{},

@@ -74,8 +74,11 @@ const (
 	TypePromptList = "prompt.list"
 	// TypeReviewDraft is a session's whole review draft, sent on attach
 	// and whenever it changes.
-	TypeReviewDraft     = "review.draft"
-	TypeFileChanged     = "file.changed"
+	TypeReviewDraft = "review.draft"
+	TypeFileChanged = "file.changed"
+	// TypeFileRecent lists the last file.changed events, for a client
+	// that connects.
+	TypeFileRecent      = "file.recent"
 	TypeLayoutShift     = "layout.shift"
 	TypeWorkflowUpdated = "workflow.updated"
 	TypeResourceWarning = "resource.warning"

@@ -227,6 +227,8 @@ type msg struct {
 	Rev          uint64             `json:"rev"`
 	// review.draft
 	Comments []review.Comment `json:"comments"`
+	// file.recent
+	Files []wire.RecentFile `json:"files"`
 }
 
 // millis returns a heartbeat's timestamp.

@@ -466,6 +466,11 @@ function onMessage(m: ServerMessage): void {
     case 'file.changed':
       onFileChanged(m);
       break;
+    case 'file.recent':
+      // What the feed showed before a reload, and what a reconnection missed.
+      for (const f of m.files) root.seenAbsolute(f.path);
+      activity.restore(m.files);
+      break;
     case 'layout.shift':
       onLayoutShift(m);
       break;
@@ -650,6 +655,10 @@ byId('sidebar-scrim').addEventListener('click', () => app.classList.remove('side
 
 // ---- Start ----------------------------------------------------------------
 
+// Where the user was before a reload: the document, then the view, once
+// every view listens.
+artifact.restore();
+layout.start();
 onConnectionChange();
 void loadConfig();
 void loadWorkflow();

@@ -206,6 +206,15 @@ export interface FileChangedMessage {
   timestamp: string; // RFC 3339
 }
 
+/** One event of file.recent: a file.changed's fields. */
+export type RecentFile = Omit<FileChangedMessage, 'type'>;
+
+/** The last file events, oldest first, sent to a connection as it connects. */
+export interface FileRecentMessage {
+  type: 'file.recent';
+  files: RecentFile[];
+}
+
 export interface LayoutShiftMessage {
   type: 'layout.shift';
   mode: LayoutMode;
@@ -450,6 +459,7 @@ export type ServerMessage =
   | ServerShutdownMessage
   | ErrorMessage
   | FileChangedMessage
+  | FileRecentMessage
   | LayoutShiftMessage
   | WorkflowUpdatedMessage
   | SessionDiffMessage

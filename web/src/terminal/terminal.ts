@@ -12,6 +12,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import type { WebglAddon } from '@xterm/addon-webgl';
 import { h, whenIdle } from '../shared/dom';
+import { loadTabSetting, saveTabSetting } from '../shared/settings';
 import { BASE_FONT_SIZE, cellSize, fittingSize, showAt, showOwn, type Size } from './termsize';
 import { SCROLLBACK_LINES, TerminalStream, type Screen } from './stream';
 import type { ClientMessage, SessionAttachedMessage, SessionResizedMessage, TerminalOutputMessage } from '../shared/types';
@@ -24,6 +25,8 @@ const WRITE_PIECE = 16 * 1024;
 const MIN_SIZE = 1;
 const MAX_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 50;
+/** Where this tab keeps the size it held a session at (sessionStorage), by session. */
+const HELD_KEY = 'agentmux.heldSize.';
 
 export const terminalTheme: ITheme = {
   background: '#0e1116',
@@ -287,6 +290,12 @@ export class TerminalView {
    * draws the session at sessionSize.
    */
   private holding = false;
+  /**
+   * Whether this page holds the size again on a new connection, as it
+   * did before a reload or a reconnection, and has yet to tell the
+   * server: its next resize takes the size (see onAttached).
+   */
+  private reclaiming = false;
   /** The session's size, as the server last said. */
   private sessionSize: Size;
   /** What fits this pane at the normal font: this page's own size. */
@@ -441,16 +450,41 @@ export class TerminalView {
   /** The connection is gone, and the server's attachment with it. */
   connectionLost(): void {
     this.sentSize = null;
-    this.holding = false; // a new connection holds nothing until it types
+    // A new connection holds nothing until it types, or takes the size
+    // back (onAttached); what this page held is still remembered.
+    this.holding = false;
+    this.reclaiming = false;
     this.stream.connectionLost();
   }
 
   onAttached(m: SessionAttachedMessage): void {
     // A resync that crossed our detach: the next attach starts over anyway.
     if (!this.stream.isStreaming) return;
+    // This page held the size before it was reloaded (or lost its
+    // connection), and nobody changed it since: it holds it again, as the
+    // user would by typing. Else the queue opening or the window
+    // narrowing would scale the session's text down rather than fit the
+    // terminal to its pane. The take waits until the terminal is shown
+    // (fitAndReport): a hidden one has no size of its own.
+    if (!this.holding && sameSize(this.heldBefore(), m)) {
+      this.holding = true;
+      this.reclaiming = true;
+    }
     // Before the replay is parsed: drawn at the width it was written for.
     this.setSessionSize(m);
     this.stream.attached(m);
+    if (this.reclaiming) this.fitAndReport();
+  }
+
+  /** The size this tab held the session at, before a reload or on an earlier connection. */
+  private heldBefore(): Size | null {
+    const m = /^(\d+)x(\d+)$/.exec(loadTabSetting(HELD_KEY + this.sessionId) ?? '');
+    return m ? { cols: Number(m[1]), rows: Number(m[2]) } : null;
+  }
+
+  /** Remembers, for this tab's next page, the size it holds the session at; null: it holds none. */
+  private rememberHeld(size: Size | null): void {
+    saveTabSetting(HELD_KEY + this.sessionId, size && `${size.cols}x${size.rows}`);
   }
 
   onOutput(m: TerminalOutputMessage): void {
@@ -504,11 +538,13 @@ export class TerminalView {
     if (!shown || !this.ownSize) return; // hidden: keep the session's size
     const cols = clampSize(this.ownSize.cols);
     const rows = clampSize(this.ownSize.rows);
+    take ||= this.reclaiming;
     if (!take && this.sentSize?.cols === cols && this.sentSize.rows === rows) return;
     const msg: ClientMessage = { type: 'terminal.resize', sessionId: this.sessionId, cols, rows };
     if (take) msg.take = true;
     if (this.deps.send(msg)) {
       this.sentSize = { cols, rows };
+      this.reclaiming = false;
     }
   }
 
@@ -545,7 +581,16 @@ export class TerminalView {
 
   /** A session.resized; mine: this connection set it. */
   onResized(m: SessionResizedMessage, mine: boolean): void {
-    if (!mine) this.holding = false; // someone else typed, or took the size
+    if (mine) {
+      // The server made this page the session's sizer (it typed, or took
+      // the size), or applied its new size: remembered for a reload.
+      this.rememberHeld(m);
+    } else {
+      // Someone else typed, or took the size.
+      this.holding = false;
+      this.reclaiming = false;
+      this.rememberHeld(null);
+    }
     this.setSessionSize(m);
     if (mine) this.deps.onSizing(this.sessionId);
   }
@@ -571,12 +616,18 @@ export class TerminalView {
     this.feed.term.focus();
   }
 
+  /** The session is gone: its view, and what this tab remembered of it. */
   dispose(): void {
     this.disposed = true;
+    this.rememberHeld(null);
     window.clearTimeout(this.resizeTimer);
     this.stream.close();
     this.observer.disconnect();
     this.feed.term.dispose();
     this.host.remove();
   }
+}
+
+function sameSize(a: Size | null, b: Size): boolean {
+  return !!a && a.cols === b.cols && a.rows === b.rows;
 }

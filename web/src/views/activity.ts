@@ -1,37 +1,23 @@
 // The activity feed: the last 100 file.changed events and ports a
-// session's process opened, newest first, with their age kept current.
+// session's process opened, newest first (models/activity.ts), with their
+// age kept current.
 // Paths show relative to the workspace (see paths.ts); a click opens the
 // file in the artifact pane, or the port in the Preview view.
 
 import { showAgo } from '../shared/ages';
 import { byId, h } from '../shared/dom';
 import { shownParts, type WorkspaceRoot } from '../shared/paths';
-import type { FileChangedMessage, FileEvent } from '../shared/types';
+import type { FileChangedMessage, FileEvent, RecentFile } from '../shared/types';
+import { ActivityLog, isPort, type ActivityItem, type PortItem, type PortOpened } from '../models/activity';
 
-const MAX_ITEMS = 100;
+export type { ActivityItem, PortOpened } from '../models/activity';
+
 const RENDER_DELAY_MS = 40;
-
-export interface ActivityItem {
-  abs: string;
-  event: FileEvent;
-  time: number;
-}
-
-/** A port that began listening (preview.ts): a line of its own. */
-export interface PortOpened {
-  port: number;
-  command?: string;
-  /** The name of the session whose agent opened it. */
-  session?: string;
-}
-
-type FeedItem = ActivityItem | (PortOpened & { kind: 'port'; time: number });
 
 const EVENT_LABEL: Record<FileEvent, string> = { add: 'added', change: 'changed', unlink: 'deleted' };
 
 export class ActivityFeed {
-  /** Newest first. */
-  private items: FeedItem[] = [];
+  private readonly log = new ActivityLog();
   private renderTimer: number | undefined;
   private readonly list = byId('activity');
   private readonly count = byId('activity-count');
@@ -53,22 +39,26 @@ export class ActivityFeed {
 
   /** Oldest first, for replaying into other views. */
   history(): ActivityItem[] {
-    return this.items.filter((it): it is ActivityItem => !('kind' in it)).reverse();
+    return this.log.history();
   }
 
   add(m: FileChangedMessage): void {
-    const t = Date.parse(m.timestamp);
-    this.push({ abs: m.path, event: m.event, time: Number.isFinite(t) ? t : Date.now() });
+    this.log.add(m);
+    this.renderSoon();
+  }
+
+  /** file.recent: the server's last file events, the lines a reload would otherwise lose. */
+  restore(files: readonly RecentFile[]): void {
+    if (this.log.merge(files)) this.renderSoon();
   }
 
   /** A port began listening. */
   addPort(p: PortOpened): void {
-    this.push({ ...p, kind: 'port', time: Date.now() });
+    this.log.addPort(p);
+    this.renderSoon();
   }
 
-  private push(it: FeedItem): void {
-    this.items.unshift(it);
-    if (this.items.length > MAX_ITEMS) this.items.length = MAX_ITEMS;
+  private renderSoon(): void {
     // Bursts (a build, a checkout) render once.
     if (this.renderTimer === undefined) {
       this.renderTimer = window.setTimeout(() => this.render(), RENDER_DELAY_MS);
@@ -78,14 +68,15 @@ export class ActivityFeed {
   private render(): void {
     window.clearTimeout(this.renderTimer);
     this.renderTimer = undefined;
-    this.count.textContent = this.items.length ? String(this.items.length) : '';
-    if (this.items.length === 0) {
+    const items = this.log.items;
+    this.count.textContent = items.length ? String(items.length) : '';
+    if (items.length === 0) {
       this.list.replaceChildren(h('li', { class: 'muted empty-line', text: 'File changes in the workspace appear here.' }));
       return;
     }
     this.list.replaceChildren(
-      ...this.items.map((it) => {
-        if ('kind' in it) return portLine(it);
+      ...items.map((it) => {
+        if (isPort(it)) return portLine(it);
         const rel = this.root.relative(it.abs);
         const shown = rel ?? it.abs;
         const { dir, name } = shownParts(shown);
@@ -107,11 +98,10 @@ export class ActivityFeed {
       }),
     );
   }
-
 }
 
 /** "port 5173 opened by node (session web)": a click shows it in the Preview view. */
-function portLine(it: PortOpened & { time: number }): HTMLElement {
+function portLine(it: PortItem): HTMLElement {
   const text = `port ${it.port} opened${it.command ? ` by ${it.command}` : ''}${it.session ? ` (session ${it.session})` : ''}`;
   return h('li', {},
     h('button', {

@@ -1,15 +1,18 @@
 // The artifact pane: one workspace file, markdown rendered and sanitized,
 // anything else as text. It reloads when file.changed names the open file,
-// keeping the reader's scroll position.
+// keeping the reader's scroll position. The file open is remembered: a
+// reload opens it again.
 
 import { api, ApiError, fileURL } from '../shared/api';
 import { byId, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
 import { isExternal, resolveWorkspacePath } from '../shared/links';
+import { loadSetting, saveSetting } from '../shared/settings';
 
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp|svg|avif|bmp|ico)$/i;
 const MARKDOWN_EXT = /\.(md|markdown|mdx)$/i;
 const REFRESH_DEBOUNCE_MS = 150;
+const PATH_KEY = 'agentmux.document';
 
 export class ArtifactPane {
   private _path: string | null = null;
@@ -39,10 +42,17 @@ export class ArtifactPane {
     this.listeners.push(fn);
   }
 
+  /** Opens the file open before the page was reloaded, if any. */
+  restore(): void {
+    const path = loadSetting(PATH_KEY);
+    if (path && !this._path) this.open(path);
+  }
+
   /** Opens a workspace-relative path. */
   open(path: string): void {
     if (path !== this._path) {
       this._path = path;
+      saveSetting(PATH_KEY, path);
       this.scroller.scrollTop = 0;
       for (const fn of this.listeners) fn();
     }

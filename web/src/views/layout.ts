@@ -1,7 +1,8 @@
 // Layout modes (terminal, artifact, split, changes), the draggable split, and
 // following the agent's documents: layout.shift switches the layout and
 // opens the document, unless the user turned that off, and never while
-// they are typing. Nothing here moves focus.
+// they are typing. The mode is remembered: a reload comes back to it.
+// Nothing here moves focus.
 
 import { byId } from '../shared/dom';
 import type { LayoutMode, LayoutShiftMessage } from '../shared/types';
@@ -9,6 +10,7 @@ import { loadSetting, saveSetting } from '../shared/settings';
 
 const FOLLOW_KEY = 'agentmux.followDocs';
 const SPLIT_KEY = 'agentmux.split';
+const MODE_KEY = 'agentmux.layout';
 /** A layout.shift waits until the user has not typed for this long. */
 const TYPING_QUIET_MS = 2_000;
 
@@ -45,7 +47,16 @@ export class LayoutController {
     const ratio = Number(loadSetting(SPLIT_KEY));
     if (ratio >= 0.2 && ratio <= 0.8) this.setSplit(ratio);
     this.initSplitDrag();
-    this.set('terminal');
+    const saved = loadSetting(MODE_KEY) as LayoutMode | null;
+    this.set(saved && LAYOUT_MODES.includes(saved) ? saved : 'terminal');
+  }
+
+  /**
+   * Tells the listeners the mode the page starts in, the one it had
+   * before a reload: call once, when every view has subscribed.
+   */
+  start(): void {
+    for (const fn of this.listeners) fn(this._mode);
   }
 
   get mode(): LayoutMode {
@@ -63,6 +74,7 @@ export class LayoutController {
 
   set(mode: LayoutMode): void {
     this._mode = mode;
+    saveSetting(MODE_KEY, mode);
     this.app.dataset.layout = mode;
     for (const m of LAYOUT_MODES) {
       byId(`layout-${m}`).setAttribute('aria-pressed', String(m === mode));

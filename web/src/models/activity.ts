@@ -1,0 +1,87 @@
+// The activity feed's lines, newest first: the file events (file.changed,
+// and the last of them again in file.recent when the page connects) and
+// the ports a session's process opened. The server keeps the recent file
+// events, so a page reloaded shows what it showed; one that reconnects
+// gets them again and adds only those it missed. Touches no DOM: the
+// view (views/activity.ts) renders it.
+
+import type { FileEvent, RecentFile } from '../shared/types';
+
+/** As many lines as the feed shows: the server keeps as many file events. */
+export const MAX_ACTIVITY_ITEMS = 100;
+
+export interface ActivityItem {
+  abs: string;
+  event: FileEvent;
+  /** Milliseconds since the epoch. */
+  time: number;
+  /** The server's timestamp, exact: with abs and event, what tells two events apart. */
+  stamp: string;
+}
+
+/** A port that began listening (preview.ts): a line of its own. */
+export interface PortOpened {
+  port: number;
+  command?: string;
+  /** The name of the session whose agent opened it. */
+  session?: string;
+}
+
+export type PortItem = PortOpened & { kind: 'port'; time: number };
+export type FeedItem = ActivityItem | PortItem;
+
+export function isPort(it: FeedItem): it is PortItem {
+  return 'kind' in it;
+}
+
+const key = (f: { abs: string; event: string; stamp: string }) => `${f.event}\u0000${f.stamp}\u0000${f.abs}`;
+
+export class ActivityLog {
+  /** Newest first. */
+  private list: FeedItem[] = [];
+
+  /** The lines, newest first. */
+  get items(): readonly FeedItem[] {
+    return this.list;
+  }
+
+  /** The file events, oldest first, for replaying into other views. */
+  history(): ActivityItem[] {
+    return this.list.filter((it): it is ActivityItem => !isPort(it)).reverse();
+  }
+
+  /** A file.changed. */
+  add(f: RecentFile, now = Date.now()): void {
+    this.list.unshift(item(f, now));
+    this.trim();
+  }
+
+  /** A port began listening. */
+  addPort(p: PortOpened, now = Date.now()): void {
+    this.list.unshift({ ...p, kind: 'port', time: now });
+    this.trim();
+  }
+
+  /**
+   * file.recent, oldest first: the events not listed yet join the lines
+   * in the order of their times. Reports whether any was new.
+   */
+  merge(files: readonly RecentFile[], now = Date.now()): boolean {
+    const have = new Set(this.list.filter((it): it is ActivityItem => !isPort(it)).map(key));
+    const fresh = files.map((f) => item(f, now)).filter((it) => !have.has(key(it)));
+    if (fresh.length === 0) return false;
+    // Newest first; a stable sort keeps lines of the same time in the order they came.
+    this.list = [...fresh.reverse(), ...this.list].sort((a, b) => b.time - a.time);
+    this.trim();
+    return true;
+  }
+
+  private trim(): void {
+    if (this.list.length > MAX_ACTIVITY_ITEMS) this.list.length = MAX_ACTIVITY_ITEMS;
+  }
+}
+
+function item(f: RecentFile, now: number): ActivityItem {
+  const t = Date.parse(f.timestamp);
+  return { abs: f.path, event: f.event, time: Number.isFinite(t) ? t : now, stamp: f.timestamp };
+}
