@@ -2,7 +2,9 @@
 // session its record and its prompt queue, documents the store keeps as it
 // is given them, and its last screen, whose encoding and layout are the
 // store's (screen.go): a whole screen and the pieces of output appended
-// after it, so a save writes what is new. A Journal writes the changes in
+// after it, so a save writes what is new. It also keeps which workspace
+// scripts a person approved, by the hash of their text (approvals.go),
+// written at once rather than through the journal. A Journal writes the changes in
 // the order they are made, on a goroutine of its own, so whoever changes
 // a session never waits for the disk.
 //
@@ -81,7 +83,7 @@ func Open(path string, timeout time.Duration) (s *Store, err error) {
 	}
 	s = &Store{db: db, path: path}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues} {
+		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues, bucketScriptApprovals} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
