@@ -2,8 +2,9 @@
 // request and reply types, and how a failure is answered (wire's one
 // mapping from domain errors to codes and statuses). Its handlers decode,
 // check and hand over to the domain (sessions, ship, checkpoint, changes,
-// the watchers, previews and ports) and to the application state they
-// share with the WebSocket, which Options names by what it does.
+// the watchers, previews, ports and workspace scripts) and to the
+// application state they share with the WebSocket, which Options names by
+// what it does.
 //
 // It does not own the echo instance, the listener, the WebSocket, the
 // static assets or the guard: cmd/server builds those and registers these
@@ -31,6 +32,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/wire"
@@ -106,6 +108,9 @@ type Options struct {
 	// Checkpoints bound what a checkpoint keeps of untracked files; the
 	// zero value is checkpoint's defaults.
 	Checkpoints checkpoint.Options
+	// Scripts reads the workspace scripts in force and keeps their
+	// approvals (GET /api/scripts, POST /api/scripts/approve).
+	Scripts *scripts.Trust
 	// Version is the server's, as /api/health and /api/config tell it.
 	Version string
 	// Started is when the server started, for /api/health's uptime; the
@@ -129,8 +134,8 @@ func New(opts Options) (*API, error) {
 		return nil, errors.New("httpapi: no session manager")
 	case opts.Workspace == "":
 		return nil, errors.New("httpapi: no workspace")
-	case opts.Files == nil, opts.Memory == nil, opts.Ports == nil, opts.Previews == nil, opts.Reviews == nil, opts.Announce == nil:
-		return nil, errors.New("httpapi: the workspace watcher, memory monitor, port lister, previews, reviews and announcer are required")
+	case opts.Files == nil, opts.Memory == nil, opts.Ports == nil, opts.Previews == nil, opts.Reviews == nil, opts.Announce == nil, opts.Scripts == nil:
+		return nil, errors.New("httpapi: the workspace watcher, memory monitor, port lister, previews, reviews, announcer and scripts are required")
 	}
 	if opts.Worktrees == nil {
 		opts.Worktrees = func() []WatchedTree { return nil }
@@ -190,6 +195,8 @@ func (a *API) Register(api *echo.Group) {
 	api.GET("/workflow", a.getWorkflow)
 	api.GET("/documents", a.getDocuments)
 	api.GET("/resources", a.getResources)
+	api.GET("/scripts", a.getScripts)
+	api.POST("/scripts/approve", a.approveScripts)
 	api.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
 	})

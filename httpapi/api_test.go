@@ -23,6 +23,7 @@ import (
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
@@ -50,6 +51,8 @@ type apiEnv struct {
 	files *watcher.Workspace
 	ts    *httptest.Server
 	log   *testutil.SyncBuffer
+	// store is the session database, which also keeps script approvals.
+	store *store.Store
 }
 
 // at returns e reporting to t, for use inside t's subtest.
@@ -69,6 +72,9 @@ type harness struct {
 	// checkpoints bound what checkpoints keep, as --checkpoint-max-file
 	// and --checkpoint-max-total do.
 	checkpoints checkpoint.Options
+	// scripts are the workspace scripts set as by flags; the zero value
+	// sets none.
+	scripts scripts.Overrides
 }
 
 // newAPI starts the API over a fresh workspace whose default sessions run
@@ -148,7 +154,13 @@ func (h harness) start(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatalf("previews: %v", err)
 	}
+	e.store = st
+	trust, err := scripts.NewTrust(scripts.TrustOptions{Root: h.workspace, Approvals: st, Overrides: h.scripts, Logger: log})
+	if err != nil {
+		t.Fatalf("scripts: %v", err)
+	}
 	api, err := httpapi.New(httpapi.Options{
+		Scripts:     trust,
 		Sessions:    e.mgr,
 		Workspace:   h.workspace,
 		Files:       e.files,

@@ -8,6 +8,7 @@ import (
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/review"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/ship"
 )
@@ -124,6 +125,15 @@ const (
 	// CodeGitFailed (HTTP only, 500): a git step failed for a reason
 	// none of the above names; the message says which step and why.
 	CodeGitFailed = "GIT_FAILED"
+	// CodeScriptsInvalid (HTTP only, 422): the workspace's agentmux.json
+	// (or conductor.json) cannot be used; the message names the file and
+	// the field. Nothing of it is in force until it is fixed.
+	CodeScriptsInvalid = "SCRIPTS_INVALID"
+	// CodeScriptChanged (HTTP only, 409): an approval named a hash no
+	// script in force has, most likely because the file changed since
+	// the scripts were read; nothing was approved, and the scripts
+	// should be read again.
+	CodeScriptChanged = "SCRIPT_CHANGED"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -154,8 +164,8 @@ type errorKind struct {
 }
 
 // errorKinds is the one mapping from the domain's sentinel errors (of
-// sessions, review, memory admission, ship, checkpoint, and gitexec's for
-// every package that runs git) to protocol codes and HTTP statuses, so
+// sessions, review, memory admission, ship, checkpoint, scripts, and
+// gitexec's for every package that runs git) to protocol codes and HTTP statuses, so
 // that the WebSocket and the API name a failure alike. The first row whose
 // error the failure is wins: a row comes before any row whose error it may
 // also be (sessions tags a dirty worktree ErrWorktreeDirty and
@@ -209,6 +219,8 @@ var errorKinds = []errorKind{
 	{ship.ErrInvalidMessage, CodeInvalidMessage, http.StatusBadRequest},
 	{ship.ErrInvalidMode, CodeInvalidMessage, http.StatusBadRequest},
 	{checkpoint.ErrInvalidSession, CodeInvalidMessage, http.StatusBadRequest},
+	{scripts.ErrInvalid, CodeScriptsInvalid, http.StatusUnprocessableEntity},
+	{scripts.ErrNotInForce, CodeScriptChanged, http.StatusConflict},
 }
 
 // ErrorCode returns the protocol code for err, CodeInternal for an error

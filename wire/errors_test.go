@@ -56,6 +56,8 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodePushRejected:         {"CodePushRejected", "PUSH_REJECTED"},
 	CodeNoRemote:             {"CodeNoRemote", "NO_REMOTE"},
 	CodeCheckpointNotFound:   {"CodeCheckpointNotFound", "CHECKPOINT_NOT_FOUND"},
+	CodeScriptsInvalid:       {"CodeScriptsInvalid", "SCRIPTS_INVALID"},
+	CodeScriptChanged:        {"CodeScriptChanged", "SCRIPT_CHANGED"},
 	CodeGitFailed:            {"CodeGitFailed", "GIT_FAILED"},
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -64,6 +65,12 @@ type config struct {
 	// Checkpoints bound what a checkpoint keeps of untracked files; the
 	// zero value is checkpoint's defaults.
 	Checkpoints checkpoint.Options
+	// Scripts are the workspace scripts set by flags, which win over the
+	// workspace's agentmux.json or conductor.json, script by script.
+	Scripts scripts.Overrides
+	// TrustScripts approves every workspace script without asking, for
+	// a server nobody is at.
+	TrustScripts bool
 
 	// Version asks only for the version.
 	Version bool
@@ -235,6 +242,19 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		cfg.PreviewDomain = d
 		return nil
 	})
+	fs.StringVar(&cfg.Scripts.Setup, "setup-script", "", "workspace setup script, run in a new worktree before its agent starts; wins over agentmux.json's scripts.setup and needs no approval (not run yet: to be built)")
+	fs.StringVar(&cfg.Scripts.Run, "run-script", "", "workspace run script (a dev server), started from a session's Run button; wins over agentmux.json's scripts.run (not run yet: to be built)")
+	fs.StringVar(&cfg.Scripts.Archive, "archive-script", "", "workspace archive script, run when a worktree session is archived; wins over agentmux.json's scripts.archive (not run yet: to be built)")
+	fs.StringVar(&cfg.Scripts.Check, "check-script", "", "workspace check script (e.g. 'npm test'), run at the end of every agent turn; wins over agentmux.json's scripts.check (not run yet: to be built)")
+	fs.Func("run-mode", "concurrent (every session's run script at once) or exclusive (starting one stops the others); wins over agentmux.json's runMode (default: the file's, else concurrent)", func(s string) error {
+		switch m := scripts.Mode(s); m {
+		case scripts.Concurrent, scripts.Exclusive:
+			cfg.Scripts.RunMode = m
+			return nil
+		}
+		return fmt.Errorf("want %s or %s", scripts.Concurrent, scripts.Exclusive)
+	})
+	fs.BoolVar(&cfg.TrustScripts, "trust-scripts", false, "approve the workspace's scripts (agentmux.json, conductor.json) without asking, for a server nobody is at; they run as the repository has them")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -331,6 +351,9 @@ func validate(cfg config) error {
 	}
 	if err := checkAddr(cfg.Addr); err != nil {
 		return err
+	}
+	if err := cfg.Scripts.Validate(); err != nil {
+		return fmt.Errorf("workspace scripts: %w", err)
 	}
 	switch {
 	case cfg.MaxSessions < 1:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -28,6 +29,7 @@ var allFlags = []string{
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
+	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts",
 }
 
 func TestEnvName(t *testing.T) {
@@ -122,7 +124,8 @@ func configEqual(a, b config) bool {
 		a.MemWarn == b.MemWarn && a.MemCritical == b.MemCritical && a.MemInterval == b.MemInterval &&
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
 		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
-		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints
+		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints &&
+		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts
 }
 
 // fullEnv sets every flag's variable.
@@ -155,6 +158,12 @@ var fullEnv = map[string]string{
 	"AGENTMUX_PREVIEW_DOMAIN":       "Preview.Example.com.",
 	"AGENTMUX_CHECKPOINT_MAX_FILE":  "1MiB",
 	"AGENTMUX_CHECKPOINT_MAX_TOTAL": "0",
+	"AGENTMUX_SETUP_SCRIPT":         "npm ci",
+	"AGENTMUX_RUN_SCRIPT":           "npm run dev",
+	"AGENTMUX_ARCHIVE_SCRIPT":       "rm -rf dist",
+	"AGENTMUX_CHECK_SCRIPT":         "npm test",
+	"AGENTMUX_RUN_MODE":             "exclusive",
+	"AGENTMUX_TRUST_SCRIPTS":        "true",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -195,6 +204,8 @@ func TestConfigFromEnv(t *testing.T) {
 		PublishedHost:    "127.0.0.1",
 		PreviewDomain:    "preview.example.com",
 		Checkpoints:      checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
+		Scripts:          scripts.Overrides{Setup: "npm ci", Run: "npm run dev", Archive: "rm -rf dist", Check: "npm test", RunMode: scripts.Exclusive},
+		TrustScripts:     true,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -230,6 +241,10 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--preview-domain", "flag.example",
 		"--checkpoint-max-file", "0",
 		"--checkpoint-max-total", "2GB",
+		"--setup-script", "make deps",
+		"--check-script", "make check",
+		"--run-mode", "concurrent",
+		"--trust-scripts=false",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -258,7 +273,9 @@ func TestFlagBeatsEnv(t *testing.T) {
 		PublishedHost:  "::1",
 		PreviewDomain:  "flag.example",
 		Checkpoints:    checkpoint.Options{MaxFileSize: -1, MaxTotalSize: 2e9},
-		agentSet:       true,
+		// Each script flag wins over its own variable only.
+		Scripts:  scripts.Overrides{Setup: "make deps", Run: "npm run dev", Archive: "rm -rf dist", Check: "make check", RunMode: scripts.Concurrent},
+		agentSet: true,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("flags over env:\n got %+v\nwant %+v", cfg, want)
@@ -281,6 +298,8 @@ func TestBadEnvNamesVariable(t *testing.T) {
 		{"AGENTMUX_AGENT_CMD", "sh -c 'unterminated"},
 		{"AGENTMUX_CHECKPOINT_MAX_FILE", "big"},
 		{"AGENTMUX_CHECKPOINT_MAX_TOTAL", "-1MiB"},
+		{"AGENTMUX_RUN_MODE", "serial"},
+		{"AGENTMUX_TRUST_SCRIPTS", "yes please"},
 	} {
 		_, err := parseConfig(nil, envOf(map[string]string{tc.name: tc.value}), io.Discard)
 		if err == nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
@@ -200,7 +201,20 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Nothing runs the scripts yet (issue 41 builds that on this): the
+	// API shows them and records approvals.
+	trust, err := scripts.NewTrust(scripts.TrustOptions{
+		Root:      cfg.Workspace,
+		Overrides: cfg.Scripts,
+		Approvals: st,
+		TrustAll:  cfg.TrustScripts,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	if s.api, err = httpapi.New(httpapi.Options{
+		Scripts:   trust,
 		Sessions:  s.mgr,
 		Workspace: cfg.Workspace,
 		Files:     s.workspace,
