@@ -339,6 +339,9 @@ func decode(data []byte, v any, strict bool) error {
 		case reflect.Pointer:
 			want = typeErr.Type.Elem().String()
 		}
+		if typeErr.Field == "" {
+			return fmt.Errorf("%s, want a JSON object", typeErr.Value)
+		}
 		return fmt.Errorf("field %s: %s, want %s", typeErr.Field, typeErr.Value, want)
 	case errors.As(err, &syntaxErr):
 		return fmt.Errorf("not JSON at byte %d: %v", syntaxErr.Offset, err)

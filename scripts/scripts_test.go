@@ -55,6 +55,7 @@ func TestBadAgentmuxJSON(t *testing.T) {
 		{"not JSON", `scripts: {}`, "not JSON"},
 		{"empty", ``, "empty file"},
 		{"two values", `{} {}`, "more than one JSON value"},
+		{"not an object", `["npm ci"]`, "array, want a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -158,4 +159,34 @@ func TestNotARegularFile(t *testing.T) {
 	if _, err := Load(dir, Overrides{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err %v", err)
 	}
+}
+
+// FuzzLoad: whatever agentmux.json holds, Load does not panic, and what
+// it accepts is usable: each script non-empty, without a NUL, hashed,
+// and a run mode that is one of the two.
+func FuzzLoad(f *testing.F) {
+	f.Add(`{"scripts": {"setup": "npm ci", "run": "npm run dev"}, "runMode": "exclusive"}`)
+	f.Add(`{"scripts": {"check": ""}}`)
+	f.Add(`{"scripts": null, "runMode": null}`)
+	f.Add(`{"scripts": {"setup": "a\u0000b"}}`)
+	f.Add(`[1, 2]`)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, content string) {
+		write(t, dir, FileName, content)
+		set, err := Load(dir, Overrides{})
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		if set.RunMode != Concurrent && set.RunMode != Exclusive {
+			t.Fatalf("run mode %q", set.RunMode)
+		}
+		for _, s := range set.Scripts {
+			if strings.TrimSpace(s.Text) == "" || strings.ContainsRune(s.Text, 0) || s.Hash != Hash(s.Text) {
+				t.Fatalf("accepted %+v", s)
+			}
+		}
+	})
 }
