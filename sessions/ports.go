@@ -198,25 +198,28 @@ var placeKeys = []string{
 }
 
 // reservePortsLocked gives the session its block for the run being
-// started: the one it had while every port of it is free, else a new one,
-// which is logged, since the URLs of the servers it starts change. mu must
-// be held.
-func (s *Session) reservePortsLocked() error {
+// started: the one it had while every port of it is free, else a new one.
+// A new block is logged, and returned as a note for the session's
+// terminal (moved), since the URLs of the servers it starts change. mu
+// must be held.
+func (s *Session) reservePortsLocked() (moved string, err error) {
 	if s.blocks == nil {
-		return nil
+		return "", nil
 	}
 	prev := s.ports
 	p, err := s.blocks.reserve(s.id, prev)
 	if err != nil {
 		s.ports = Ports{}
-		return fmt.Errorf("reserve the session's ports: %w", err)
-	}
-	if !prev.IsZero() && p != prev {
-		s.log.Warn("the session's ports were in use by something else or another session's; it has new ones",
-			"was", prev.First, "now", p.First, "count", p.Count)
+		return "", fmt.Errorf("reserve the session's ports: %w", err)
 	}
 	s.ports = p
-	return nil
+	if prev.IsZero() || p == prev {
+		return "", nil
+	}
+	s.log.Warn("the session's ports were in use by something else; it has new ones",
+		"was", prev.First, "now", p.First, "count", p.Count)
+	return fmt.Sprintf("Ports %d-%d were in use by something else: this session's ports are now %d-%d ($AGENTMUX_PORT=%d).",
+		prev.First, prev.last(), p.First, p.last(), p.First), nil
 }
 
 // placeEnvLocked returns the variables that tell the agent where it

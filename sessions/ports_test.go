@@ -3,6 +3,8 @@ package sessions_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -125,7 +127,8 @@ func TestPortBlocksSkipTakenPortsAndOthersBlocks(t *testing.T) {
 // every port of it is free, and a new one, told to its agent, when a
 // port of it is in use.
 func TestResumeKeepsFreePorts(t *testing.T) {
-	m, _ := newManager(t, sessions.Options{PortBase: resumeTestBase})
+	var log testutil.SyncBuffer
+	m, _ := newManager(t, sessions.Options{PortBase: resumeTestBase, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	s := create(t, m, sessions.CreateOptions{Command: shell(`echo "port $AGENTMUX_PORT"`)})
 	out := follow(s)
 	out.untilEnd(t)
@@ -151,6 +154,13 @@ func TestResumeKeepsFreePorts(t *testing.T) {
 	}
 	if got, want := strings.Count(out.buf.String(), "port "+strconv.Itoa(moved.First)+"\r\n"), 1; got != want {
 		t.Errorf("the last run was told its new port %d %d times, want %d; output %q", moved.First, got, want, out.buf.String())
+	}
+	// The person reading the terminal, and the log, are told the URLs moved.
+	if note := fmt.Sprintf("this session's ports are now %d-%d", moved.First, moved.First+moved.Count-1); !strings.Contains(out.buf.String(), note) {
+		t.Errorf("the terminal does not say %q; output %q", note, out.buf.String())
+	}
+	if line := fmt.Sprintf("was=%d now=%d", first.First, moved.First); !strings.Contains(log.String(), line) {
+		t.Errorf("the log does not say %q; log:\n%s", line, log.String())
 	}
 }
 

@@ -306,7 +306,8 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	if fi, err := os.Stat(s.cwd); err != nil || !fi.IsDir() {
 		return nil, s.failStartLocked(fmt.Errorf("working directory %s no longer exists", s.cwd))
 	}
-	if err := s.reservePortsLocked(); err != nil {
+	movedPorts, err := s.reservePortsLocked()
+	if err != nil {
 		return nil, s.failStartLocked(err)
 	}
 	env, secret := append(slices.Clip(s.env), s.placeEnvLocked(branch)...), ""
@@ -352,8 +353,10 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	s.conv.runStarted(!first)
 	s.prompts.sitOut(false)
 	var noted []byte
-	if note != "" {
-		noted = []byte(noteLine(note))
+	for _, n := range []string{note, movedPorts} {
+		if n != "" {
+			noted = append(noted, noteLine(n)...)
+		}
 	}
 	s.ring.StartRun(first, noted)
 	s.armHeld(s.run.in)
