@@ -20,10 +20,11 @@ import (
 // ephemeral ports (32768 and up), where outgoing connections would sit,
 // and away from DefaultPortBase, which other tests' servers use.
 const (
-	envTestBase    = 23000
-	takenTestBase  = 23200
-	resumeTestBase = 23400
-	fullTestBase   = 65535 - sessions.PortCount + 1
+	envTestBase     = 23000
+	takenTestBase   = 23200
+	resumeTestBase  = 23400
+	archiveTestBase = 23600
+	fullTestBase    = 65535 - sessions.PortCount + 1
 )
 
 // listen listens on addr ("127.0.0.1" or "" for the wildcard) and port
@@ -183,5 +184,24 @@ func TestPortBaseIsChecked(t *testing.T) {
 		if _, err := sessions.NewManager(sessions.Options{PortBase: base, Workspace: t.TempDir()}); err == nil {
 			t.Errorf("NewManager with port base %d: no error", base)
 		}
+	}
+}
+
+// TestArchiveReleasesPorts: an archived session, which cannot be resumed,
+// gives its block back while it stays listed.
+func TestArchiveReleasesPorts(t *testing.T) {
+	ws := testutil.NewRepo(t, "Port Tester", nil)
+	m, _ := newManager(t, sessions.Options{Workspace: ws, PortBase: archiveTestBase})
+	s := create(t, m, sessions.CreateOptions{Command: shell(`exec sleep 60`), WorktreeBranch: "done"})
+	held := portsOf(t, s)
+	if err := m.Archive(testutil.Context(t, testTimeout), s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Info().Ports; p != nil {
+		t.Errorf("archived session still has ports %+v", *p)
+	}
+	next := create(t, m, sessions.CreateOptions{Command: shell(`exec sleep 60`)})
+	if got := portsOf(t, next); got != held {
+		t.Errorf("after the archive, a new session got %+v, want the archived one's %+v", got, held)
 	}
 }
