@@ -262,3 +262,19 @@ func (m *Manager) branchOf(s *Session) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// PlaceEnv returns the variables that tell session id's agent where it
+// works and which ports are its own (AGENTMUX_ROOT_PATH and the others
+// above, with Conductor's names), as they are now, for a program started
+// for the session beside its agent, such as its setup or run script. It
+// may run git, so the caller holds no lock of the Manager's.
+func (m *Manager) PlaceEnv(id string) ([]string, error) {
+	s, err := m.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	branch := m.branchOf(s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{sessionTag(s.id)}, s.placeEnvLocked(branch)...), nil
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,20 @@ func TestSessionPlaceEnvironment(t *testing.T) {
 	tree := filepath.Join(ws, sessions.WorktreesDir, "feat")
 	if got, want := out.buf.String(), line(ws, tree, "feat", portsOf(t, wt).First); got != want {
 		t.Errorf("worktree session printed %q, want %q", got, want)
+	}
+
+	// A script started for the session beside its agent gets the same.
+	env, err := m.PlaceEnv(wt.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range []string{
+		"AGENTMUX_SESSION_ID=" + wt.ID(), "AGENTMUX_WORKSPACE_PATH=" + tree, "AGENTMUX_BRANCH=feat",
+		"AGENTMUX_PORT=" + strconv.Itoa(portsOf(t, wt).First), "CONDUCTOR_PORT=" + strconv.Itoa(portsOf(t, wt).First),
+	} {
+		if !slices.Contains(env, kv) {
+			t.Errorf("PlaceEnv = %q, without %q", env, kv)
+		}
 	}
 }
 
