@@ -185,6 +185,8 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		ring:      output.NewRing(m.opts.Scrollback),
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
+		root:      m.opts.Workspace,
+		blocks:    m.ports,
 		wt:        sessionWorktree{w: plan.worktree},
 		prompts:   promptQueue{id: id},
 		run:       agentRun{cols: plan.cols, rows: plan.rows},
@@ -201,14 +203,16 @@ func (m *Manager) launch(s *Session, argv []string) error {
 	if argv == nil {
 		argv = s.profile.StartArgv(s.id)
 	}
+	branch := m.branchOf(s)
 	s.mu.Lock()
-	proc, err := s.startLocked(argv, "")
+	proc, err := s.startLocked(argv, "", branch)
 	done := s.run.done
 	s.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.starting, s)
 	if err != nil {
+		m.ports.release(s.id) // a session that is not listed holds no ports
 		return err
 	}
 	m.created++
@@ -310,6 +314,9 @@ func sessionEnv(base []string, id string) []string {
 		key, _, _ := strings.Cut(kv, "=")
 		switch key {
 		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID:
+			continue
+		}
+		if slices.Contains(placeKeys, key) {
 			continue
 		}
 		env = append(env, kv)

@@ -139,6 +139,12 @@ type Options struct {
 	// Timing holds the delays of waiting, idle and stuck detection and of
 	// flow control; zero fields take their defaults.
 	Timing Timing
+	// PortBase is the lowest port of the blocks of PortCount ports each
+	// session gets (AGENTMUX_PORT); 0 means DefaultPortBase. A session
+	// keeps its block while it is listed, stopped or not, so a resume
+	// gets the same ports back when they are still free; it is released
+	// when the session is destroyed.
+	PortBase int
 	// Hooks, when set, has agents whose profile supports hooks report when
 	// they wait for their user; nil means output alone tells.
 	Hooks *HookConfig
@@ -197,6 +203,9 @@ type Manager struct {
 	starts   sync.WaitGroup
 	// runs tracks every session's PTY reader so Shutdown can wait for all.
 	runs sync.WaitGroup
+
+	// ports hands out the sessions' port blocks; it has its own lock.
+	ports *portBlocks
 
 	// statusMu protects saving, whose observers are told under it so
 	// that they see its changes in order. It is taken alone, and
@@ -268,7 +277,14 @@ func NewManager(opts Options) (*Manager, error) {
 		opts.SaveInterval = 5 * time.Second
 	}
 	opts.Timing = opts.Timing.withDefaults()
+	if opts.PortBase == 0 {
+		opts.PortBase = DefaultPortBase
+	}
+	if err := checkPortBase(opts.PortBase); err != nil {
+		return nil, err
+	}
 	m := &Manager{
+		ports:     newPortBlocks(opts.PortBase),
 		opts:      opts,
 		log:       opts.Logger,
 		sessions:  make(map[string]*Session),
@@ -435,8 +451,10 @@ func (m *Manager) Resume(id string) (*Session, error) {
 		return nil, err
 	}
 	defer m.releaseResume(s)
+	branch := m.branchOf(s)
 	s.mu.Lock()
-	proc, err := s.startLocked(s.resumePlan())
+	argv, note := s.resumePlan()
+	proc, err := s.startLocked(argv, note, branch)
 	if err == nil {
 		s.det.explain("resumed")
 	}
@@ -523,6 +541,7 @@ func (m *Manager) destroy(ctx context.Context, id string) error {
 		return fmt.Errorf("destroy session: %w", err)
 	}
 	delete(m.sessions, id)
+	m.ports.release(id)
 	info := s.Info()
 	info.Status, info.Reason = StatusStopped, "destroyed"
 	s.log.Info("session destroyed")

@@ -835,7 +835,9 @@ func TestSessionEnvironment(t *testing.T) {
 	)})
 	out := follow(s)
 	out.untilEnd(t)
-	want := "xterm-256color|truecolor|" + s.ID() + "|unset|kept\r\n1\r\n"
+	// AGENTMUX_SESSION_ID, and ROOT_PATH, WORKSPACE_PATH, BRANCH and PORT
+	// (see TestSessionPlaceEnvironment).
+	want := "xterm-256color|truecolor|" + s.ID() + "|unset|kept\r\n5\r\n"
 	if got := out.buf.String(); got != want {
 		t.Errorf("environment printed %q, want %q", got, want)
 	}

@@ -32,6 +32,9 @@ type record struct {
 	Exit           *output.ExitStatus `json:"exit,omitempty"`
 	Worktree       *Worktree          `json:"worktree,omitempty"`
 	Conversation   string             `json:"conversation,omitempty"`
+	// Ports is the session's port block, held again after a restart
+	// when no other session's overlaps it, and checked at its resume.
+	Ports *Ports `json:"ports,omitempty"`
 	// Workspace is the workspace of the Manager that saved the session,
 	// absolute and clean: a database several workspaces share (one
 	// --data-dir given to servers of each) holds all of theirs, and each
@@ -161,6 +164,7 @@ func recordOf(info Info) record {
 		Exit:           info.Exit,
 		Worktree:       info.Worktree,
 		Conversation:   info.Conversation,
+		Ports:          info.Ports,
 	}
 }
 
@@ -202,6 +206,8 @@ func (m *Manager) restore() error {
 			ring:      output.NewRing(m.opts.Scrollback),
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
+			root:      m.opts.Workspace,
+			blocks:    m.ports,
 			wt:        sessionWorktree{w: r.Worktree},
 			det:       detector{status: status, reason: reason},
 			run: agentRun{
@@ -214,6 +220,15 @@ func (m *Manager) restore() error {
 			// conversation survives restarts, so a resume continues it.
 			conv:    conversation{id: r.Conversation},
 			prompts: promptQueue{id: r.ID, q: sv.queue},
+		}
+		// Its block is kept for it, so no new session takes its ports
+		// before it is resumed; the resume checks they are still free.
+		if r.Ports != nil && !(r.Worktree != nil && r.Worktree.Archived) {
+			if m.ports.hold(r.ID, *r.Ports) {
+				s.ports = *r.Ports
+			} else {
+				s.log.Warn("the session's saved ports overlap another session's; it gets new ones when resumed", "was", r.Ports.First)
+			}
 		}
 		s.lastActivity.Store(r.LastActivityAt.UnixNano())
 		s.ring.Restore(sv.screen.Start, sv.screen.Prefix, sv.screen.Data, sv.screen.Cut)

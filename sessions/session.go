@@ -99,6 +99,10 @@ type Info struct {
 	// Conversation is the id of the conversation the agent recorded, when
 	// its profile learns one (Codex); a resume continues it.
 	Conversation string
+	// Ports is the block of ports reserved for the session, from its
+	// agent's first start until it is destroyed; nil before, and for a
+	// session restored without one until it is resumed.
+	Ports *Ports
 }
 
 // Worktree is a git worktree made for a session.
@@ -151,6 +155,10 @@ type Session struct {
 	ring      *output.Ring
 	timing    Timing
 	hooks     *HookConfig
+	// root is the workspace, told to the agent as AGENTMUX_ROOT_PATH.
+	root string
+	// blocks hands out the session's ports at every start of its agent.
+	blocks *portBlocks
 
 	lastActivity atomic.Int64 // unix nanoseconds, of output or input
 	lastOutput   atomic.Int64 // unix nanoseconds
@@ -165,6 +173,9 @@ type Session struct {
 	// name is set once, when the session is listed, if it had none.
 	name string
 	run  agentRun
+	// ports is the session's block, reserved at every start of its
+	// agent (the same one while it is free); zero before the first.
+	ports Ports
 
 	// det is the session's status and what the current run's is made
 	// of: waiting for the user, idle, warned as stuck.
@@ -242,6 +253,10 @@ func (s *Session) infoLocked() Info {
 		Worktree:       s.wt.get(),
 		Permission:     s.det.permissionAsked(),
 	}
+	if !s.ports.IsZero() {
+		p := s.ports
+		info.Ports = &p
+	}
 	if s.run.exit != nil {
 		e := *s.run.exit
 		info.Exit = &e
@@ -279,8 +294,9 @@ func (s *Session) transition(next phase) error {
 // announced before it began. mu must be held.
 //
 // note, when not empty, is a line for the terminal, written before the
-// run's first byte: why the run is not what the user might expect.
-func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) {
+// run's first byte: why the run is not what the user might expect. branch
+// is what the agent is told in AGENTMUX_BRANCH (see Manager.branchOf).
+func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process, error) {
 	first := s.run.phase == 0
 	if err := s.transition(phaseRunning); err != nil {
 		return nil, err
@@ -290,7 +306,11 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	if fi, err := os.Stat(s.cwd); err != nil || !fi.IsDir() {
 		return nil, s.failStartLocked(fmt.Errorf("working directory %s no longer exists", s.cwd))
 	}
-	env, secret := s.env, ""
+	movedPorts, err := s.reservePortsLocked()
+	if err != nil {
+		return nil, s.failStartLocked(err)
+	}
+	env, secret := append(slices.Clip(s.env), s.placeEnvLocked(branch)...), ""
 	if args := s.hooks.agentArgs(s.profile); args != nil {
 		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.
@@ -333,8 +353,10 @@ func (s *Session) startLocked(argv []string, note string) (*pty.Process, error) 
 	s.conv.runStarted(!first)
 	s.prompts.sitOut(false)
 	var noted []byte
-	if note != "" {
-		noted = []byte(noteLine(note))
+	for _, n := range []string{note, movedPorts} {
+		if n != "" {
+			noted = append(noted, noteLine(n)...)
+		}
 	}
 	s.ring.StartRun(first, noted)
 	s.armHeld(s.run.in)

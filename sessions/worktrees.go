@@ -265,6 +265,9 @@ func (m *Manager) Archive(ctx context.Context, id string) error {
 	s.mu.Lock()
 	s.wt.update(func(w *Worktree) { w.Archived = true })
 	s.det.explain("archived")
+	// An archived session cannot be resumed: its ports go back.
+	s.ports = Ports{}
+	m.ports.release(s.id)
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	s.mu.Unlock()
 	s.log.Info("session archived")

@@ -35,6 +35,10 @@ type Session struct {
 	// Permission is what a waiting agent asks to be allowed, as in
 	// session.status, for a page that loads while it waits.
 	Permission *sessions.Permission `json:"permission,omitempty"`
+	// Ports is the block of ports reserved for the session, the first of
+	// which its agent finds in $AGENTMUX_PORT: where its dev servers
+	// listen.
+	Ports *sessions.Ports `json:"ports,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -53,6 +57,7 @@ func SessionView(info sessions.Info) Session {
 		Running:        info.Running,
 		Worktree:       info.Worktree,
 		Permission:     info.Permission,
+		Ports:          info.Ports,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

@@ -140,7 +140,9 @@ func WantError(t testing.TB, what string, resp *http.Response, body []byte, stat
 }
 
 // sessionKeys are the fields of Session JSON (SPEC 3) while it runs; exitCode
-// appears once the run ended and worktree only for worktree sessions.
+// appears once the run ended, worktree only for worktree sessions and ports
+// once the agent started (a session restored without a block has none until
+// it is resumed).
 var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows", "running"}
 
 // DecodeSession decodes {"session": Session}, checking the wrapper and the
@@ -171,7 +173,7 @@ func CheckSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
 		}
 	}
 	for k := range fields {
-		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" {
+		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" && k != "ports" {
 			t.Errorf("session %s has unexpected field %q", raw, k)
 		}
 	}

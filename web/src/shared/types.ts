@@ -25,6 +25,14 @@ export interface Session {
   worktree?: Worktree;
   /** What the agent asks to be allowed, while it waits at a permission request. */
   permission?: Permission;
+  /** The ports reserved for the session: the first is in its agent's $AGENTMUX_PORT. */
+  ports?: Ports;
+}
+
+/** A block of consecutive TCP ports reserved for a session. */
+export interface Ports {
+  first: number;
+  count: number;
 }
 
 /** A permission request: the tool the agent wants to use and a short summary of its input. */
