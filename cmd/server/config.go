@@ -71,6 +71,9 @@ type config struct {
 	// TrustScripts approves every workspace script without asking, for
 	// a server nobody is at.
 	TrustScripts bool
+	// PortBase is the lowest of the ports sessions get in blocks of ten
+	// (AGENTMUX_PORT).
+	PortBase int
 
 	// Version asks only for the version.
 	Version bool
@@ -255,6 +258,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		return fmt.Errorf("want %s or %s", scripts.Concurrent, scripts.Exclusive)
 	})
 	fs.BoolVar(&cfg.TrustScripts, "trust-scripts", false, "approve the workspace's scripts (agentmux.json, conductor.json) without asking, for a server nobody is at; they run as the repository has them")
+	fs.IntVar(&cfg.PortBase, "port-base", sessions.DefaultPortBase, fmt.Sprintf("the lowest port of the blocks of %d free ports each session gets, the first as AGENTMUX_PORT, for its dev servers", sessions.PortCount))
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -358,6 +362,8 @@ func validate(cfg config) error {
 	switch {
 	case cfg.MaxSessions < 1:
 		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case cfg.PortBase < 1024 || cfg.PortBase+sessions.PortCount-1 > 65535:
+		return fmt.Errorf("--port-base %d: must be from 1024 to %d", cfg.PortBase, 65535-sessions.PortCount+1)
 	case cfg.KeepSessions < cfg.MaxSessions:
 		return fmt.Errorf("--keep-sessions %d: must be at least --max-sessions (%d)", cfg.KeepSessions, cfg.MaxSessions)
 	case cfg.Scrollback < 1024:

@@ -29,7 +29,7 @@ var allFlags = []string{
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
-	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts",
+	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "port-base",
 }
 
 func TestEnvName(t *testing.T) {
@@ -63,6 +63,7 @@ func TestConfigDefaults(t *testing.T) {
 		MemInterval:   5 * time.Second,
 		LogLevel:      slog.LevelInfo,
 		Timing:        sessions.Timing{QuestionQuiet: 1500 * time.Millisecond, IdleAfter: 5 * time.Minute, WarnAfter: 30 * time.Minute, ErrorAfter: 2 * time.Hour},
+		PortBase:      sessions.DefaultPortBase,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
@@ -125,7 +126,7 @@ func configEqual(a, b config) bool {
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
 		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
 		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints &&
-		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts
+		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts && a.PortBase == b.PortBase
 }
 
 // fullEnv sets every flag's variable.
@@ -164,6 +165,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_CHECK_SCRIPT":         "npm test",
 	"AGENTMUX_RUN_MODE":             "exclusive",
 	"AGENTMUX_TRUST_SCRIPTS":        "true",
+	"AGENTMUX_PORT_BASE":            "30000",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -206,6 +208,7 @@ func TestConfigFromEnv(t *testing.T) {
 		Checkpoints:      checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
 		Scripts:          scripts.Overrides{Setup: "npm ci", Run: "npm run dev", Archive: "rm -rf dist", Check: "npm test", RunMode: scripts.Exclusive},
 		TrustScripts:     true,
+		PortBase:         30000,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -245,6 +248,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--check-script", "make check",
 		"--run-mode", "concurrent",
 		"--trust-scripts=false",
+		"--port-base", "40000",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -275,6 +279,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		Checkpoints:    checkpoint.Options{MaxFileSize: -1, MaxTotalSize: 2e9},
 		// Each script flag wins over its own variable only.
 		Scripts:  scripts.Overrides{Setup: "make deps", Run: "npm run dev", Archive: "rm -rf dist", Check: "make check", RunMode: scripts.Concurrent},
+		PortBase: 40000,
 		agentSet: true,
 	}
 	if !configEqual(cfg, want) {
@@ -351,6 +356,8 @@ func TestConfigValidation(t *testing.T) {
 		want []string // in the error
 	}{
 		{[]string{"--max-sessions", "0"}, []string{"--max-sessions 0", "at least 1"}},
+		{[]string{"--port-base", "80"}, []string{"--port-base 80", "from 1024"}},
+		{[]string{"--port-base", "65530"}, []string{"--port-base 65530", "from 1024 to 65526"}},
 		{[]string{"--max-sessions", "-2"}, []string{"--max-sessions -2", "at least 1"}},
 		{[]string{"--scrollback", "10"}, []string{"--scrollback 10", "1KiB"}},
 		{[]string{"--scrollback", "1023"}, []string{"--scrollback 1023", "1KiB"}},

@@ -156,6 +156,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Quiet:          giveMemoryBack,
 		Timing:         cfg.Timing,
 		Hooks:          hooks,
+		PortBase:       cfg.PortBase,
 		Logger:         log,
 	})
 	if err != nil {
