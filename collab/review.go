@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
+	textclip "github.com/agentmux/agentmux/internal/clip"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
@@ -43,6 +44,20 @@ func (a *App) Uncomment(p *Participant, id, commentID string) error {
 func (a *App) Discard(id string) {
 	a.reviews.Discard(id)
 	a.announceDraft(id)
+}
+
+// SendDraftAs sends the draft of session s for p, as review.send's "as"
+// says: "prompt" (or "") queues it for the agent (SendDraft), "comment"
+// pastes it at a shell's prompt (PasteDraft). Anything else is refused
+// and the draft left as it was.
+func (a *App) SendDraftAs(p *Participant, s *sessions.Session, as string) error {
+	switch as {
+	case "", "prompt":
+		return a.SendDraft(p, s)
+	case "comment":
+		return a.PasteDraft(p, s)
+	}
+	return fmt.Errorf("%w: review.send as %s: want prompt or comment", review.ErrInvalid, textclip.Quote(as))
 }
 
 // SendDraft queues the draft of session s as one prompt by p, and replies

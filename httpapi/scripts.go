@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -82,13 +81,10 @@ func (a *API) approveScripts(c echo.Context) error {
 		a.log.Info("workspace scripts approved", "file", set.File, "scripts", len(set.Scripts))
 		return c.JSON(http.StatusOK, a.scriptsReply(set))
 	}
-	if !validHash(req.Hash) {
+	if !scripts.IsHash(req.Hash) {
 		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "hash: want a script's SHA-256, 64 lower-case hex digits")
 	}
 	s, err := a.opts.Scripts.Approve(req.Hash)
-	if errors.Is(err, scripts.ErrNotInForce) {
-		return errorJSON(c, http.StatusConflict, wire.CodeScriptChanged, "no script in force has that hash: the scripts file changed since it was read; read the scripts again and approve what they say now")
-	}
 	if err != nil {
 		return sessionError(c, err)
 	}
@@ -98,18 +94,4 @@ func (a *API) approveScripts(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return c.JSON(http.StatusOK, a.scriptsReply(set))
-}
-
-// validHash reports whether h looks like scripts.Hash's output, so a
-// request's text is never quoted back or stored when it is not one.
-func validHash(h string) bool {
-	if len(h) != 64 {
-		return false
-	}
-	for _, r := range h {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
-			return false
-		}
-	}
-	return true
 }

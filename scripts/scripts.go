@@ -173,6 +173,20 @@ func Hash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// IsHash reports whether h has the form of Hash's result, so a request's
+// text that is not one is neither quoted back nor stored.
+func IsHash(h string) bool {
+	if len(h) != 2*sha256.Size {
+		return false
+	}
+	for _, r := range h {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // agentmuxFile is agentmux.json's schema. Pointers tell a script left
 // out (fine) from one set to "" (refused: most likely a mistake).
 type agentmuxFile struct {

@@ -95,7 +95,7 @@ func (t *Trust) Approve(hash string) (Script, error) {
 			return s, nil
 		}
 	}
-	return Script{}, fmt.Errorf("%w: %.64q (reload the scripts and read them again)", ErrNotInForce, hash)
+	return Script{}, fmt.Errorf("%w: %.64q; the scripts file changed since it was read: read the scripts again and approve what they say now", ErrNotInForce, hash)
 }
 
 // ApproveAll approves every script in force that needs approval and

@@ -339,11 +339,17 @@ func (m *Manager) saveRound() (moved bool) {
 
 // resaveAll queues every session's record, whole screen and prompt
 // queue, and reports whether any had output since its last save.
-func (m *Manager) resaveAll() (moved bool) {
+func (m *Manager) resaveAll() bool { return m.saveEach(m.resave) }
+
+// saveEach runs save on every session, and reports whether any session's
+// output had moved. It hands the journal about saveBacklog bytes at a
+// time, so however many sessions printed, the copies a save makes (and
+// bbolt's of them) are about that much at once.
+func (m *Manager) saveEach(save func(*Session) bool) (moved bool) {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	for _, s := range m.List() {
-		if m.resave(s) {
+		if save(s) {
 			moved = true
 		}
 		m.journal.Drain(saveBacklog)
@@ -351,20 +357,14 @@ func (m *Manager) resaveAll() (moved bool) {
 	return moved
 }
 
-// saverOf returns the saver of session id, made the first time it is
-// asked for. emitMu must be held.
-func (m *Manager) saverOf(id string) *output.Saver {
-	sv := m.savers[id]
-	if sv == nil {
-		sv = new(output.Saver)
-		m.savers[id] = sv
-	}
-	return sv
-}
-
-// resave queues s's record, whole screen and prompt queue, and reports
-// whether it had output since its last save. Locks as saveScreen.
-func (m *Manager) resave(s *Session) (moved bool) {
+// withSaver runs save with s's ring state and saver, made the first time,
+// unless the ring is closed (then it reports false). It holds s.mu, then
+// emitMu: under emitMu, so a Destroy's removal cannot be queued between
+// the check that the session is still there and the save, which would
+// bring a destroyed session back after a restart. The session's mu comes
+// first, as everywhere (a run ending emits under it): taking it inside
+// emitMu deadlocked a save against a run's end.
+func (m *Manager) withSaver(s *Session, save func(st output.State, sv *output.Saver) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.emitMu.Lock()
@@ -373,19 +373,31 @@ func (m *Manager) resave(s *Session) (moved bool) {
 	if st.Closed {
 		return false
 	}
-	sv := m.saverOf(s.id)
-	moved = st.End != sv.End()
-	// A new Saver makes the save whole: what followed the last stored
-	// piece may have been refused.
-	*sv = output.Saver{}
-	v, ok := m.encodeRecord(s.infoLocked())
-	if enc, _, cut := sv.Save(s.ring, store.ScreenHead, true); enc != nil {
-		m.journal.PutSnapshot(s.id, v, enc, cut)
-	} else if ok {
-		m.journal.PutRecord(s.id, v)
+	sv := m.savers[s.id]
+	if sv == nil {
+		sv = new(output.Saver)
+		m.savers[s.id] = sv
 	}
-	m.putQueue(s.id, s.prompts.snapshot())
-	return moved
+	return save(st, sv)
+}
+
+// resave queues s's record, whole screen and prompt queue, and reports
+// whether it had output since its last save.
+func (m *Manager) resave(s *Session) bool {
+	return m.withSaver(s, func(st output.State, sv *output.Saver) bool {
+		moved := st.End != sv.End()
+		// A new Saver makes the save whole: what followed the last stored
+		// piece may have been refused.
+		*sv = output.Saver{}
+		v, ok := m.encodeRecord(s.infoLocked())
+		if enc, _, cut := sv.Save(s.ring, store.ScreenHead, true); enc != nil {
+			m.journal.PutSnapshot(s.id, v, enc, cut)
+		} else if ok {
+			m.journal.PutRecord(s.id, v)
+		}
+		m.putQueue(s.id, s.prompts.snapshot())
+		return moved
+	})
 }
 
 // saver saves changed screens every SaveInterval until Close, and tells
@@ -410,21 +422,8 @@ func (m *Manager) saver() {
 }
 
 // saveScreens writes the metadata and new output of every session whose
-// output moved since its last save, and reports whether any had. It
-// hands the journal about saveBacklog bytes at a time, so however many
-// sessions printed, the copies a save makes (and bbolt's of them) are
-// about that much at once.
-func (m *Manager) saveScreens() (moved bool) {
-	m.saveMu.Lock()
-	defer m.saveMu.Unlock()
-	for _, s := range m.List() {
-		if m.saveScreen(s) {
-			moved = true
-			m.journal.Drain(saveBacklog)
-		}
-	}
-	return moved
-}
+// output moved since its last save, and reports whether any had.
+func (m *Manager) saveScreens() bool { return m.saveEach(m.saveScreen) }
 
 // saveBacklog bounds the output a save queues before it waits for the
 // journal to take it: a few busy rings.
@@ -439,36 +438,24 @@ const pageBytes = 4096
 // as many as the ring has pages. That bound keeps the pieces stored few,
 // and costs, spread over the saves that made them, about a page a save:
 // what any commit writes anyway.
-func (m *Manager) saveScreen(s *Session) (saved bool) {
-	// Under emitMu, so a Destroy's removal cannot be queued between the
-	// check that the session is still there and the save, which would
-	// bring a destroyed session back after a restart. The session's mu
-	// comes first, as everywhere (a run ending emits under it): taking it
-	// inside emitMu deadlocked a save against a run's end.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m.emitMu.Lock()
-	defer m.emitMu.Unlock()
-	st := s.ring.State()
-	if st.Closed {
-		return false
-	}
-	sv := m.saverOf(s.id)
-	enc, whole, cut := sv.Save(s.ring, store.ScreenHead, sv.Pieces() >= m.opts.Scrollback/pageBytes)
-	if enc == nil {
-		return false
-	}
-	// A record that cannot be encoded is logged and left as stored; the
-	// output is saved all the same.
-	v, _ := m.encodeRecord(s.infoLocked())
-	if whole {
-		m.journal.PutSnapshot(s.id, v, enc, cut)
-	} else {
-		// The ring's start when the save began: the ring holds at least
-		// from there, so what the store keeps covers it.
-		m.journal.AppendScreen(s.id, v, enc, st.Start)
-	}
-	return true
+func (m *Manager) saveScreen(s *Session) bool {
+	return m.withSaver(s, func(st output.State, sv *output.Saver) bool {
+		enc, whole, cut := sv.Save(s.ring, store.ScreenHead, sv.Pieces() >= m.opts.Scrollback/pageBytes)
+		if enc == nil {
+			return false
+		}
+		// A record that cannot be encoded is logged and left as stored;
+		// the output is saved all the same.
+		v, _ := m.encodeRecord(s.infoLocked())
+		if whole {
+			m.journal.PutSnapshot(s.id, v, enc, cut)
+		} else {
+			// The ring's start when the save began: the ring holds at
+			// least from there, so what the store keeps covers it.
+			m.journal.AppendScreen(s.id, v, enc, st.Start)
+		}
+		return true
+	})
 }
 
 // Close saves every changed screen, stops the periodic saving and returns

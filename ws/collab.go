@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/agentmux/agentmux/collab"
-	textclip "github.com/agentmux/agentmux/internal/clip"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
@@ -84,17 +83,11 @@ func (c *conn) review(m *wire.ClientMessage, s *sessions.Session) error {
 	case wire.TypeReviewDiscard:
 		app.Discard(id)
 	case wire.TypeReviewSend:
-		as := "prompt"
+		as := ""
 		if m.As != nil {
 			as = *m.As
 		}
-		switch as {
-		case "prompt":
-			return app.SendDraft(c.who, s)
-		case "comment":
-			return app.PasteDraft(c.who, s)
-		}
-		return fmt.Errorf("%w: review.send as %s: want prompt or comment", review.ErrInvalid, textclip.Quote(as))
+		return app.SendDraftAs(c.who, s, as)
 	}
 	return nil
 }
