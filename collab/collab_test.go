@@ -573,6 +573,19 @@ func TestReviewDraftAndSend(t *testing.T) {
 	if len(d.Comments) != 1 || d.Comments[0].Text != "kept" {
 		t.Errorf("draft after the route's send: %+v", d)
 	}
+	// Sent as neither a prompt nor a comment, or pasted into a program
+	// that asked for no marked pastes (cat: its line breaks would be
+	// Enters), the draft stays as it was.
+	if err := e.app.SendDraftAs(pi, s, "email"); !errors.Is(err, review.ErrInvalid) {
+		t.Errorf("a send as email: %v, want review.ErrInvalid", err)
+	}
+	if err := e.app.SendDraftAs(pi, s, "comment"); !errors.Is(err, sessions.ErrNoPaste) {
+		t.Errorf("a paste into cat: %v, want sessions.ErrNoPaste", err)
+	}
+	e.state(wire.TypeReviewDraft, sid, &d)
+	if len(d.Comments) != 1 || d.Comments[0].Text != "kept" {
+		t.Errorf("draft after the refused sends: %+v", d)
+	}
 	e.app.Discard(sid)
 	e.state(wire.TypeReviewDraft, sid, &d)
 	if len(d.Comments) != 0 {
