@@ -279,14 +279,16 @@ uiTest('ship: a merge that conflicts lists the file and goes back to the agent, 
   assert.equal((await git(wt, 'log', '-1', '--format=%s')).trim(), 'Merge branch \'main\' into feat-clash');
 });
 
-// Issue 40, point 6: the bar and Changes say what is true now. After a
-// squash, main has a copy of the branch's commit, not the commit: the
-// branch is merged, with nothing left to show and nothing it lacks; two
-// commits later it is two ahead, not merged, and Changes shows those two
-// alone; a commit on main makes it one behind, not two.
-uiTest('ship: after a squash, the bar and Changes show what the branch still adds', { setupWorkspace, timeout: 90_000 }, async ({ page, server, screenshot }) => {
+// Issue 40, point 6: the bar and Changes say what is true now, after a
+// squash and after a merge commit alike. After a squash, main has a copy
+// of the branch's commit, not the commit: the branch is merged, with
+// nothing left to show and nothing it lacks; two commits later it is two
+// ahead, not merged, and Changes shows those two alone; a commit on main
+// makes it one behind, not two.
+for (const mode of ['squash', 'merge']) {
+uiTest(`ship: after a ${mode}, the bar and Changes show what the branch still adds`, { setupWorkspace, timeout: 90_000 }, async ({ page, server, screenshot }) => {
   const ws = server.workspace;
-  const s = await server.createSession({ name: 'squashed', worktree: { branch: 'feat-more' }, command: AGENT });
+  const s = await server.createSession({ name: `after-${mode}`, worktree: { branch: 'feat-more' }, command: AGENT });
   const wt = s.worktree.path;
   await tabById(page, s.id).click();
   await waitForLine(page, s.id, 'ready');
@@ -299,7 +301,7 @@ uiTest('ship: after a squash, the bar and Changes show what the branch still add
   await showChanges(page);
   await waitBranch(page, '\u2387 feat-more \u2192 main \u00b7 1 ahead \u00b7 0 behind', 'one commit ahead');
 
-  const dialog = await merge(page, 'squash');
+  const dialog = await merge(page, mode);
   await dialog.locator(sel('merge-done')).waitFor({ state: 'visible' });
   await dialog.locator(sel('merge-cancel')).click();
   await dialog.waitFor({ state: 'hidden' });
@@ -322,15 +324,16 @@ uiTest('ship: after a squash, the bar and Changes show what the branch still add
   assert.equal(await page.locator(sel('ship-merge')).isVisible(), true, 'Merge is offered again');
   assert.equal(await page.locator(sel('ship-archive')).isVisible(), false, 'Archive waits for the new commits to be merged');
 
-  // Main moves on by one commit: one behind, the squash not counted.
+  // Main moves on by one commit: one behind, the merge's own commit not counted.
   await commit(ws, 'main.txt', 'on main');
   await page.keyboard.press('Alt+1');
   await showChanges(page);
   await waitBranch(page, '\u2387 feat-more \u2192 main \u00b7 2 ahead \u00b7 1 behind', 'main\'s own commit only');
   await page.locator(sel('ship-merge')).click();
   await dialog.waitFor({ state: 'visible' });
-  await screenshot('ship-after-squash-merge-dialog');
+  await screenshot(`ship-after-${mode}-merge-dialog`);
   await waitFor(async () => (await text(dialog)).includes('feat-more has 2 commits main lacks; main has 1 commit it lacks.'),
     { message: `the dialog counts main's one commit, not the squash (now "${await text(dialog)}")` });
   assert.equal(await changes.getAttribute('data-state'), 'ready');
 });
+}
