@@ -282,6 +282,9 @@ uiTest('with --token the preview asks for it; the view signs the iframe in on th
   // The hot-reload socket carries the preview origin's cookie too.
   const frame = await appFrame(page, origin);
   await frame.evaluate(() => { window.__kept = 'still here'; });
+  // A click on the port on screen leaves the app as it is (Reload is for
+  // loading it again): Follow may have shown it before the click above.
+  await portRow(page, port).click();
   await writeMain(dir, 'Hello from Vite, version 2');
   await waitFor(async () => (await appText(page)) === 'Hello from Vite, version 2', { timeout: 15_000, message: 'the edit in the signed-in iframe' });
   assert.equal(await frame.evaluate(() => window.__kept), 'still here', 'the iframe was updated in place, not reloaded');

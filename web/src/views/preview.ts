@@ -52,8 +52,12 @@ export class PreviewView {
   /** Ports seen so far; null until the first listing, which opens none. */
   private known: Set<number> | null = null;
   private selected: number | null = null;
-  /** The port the iframe was last pointed at, its plain address, and when its link was made. */
-  private loaded: { port: number; url: string; at: number } | null = null;
+  /**
+   * The port the iframe was last pointed at, its plain address, when its
+   * link was made, and whether the port stopped listening since (then
+   * showing it again loads it again).
+   */
+  private loaded: { port: number; url: string; at: number; gone?: boolean } | null = null;
   private shown = false;
   /** Bumped per iframe request, so a slow answer for an older one is dropped. */
   private frameId = 0;
@@ -98,14 +102,21 @@ export class PreviewView {
       if (mine) this.selected = mine.port;
     }
     this.render();
-    if (this.selected !== null && this.loaded?.port !== this.selected) void this.load(this.selected);
+    if (this.selected !== null && !this.showing(this.selected)) void this.load(this.selected);
   }
 
   /** Shows port p (the list's click, the activity feed's). */
   select(port: number): void {
     this.selected = port;
     this.render();
-    if (this.shown) void this.load(port);
+    // The port on screen already stays as it is: a new sign-in link would
+    // load the app again and lose its state (Reload is for that).
+    if (this.shown && !this.showing(port)) void this.load(port);
+  }
+
+  /** Whether the iframe shows port, loaded while it listened. */
+  private showing(port: number): boolean {
+    return this.loaded?.port === port && !this.loaded.gone;
   }
 
   /** ports.changed: the server's listing, whole on each connection's first, then what changed. */
@@ -118,6 +129,7 @@ export class PreviewView {
     const before = this.known;
     this.ports = list;
     this.known = new Set(list.map((p) => p.port));
+    if (this.loaded && !this.known.has(this.loaded.port)) this.loaded.gone = true;
     if (before) {
       for (const p of list) {
         if (before.has(p.port) || this.settling.has(p.port)) continue;
