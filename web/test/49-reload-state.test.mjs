@@ -21,6 +21,22 @@ const feedLines = (page) =>
   page.locator(`${sel('activity-item')}:not([data-event=port])`).evaluateAll((els) => els.map((e) => `${e.dataset.event}:${e.dataset.path}`));
 
 /**
+ * The feed as it stands once every event is in: it names path and has not
+ * moved for longer than the watcher's 500 ms window, at whose end a write
+ * may follow its add with a trailing change (which a reload replays too).
+ */
+async function settledFeed(page, path) {
+  let feed = null;
+  await waitFor(async () => {
+    const now = await feedLines(page);
+    const same = feed && JSON.stringify(feed) === JSON.stringify(now);
+    feed = now;
+    return same && now.some((l) => l.endsWith(`:${path}`));
+  }, { interval: 700, message: `the feed settled with ${path}` });
+  return feed;
+}
+
+/**
  * Whether two drawings have the same text size: the same font, and cells
  * as wide (xterm.js rounds a cell to device pixels over the whole row, so
  * its width in CSS pixels moves by a few thousandths with the columns).
@@ -94,14 +110,7 @@ uiTest('a reload brings back the Changes view, the open queue, the feed, and the
   await waitFor(async () => (await changes.getAttribute('data-state')) === 'ready', { message: 'the Changes view lists the changes' });
   const files = await page.locator(sel('changes-file')).evaluateAll((els) => els.map((e) => e.dataset.path));
   assert.ok(files.includes('notes.txt'), `Changes lists notes.txt: ${JSON.stringify(files)}`);
-  // The feed as it stands once every event is in (the watcher may follow an add with a change).
-  let feed = null;
-  await waitFor(async () => {
-    const now = await feedLines(page);
-    const same = feed && JSON.stringify(feed) === JSON.stringify(now);
-    feed = now;
-    return same && now.some((l) => l.endsWith(':src/third.txt'));
-  }, { interval: 600, message: 'the feed settled' });
+  const feed = await settledFeed(page, 'src/third.txt');
   assert.ok(feed.length >= 4, `the feed has lines: ${JSON.stringify(feed)}`);
 
   await reloadApp(page);
@@ -167,10 +176,9 @@ uiTest('on a phone, a reload brings back the view and the feed', {
   const s = await server.createSession({ name: 'agent', command: ['sh', '-c', "printf 'x\\n' > made.txt; exec sleep 60"] });
   await waitFor(() => page.evaluate((id) => window.__agentmux.activeSessionId() === id, s.id), { message: 'the session on screen' });
   await server.writeFile('docs/plan.md', '# Plan\n');
-  await page.locator(`${sel('activity-item')}[data-path="docs/plan.md"]`).first().waitFor({ state: 'attached' });
   await page.locator(sel('layout-changes')).click();
   await waitLayout(page, 'changes');
-  const feed = await feedLines(page);
+  const feed = await settledFeed(page, 'docs/plan.md');
   await reloadApp(page);
   await waitLayout(page, 'changes');
   await waitFor(async () => (await page.locator(sel('changes')).getAttribute('data-state')) === 'ready', { message: 'the Changes view lists the changes' });
