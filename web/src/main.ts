@@ -51,6 +51,8 @@ declare global {
       terminals: Map<string, Terminal>;
       activeSessionId(): string | null;
       connectionState(): string;
+      /** Set once the notifier exists: resolves when its shows and withdrawals are done. */
+      notificationsSettled?(): Promise<void>;
     };
   }
 }
@@ -202,6 +204,7 @@ const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => v
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
+window.__agentmux.notificationsSettled = () => notifier.settled();
 // Answer without typing: Allow, Deny or a reply for the session on screen.
 const cards = new AnswerCards({
   store,

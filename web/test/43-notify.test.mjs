@@ -135,10 +135,21 @@ uiTest('a permission card answers with the dialog\'s keys, a question card with 
   await waitForLine(page, other.id, 'denied');
 });
 
-/** The service worker's notifications, as a page sees them. */
-function notifications(page) {
+/**
+ * The service worker's notifications, as a page sees them, read once no
+ * page of the app is showing one: Chromium's getNotifications() deletes
+ * from its database a notification written but not yet on display when the
+ * read began (platform_notification_context_impl.cc), so a test that polled
+ * while the app showed one lost it now and then.
+ */
+async function notifications(page) {
+  for (const p of page.context().pages()) {
+    if (p !== page) await p.evaluate(() => window.__agentmux?.notificationsSettled?.());
+  }
   return page.evaluate(async () => {
     const reg = await navigator.serviceWorker.ready;
+    // The read starts in the same step as the wait ends: nothing can begin showing between them.
+    await window.__agentmux.notificationsSettled();
     return (await reg.getNotifications()).map((n) => ({
       title: n.title, body: n.body, tag: n.tag, actions: n.actions.map((a) => `${a.action}:${a.title}`), data: n.data,
     }));

@@ -152,6 +152,20 @@ export class Notifier {
     }, false));
   }
 
+  /**
+   * Resolves once every show and withdrawal asked for so far is done. The
+   * tests read the notifications only then: Chromium's getNotifications()
+   * deletes from its database a notification written but not yet on
+   * display when the read began, so a read during a show loses it for good.
+   */
+  async settled(): Promise<void> {
+    let ops: Promise<void>;
+    do {
+      ops = this.ops;
+      await ops;
+    } while (ops !== this.ops);
+  }
+
   /** Runs op once the notification work before it is done, whatever became of it. */
   private serial(op: () => Promise<void>): void {
     this.ops = this.ops.then(op).catch(() => undefined);
