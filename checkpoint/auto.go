@@ -21,8 +21,9 @@ type Auto struct {
 	// Opts bound what each checkpoint keeps and how many are kept.
 	Opts Options
 	// Taken is told of each checkpoint made (not of a tree unchanged
-	// since the last); it runs in Run's goroutine. Optional.
-	Taken func(session string, cp Checkpoint)
+	// since the last), of the tree at dir; it runs in Run's goroutine.
+	// Optional.
+	Taken func(session, dir string, cp Checkpoint)
 	// Log receives failures, with the session id.
 	Log *slog.Logger
 
@@ -44,7 +45,7 @@ type job struct {
 
 // NewAuto returns an Auto that takes checkpoints with opts and reports
 // to log; start its Run.
-func NewAuto(opts Options, taken func(string, Checkpoint), log *slog.Logger) *Auto {
+func NewAuto(opts Options, taken func(session, dir string, cp Checkpoint), log *slog.Logger) *Auto {
 	return &Auto{Opts: opts, Taken: taken, Log: log, pending: make(map[string]job), wake: make(chan struct{}, 1)}
 }
 
@@ -120,6 +121,6 @@ func (a *Auto) do(ctx context.Context, session string, j job) {
 			a.Log.Warn("checkpoint not taken", "session", session, "dir", j.dir, "err", err)
 		}
 	case created && a.Taken != nil:
-		a.Taken(session, cp)
+		a.Taken(session, j.dir, cp)
 	}
 }

@@ -65,6 +65,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/scripts"
 )
 
 // The kinds of error callers map to their answers. Every error returned
@@ -165,6 +166,10 @@ type Checkpoint struct {
 	// SkippedMore counts the rest.
 	Skipped     []Skipped `json:"skipped,omitempty"`
 	SkippedMore int       `json:"skippedMore,omitempty"`
+	// Check is the check script's run on this checkpoint's tree, the turn
+	// it ended being checked (package checks keeps it; this package
+	// neither runs nor stores it): absent when none ran.
+	Check *scripts.Result `json:"check,omitempty"`
 }
 
 // Skipped is an untracked file a checkpoint left out as too big.

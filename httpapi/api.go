@@ -52,6 +52,12 @@ type Announcer interface {
 	OnCheckpoint(sessionID string, cp checkpoint.Checkpoint)
 }
 
+// Checks gives the results of the check script on a session's
+// checkpoints, by checkpoint id (package checks).
+type Checks interface {
+	Results(session string) (map[int]scripts.Result, error)
+}
+
 // Previews is the subset of the preview proxy the API uses: the address
 // of a port's preview, plain or signed in, for the page that asks.
 type Previews interface {
@@ -111,6 +117,9 @@ type Options struct {
 	// Scripts reads the workspace scripts in force and keeps their
 	// approvals (GET /api/scripts, POST /api/scripts/approve).
 	Scripts *scripts.Trust
+	// Checks gives the checks of sessions' checkpoints, which the list of
+	// checkpoints shows; nil shows none.
+	Checks Checks
 	// Version is the server's, as /api/health and /api/config tell it.
 	Version string
 	// Started is when the server started, for /api/health's uptime; the
@@ -185,6 +194,7 @@ func (a *API) Register(api *echo.Group) {
 	api.GET("/sessions/:id", a.getSession, boundSessionID)
 	api.GET("/sessions/:id/diff", a.getDiff, boundSessionID)
 	api.DELETE("/sessions/:id", a.deleteSession, boundSessionID)
+	api.PATCH("/sessions/:id", a.patchSession, boundSessionID)
 	api.POST("/sessions/:id/resume", a.resumeSession, boundSessionID)
 	api.POST("/sessions/:id/input", a.sessionInput, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
@@ -425,6 +435,26 @@ func (a *API) sendReview(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return c.JSON(http.StatusOK, QueuedReply{PromptID: p.ID, Position: pos})
+}
+
+// patchRequest is the body of PATCH /api/sessions/:id: the session's
+// settings to change; one left out stays as it is.
+type patchRequest struct {
+	SendFailures *bool `json:"sendFailures"`
+}
+
+func (a *API) patchSession(c echo.Context) error {
+	var req patchRequest
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	if req.SendFailures == nil {
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "nothing to change: the body sets no setting (the one there is: sendFailures, true or false)")
+	}
+	if err := a.mgr.SetSendFailures(c.Param("id"), *req.SendFailures); err != nil {
+		return sessionError(c, err)
+	}
+	return a.getSession(c)
 }
 
 func (a *API) resumeSession(c echo.Context) error {

@@ -301,6 +301,17 @@ func (a *API) listCheckpoints(ctx context.Context, c echo.Context, g gitSession)
 	if cps == nil {
 		cps = []checkpoint.Checkpoint{}
 	}
+	if a.opts.Checks != nil {
+		results, err := a.opts.Checks.Results(g.info.ID)
+		if err != nil {
+			a.log.Warn("read the checks of a session's checkpoints", "session", g.info.ID, "err", err)
+		}
+		for i := range cps {
+			if r, ok := results[cps[i].ID]; ok {
+				cps[i].Check = &r
+			}
+		}
+	}
 	return c.JSON(http.StatusOK, CheckpointsReply{Checkpoints: cps})
 }
 

@@ -8,8 +8,9 @@
 //
 // Each script carries the SHA-256 of its text: a person approves a text,
 // not a name, so a script changed by a commit or an agent is unapproved
-// again. This package only reads and names scripts; it runs nothing and
-// keeps no approvals (sessions/store does).
+// again. This package reads and names scripts, says which may run
+// (Trust), and runs one when asked (Exec); it decides nothing about when,
+// and keeps no approvals (sessions/store does).
 //
 // The file is read each time Load is called, not watched: it is a few
 // hundred bytes, and whoever asks (the API, a session starting) wants

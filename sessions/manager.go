@@ -66,6 +66,10 @@ const (
 	// EventUpdated says something clients do not show changed (the
 	// agent's conversation id): saved, not announced.
 	EventUpdated EventKind = "updated"
+	// EventCheck says the check of the session's last turn started or
+	// ended (Info.Check), or that sending its failures to the agent was
+	// turned on or off (Info.SendFailures).
+	EventCheck EventKind = "check"
 	// EventPromptQueued, EventPromptDequeued and EventPromptDelivered
 	// change a session's prompt queue: Prompt is the one added, removed
 	// or typed, Queue the queue after it.

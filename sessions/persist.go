@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions/output"
 	"github.com/agentmux/agentmux/sessions/store"
 )
@@ -41,6 +42,10 @@ type record struct {
 	// lists only its own. Records saved before it was kept have none;
 	// their Cwd says (isOfWorkspace).
 	Workspace string `json:"workspace,omitempty"`
+	// Check and SendFailures are the last turn's check and whether
+	// failures go to the agent.
+	Check        *Check `json:"check,omitempty"`
+	SendFailures bool   `json:"sendFailures,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -165,6 +170,8 @@ func recordOf(info Info) record {
 		Worktree:       info.Worktree,
 		Conversation:   info.Conversation,
 		Ports:          info.Ports,
+		Check:          info.Check,
+		SendFailures:   info.SendFailures,
 	}
 }
 
@@ -220,6 +227,12 @@ func (m *Manager) restore() error {
 			// conversation survives restarts, so a resume continues it.
 			conv:    conversation{id: r.Conversation},
 			prompts: promptQueue{id: r.ID, q: sv.queue},
+			check:   sessionCheck{last: r.Check, sendFailures: r.SendFailures},
+		}
+		if c := s.check.last; c != nil && c.Status == scripts.Running {
+			// The check went with the server that ran it.
+			c.Status, c.ExitCode = scripts.Superseded, -1
+			c.Output += "agentmux stopped before the check ended\n"
 		}
 		// Its block is kept for it, so no new session takes its ports
 		// before it is resumed; the resume checks they are still free.

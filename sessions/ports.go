@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,12 +264,14 @@ func (m *Manager) branchOf(s *Session) string {
 	return strings.TrimSpace(string(out))
 }
 
-// PlaceEnv returns the variables that tell session id's agent where it
-// works and which ports are its own (AGENTMUX_ROOT_PATH and the others
-// above, with Conductor's names), as they are now, for a program started
-// for the session beside its agent, such as its setup or run script. It
-// may run git, so the caller holds no lock of the Manager's.
-func (m *Manager) PlaceEnv(id string) ([]string, error) {
+// ScriptEnv returns the whole environment of a program started for
+// session id beside its agent, such as its setup, run or check script:
+// the agent's, with the variables that tell where it works and which
+// ports are its own (AGENTMUX_ROOT_PATH and the others above, with
+// Conductor's names) as they are now, and the session's tag, so that
+// stopping the session stops it too. It may run git, so the caller holds
+// no lock of the Manager's.
+func (m *Manager) ScriptEnv(id string) ([]string, error) {
 	s, err := m.Get(id)
 	if err != nil {
 		return nil, err
@@ -276,5 +279,5 @@ func (m *Manager) PlaceEnv(id string) ([]string, error) {
 	branch := m.branchOf(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string{sessionTag(s.id)}, s.placeEnvLocked(branch)...), nil
+	return append(slices.Clip(s.env), s.placeEnvLocked(branch)...), nil
 }

@@ -87,16 +87,22 @@ func TestSessionPlaceEnvironment(t *testing.T) {
 	}
 
 	// A script started for the session beside its agent gets the same.
-	env, err := m.PlaceEnv(wt.ID())
+	env, err := m.ScriptEnv(wt.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, kv := range []string{
 		"AGENTMUX_SESSION_ID=" + wt.ID(), "AGENTMUX_WORKSPACE_PATH=" + tree, "AGENTMUX_BRANCH=feat",
 		"AGENTMUX_PORT=" + strconv.Itoa(portsOf(t, wt).First), "CONDUCTOR_PORT=" + strconv.Itoa(portsOf(t, wt).First),
+		"PATH=" + os.Getenv("PATH"), // the agent's own environment too
 	} {
 		if !slices.Contains(env, kv) {
-			t.Errorf("PlaceEnv = %q, without %q", env, kv)
+			t.Errorf("ScriptEnv = %q, without %q", env, kv)
+		}
+	}
+	for _, kv := range env {
+		if kv == "AGENTMUX_PORT=1" || kv == "CONDUCTOR_PORT=2" {
+			t.Errorf("ScriptEnv hands on the server's own %s", kv)
 		}
 	}
 }

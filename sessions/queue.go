@@ -243,6 +243,23 @@ func (s *Session) QueuePrompt(author Author, text string) (Prompt, int, error) {
 	if s.run.phase == phaseClosed {
 		return Prompt{}, 0, ErrNotFound
 	}
+	return s.addPromptLocked(author, text)
+}
+
+// queuePromptLocked is QueuePrompt for a caller that holds mu and has
+// checked that the session is not closed.
+func (s *Session) queuePromptLocked(author Author, text string) error {
+	text, err := cleanPrompt(text)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.addPromptLocked(author, text)
+	return err
+}
+
+// addPromptLocked queues a clean prompt, and types it at once into an
+// agent that waits. mu must be held.
+func (s *Session) addPromptLocked(author Author, text string) (Prompt, int, error) {
 	p, q, pos, err := s.prompts.add(author, text)
 	if err != nil {
 		return Prompt{}, 0, err

@@ -103,6 +103,11 @@ type Info struct {
 	// agent's first start until it is destroyed; nil before, and for a
 	// session restored without one until it is resumed.
 	Ports *Ports
+	// Check is the check of the session's last turn, running or ended;
+	// nil before the first.
+	Check *Check
+	// SendFailures says whether a failed check is queued to the agent.
+	SendFailures bool
 }
 
 // Worktree is a git worktree made for a session.
@@ -188,6 +193,9 @@ type Session struct {
 	conv conversation
 	// wt is the git worktree the session runs in, if any.
 	wt sessionWorktree
+	// check is the check of its last turn, and whether failures go to
+	// the agent (check.go).
+	check sessionCheck
 }
 
 // agentRun is the session's current, or last, run of its agent: the
@@ -215,6 +223,11 @@ type agentRun struct {
 
 // ID returns the session's id, a UUID.
 func (s *Session) ID() string { return s.id }
+
+// Waiting reports whether the agent waits for its user now: its turn
+// ended and nothing (the user, held keys, a queued prompt) answered yet.
+// The status clients are shown may follow a moment later.
+func (s *Session) Waiting() bool { return s.det.isWaiting() }
 
 // Pid returns the running agent's process id, or 0 when none runs.
 func (s *Session) Pid() int {
@@ -261,6 +274,11 @@ func (s *Session) infoLocked() Info {
 		e := *s.run.exit
 		info.Exit = &e
 	}
+	if s.check.last != nil {
+		c := *s.check.last
+		info.Check = &c
+	}
+	info.SendFailures = s.check.sendFailures
 	return info
 }
 

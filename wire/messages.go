@@ -289,6 +289,14 @@ type (
 		SessionID  string                `json:"sessionId"`
 		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
+	// CheckMessage is session.check: the check of a session's last turn
+	// (absent before the first) and whether its failures go to the agent.
+	CheckMessage struct {
+		Type         string          `json:"type"`
+		SessionID    string          `json:"sessionId"`
+		Check        *sessions.Check `json:"check,omitempty"`
+		SendFailures bool            `json:"sendFailures"`
+	}
 	// PromptListMessage is a session's whole queue, oldest first.
 	PromptListMessage struct {
 		Type      string   `json:"type"`

@@ -35,6 +35,7 @@ var serverMessages = map[string]any{
 	TypeSessionBranch:       BranchMessage{},
 	TypePortsChanged:        PortsMessage{},
 	TypeSessionCheckpoint:   CheckpointMessage{},
+	TypeSessionCheck:        CheckMessage{},
 	TypeSessionResized:      ResizedMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},

@@ -39,6 +39,11 @@ type Session struct {
 	// which its agent finds in $AGENTMUX_PORT: where its dev servers
 	// listen.
 	Ports *sessions.Ports `json:"ports,omitempty"`
+	// Check is the check of the session's last turn, running or ended,
+	// as session.check gives it; absent before the first.
+	Check *sessions.Check `json:"check,omitempty"`
+	// SendFailures says whether a failed check is queued to the agent.
+	SendFailures bool `json:"sendFailures"`
 }
 
 // SessionView returns the wire form of a session.
@@ -58,6 +63,8 @@ func SessionView(info sessions.Info) Session {
 		Worktree:       info.Worktree,
 		Permission:     info.Permission,
 		Ports:          info.Ports,
+		Check:          info.Check,
+		SendFailures:   info.SendFailures,
 	}
 	if v.Command == nil {
 		v.Command = []string{}
@@ -237,6 +244,8 @@ func EventMessage(ev sessions.Event) any {
 		return PromptQueuedMessage{Type: TypePromptQueued, SessionID: ev.Session.ID, Prompt: PromptView(*ev.Prompt), Rev: ev.Queue.Rev}
 	case sessions.EventPromptDelivered:
 		return PromptGoneMessage{Type: TypePromptDelivered, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
+	case sessions.EventCheck:
+		return CheckMessage{Type: TypeSessionCheck, SessionID: ev.Session.ID, Check: ev.Session.Check, SendFailures: ev.Session.SendFailures}
 	case sessions.EventPromptDequeued:
 		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:

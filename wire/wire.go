@@ -61,6 +61,10 @@ const (
 	TypePortsChanged = "ports.changed"
 	// TypeSessionCheckpoint announces a checkpoint of a session's tree.
 	TypeSessionCheckpoint = "session.checkpoint"
+	// TypeSessionCheck says the check of a session's last turn started or
+	// ended, or that sending its failures to the agent was turned on or
+	// off.
+	TypeSessionCheck = "session.check"
 	// TypeSessionResized announces a session's new size, and who set it.
 	TypeSessionResized = "session.resized"
 	// TypeClientWelcome tells a client the identity the server gave it.

@@ -22,6 +22,7 @@ import (
 	"github.com/mattn/go-shellwords"
 
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/scripts"
@@ -71,6 +72,8 @@ type config struct {
 	// TrustScripts approves every workspace script without asking, for
 	// a server nobody is at.
 	TrustScripts bool
+	// CheckTimeout bounds each run of the check script.
+	CheckTimeout time.Duration
 	// PortBase is the lowest of the ports sessions get in blocks of ten
 	// (AGENTMUX_PORT).
 	PortBase int
@@ -248,7 +251,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.Scripts.Setup, "setup-script", "", "workspace setup script, run in a new worktree before its agent starts; wins over agentmux.json's scripts.setup and needs no approval (not run yet: to be built)")
 	fs.StringVar(&cfg.Scripts.Run, "run-script", "", "workspace run script (a dev server), started from a session's Run button; wins over agentmux.json's scripts.run (not run yet: to be built)")
 	fs.StringVar(&cfg.Scripts.Archive, "archive-script", "", "workspace archive script, run when a worktree session is archived; wins over agentmux.json's scripts.archive (not run yet: to be built)")
-	fs.StringVar(&cfg.Scripts.Check, "check-script", "", "workspace check script (e.g. 'npm test'), run at the end of every agent turn; wins over agentmux.json's scripts.check (not run yet: to be built)")
+	fs.StringVar(&cfg.Scripts.Check, "check-script", "", "workspace check script (e.g. 'npm test'), run in a session's tree at the end of every agent turn; wins over agentmux.json's scripts.check and needs no approval")
+	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", checks.DefaultLimit, "how long the check script may run at the end of a turn before it is stopped and counted as timed out")
 	fs.Func("run-mode", "concurrent (every session's run script at once) or exclusive (starting one stops the others); wins over agentmux.json's runMode (default: the file's, else concurrent)", func(s string) error {
 		switch m := scripts.Mode(s); m {
 		case scripts.Concurrent, scripts.Exclusive:
@@ -389,6 +393,8 @@ func validate(cfg config) error {
 		return fmt.Errorf("--warn-after %s must be longer than --idle-after %s", cfg.Timing.WarnAfter, cfg.Timing.IdleAfter)
 	case cfg.Timing.ErrorAfter <= cfg.Timing.WarnAfter:
 		return fmt.Errorf("--warn-error-after %s must be longer than --warn-after %s", cfg.Timing.ErrorAfter, cfg.Timing.WarnAfter)
+	case cfg.CheckTimeout < time.Second:
+		return fmt.Errorf("--check-timeout %s: must be at least 1s", cfg.CheckTimeout)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/httpapi"
@@ -78,8 +79,10 @@ type server struct {
 	previews *preview.Previews
 	own      *ownPorts
 	ports    *ports.Lister
-	// checkpoints snapshots sessions' trees as their agents end turns.
+	// checkpoints snapshots sessions' trees as their agents end turns,
+	// and checks runs the check script on each of those snapshots.
 	checkpoints *checkpoint.Auto
+	checks      *checks.Runner
 	// api serves the routes under /api.
 	api     *httpapi.API
 	started time.Time
@@ -181,7 +184,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
-	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, s.app.OnCheckpoint, log)
+	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint) {
+		s.app.OnCheckpoint(session, cp)
+		s.checks.Start(session, dir, cp.ID)
+	}, log)
 	s.own = &ownPorts{}
 	s.ports = ports.NewLister(procfs.Root, os.Getpid())
 	s.own.add(s.hooks.ln.Addr())
@@ -202,8 +208,6 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// Nothing runs the scripts yet (issue 41 builds that on this): the
-	// API shows them and records approvals.
 	trust, err := scripts.NewTrust(scripts.TrustOptions{
 		Root:      cfg.Workspace,
 		Overrides: cfg.Scripts,
@@ -214,8 +218,28 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.checks, err = checks.New(checks.Options{
+		Trust: trust,
+		Store: st,
+		Env:   s.mgr.ScriptEnv,
+		Busy: func(id string) bool {
+			sess, err := s.mgr.Get(id)
+			return err == nil && !sess.Waiting()
+		},
+		Report: func(id string, cp int, r scripts.Result) {
+			if err := s.mgr.NoteCheck(id, sessions.CheckOf(cp, r)); err != nil {
+				log.Debug("a check of a session that is gone", "session", id, "err", err)
+			}
+		},
+		Limit: cfg.CheckTimeout,
+		Log:   log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	if s.api, err = httpapi.New(httpapi.Options{
 		Scripts:   trust,
+		Checks:    s.checks,
 		Sessions:  s.mgr,
 		Workspace: cfg.Workspace,
 		Files:     s.workspace,
@@ -277,7 +301,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.app.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
-	s.mgr.Subscribe((&turns{auto: s.checkpoints, workspace: s.cfg.Workspace}).onEvent)
+	s.mgr.Subscribe((&turns{auto: s.checkpoints, checks: s.checks, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
 	s.hooks.start(s.mgr)
@@ -305,6 +329,8 @@ func (s *server) halt() {
 	s.worktrees.halt()
 	s.stopWatchers()
 	s.watchers.Wait()
+	// After the checkpoints' goroutine, which starts checks.
+	s.checks.Close()
 	s.previews.Close()
 }
 

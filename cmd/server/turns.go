@@ -2,13 +2,15 @@ package main
 
 import (
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 )
 
-// turns asks for a checkpoint each time a session's agent ends a turn,
-// and drops a deleted session's. It runs under the manager's events, so
-// it only hands over to the checkpointer.
+// turns asks for a checkpoint each time a session's agent ends a turn
+// (whose check starts once it is taken), stops a check whose agent works
+// again, and drops a deleted session's checkpoints and checks. It runs
+// under the manager's events, so it only hands over.
 //
 // A turn's end is the manager's EventTurnEnded, not a status change to
 // waiting: a turn answered at once by a queued prompt or by held keys is
@@ -16,13 +18,20 @@ import (
 // statuses.
 type turns struct {
 	auto      *checkpoint.Auto
+	checks    *checks.Runner
 	workspace string
 }
 
 func (t *turns) onEvent(ev sessions.Event) {
 	info := ev.Session
 	switch ev.Kind {
+	case sessions.EventStatus:
+		if info.Status == sessions.StatusActive {
+			// The agent works again: the tree being checked is changing.
+			t.checks.Supersede(info.ID)
+		}
 	case sessions.EventDestroyed:
+		t.checks.Forget(info.ID)
 		dir, _ := httpapi.SessionTree(info)
 		if info.Worktree != nil {
 			// The worktree may be removed with the session; the refs

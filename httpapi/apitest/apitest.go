@@ -143,7 +143,7 @@ func WantError(t testing.TB, what string, resp *http.Response, body []byte, stat
 // appears once the run ended, worktree only for worktree sessions and ports
 // once the agent started (a session restored without a block has none until
 // it is resumed).
-var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows", "running"}
+var sessionKeys = []string{"id", "name", "status", "agent", "command", "cwd", "createdAt", "lastActivityAt", "cols", "rows", "running", "sendFailures"}
 
 // DecodeSession decodes {"session": Session}, checking the wrapper and the
 // field names.
@@ -173,7 +173,7 @@ func CheckSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
 		}
 	}
 	for k := range fields {
-		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" && k != "ports" {
+		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" && k != "ports" && k != "check" {
 			t.Errorf("session %s has unexpected field %q", raw, k)
 		}
 	}

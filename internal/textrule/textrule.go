@@ -8,6 +8,7 @@ package textrule
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -98,4 +99,26 @@ func Shown(name string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// escapes matches a terminal's escape sequences: CSI (colours, cursor
+// moves), OSC (titles, links) ended by BEL or ST, and the two-character
+// ones (a reset, a saved cursor).
+var escapes = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[0-~])`)
+
+// Plain returns a program's output as text a prompt may hold: its escape
+// sequences removed, a carriage return that ends a line dropped, and
+// every other character FirstNotText refuses (a lone carriage return
+// among them) removed, so that what a person reads is what an agent is
+// given.
+func Plain(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = escapes.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' || Invisible(r, true) {
+			return -1
+		}
+		return r
+	}, s)
 }

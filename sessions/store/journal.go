@@ -220,9 +220,9 @@ func (j *Journal) run() {
 // the subscribers, and its removals are kept for the next commit.
 func (j *Journal) write(batch []change) {
 	err := j.store.update(func(tx *bolt.Tx) error {
-		records, screens, queues := tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues)
+		b := buckets{tx.Bucket(bucketSessions), tx.Bucket(bucketScreens), tx.Bucket(bucketQueues), tx.Bucket(bucketChecks)}
 		for _, c := range batch {
-			if err := c.apply(records, screens, queues); err != nil {
+			if err := c.apply(b); err != nil {
 				j.log.Error("save session", "session", c.id, "err", err)
 			}
 		}
@@ -262,8 +262,13 @@ func (j *Journal) SubscribeFailures(fn func(error)) (cancel func()) {
 	return j.failed.Subscribe(fn)
 }
 
-func (c change) apply(records, screens, queues *bolt.Bucket) error {
-	key := []byte(c.id)
+// buckets are the buckets a change is applied to, in one transaction.
+type buckets struct {
+	records, screens, queues, checks *bolt.Bucket
+}
+
+func (c change) apply(b buckets) error {
+	records, screens, queues, key := b.records, b.screens, b.queues, []byte(c.id)
 	if c.remove {
 		if err := records.Delete(key); err != nil {
 			return fmt.Errorf("delete record: %w", err)
@@ -273,6 +278,9 @@ func (c change) apply(records, screens, queues *bolt.Bucket) error {
 		}
 		if err := queues.Delete(key); err != nil {
 			return fmt.Errorf("delete prompt queue: %w", err)
+		}
+		if err := deleteChecks(b.checks, key); err != nil {
+			return fmt.Errorf("delete checks: %w", err)
 		}
 		return nil
 	}

@@ -76,6 +76,7 @@ const session = (id: string, name: string, branch?: string): Session => ({
   lastActivityAt: '2026-01-01T00:00:00Z',
   cols: 80,
   rows: 24,
+  sendFailures: false,
   worktree: branch ? { path: `/w/.worktrees/${id}`, branch } : undefined,
 });
 

@@ -27,6 +27,10 @@ export interface Session {
   permission?: Permission;
   /** The ports reserved for the session: the first is in its agent's $AGENTMUX_PORT. */
   ports?: Ports;
+  /** The check of its last turn, running or ended; absent before the first. */
+  check?: SessionCheck;
+  /** Whether a failed check is queued to the agent as a prompt. */
+  sendFailures: boolean;
 }
 
 /** A block of consecutive TCP ports reserved for a session. */
@@ -411,6 +415,39 @@ export interface Checkpoint {
   skipped?: SkippedFile[];
   /** How many more it left out than skipped names. */
   skippedMore?: number;
+  /** The check script's run on its tree; absent when none ran. */
+  check?: CheckResult;
+}
+
+export type CheckStatus = 'running' | 'passed' | 'failed' | 'timeout' | 'superseded';
+
+/** One run of the workspace's check script. */
+export interface CheckResult {
+  status: CheckStatus;
+  /** -1 while running and when it did not exit by itself. */
+  exitCode: number;
+  durationMs: number;
+  /** The end of its output (at most 8 KiB), as plain text. */
+  output: string;
+  /** The SHA-256 of the script's text that ran. */
+  hash?: string;
+}
+
+/** The check of a session's turn. */
+export interface SessionCheck extends CheckResult {
+  /** The turn's checkpoint, whose tree was checked. */
+  checkpoint: number;
+  /** Its failure was queued to the agent as a prompt. */
+  sent?: boolean;
+  /** Its failure was not sent: three in a row were already. */
+  held?: boolean;
+}
+
+export interface SessionCheckMessage {
+  type: 'session.check';
+  sessionId: string;
+  check?: SessionCheck;
+  sendFailures: boolean;
 }
 
 /** An untracked file a checkpoint left out as too big to keep (--checkpoint-max-file, --checkpoint-max-total). */
@@ -482,6 +519,7 @@ export type ServerMessage =
   | ReviewDraftMessage
   | SessionBranchMessage
   | SessionCheckpointMessage
+  | SessionCheckMessage
   | PortsChangedMessage;
 
 // HTTP API bodies.
