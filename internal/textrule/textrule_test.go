@@ -81,13 +81,13 @@ func TestShown(t *testing.T) {
 
 func TestPlain(t *testing.T) {
 	for in, want := range map[string]string{
-		"ok 1 - adds\n":                                  "ok 1 - adds\n",
-		"\x1b[31mnot ok\x1b[0m 2 - subtracts\r\n":          "not ok 2 - subtracts\n",
-		"\x1b]0;npm test\x07# tests 3\n":                  "# tests 3\n",
+		"ok 1 - adds\n": "ok 1 - adds\n",
+		"\x1b[31mnot ok\x1b[0m 2 - subtracts\r\n":       "not ok 2 - subtracts\n",
+		"\x1b]0;npm test\x07# tests 3\n":                "# tests 3\n",
 		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ text": "link text",
-		"50%\r100%\n":                                    "50%100%\n",
-		"tab\there\u202e and \x00nul \x1bc":              "tab\there and nul ",
-		"bad \xff byte":                                   "bad \uFFFD byte",
+		"50%\r100%\n":                       "50%100%\n",
+		"tab\there\u202e and \x00nul \x1bc": "tab\there and nul ",
+		"bad \xff byte":                     "bad \uFFFD byte",
 	} {
 		got := Plain(in)
 		if got != want {
