@@ -29,7 +29,7 @@ var allFlags = []string{
 	"data-dir", "save-interval", "mem-warn", "mem-critical", "mem-interval", "watch-ignore",
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
-	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "port-base",
+	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "check-timeout", "port-base",
 }
 
 func TestEnvName(t *testing.T) {

@@ -444,11 +444,16 @@ function onMessage(m: ServerMessage): void {
     case 'session.status':
     case 'session.destroyed':
     case 'session.needsInput':
+    case 'session.check':
     case 'session.warning': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       sessionList.log(m);
       applySessionEvent(m);
       if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message, m.permission);
+      if (m.type === 'session.check') {
+        checkpoints.onCheck(m);
+        if (m.check) notifier.checked(m.sessionId, m.check);
+      }
       if (m.type === 'session.status' && m.status === 'waiting' && !wasWaiting) notifier.needsInput(m.sessionId, m.reason, m.permission);
       if (m.type === 'session.warning') {
         const name = store.get(m.sessionId)?.session.name ?? 'A session';
@@ -549,6 +554,9 @@ function applySessionEvent(m: ServerMessage): void {
       break;
     case 'session.needsInput':
       store.setNeedsInput(m.sessionId, true);
+      break;
+    case 'session.check':
+      store.setCheck(m.sessionId, m.check, m.sendFailures);
       break;
     case 'session.warning':
       store.setWarning(m.sessionId, m.severity === 'error' ? 'error' : 'warning', m.message || 'no output for a long time');

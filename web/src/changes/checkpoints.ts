@@ -7,6 +7,11 @@
 // restore is undone by restoring the checkpoint it saved first, which the
 // panel names. The list follows session.checkpoint.
 //
+// A checkpoint the workspace's check script ran on says how it went
+// ("✗ check failed (exit 1)"), with the end of its output under it; the
+// panel's head turns sending failed checks to the agent on and off
+// (docs/protocol.md, "Checks"). session.check keeps both up to date.
+//
 // A checkpoint that left untracked files out as too big says so under
 // its entry ("2 files skipped (too big)"), which opens to their names
 // and sizes, and in its diff's note.
@@ -22,7 +27,8 @@ import { showAgo } from '../shared/ages';
 import { loadSetting, saveSetting } from '../shared/settings';
 import type { SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
-import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckpointMessage, SkippedFile } from '../shared/types';
+import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckMessage, SessionCheckpointMessage, SkippedFile } from '../shared/types';
+import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
 
 const OPEN_KEY = 'agentmux.checkpointsOpen';
 const IN_REPOSITORY: readonly ChangesState[] = ['loading', 'ready', 'clean', 'error'];
@@ -45,6 +51,8 @@ export class CheckpointsPanel implements ChangesObserver {
   private readonly empty = byId('checkpoints-empty');
   private readonly note = byId('checkpoints-note');
   private readonly nowBtn = byId<HTMLButtonElement>('checkpoint-now');
+  private readonly sendFailures = byId<HTMLInputElement>('check-send-failures');
+  private readonly sendFailuresLabel = byId('check-send-failures-label');
 
   private readonly view = byId('checkpoint-view');
   private readonly viewTitle = byId('checkpoint-view-title');
@@ -72,6 +80,10 @@ export class CheckpointsPanel implements ChangesObserver {
   private busy = false;
   /** The checkpoints whose skipped files are shown ("session:id"), kept open across renders. */
   private readonly skippedOpen = new Set<string>();
+  /** Likewise, the checks whose output is shown. */
+  private readonly checkOpen = new Set<string>();
+  /** What the list was last drawn from (renderList). */
+  private listDrawn = '';
 
   constructor(private readonly deps: CheckpointsDeps) {
     this.toggle.addEventListener('click', () => this.setOpen(!this.open));
@@ -80,6 +92,7 @@ export class CheckpointsPanel implements ChangesObserver {
       this.toggle.focus();
     });
     this.nowBtn.addEventListener('click', () => void this.takeNow());
+    this.sendFailures.addEventListener('change', () => void this.setSendFailures(this.sendFailures.checked));
     this.list.addEventListener('click', (ev) => {
       const btn = (ev.target as Element).closest<HTMLElement>('[data-testid=checkpoint], [data-testid=checkpoint-current]');
       if (!btn) return;
@@ -90,8 +103,9 @@ export class CheckpointsPanel implements ChangesObserver {
     this.list.addEventListener('toggle', (ev) => {
       const d = ev.target as HTMLElement;
       if (!(d instanceof HTMLDetailsElement) || !d.dataset.key) return;
-      if (d.open) this.skippedOpen.add(d.dataset.key);
-      else this.skippedOpen.delete(d.dataset.key);
+      const open = d.dataset.testid === 'checkpoint-check-output' ? this.checkOpen : this.skippedOpen;
+      if (d.open) open.add(d.dataset.key);
+      else open.delete(d.dataset.key);
     }, true);
     this.note.addEventListener('click', (ev) => {
       const btn = (ev.target as Element).closest<HTMLElement>('[data-show]');
@@ -136,6 +150,29 @@ export class CheckpointsPanel implements ChangesObserver {
     if (!list) return;
     add(list, m.checkpoint);
     if (m.sessionId === this.sessionId) this.render();
+  }
+
+  /** A session.check: the check of a checkpoint of the list started or ended. */
+  onCheck(m: SessionCheckMessage): void {
+    const list = this.lists.get(m.sessionId);
+    const c = m.check;
+    const cp = c && list?.find((x) => x.id === c.checkpoint);
+    if (c && cp) {
+      cp.check = { status: c.status, exitCode: c.exitCode, durationMs: c.durationMs, output: c.output, hash: c.hash };
+    }
+    if (m.sessionId === this.sessionId) this.render();
+  }
+
+  private async setSendFailures(on: boolean): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return;
+    try {
+      const s = await api.setSendFailures(id, on);
+      this.deps.store.setCheck(id, s.check, s.sendFailures);
+    } catch (err) {
+      this.deps.toast(`Not ${on ? 'turned on' : 'turned off'}: ${describe(err)}`, 'error');
+      this.render();
+    }
   }
 
   /** The connection dropped: checkpoints taken meanwhile are announced to no one, so the lists are fetched again. */
@@ -201,6 +238,11 @@ export class CheckpointsPanel implements ChangesObserver {
     this.toggleCount.hidden = !list?.length;
     this.toggleCount.textContent = list?.length ? String(list.length) : '';
     this.nowBtn.disabled = !this.deps.canAct() || this.busy;
+    // Sending failed checks matters only where a check runs.
+    const session = id ? this.deps.store.get(id)?.session : undefined;
+    this.sendFailuresLabel.hidden = !session?.check;
+    this.sendFailures.checked = !!session?.sendFailures;
+    this.sendFailures.disabled = !this.deps.canAct();
     this.restoreBtn.disabled = !this.deps.canAct() || this.busy || !this.change;
     this.restoreYes.disabled = this.restoreBtn.disabled;
     if (!visible || !id) return;
@@ -214,6 +256,13 @@ export class CheckpointsPanel implements ChangesObserver {
   }
 
   private renderList(list: Checkpoint[]): void {
+    // The store changes for every session's every status: the list is
+    // drawn again only when what it shows changed, so that neither focus
+    // nor a pointer (nor a test's click) loses the element it is on.
+    const last = this.sessionId ? this.deps.store.get(this.sessionId)?.session.check : undefined;
+    const drawn = JSON.stringify([this.sessionId, list, this.selected, [...this.skippedOpen], [...this.checkOpen], last]);
+    if (drawn === this.listDrawn) return;
+    this.listDrawn = drawn;
     const items: HTMLElement[] = [];
     if (list.length) {
       items.push(h('li', { class: 'checkpoint-item' },
@@ -247,12 +296,36 @@ export class CheckpointsPanel implements ChangesObserver {
         h('span', { class: 'checkpoint-stats' },
           h('span', { class: 'checkpoint-files', 'data-testid': 'checkpoint-files', text: plural(cp.files, 'file') }),
           checkpointCounts(cp))),
+        this.checkLine(cp),
         this.skippedList(cp)));
     }
     const focused = (document.activeElement as HTMLElement | null)?.closest?.('#checkpoint-list [data-testid]') as HTMLElement | null;
     const refocus = focused ? (focused.dataset.testid === 'checkpoint' ? `[data-id="${focused.dataset.id}"]` : '[data-testid=checkpoint-current]') : null;
     this.list.replaceChildren(...items);
     if (refocus) this.list.querySelector<HTMLElement>(refocus)?.focus();
+  }
+
+  /**
+   * How the check of cp went, under its entry; a check that printed
+   * something opens to the end of its output. null when none ran.
+   */
+  private checkLine(cp: Checkpoint): HTMLElement | null {
+    const c = cp.check;
+    if (!c) return null;
+    const key = `${this.sessionId}:${cp.id}`;
+    const words = checkWords(c);
+    const summary = checkFailed(c.status) ? checkSummary(c.output) : '';
+    // Whether the failure went to the agent is known of the last turn's.
+    const last = this.sessionId ? this.deps.store.get(this.sessionId)?.session.check : undefined;
+    const fate = last?.checkpoint !== cp.id ? '' : last.sent ? 'sent to the agent' : last.held ? 'not sent: three in a row were' : '';
+    const head = [h('span', { class: 'checkpoint-check-mark', 'aria-hidden': 'true', text: checkMark(c.status) }), ` ${words}`,
+      summary ? h('span', { class: 'checkpoint-check-summary', text: ` · ${summary}` }) : null,
+      fate ? h('span', { class: 'checkpoint-check-fate', 'data-testid': 'checkpoint-check-fate', text: ` · ${fate}` }) : null];
+    const attrs = { class: 'checkpoint-check', 'data-testid': 'checkpoint-check', 'data-status': c.status, 'data-key': key };
+    if (!c.output) return h('div', attrs, ...head);
+    return h('details', { ...attrs, 'data-testid': 'checkpoint-check-output', open: this.checkOpen.has(key) },
+      h('summary', { 'data-testid': 'checkpoint-check', 'data-status': c.status, title: `The check of checkpoint #${cp.id}: show the end of its output` }, ...head),
+      h('pre', { class: 'checkpoint-check-text', text: c.output }));
   }
 
   /** What cp left out as too big, under its entry: a line that opens to the files; null when it left out nothing. */

@@ -3,7 +3,7 @@
 // was warned of a long silence, and which one is on screen. Views
 // subscribe and re-render from it.
 
-import type { Permission, Session, SessionStatus, WarningSeverity } from '../shared/types';
+import type { Permission, Session, SessionCheck, SessionStatus, WarningSeverity } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
 
 export interface SessionEntry {
@@ -176,6 +176,14 @@ export class SessionStore {
     // Waiting means the agent asks; any other status means it no longer does.
     e.needsInput = status === 'waiting';
     e.warning = null;
+    this.changed();
+  }
+
+  /** A session.check: the check of its last turn, and whether failures go to the agent. */
+  setCheck(id: string, check: SessionCheck | undefined, sendFailures: boolean): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.session = { ...e.session, check, sendFailures };
     this.changed();
   }
 

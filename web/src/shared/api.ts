@@ -118,6 +118,9 @@ export const api = {
   archive: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/archive`)).session,
   /** Pushes the branch (404 NO_REMOTE, 409 PUSH_REJECTED). */
   push: (id: string, remote: string) => json<PushResponse>('POST', `${sessionPath(id)}/push`, { remote }),
+  /** Turns sending the session's failed checks to its agent on or off. */
+  setSendFailures: async (id: string, on: boolean) =>
+    (await json<{ session: Session }>('PATCH', sessionPath(id), { sendFailures: on })).session,
   /** The session's checkpoints, oldest first. */
   checkpoints: async (id: string) => (await json<{ checkpoints: Checkpoint[] }>('GET', `${sessionPath(id)}/checkpoints`)).checkpoints,
   /** Takes a checkpoint now; created is false when the tree is as the last one has it (which is returned). */

@@ -14,7 +14,8 @@ import { byId } from '../shared/dom';
 import { FaviconBadge, notificationHelp, openSessionsFromNotifications, serviceWorker, type RichNotificationOptions } from './pwa';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
 import { toast } from '../shared/toast';
-import type { Permission } from '../shared/types';
+import type { Permission, SessionCheck } from '../shared/types';
+import { checkFailed, checkSummary, checkWords } from '../shared/checks';
 
 const BASE_TITLE = 'agentmux';
 const favicon = new FaviconBadge();
@@ -32,6 +33,8 @@ interface Shown {
   tag: string;
   title: string;
   body: string;
+  /** What it was shown with, to show it again with more to say. */
+  options: RichNotificationOptions & { tag: string; body: string };
 }
 
 export class Notifier {
@@ -166,6 +169,19 @@ export class Notifier {
     } while (ops !== this.ops);
   }
 
+  /**
+   * The check of a session's turn ended. A failure is added to the
+   * notification of the wait that turn ended in, while it is up ("planner
+   * needs input" with "check failed (exit 1): # fail 1" under it), shown
+   * again under its tag so that it replaces it silently.
+   */
+  checked(id: string, c: SessionCheck): void {
+    const s = this.shown.get(id);
+    if (!s || !checkFailed(c.status)) return;
+    const line = [checkWords(c), checkSummary(c.output)].filter(Boolean).join(': ');
+    this.serial(() => this.show(id, s.title, { ...s.options, body: `${s.options.body}\n${line}` }, true));
+  }
+
   /** Runs op once the notification work before it is done, whatever became of it. */
   private serial(op: () => Promise<void>): void {
     this.ops = this.ops.then(op).catch(() => undefined);
@@ -178,7 +194,7 @@ export class Notifier {
         const same = await reg.getNotifications({ tag: options.tag });
         // Another page of this agentmux shows it already.
         if (!same.some((n) => n.title === title && n.body === options.body)) await reg.showNotification(title, options);
-        if (waiting) this.shown.set(id, { tag: options.tag, title, body: options.body });
+        if (waiting) this.shown.set(id, { tag: options.tag, title, body: options.body, options });
         return;
       } catch {
         // not allowed from the worker here: a plain notification

@@ -13,6 +13,7 @@ import type { Participants } from '../models/participants';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
 import type { Worktree } from '../shared/types';
+import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
 
 export interface TabBarDeps {
   store: SessionStore;
@@ -235,9 +236,11 @@ export class TabBar {
     // counts when they were part of the tab's face).
     const diff = h('button', { type: 'button', class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
       h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
+    // The check of the last turn: whether the agent's "done" held.
+    const check = h('span', { class: 'tab-check', 'data-testid': 'tab-check', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, label, people, diff, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, label, people, diff, check, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -262,6 +265,15 @@ export class TabBar {
     branch.hidden = !branchName;
     this.updateDiff(el, s.id);
     this.updatePeople(el, s.id);
+    const check = el.querySelector<HTMLElement>('[data-testid=tab-check]')!;
+    check.hidden = !s.check;
+    if (s.check) {
+      check.dataset.status = s.check.status;
+      check.textContent = checkMark(s.check.status);
+      const summary = checkFailed(s.check.status) ? checkSummary(s.check.output) : '';
+      check.title = `Turn ${s.check.checkpoint}: ${checkWords(s.check)}${summary ? `\n${summary}` : ''}${s.check.sent ? '\nSent to the agent' : ''}${s.check.held ? '\nNot sent: three failures in a row were' : ''}`;
+      check.setAttribute('aria-label', checkWords(s.check));
+    }
     // The counts are in the tab order of the selected tab only: the arrows move between tabs.
     el.querySelector<HTMLElement>('[data-testid=tab-diff]')!.tabIndex = selected ? 0 : -1;
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
