@@ -19,6 +19,7 @@ import { Identity } from './views/identity';
 import { KeyBar } from './phone/keybar';
 import { LayoutController } from './views/layout';
 import { Notifier, updateTitle } from './views/notify';
+import { SCRIPTS_FILES, ScriptsTrust } from './views/trust';
 import { HeaderPeople } from './views/participants';
 import { Participants } from './models/participants';
 import { isDoc, WorkspaceRoot } from './shared/paths';
@@ -204,6 +205,7 @@ const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => v
 const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
+const trust = new ScriptsTrust({ canAct, toast });
 window.__agentmux.notificationsSettled = () => notifier.settled();
 // Answer without typing: Allow, Deny or a reply for the session on screen.
 const cards = new AnswerCards({
@@ -362,6 +364,7 @@ async function onConnected(): Promise<void> {
   // sessions only may have changed in between, without a socket to say so.
   await Promise.all(connectedBefore ? [loadConfig(), refreshSessions(), loadWorkflow(), loadDocuments()] : [refreshSessions()]);
   if (connectedBefore) checkpoints.connected();
+  void trust.refresh();
   connectedBefore = true;
   if (ws.state === 'connected') pane.onConnected();
 }
@@ -601,6 +604,7 @@ function onFileChanged(m: FileChangedMessage): void {
   const rel = root.relative(m.path);
   if (!rel) return;
   if (isDoc(rel)) docs.note(rel, m.event === 'unlink');
+  if (SCRIPTS_FILES.includes(rel)) void trust.refresh();
   if (rel === artifact.path) {
     if (m.event === 'unlink') artifact.markRemoved();
     else artifact.refreshSoon();

@@ -3,7 +3,7 @@
 
 import type {
   BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
-  Session, UpdateResponse, WorkflowResponse,
+  ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
 export class ApiError extends Error {
@@ -118,6 +118,10 @@ export const api = {
   archive: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/archive`)).session,
   /** Pushes the branch (404 NO_REMOTE, 409 PUSH_REJECTED). */
   push: (id: string, remote: string) => json<PushResponse>('POST', `${sessionPath(id)}/push`, { remote }),
+  /** The workspace scripts in force, read from the file now, each with whether it may run. */
+  scripts: () => json<ScriptsResponse>('GET', 'api/scripts'),
+  /** Approves the script in force whose text hashes to hash: SCRIPT_CHANGED when the file no longer has it. */
+  approveScript: (hash: string) => json<ScriptsResponse>('POST', 'api/scripts/approve', { hash }),
   /** Turns sending the session's failed checks to its agent on or off. */
   setSendFailures: async (id: string, on: boolean) =>
     (await json<{ session: Session }>('PATCH', sessionPath(id), { sendFailures: on })).session,

@@ -421,6 +421,23 @@ export interface Checkpoint {
 
 export type CheckStatus = 'running' | 'passed' | 'failed' | 'timeout' | 'superseded';
 
+/** A workspace script in force (GET /api/scripts). */
+export interface WorkspaceScript {
+  name: 'setup' | 'run' | 'archive' | 'check';
+  text: string;
+  /** agentmux.json, conductor.json, or flag (the server's own: needs no approval). */
+  source: string;
+  /** The SHA-256 of its text, which an approval names. */
+  hash: string;
+  approved: boolean;
+}
+
+export interface ScriptsResponse {
+  file: string | null;
+  runMode: 'concurrent' | 'exclusive';
+  scripts: WorkspaceScript[];
+}
+
 /** One run of the workspace's check script. */
 export interface CheckResult {
   status: CheckStatus;
