@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmux/agentmux/internal/observe"
 	"github.com/agentmux/agentmux/pty"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions/output"
 	"github.com/agentmux/agentmux/sessions/store"
 )
@@ -149,6 +150,12 @@ type Options struct {
 	// gets the same ports back when they are still free; it is released
 	// when the session is destroyed.
 	PortBase int
+	// Archive, when set, runs the workspace's archive script for a
+	// session whose worktree is about to be removed (it is archived, or
+	// destroyed with its worktree): in dir, the worktree, with env, the
+	// session's environment, once its agent stopped. It reports false when
+	// there is no script that may run. nil runs none.
+	Archive func(ctx context.Context, id, dir string, env []string) (scripts.Result, bool)
 	// Hooks, when set, has agents whose profile supports hooks report when
 	// they wait for their user; nil means output alone tells.
 	Hooks *HookConfig

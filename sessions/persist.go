@@ -46,6 +46,8 @@ type record struct {
 	// failures go to the agent.
 	Check        *Check `json:"check,omitempty"`
 	SendFailures bool   `json:"sendFailures,omitempty"`
+	// Archive is the archive script's run, for an archived session.
+	Archive *scripts.Result `json:"archive,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -172,6 +174,7 @@ func recordOf(info Info) record {
 		Ports:          info.Ports,
 		Check:          info.Check,
 		SendFailures:   info.SendFailures,
+		Archive:        info.Archive,
 	}
 }
 
@@ -228,6 +231,7 @@ func (m *Manager) restore() error {
 			conv:    conversation{id: r.Conversation},
 			prompts: promptQueue{id: r.ID, q: sv.queue},
 			check:   sessionCheck{last: r.Check, sendFailures: r.SendFailures},
+			archive: r.Archive,
 		}
 		if c := s.check.last; c != nil && c.Status == scripts.Running {
 			// The check went with the server that ran it.

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions/output"
 
 	"github.com/agentmux/agentmux/pty"
@@ -108,6 +109,9 @@ type Info struct {
 	Check *Check
 	// SendFailures says whether a failed check is queued to the agent.
 	SendFailures bool
+	// Archive is the archive script's run when the session's worktree
+	// was removed; nil when none ran.
+	Archive *scripts.Result
 }
 
 // Worktree is a git worktree made for a session.
@@ -196,6 +200,9 @@ type Session struct {
 	// check is the check of its last turn, and whether failures go to
 	// the agent (check.go).
 	check sessionCheck
+	// archive is the archive script's run, once its worktree was removed
+	// (worktrees.go).
+	archive *scripts.Result
 }
 
 // agentRun is the session's current, or last, run of its agent: the
@@ -279,6 +286,10 @@ func (s *Session) infoLocked() Info {
 		info.Check = &c
 	}
 	info.SendFailures = s.check.sendFailures
+	if s.archive != nil {
+		a := *s.archive
+		info.Archive = &a
+	}
 	return info
 }
 

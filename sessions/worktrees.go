@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/worktree"
 )
 
@@ -210,8 +211,13 @@ func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, f
 			return worktreeError(err)
 		}
 	}
+	// Read while the session is listed: end may destroy it.
+	env, envErr := m.ScriptEnv(s.id)
 	if err := end(); err != nil {
 		return err
+	}
+	if m.opts.Archive != nil && envErr == nil {
+		m.archiveScript(ctx, s, wt.Path, env)
 	}
 	// The agent may have written more while it stopped; that still counts.
 	if err := worktree.Remove(gctx, wt.Path, force); err != nil {
@@ -219,6 +225,25 @@ func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, f
 	}
 	s.log.Info("worktree removed", "path", wt.Path, "branch kept", wt.Branch)
 	return nil
+}
+
+// archiveScript runs the archive script in the worktree at dir, whose
+// session's agent has stopped, and keeps its run with the session (an
+// archived one stays listed with it; a destroyed one's is logged).
+func (m *Manager) archiveScript(ctx context.Context, s *Session, dir string, env []string) {
+	r, ran := m.opts.Archive(ctx, s.id, dir, env)
+	if !ran {
+		return
+	}
+	log := s.log.With("status", r.Status, "exitCode", r.ExitCode, "took", time.Duration(r.DurationMs)*time.Millisecond)
+	if r.Status == scripts.Passed {
+		log.Info("archive script ran")
+	} else {
+		log.Warn("archive script failed; the worktree is removed all the same", "output", r.Output)
+	}
+	s.mu.Lock()
+	s.archive = &r
+	s.mu.Unlock()
 }
 
 // MarkMerged records that the session's branch, at tip, was merged into

@@ -11,6 +11,7 @@ import (
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/review"
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher/workflow"
 )
@@ -44,6 +45,9 @@ type Session struct {
 	Check *sessions.Check `json:"check,omitempty"`
 	// SendFailures says whether a failed check is queued to the agent.
 	SendFailures bool `json:"sendFailures"`
+	// Archive is the archive script's run when the session's worktree
+	// was removed; absent when none ran.
+	Archive *scripts.Result `json:"archive,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -65,6 +69,7 @@ func SessionView(info sessions.Info) Session {
 		Ports:          info.Ports,
 		Check:          info.Check,
 		SendFailures:   info.SendFailures,
+		Archive:        info.Archive,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

@@ -147,6 +147,19 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.hooks, hooks, err = listenHooks(cfg.DataDir, log); err != nil {
 		return nil, err
 	}
+	// Before the manager, which runs the archive script; the checks run
+	// the check script.
+	trust, err := scripts.NewTrust(scripts.TrustOptions{
+		Root:      cfg.Workspace,
+		Overrides: cfg.Scripts,
+		Approvals: st,
+		TrustAll:  cfg.TrustScripts,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
 	s.mgr, err = sessions.NewManager(sessions.Options{
 		MaxSessions:    cfg.MaxSessions,
 		KeepSessions:   cfg.KeepSessions,
@@ -160,6 +173,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Timing:         cfg.Timing,
 		Hooks:          hooks,
 		PortBase:       cfg.PortBase,
+		Archive:        archiveWith(trust),
 		Logger:         log,
 	})
 	if err != nil {
@@ -208,16 +222,6 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	trust, err := scripts.NewTrust(scripts.TrustOptions{
-		Root:      cfg.Workspace,
-		Overrides: cfg.Scripts,
-		Approvals: st,
-		TrustAll:  cfg.TrustScripts,
-		Logger:    log,
-	})
-	if err != nil {
-		return nil, err
-	}
 	s.checks, err = checks.New(checks.Options{
 		Trust: trust,
 		Store: st,
@@ -260,6 +264,28 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	s.start()
 	return s, nil
+}
+
+// archiveLimit bounds the archive script: the archive or delete request
+// waits for it, and the listener gives an answer 2 minutes.
+const archiveLimit = 90 * time.Second
+
+// archiveWith returns the manager's Archive: the archive script in force,
+// when it may run, within archiveLimit. It runs to its end even when the
+// request that removes the worktree is cancelled: what it cleans up (a
+// container, a cache) would otherwise be left half done.
+func archiveWith(trust *scripts.Trust) func(ctx context.Context, id, dir string, env []string) (scripts.Result, bool) {
+	return func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
+		set, err := trust.Load()
+		if err != nil {
+			return scripts.Result{}, false
+		}
+		sc, ok := set.Get(scripts.Archive)
+		if !ok || !trust.Approved(sc) {
+			return scripts.Result{}, false
+		}
+		return scripts.Exec(context.WithoutCancel(ctx), scripts.Command{Text: sc.Text, Dir: dir, Env: env, Limit: archiveLimit}), true
+	}
 }
 
 // openStore opens the session database in dataDir, making the directory

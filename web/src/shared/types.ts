@@ -31,6 +31,8 @@ export interface Session {
   check?: SessionCheck;
   /** Whether a failed check is queued to the agent as a prompt. */
   sendFailures: boolean;
+  /** The archive script's run when its worktree was removed; absent when none ran. */
+  archive?: CheckResult;
 }
 
 /** A block of consecutive TCP ports reserved for a session. */
