@@ -59,11 +59,12 @@ type sessionCheck struct {
 	sent int
 }
 
-// NoteCheck records the check of one of the session's turns (running, or
-// ended) as its last and announces it (EventCheck); that of a turn before
-// the last one checked (superseded by it) changes nothing. An ended
-// failure, with SendFailures on, is queued to the agent as a prompt, at
-// most MaxFailuresSent in a row.
+// NoteCheck announces the check of one of the session's turns, running or
+// ended (EventCheck), and records it as the session's last unless a later
+// turn's check started already (an earlier one, superseded by it, ends
+// after it: announced, so that its checkpoint says so, but not the last).
+// The last one's failure, with SendFailures on, is queued to the agent as
+// a prompt, at most MaxFailuresSent in a row.
 func (m *Manager) NoteCheck(id string, c Check) error {
 	s, err := m.Get(id)
 	if err != nil {
@@ -75,6 +76,7 @@ func (m *Manager) NoteCheck(id string, c Check) error {
 		return ErrNotFound
 	}
 	if last := s.check.last; last != nil && c.Checkpoint < last.Checkpoint {
+		s.emit(Event{Kind: EventCheck, Session: s.infoLocked(), Check: &c})
 		return nil
 	}
 	switch c.Status {
@@ -96,7 +98,7 @@ func (m *Manager) NoteCheck(id string, c Check) error {
 		c.Sent = true
 	}
 	s.check.last = &c
-	s.emit(Event{Kind: EventCheck, Session: s.infoLocked()})
+	s.emit(Event{Kind: EventCheck, Session: s.infoLocked(), Check: &c})
 	return nil
 }
 

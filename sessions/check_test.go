@@ -1,6 +1,8 @@
 package sessions_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentmux/agentmux/scripts"
@@ -10,7 +12,7 @@ import (
 // TestCheckSurvivesRestart: the last turn's check and the choice to send
 // failures are kept across a restart; a check that was running when the
 // server went comes back superseded, saying why. A check of an earlier
-// checkpoint than the last one noted changes nothing.
+// checkpoint than the last one noted is told but is not the last.
 func TestCheckSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	m, rec, stop := restartable(t, dir, sessions.Options{Timing: fastTiming})
@@ -33,14 +35,24 @@ func TestCheckSurvivesRestart(t *testing.T) {
 	if got := s.Info().Check; got == nil || *got != passed {
 		t.Fatalf("last check %+v, want %+v", got, passed)
 	}
-	checks := 0
+	// Each is told, the late one too (its checkpoint's timeline says
+	// superseded), and each event carries the session's last.
+	var told []string
 	for _, ev := range rec.snapshot() {
-		if ev.Kind == sessions.EventCheck {
-			checks++
+		if ev.Kind != sessions.EventCheck {
+			continue
+		}
+		c := "none"
+		if ev.Check != nil {
+			c = fmt.Sprintf("%d:%s", ev.Check.Checkpoint, ev.Check.Status)
+		}
+		told = append(told, c)
+		if ev.Check != nil && (ev.Session.Check == nil || *ev.Session.Check != passed) {
+			t.Errorf("the event of %s says the last is %+v", c, ev.Session.Check)
 		}
 	}
-	if checks != 2 {
-		t.Fatalf("%d check events, want 2 (sending on, turn 2's check)", checks)
+	if got := strings.Join(told, " "); got != "none 2:passed 1:superseded" {
+		t.Fatalf("check events %s, want sending on, then turn 2's and turn 1's checks", got)
 	}
 	running := sessions.CheckOf(3, scripts.Result{Status: scripts.Running, ExitCode: -1, Output: "partial\n"})
 	if err := m.NoteCheck(id, running); err != nil {

@@ -67,8 +67,8 @@ const (
 	// EventUpdated says something clients do not show changed (the
 	// agent's conversation id): saved, not announced.
 	EventUpdated EventKind = "updated"
-	// EventCheck says the check of the session's last turn started or
-	// ended (Info.Check), or that sending its failures to the agent was
+	// EventCheck says the check of one of the session's turns started or
+	// ended (Event.Check), or that sending its failures to the agent was
 	// turned on or off (Info.SendFailures).
 	EventCheck EventKind = "check"
 	// EventPromptQueued, EventPromptDequeued and EventPromptDelivered
@@ -92,6 +92,10 @@ type Event struct {
 	// Prompt and Queue describe a prompt event.
 	Prompt *Prompt
 	Queue  Queue
+	// Check is the check an EventCheck is about: the session's last
+	// (Session.Check), or one of an earlier turn's that ended after a
+	// later one started; nil when only SendFailures changed.
+	Check *Check
 }
 
 // Options configure a Manager. Zero values are documented per field.

@@ -289,8 +289,9 @@ type (
 		SessionID  string                `json:"sessionId"`
 		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
-	// CheckMessage is session.check: the check of a session's last turn
-	// (absent before the first) and whether its failures go to the agent.
+	// CheckMessage is session.check: the check of one of a session's turns
+	// that started or ended (absent when only sending failures changed),
+	// and whether its failures go to the agent.
 	CheckMessage struct {
 		Type         string          `json:"type"`
 		SessionID    string          `json:"sessionId"`

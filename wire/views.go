@@ -250,7 +250,7 @@ func EventMessage(ev sessions.Event) any {
 	case sessions.EventPromptDelivered:
 		return PromptGoneMessage{Type: TypePromptDelivered, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	case sessions.EventCheck:
-		return CheckMessage{Type: TypeSessionCheck, SessionID: ev.Session.ID, Check: ev.Session.Check, SendFailures: ev.Session.SendFailures}
+		return CheckMessage{Type: TypeSessionCheck, SessionID: ev.Session.ID, Check: ev.Check, SendFailures: ev.Session.SendFailures}
 	case sessions.EventPromptDequeued:
 		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:

@@ -47,6 +47,35 @@ func nextCheck(t *testing.T, conn *websocket.Conn, id string, cp int, status str
 	return *m.Check, seen
 }
 
+// untilChecks reads events until the session's checks have reached each
+// of wants ("checkpoint:status"), in whatever order they come (a
+// superseded check can end after the next one started), and returns
+// them by checkpoint.
+func untilChecks(t *testing.T, conn *websocket.Conn, id string, wants ...string) map[int]sessions.Check {
+	t.Helper()
+	got := map[int]sessions.Check{}
+	left := map[string]bool{}
+	for _, w := range wants {
+		left[w] = true
+	}
+	collectUntil(t, conn, "checks "+strings.Join(wants, ", "), func(ev watchEvent) bool {
+		if ev.Type != wire.TypeSessionCheck || ev.SessionID != id {
+			return false
+		}
+		var m checkEvent
+		decodeJSON(t, ev.Raw, &m)
+		if m.Check != nil {
+			key := fmt.Sprintf("%d:%s", m.Check.Checkpoint, m.Check.Status)
+			if left[key] {
+				delete(left, key)
+				got[m.Check.Checkpoint] = *m.Check
+			}
+		}
+		return len(left) == 0
+	})
+	return got
+}
+
 // checkpointsWithChecks is GET /api/sessions/:id/checkpoints, by id.
 func checkpointsWithChecks(t *testing.T, e *apiEnv, id string) map[int]*struct {
 	Status     string
@@ -156,8 +185,8 @@ func TestCheckSupersededWhenTheAgentWorksAgain(t *testing.T) {
 	})
 
 	e.typeInto(s.ID, "more\r")
-	superseded, _ := nextCheck(t, conn, s.ID, 1, "superseded")
-	if superseded.ExitCode != -1 {
+	ended := untilChecks(t, conn, s.ID, "1:superseded", "2:passed")
+	if superseded := ended[1]; superseded.ExitCode != -1 {
 		t.Errorf("a superseded check: %+v", superseded)
 	}
 	b, err := os.ReadFile(filepath.Join(pids, "child"))
@@ -169,8 +198,7 @@ func TestCheckSupersededWhenTheAgentWorksAgain(t *testing.T) {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return syscall.Kill(pid, 0) != nil || err == nil && strings.Contains(string(st), ") Z ")
 	})
-	passed, _ := nextCheck(t, conn, s.ID, 2, "passed")
-	if passed.Output != "checked\n" {
+	if passed := ended[2]; passed.Output != "checked\n" {
 		t.Errorf("the next turn's check: %+v", passed)
 	}
 	if got := e.get(s.ID).Check; got == nil || got.Checkpoint != 2 || got.Status != "passed" {

@@ -165,6 +165,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_CHECK_SCRIPT":         "npm test",
 	"AGENTMUX_RUN_MODE":             "exclusive",
 	"AGENTMUX_TRUST_SCRIPTS":        "true",
+	"AGENTMUX_CHECK_TIMEOUT":        "3m",
 	"AGENTMUX_PORT_BASE":            "30000",
 }
 
@@ -208,6 +209,7 @@ func TestConfigFromEnv(t *testing.T) {
 		Checkpoints:      checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
 		Scripts:          scripts.Overrides{Setup: "npm ci", Run: "npm run dev", Archive: "rm -rf dist", Check: "npm test", RunMode: scripts.Exclusive},
 		TrustScripts:     true,
+		CheckTimeout:     3 * time.Minute,
 		PortBase:         30000,
 	}
 	if !configEqual(cfg, want) {

@@ -179,11 +179,17 @@ export class SessionStore {
     this.changed();
   }
 
-  /** A session.check: the check of its last turn, and whether failures go to the agent. */
+  /**
+   * A session.check (or a PATCH's answer): whether failures go to the
+   * agent, and a check that started or ended, which is the session's last
+   * unless a later turn's is known already (an earlier check, superseded,
+   * can end after the next one started).
+   */
   setCheck(id: string, check: SessionCheck | undefined, sendFailures: boolean): void {
     const e = this.entries.get(id);
     if (!e) return;
-    e.session = { ...e.session, check, sendFailures };
+    const last = check && (!e.session.check || check.checkpoint >= e.session.check.checkpoint) ? check : e.session.check;
+    e.session = { ...e.session, check: last, sendFailures };
     this.changed();
   }
 
