@@ -106,14 +106,7 @@ func New(opts Options) (*Runner, error) {
 
 // Script returns the check script in force and whether it may run: none
 // set, or one not approved, is no check.
-func (r *Runner) Script() (scripts.Script, bool) {
-	set, err := r.opts.Trust.Load()
-	if err != nil {
-		return scripts.Script{}, false
-	}
-	sc, ok := set.Get(scripts.Check)
-	return sc, ok && r.opts.Trust.Approved(sc)
-}
+func (r *Runner) Script() (scripts.Script, bool) { return r.opts.Trust.Runnable(scripts.Check) }
 
 // Start checks session's checkpoint, the tree at dir, in the background:
 // the turn that made it ended. A check of the session's still under way

@@ -196,6 +196,7 @@ func (a *API) Register(api *echo.Group) {
 	api.DELETE("/sessions/:id", a.deleteSession, boundSessionID)
 	api.PATCH("/sessions/:id", a.patchSession, boundSessionID)
 	api.POST("/sessions/:id/resume", a.resumeSession, boundSessionID)
+	api.POST("/sessions/:id/setup", a.retrySetup, boundSessionID)
 	api.POST("/sessions/:id/input", a.sessionInput, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.shipRoutes(api)
@@ -455,6 +456,16 @@ func (a *API) patchSession(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return a.getSession(c)
+}
+
+// retrySetup runs a worktree session's setup script again; its agent
+// starts when it succeeds.
+func (a *API) retrySetup(c echo.Context) error {
+	sess, err := a.mgr.RetrySetup(c.Param("id"))
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusOK, SessionReply{Session: wire.SessionView(sess.Info())})
 }
 
 func (a *API) resumeSession(c echo.Context) error {

@@ -119,3 +119,15 @@ func (t *Trust) ApproveAll() (Set, error) {
 	}
 	return set, nil
 }
+
+// Runnable returns the script named name in force now, when it may run:
+// one that is not set, not approved, or in a file that cannot be used is
+// none.
+func (t *Trust) Runnable(name string) (Script, bool) {
+	set, err := t.Load()
+	if err != nil {
+		return Script{}, false
+	}
+	sc, ok := set.Get(name)
+	return sc, ok && t.Approved(sc)
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -74,5 +75,46 @@ func TestCheckSurvivesRestart(t *testing.T) {
 	want.Status, want.Output = scripts.Superseded, "partial\nagentmux stopped before the check ended\n"
 	if info.Check == nil || *info.Check != want {
 		t.Fatalf("check after the restart %+v, want %+v", info.Check, want)
+	}
+}
+
+// TestSetupInterruptedByRestart: a server stopped during a worktree's
+// setup brings the session back in error, its setup interrupted, and a
+// retry runs the setup in force then, after which the agent starts.
+func TestSetupInterruptedByRestart(t *testing.T) {
+	dir := testutil.NewRepo(t, "Setup Tester", map[string]string{"a.txt": "a\n"})
+	setup := scripts.Script{Name: scripts.Setup, Text: "echo setting-up; exec sleep 60"}
+	opts := sessions.Options{Timing: fastTiming, SetupScript: func() (scripts.Script, bool) { return setup, true }}
+	m, _, stop := restartable(t, dir, opts)
+	s, err := m.Create(sessions.CreateOptions{Command: shell("echo agent-ran; exec sleep 60"), WorktreeBranch: "feat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	if u := s.Info().Setup; u == nil || u.Status != sessions.SetupRunning {
+		t.Fatalf("a new worktree session's setup: %+v", u)
+	}
+	stop()
+
+	setup.Text = "echo fixed"
+	m, _, stop = restartable(t, dir, opts)
+	defer stop()
+	s, err = m.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := s.Info()
+	if info.Setup == nil || info.Setup.Status != sessions.SetupInterrupted || info.Status != sessions.StatusError || !strings.Contains(info.Reason, "interrupted") {
+		t.Fatalf("after the restart: status %s (%s), setup %+v", info.Status, info.Reason, info.Setup)
+	}
+	if _, err := m.RetrySetup(id); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, testTimeout, "the agent to start after the retried setup", func() bool {
+		info := s.Info()
+		return info.Running && info.Setup.Status == sessions.SetupPassed && info.Setup.AgentStarted
+	})
+	if got := s.Info().Setup.Script; got != "echo fixed" {
+		t.Errorf("the retry ran %q, not the script in force", got)
 	}
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,6 +104,17 @@ const claudeNoConversation = "No conversation found with session ID"
 // terminal saying what it does instead.
 func (s *Session) resumePlan() (argv []string, note string) {
 	p := s.profile
+	if u := s.setup.last; u != nil && !u.AgentStarted {
+		// Its setup never let it start: this is its first run.
+		note := ""
+		if u.Status != SetupPassed {
+			note = fmt.Sprintf("Starting the agent without the setup (it %s).", setupWords(u))
+		}
+		if s.setup.agentArgv != nil {
+			return s.setup.agentArgv, note
+		}
+		return p.StartArgv(s.id), note
+	}
 	conv, none := s.conv.resumeOf()
 	switch p.Conversation {
 	case ConversationClaude:

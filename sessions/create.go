@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions/output"
 
 	"github.com/google/uuid"
@@ -204,8 +205,18 @@ func (m *Manager) launch(s *Session, argv []string) error {
 		argv = s.profile.StartArgv(s.id)
 	}
 	branch := m.branchOf(s)
+	var sc scripts.Script
+	withSetup := false
+	if s.wt.get() != nil {
+		sc, withSetup = m.setupScript()
+	}
 	s.mu.Lock()
-	proc, err := s.startLocked(argv, "", branch)
+	note := ""
+	if withSetup {
+		argv = s.planSetupLocked(sc, argv)
+		note = s.setupNoteLocked()
+	}
+	proc, err := s.startLocked(argv, note, branch)
 	done := s.run.done
 	s.mu.Unlock()
 	m.mu.Lock()

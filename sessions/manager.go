@@ -71,6 +71,9 @@ const (
 	// ended (Event.Check), or that sending its failures to the agent was
 	// turned on or off (Info.SendFailures).
 	EventCheck EventKind = "check"
+	// EventSetup says a worktree session's setup script started or ended
+	// (Info.Setup).
+	EventSetup EventKind = "setup"
 	// EventPromptQueued, EventPromptDequeued and EventPromptDelivered
 	// change a session's prompt queue: Prompt is the one added, removed
 	// or typed, Queue the queue after it.
@@ -154,6 +157,10 @@ type Options struct {
 	// gets the same ports back when they are still free; it is released
 	// when the session is destroyed.
 	PortBase int
+	// SetupScript, when set, returns the workspace's setup script when
+	// one may run: a new worktree session runs it in its terminal before
+	// its agent starts. nil runs none.
+	SetupScript func() (scripts.Script, bool)
 	// Archive, when set, runs the workspace's archive script for a
 	// session whose worktree is about to be removed (it is archived, or
 	// destroyed with its worktree): in dir, the worktree, with env, the
@@ -461,6 +468,12 @@ func (m *Manager) List() []*Session {
 // its profile's resume command. Its output continues the same stream, so
 // attached clients keep their offsets.
 func (m *Manager) Resume(id string) (*Session, error) {
+	return m.resume(id, (*Session).resumePlan)
+}
+
+// resume starts a new run of an exited session with what plan says (under
+// the session's mu): the agent's resume, or its setup script again.
+func (m *Manager) resume(id string, plan func(*Session) (argv []string, note string)) (*Session, error) {
 	s, err := m.reserveResume(id)
 	if err != nil {
 		return nil, err
@@ -468,7 +481,7 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	defer m.releaseResume(s)
 	branch := m.branchOf(s)
 	s.mu.Lock()
-	argv, note := s.resumePlan()
+	argv, note := plan(s)
 	proc, err := s.startLocked(argv, note, branch)
 	if err == nil {
 		s.det.explain("resumed")
@@ -477,6 +490,9 @@ func (m *Manager) Resume(id string) (*Session, error) {
 	done := s.run.done
 	// A failed start changed the status to error; say so either way.
 	m.emit(Event{Kind: EventStatus, Session: info})
+	if err == nil && s.setup.running {
+		m.emit(Event{Kind: EventSetup, Session: info})
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -524,6 +540,11 @@ func (m *Manager) goPump(s *Session, proc *pty.Process, done chan struct{}) {
 	go func() {
 		defer m.runs.Done()
 		s.pump(proc, done)
+		// The setup's run ended well: the agent's starts from here, so
+		// that Shutdown, waiting for this goroutine, waits for it too.
+		if argv, ok := s.takeAgentStart(); ok {
+			m.startAfterSetup(s, argv)
+		}
 	}()
 }
 

@@ -48,6 +48,8 @@ type record struct {
 	SendFailures bool   `json:"sendFailures,omitempty"`
 	// Archive is the archive script's run, for an archived session.
 	Archive *scripts.Result `json:"archive,omitempty"`
+	// Setup is a worktree session's setup script's latest run.
+	Setup *Setup `json:"setup,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -175,6 +177,7 @@ func recordOf(info Info) record {
 		Check:          info.Check,
 		SendFailures:   info.SendFailures,
 		Archive:        info.Archive,
+		Setup:          info.Setup,
 	}
 }
 
@@ -204,6 +207,12 @@ func (m *Manager) restore() error {
 		if r.Status == StatusError {
 			status, reason = StatusError, r.Reason
 		}
+		if u := r.Setup; u != nil && (u.Status == SetupRunning || u.Status == SetupStopped && !u.AgentStarted) {
+			// The setup went with the server that ran it (a shutdown
+			// stops it, a crash ends it), and the agent never started.
+			u.Status, u.ExitCode = SetupInterrupted, -1
+			status, reason = StatusError, "the setup script was interrupted by a restart of agentmux; retry it, or start the agent anyway"
+		}
 		s := &Session{
 			id:        r.ID,
 			name:      r.Name,
@@ -232,7 +241,9 @@ func (m *Manager) restore() error {
 			prompts: promptQueue{id: r.ID, q: sv.queue},
 			check:   sessionCheck{last: r.Check, sendFailures: r.SendFailures},
 			archive: r.Archive,
+			setup:   sessionSetup{last: r.Setup},
 		}
+
 		if c := s.check.last; c != nil && c.Status == scripts.Running {
 			// The check went with the server that ran it.
 			c.Status, c.ExitCode = scripts.Superseded, -1

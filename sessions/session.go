@@ -112,6 +112,9 @@ type Info struct {
 	// Archive is the archive script's run when the session's worktree
 	// was removed; nil when none ran.
 	Archive *scripts.Result
+	// Setup is the worktree's setup script's latest run; nil for a
+	// session without one.
+	Setup *Setup
 }
 
 // Worktree is a git worktree made for a session.
@@ -203,6 +206,8 @@ type Session struct {
 	// archive is the archive script's run, once its worktree was removed
 	// (worktrees.go).
 	archive *scripts.Result
+	// setup is its worktree's setup script's run (setup.go).
+	setup sessionSetup
 }
 
 // agentRun is the session's current, or last, run of its agent: the
@@ -290,6 +295,10 @@ func (s *Session) infoLocked() Info {
 		a := *s.archive
 		info.Archive = &a
 	}
+	if s.setup.last != nil {
+		u := *s.setup.last
+		info.Setup = &u
+	}
 	return info
 }
 
@@ -340,7 +349,10 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 		return nil, s.failStartLocked(err)
 	}
 	env, secret := append(slices.Clip(s.env), s.placeEnvLocked(branch)...), ""
-	if args := s.hooks.agentArgs(s.profile); args != nil {
+	// The agent's first run is its start, not a resume, though a setup
+	// ran in the terminal before it.
+	agentFirst := first || s.setup.last != nil && !s.setup.last.AgentStarted
+	if args := s.hooks.agentArgs(s.profile); args != nil && !s.setup.next {
 		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.
 		secret = newSecret()
@@ -379,7 +391,10 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	s.touch()
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.armed.Store(false)
-	s.conv.runStarted(!first)
+	s.startedRunLocked()
+	if !s.setup.running {
+		s.conv.runStarted(!agentFirst)
+	}
 	s.prompts.sitOut(false)
 	var noted []byte
 	for _, n := range []string{note, movedPorts} {
@@ -535,7 +550,10 @@ func (s *Session) finishRun(st output.ExitStatus) {
 		return
 	}
 	s.run.exit = &st
-	s.noteRunEnd(st)
+	setup := s.setup.running
+	if !setup {
+		s.noteRunEnd(st)
+	}
 	s.run.proc = nil
 	s.run.in = nil
 	s.run.secret = "" // a dead run's hooks speak for nobody
@@ -543,6 +561,8 @@ func (s *Session) finishRun(st output.ExitStatus) {
 	s.heldLostLocked()
 	s.prompts.dropTyping()
 	switch {
+	case setup:
+		s.endSetupLocked(st)
 	case s.run.stopping:
 		s.det.show(StatusStopped, "stopped")
 	case st.Signal != 0:

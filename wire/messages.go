@@ -289,6 +289,13 @@ type (
 		SessionID  string                `json:"sessionId"`
 		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
+	// SetupMessage is session.setup: a worktree session's setup script
+	// started or ended.
+	SetupMessage struct {
+		Type      string          `json:"type"`
+		SessionID string          `json:"sessionId"`
+		Setup     *sessions.Setup `json:"setup,omitempty"`
+	}
 	// CheckMessage is session.check: the check of one of a session's turns
 	// that started or ended (absent when only sending failures changed),
 	// and whether its failures go to the agent.

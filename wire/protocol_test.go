@@ -36,6 +36,7 @@ var serverMessages = map[string]any{
 	TypePortsChanged:        PortsMessage{},
 	TypeSessionCheckpoint:   CheckpointMessage{},
 	TypeSessionCheck:        CheckMessage{},
+	TypeSessionSetup:        SetupMessage{},
 	TypeSessionResized:      ResizedMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},

@@ -48,6 +48,9 @@ type Session struct {
 	// Archive is the archive script's run when the session's worktree
 	// was removed; absent when none ran.
 	Archive *scripts.Result `json:"archive,omitempty"`
+	// Setup is a worktree session's setup script's latest run; absent
+	// for a session without one.
+	Setup *sessions.Setup `json:"setup,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -70,6 +73,7 @@ func SessionView(info sessions.Info) Session {
 		Check:          info.Check,
 		SendFailures:   info.SendFailures,
 		Archive:        info.Archive,
+		Setup:          info.Setup,
 	}
 	if v.Command == nil {
 		v.Command = []string{}
@@ -249,6 +253,8 @@ func EventMessage(ev sessions.Event) any {
 		return PromptQueuedMessage{Type: TypePromptQueued, SessionID: ev.Session.ID, Prompt: PromptView(*ev.Prompt), Rev: ev.Queue.Rev}
 	case sessions.EventPromptDelivered:
 		return PromptGoneMessage{Type: TypePromptDelivered, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
+	case sessions.EventSetup:
+		return SetupMessage{Type: TypeSessionSetup, SessionID: ev.Session.ID, Setup: ev.Session.Setup}
 	case sessions.EventCheck:
 		return CheckMessage{Type: TypeSessionCheck, SessionID: ev.Session.ID, Check: ev.Check, SendFailures: ev.Session.SendFailures}
 	case sessions.EventPromptDequeued:

@@ -61,6 +61,9 @@ const (
 	TypePortsChanged = "ports.changed"
 	// TypeSessionCheckpoint announces a checkpoint of a session's tree.
 	TypeSessionCheckpoint = "session.checkpoint"
+	// TypeSessionSetup says a worktree session's setup script started or
+	// ended.
+	TypeSessionSetup = "session.setup"
 	// TypeSessionCheck says the check of a session's last turn started or
 	// ended, or that sending its failures to the agent was turned on or
 	// off.

@@ -174,6 +174,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Hooks:          hooks,
 		PortBase:       cfg.PortBase,
 		Archive:        archiveWith(trust),
+		SetupScript:    func() (scripts.Script, bool) { return trust.Runnable(scripts.Setup) },
 		Logger:         log,
 	})
 	if err != nil {
@@ -276,12 +277,8 @@ const archiveLimit = 90 * time.Second
 // container, a cache) would otherwise be left half done.
 func archiveWith(trust *scripts.Trust) func(ctx context.Context, id, dir string, env []string) (scripts.Result, bool) {
 	return func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
-		set, err := trust.Load()
-		if err != nil {
-			return scripts.Result{}, false
-		}
-		sc, ok := set.Get(scripts.Archive)
-		if !ok || !trust.Approved(sc) {
+		sc, ok := trust.Runnable(scripts.Archive)
+		if !ok {
 			return scripts.Result{}, false
 		}
 		return scripts.Exec(context.WithoutCancel(ctx), scripts.Command{Text: sc.Text, Dir: dir, Env: env, Limit: archiveLimit}), true

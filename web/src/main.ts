@@ -20,6 +20,7 @@ import { KeyBar } from './phone/keybar';
 import { LayoutController } from './views/layout';
 import { Notifier, updateTitle } from './views/notify';
 import { SCRIPTS_FILES, ScriptsTrust } from './views/trust';
+import { SetupBar } from './views/setup';
 import { HeaderPeople } from './views/participants';
 import { Participants } from './models/participants';
 import { isDoc, WorkspaceRoot } from './shared/paths';
@@ -118,6 +119,7 @@ const pane = new TerminalPane({
   toast,
   meId,
   rewriteInput: (data: string): string => keyBar.rewrite(data),
+  onSetupHold: () => setupBar.nudge(),
 });
 // Keys a phone keyboard lacks, under the terminal (touch screens only).
 const keyBar = new KeyBar(byId('terminal-pane'), { active: () => pane.activeView, subscribe: (fn) => store.subscribe(fn) });
@@ -206,6 +208,7 @@ const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFr
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const trust = new ScriptsTrust({ canAct, toast });
+const setupBar = new SetupBar({ store, canAct, toast, select: selectSession });
 window.__agentmux.notificationsSettled = () => notifier.settled();
 // Answer without typing: Allow, Deny or a reply for the session on screen.
 const cards = new AnswerCards({
@@ -448,6 +451,7 @@ function onMessage(m: ServerMessage): void {
     case 'session.destroyed':
     case 'session.needsInput':
     case 'session.check':
+    case 'session.setup':
     case 'session.warning': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       sessionList.log(m);
@@ -560,6 +564,9 @@ function applySessionEvent(m: ServerMessage): void {
       break;
     case 'session.check':
       store.setCheck(m.sessionId, m.check, m.sendFailures);
+      break;
+    case 'session.setup':
+      store.setSetup(m.sessionId, m.setup);
       break;
     case 'session.warning':
       store.setWarning(m.sessionId, m.severity === 'error' ? 'error' : 'warning', m.message || 'no output for a long time');

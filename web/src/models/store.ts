@@ -3,7 +3,7 @@
 // was warned of a long silence, and which one is on screen. Views
 // subscribe and re-render from it.
 
-import type { Permission, Session, SessionCheck, SessionStatus, WarningSeverity } from '../shared/types';
+import type { Permission, Session, SessionCheck, SessionSetup, SessionStatus, WarningSeverity } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
 
 export interface SessionEntry {
@@ -45,6 +45,17 @@ export function runsShell(s: Pick<Session, 'agent' | 'command'>): boolean {
   if (s.agent !== 'custom' || !program) return false;
   const name = program.split('/').pop() ?? '';
   return /^(sh|bash|zsh|dash|ksh|mksh|fish|tcsh|csh)$/.test(name) && args.every((a) => a.startsWith('-') && a !== '-c');
+}
+
+/**
+ * Whether a worktree session waits on its setup: the script did not pass
+ * (it failed, was stopped or interrupted) and the agent has not started.
+ * Nothing but Retry, or starting the agent on purpose, moves it on: a key
+ * typed into it does not wake the agent.
+ */
+export function setupHolds(s: Pick<Session, 'setup' | 'status' | 'running'>): boolean {
+  const u = s.setup;
+  return !!u && !u.agentStarted && u.status !== 'passed' && u.status !== 'running' && !isRunning(s);
 }
 
 export function isRunning(s: Pick<Session, 'status' | 'running'>): boolean {
@@ -176,6 +187,14 @@ export class SessionStore {
     // Waiting means the agent asks; any other status means it no longer does.
     e.needsInput = status === 'waiting';
     e.warning = null;
+    this.changed();
+  }
+
+  /** A session.setup: its worktree's setup script started or ended. */
+  setSetup(id: string, setup: SessionSetup | undefined): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.session = { ...e.session, setup };
     this.changed();
   }
 

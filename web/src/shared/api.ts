@@ -61,6 +61,10 @@ async function json<T>(method: string, path: string, body?: unknown): Promise<T>
 export interface CreateSessionRequest {
   name?: string;
   worktree?: { branch: string };
+  /** A profile: claude, codex, aider, shell; the server's default when left out. */
+  agent?: string;
+  /** Where it runs, absolute or relative to the workspace. */
+  cwd?: string;
 }
 
 export interface DeleteSessionOptions {
@@ -122,6 +126,10 @@ export const api = {
   scripts: () => json<ScriptsResponse>('GET', 'api/scripts'),
   /** Approves the script in force whose text hashes to hash: SCRIPT_CHANGED when the file no longer has it. */
   approveScript: (hash: string) => json<ScriptsResponse>('POST', 'api/scripts/approve', { hash }),
+  /** Runs a worktree session's setup script again; its agent starts when it succeeds. */
+  retrySetup: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/setup`)).session,
+  /** Starts an exited session's agent again (its first start, after a setup that did not pass). */
+  resume: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/resume`)).session,
   /** Turns sending the session's failed checks to its agent on or off. */
   setSendFailures: async (id: string, on: boolean) =>
     (await json<{ session: Session }>('PATCH', sessionPath(id), { sendFailures: on })).session,

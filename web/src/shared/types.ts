@@ -33,6 +33,29 @@ export interface Session {
   sendFailures: boolean;
   /** The archive script's run when its worktree was removed; absent when none ran. */
   archive?: CheckResult;
+  /** A worktree session's setup script's latest run; absent for one without. */
+  setup?: SessionSetup;
+}
+
+export type SetupStatus = 'running' | 'passed' | 'failed' | 'stopped' | 'interrupted';
+
+/** A worktree session's setup script's latest run: the agent starts once it passed. */
+export interface SessionSetup {
+  status: SetupStatus;
+  /** -1 while it runs and when it did not exit by itself. */
+  exitCode: number;
+  startedAt: string;
+  durationMs: number;
+  script: string;
+  hash: string;
+  /** The agent has run since the session was made (after the setup, or without it). */
+  agentStarted: boolean;
+}
+
+export interface SessionSetupMessage {
+  type: 'session.setup';
+  sessionId: string;
+  setup?: SessionSetup;
 }
 
 /** A block of consecutive TCP ports reserved for a session. */
@@ -539,6 +562,7 @@ export type ServerMessage =
   | SessionBranchMessage
   | SessionCheckpointMessage
   | SessionCheckMessage
+  | SessionSetupMessage
   | PortsChangedMessage;
 
 // HTTP API bodies.

@@ -7,7 +7,7 @@
 
 import type { Terminal } from '@xterm/xterm';
 import { byId, h, show } from '../shared/dom';
-import { isRunning, type SessionStore } from '../models/store';
+import { isRunning, setupHolds, type SessionStore } from '../models/store';
 import { TerminalView } from './terminal';
 import { attachTouch } from './touch';
 import type {
@@ -49,6 +49,8 @@ export interface TerminalPaneDeps {
   meId(): string | null;
   /** What the user typed, made what it stands for (the key bar's latched Ctrl). */
   rewriteInput?(data: string): string;
+  /** Keys typed into a session its setup holds (setupHolds): they wake nothing. */
+  onSetupHold?(): void;
 }
 
 export class TerminalPane {
@@ -220,7 +222,8 @@ export class TerminalPane {
     const waking = !!w && w.failedAt === undefined;
     show(this.resumingNote, waking);
     this.renderPermission(entry.permission, entry.reason);
-    this.resumeBar.hidden = running || waking;
+    // A setup that did not pass has its own bar (setup.ts).
+    this.resumeBar.hidden = running || waking || setupHolds(s);
     if (!running) {
       // An archived session's worktree is gone: nothing can resume it.
       const archived = !!s.worktree?.archived;
@@ -259,6 +262,11 @@ export class TerminalPane {
     const entry = this.deps.store.get(sessionId);
     if (!entry) return;
     if (this.deps.rewriteInput && !isTerminalReport(data) && !isMouseReport(data)) data = this.deps.rewriteInput(data);
+    if (setupHolds(entry.session)) {
+      // Its setup did not pass: a key starts nothing; its bar says what can.
+      if (!isTerminalReport(data) && !isMouseReport(data)) this.deps.onSetupHold?.();
+      return;
+    }
     if (!isRunning(entry.session)) {
       // xterm's own reports (focus, a click's mouse report) wake nothing;
       // control keys alone (Ctrl+C, Ctrl+D at an agent that just ended)
