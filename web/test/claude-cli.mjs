@@ -86,8 +86,8 @@ export function claudeEnv({ binDir, configDir, apiURL }) {
  * A UI test with the real Claude CLI, or a skipped test saying why it
  * cannot run here. The server's Claude sessions talk to a stand-in API
  * started with reply (see startFakeAnthropic) and start in a throwaway
- * config that trusts the workspace; body gets them as api and configDir,
- * besides uiTest's fixture.
+ * config that trusts the workspace (then opts.setupWorkspace, if any, runs
+ * on it); body gets them as api and configDir, besides uiTest's fixture.
  */
 export async function claudeUiTest(name, { reply, ...opts }, body) {
   const claude = await claudeBinDir();
@@ -103,7 +103,10 @@ export async function claudeUiTest(name, { reply, ...opts }, body) {
     {
       ...opts,
       env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
-      setupWorkspace: async (ws) => seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]),
+      setupWorkspace: async (ws) => {
+        await seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]);
+        if (opts.setupWorkspace) await opts.setupWorkspace(ws);
+      },
     },
     (fx) => body({ ...fx, api, configDir }),
   );

@@ -27,13 +27,23 @@ export function checkWords(c: CheckResult): string {
 }
 
 /**
- * The line of a check's output that says most: the last that is not
- * empty, which is where test runners put their summary ("# fail 1",
- * "Tests: 1 failed, 2 passed"); empty when it printed nothing.
+ * A test runner's count of what failed: node's "# fail 1", Jest's "Tests:
+ * 1 failed, 2 passed", mocha's "1 failing", pytest's "1 failed, 2 passed".
+ */
+const FAILED_COUNT = /\b\d+\s+(failed|failing|failures?|errors?)\b|\b(fail|failed|failures|errors?)\b\s*[:=]?\s*[1-9]\d*\b/i;
+
+/** Lines a test run ends with that say nothing of it: npm's notices, timings. */
+const NOISE = /^(npm (notice|warn)|# duration_ms|# (cancelled|skipped|todo) 0$|Done in |Time:|Ran all test suites)/i;
+
+/**
+ * The line of a check's output that says most: the last that counts
+ * failures, where test runners put their summary, else the last that is
+ * not noise; empty when it printed nothing.
  */
 export function checkSummary(output: string): string {
   const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
-  return lines.at(-1) ?? '';
+  for (let i = lines.length - 1; i >= 0; i--) if (FAILED_COUNT.test(lines[i]!)) return lines[i]!;
+  return lines.filter((l) => !NOISE.test(l)).at(-1) ?? '';
 }
 
 /** A check ended badly: failed, or ran out of time. */
