@@ -197,6 +197,8 @@ func (a *API) Register(api *echo.Group) {
 	api.PATCH("/sessions/:id", a.patchSession, boundSessionID)
 	api.POST("/sessions/:id/resume", a.resumeSession, boundSessionID)
 	api.POST("/sessions/:id/setup", a.retrySetup, boundSessionID)
+	api.POST("/sessions/:id/run", a.startRun, boundSessionID)
+	api.DELETE("/sessions/:id/run", a.stopRun, boundSessionID)
 	api.POST("/sessions/:id/input", a.sessionInput, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.shipRoutes(api)
@@ -466,6 +468,39 @@ func (a *API) retrySetup(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return c.JSON(http.StatusOK, SessionReply{Session: wire.SessionView(sess.Info())})
+}
+
+// startRun starts the run script in force for a session, in its run
+// session (restarted when it runs); in the exclusive run mode, every
+// other session's run stops first.
+func (a *API) startRun(c echo.Context) error {
+	set, err := a.opts.Scripts.Load()
+	if err != nil {
+		return sessionError(c, err)
+	}
+	sc, ok := a.opts.Scripts.Runnable(scripts.Run)
+	if !ok {
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "no run script may run: the workspace has none (agentmux.json's scripts.run, or --run-script), or it waits for approval")
+	}
+	ctx := c.Request().Context()
+	if set.RunMode == scripts.Exclusive {
+		if err := a.mgr.StopRunsBut(ctx, c.Param("id")); err != nil {
+			return sessionError(c, err)
+		}
+	}
+	run, err := a.mgr.StartRun(ctx, c.Param("id"), sc)
+	if err != nil {
+		return sessionError(c, err)
+	}
+	return c.JSON(http.StatusOK, SessionReply{Session: wire.SessionView(run.Info())})
+}
+
+// stopRun stops a session's run script; its run session stays listed.
+func (a *API) stopRun(c echo.Context) error {
+	if err := a.mgr.StopRun(c.Request().Context(), c.Param("id")); err != nil {
+		return sessionError(c, err)
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (a *API) resumeSession(c echo.Context) error {

@@ -1,6 +1,7 @@
 package sessions_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -116,5 +117,47 @@ func TestSetupInterruptedByRestart(t *testing.T) {
 	})
 	if got := s.Info().Setup.Script; got != "echo fixed" {
 		t.Errorf("the retry ran %q, not the script in force", got)
+	}
+}
+
+// TestRunSessionSurvivesRestart: a run session comes back after a
+// restart as its session's, on its session's ports (which it holds no
+// block of), and the next start of the run reuses it.
+func TestRunSessionSurvivesRestart(t *testing.T) {
+	dir := testutil.NewRepo(t, "Run Tester", map[string]string{"a.txt": "a\n"})
+	opts := sessions.Options{Timing: fastTiming, PortBase: runTestBase}
+	m, _, stop := restartable(t, dir, opts)
+	p, err := m.Create(sessions.CreateOptions{Command: shell("exec sleep 60"), WorktreeBranch: "feat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: `echo "on $AGENTMUX_PORT"; exec sleep 60`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := *p.Info().Ports
+	if got := run.Info(); got.RunOf != p.ID() || got.Ports == nil || *got.Ports != ports {
+		t.Fatalf("the run session: runOf %q ports %+v, want %q %+v", got.RunOf, got.Ports, p.ID(), ports)
+	}
+	stop()
+
+	m, _, stop = restartable(t, dir, opts)
+	defer stop()
+	again, err := m.RunOf(p.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID() != run.ID() || *again.Info().Ports != ports {
+		t.Fatalf("after the restart: %s %+v", again.ID(), again.Info().Ports)
+	}
+	if _, err := m.Resume(p.ID()); err != nil {
+		t.Fatalf("resume the session, whose ports its run shares: %v", err)
+	}
+	restarted, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: "exec sleep 60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarted.ID() != run.ID() || !restarted.Info().Running {
+		t.Fatalf("the run started again in %s (running %v), want %s", restarted.ID(), restarted.Info().Running, run.ID())
 	}
 }

@@ -398,10 +398,15 @@ func (m *Manager) admitLocked(isNew bool) error {
 // started. A starting session's own mu is held while its process starts,
 // so it is counted without taking it. mu must be held.
 func (m *Manager) liveLocked() int {
-	n := len(m.starting)
+	n := 0
+	for s := range m.starting {
+		if s.runOf == "" {
+			n++
+		}
+	}
 	for _, s := range m.sessions {
-		if m.starting[s] {
-			continue
+		if m.starting[s] || s.runOf != "" {
+			continue // counted, or a run script: no agent
 		}
 		s.mu.Lock()
 		if s.run.phase == phaseRunning {
@@ -526,7 +531,11 @@ func (m *Manager) reserveResume(id string) (*Session, error) {
 	if archived {
 		return nil, fmt.Errorf("%w: session %s is archived: its worktree was removed after its branch was merged", ErrInvalid, id)
 	}
-	if err := m.admitLocked(false); err != nil {
+	admit := m.admitLocked
+	if s.runOf != "" {
+		admit = func(bool) error { return m.admitRunLocked() }
+	}
+	if err := admit(false); err != nil {
 		return nil, err
 	}
 	m.reserveLocked(s)
@@ -563,6 +572,12 @@ func (m *Manager) destroy(ctx context.Context, id string) error {
 	s, err := m.Get(id)
 	if err != nil {
 		return err
+	}
+	// Its run script goes first: it runs in the session's tree.
+	if run := m.runOf(id); run != nil {
+		if err := m.destroy(ctx, run.id); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("destroy the session's run: %w", err)
+		}
 	}
 	if err := s.stop(ctx, m.opts.StopGrace); err != nil {
 		return fmt.Errorf("destroy session: %w", err)

@@ -50,6 +50,9 @@ type record struct {
 	Archive *scripts.Result `json:"archive,omitempty"`
 	// Setup is a worktree session's setup script's latest run.
 	Setup *Setup `json:"setup,omitempty"`
+	// RunOf and RunTree are a run session's (see Session).
+	RunOf   string `json:"runOf,omitempty"`
+	RunTree string `json:"runTree,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -178,6 +181,8 @@ func recordOf(info Info) record {
 		SendFailures:   info.SendFailures,
 		Archive:        info.Archive,
 		Setup:          info.Setup,
+		RunOf:          info.RunOf,
+		RunTree:        info.runTree,
 	}
 }
 
@@ -242,6 +247,15 @@ func (m *Manager) restore() error {
 			check:   sessionCheck{last: r.Check, sendFailures: r.SendFailures},
 			archive: r.Archive,
 			setup:   sessionSetup{last: r.Setup},
+			runOf:   r.RunOf,
+			runTree: r.RunTree,
+		}
+		if r.RunOf != "" {
+			// Its session's ports, which that session holds.
+			s.blocks = nil
+			if r.Ports != nil {
+				s.ports = *r.Ports
+			}
 		}
 
 		if c := s.check.last; c != nil && c.Status == scripts.Running {
@@ -251,7 +265,7 @@ func (m *Manager) restore() error {
 		}
 		// Its block is kept for it, so no new session takes its ports
 		// before it is resumed; the resume checks they are still free.
-		if r.Ports != nil && !(r.Worktree != nil && r.Worktree.Archived) {
+		if r.Ports != nil && r.RunOf == "" && !(r.Worktree != nil && r.Worktree.Archived) {
 			if m.ports.hold(r.ID, *r.Ports) {
 				s.ports = *r.Ports
 			} else {

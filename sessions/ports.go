@@ -229,6 +229,8 @@ func (s *Session) placeEnvLocked(branch string) []string {
 	dir := s.root
 	if w := s.wt.get(); w != nil {
 		dir = w.Path
+	} else if s.runTree != "" {
+		dir = s.runTree
 	}
 	env := []string{
 		EnvRootPath + "=" + s.root, envConductorRootPath + "=" + s.root,
@@ -252,6 +254,11 @@ const branchTimeout = 5 * time.Second
 func (m *Manager) branchOf(s *Session) string {
 	if w := s.wt.get(); w != nil {
 		return w.Branch
+	}
+	if s.runOf != "" {
+		if p, err := m.Get(s.runOf); err == nil {
+			return m.branchOf(p)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), branchTimeout)
 	defer cancel()

@@ -25,6 +25,7 @@ const (
 	takenTestBase   = 23200
 	resumeTestBase  = 23400
 	archiveTestBase = 23600
+	runTestBase     = 23800
 	fullTestBase    = 65535 - sessions.PortCount + 1
 )
 

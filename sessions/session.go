@@ -115,6 +115,11 @@ type Info struct {
 	// Setup is the worktree's setup script's latest run; nil for a
 	// session without one.
 	Setup *Setup
+	// RunOf is, for a run session, the session whose run script it runs;
+	// empty for an agent's session.
+	RunOf string
+	// runTree is a run session's runTree, for its record.
+	runTree string
 }
 
 // Worktree is a git worktree made for a session.
@@ -208,6 +213,10 @@ type Session struct {
 	archive *scripts.Result
 	// setup is its worktree's setup script's run (setup.go).
 	setup sessionSetup
+	// runOf is, for a run session (run.go), the session whose run script
+	// it runs; runTree is that session's worktree, if it has one. Both
+	// are set once, before the session is listed.
+	runOf, runTree string
 }
 
 // agentRun is the session's current, or last, run of its agent: the
@@ -277,6 +286,8 @@ func (s *Session) infoLocked() Info {
 		Conversation:   s.conv.current(),
 		Worktree:       s.wt.get(),
 		Permission:     s.det.permissionAsked(),
+		RunOf:          s.runOf,
+		runTree:        s.runTree,
 	}
 	if !s.ports.IsZero() {
 		p := s.ports

@@ -90,8 +90,9 @@ func (s *Session) startPermissionWaitLocked(perm Permission, why string) {
 // waitLocked is startWaitingLocked, with what the wait asks to allow when
 // it is a permission request. mu must be held.
 func (s *Session) waitLocked(why string, atPrompt, redraws bool, perm *Permission) {
-	// A setup script's bell or question is not the agent's turn ending.
-	if s.run.phase != phaseRunning || s.setup.running || !s.det.startWaiting(time.Now(), why, atPrompt, redraws, perm) {
+	// A setup or run script's bell or question is not the agent's turn
+	// ending.
+	if s.run.phase != phaseRunning || s.setup.running || s.runOf != "" || !s.det.startWaiting(time.Now(), why, atPrompt, redraws, perm) {
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)

@@ -211,6 +211,12 @@ func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, f
 			return worktreeError(err)
 		}
 	}
+	// Its run script runs in the worktree: it goes first.
+	if run := m.runOf(s.id); run != nil {
+		if err := m.destroy(ctx, run.id); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("stop the session's run: %w", err)
+		}
+	}
 	// Read while the session is listed: end may destroy it.
 	env, envErr := m.ScriptEnv(s.id)
 	if err := end(); err != nil {

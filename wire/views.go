@@ -51,6 +51,8 @@ type Session struct {
 	// Setup is a worktree session's setup script's latest run; absent
 	// for a session without one.
 	Setup *sessions.Setup `json:"setup,omitempty"`
+	// RunOf is, for a run session, the session whose run script it runs.
+	RunOf string `json:"runOf,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -74,6 +76,7 @@ func SessionView(info sessions.Info) Session {
 		SendFailures:   info.SendFailures,
 		Archive:        info.Archive,
 		Setup:          info.Setup,
+		RunOf:          info.RunOf,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

@@ -249,7 +249,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		return nil
 	})
 	fs.StringVar(&cfg.Scripts.Setup, "setup-script", "", "workspace setup script, run in a new worktree session's terminal before its agent starts; wins over agentmux.json's scripts.setup and needs no approval")
-	fs.StringVar(&cfg.Scripts.Run, "run-script", "", "workspace run script (a dev server), started from a session's Run button; wins over agentmux.json's scripts.run (not run yet: to be built)")
+	fs.StringVar(&cfg.Scripts.Run, "run-script", "", "workspace run script (a dev server), started for a session with POST /api/sessions/ID/run in a terminal of its own on the session's ports; wins over agentmux.json's scripts.run and needs no approval")
 	fs.StringVar(&cfg.Scripts.Archive, "archive-script", "", "workspace archive script, run in a worktree before it is removed (the session archived, or deleted with it); wins over agentmux.json's scripts.archive and needs no approval")
 	fs.StringVar(&cfg.Scripts.Check, "check-script", "", "workspace check script (e.g. 'npm test'), run in a session's tree at the end of every agent turn; wins over agentmux.json's scripts.check and needs no approval")
 	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", checks.DefaultLimit, "how long the check script may run at the end of a turn before it is stopped and counted as timed out")

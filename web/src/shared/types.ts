@@ -35,6 +35,8 @@ export interface Session {
   archive?: CheckResult;
   /** A worktree session's setup script's latest run; absent for one without. */
   setup?: SessionSetup;
+  /** For a run session: the session whose run script it runs. */
+  runOf?: string;
 }
 
 export type SetupStatus = 'running' | 'passed' | 'failed' | 'stopped' | 'interrupted';
