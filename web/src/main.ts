@@ -21,6 +21,7 @@ import { LayoutController } from './views/layout';
 import { Notifier, updateTitle } from './views/notify';
 import { SCRIPTS_FILES, ScriptsTrust } from './views/trust';
 import { SetupBar } from './views/setup';
+import { RunButtons } from './views/run';
 import { HeaderPeople } from './views/participants';
 import { Participants } from './models/participants';
 import { isDoc, WorkspaceRoot } from './shared/paths';
@@ -209,6 +210,8 @@ layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const trust = new ScriptsTrust({ canAct, toast });
 const setupBar = new SetupBar({ store, canAct, toast, select: selectSession });
+const runButtons = new RunButtons({ store, canAct, mayRun: () => trust.mayRun('run'), toast, select: selectSession });
+trust.subscribe(() => runButtons.render());
 window.__agentmux.notificationsSettled = () => notifier.settled();
 // Answer without typing: Allow, Deny or a reply for the session on screen.
 const cards = new AnswerCards({
@@ -325,6 +328,8 @@ function refreshActions(): void {
   review.render();
   ship.render();
   cards.render();
+  runButtons.render();
+  setupBar.render();
 }
 
 // ---- Connection -----------------------------------------------------------

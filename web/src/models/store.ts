@@ -118,8 +118,9 @@ export class SessionStore {
     return [...this.entries.values()];
   }
 
+  /** The agents running: what --max-sessions counts (a run script is no agent). */
   runningCount(): number {
-    return this.all().filter((e) => isRunning(e.session)).length;
+    return this.all().filter((e) => isRunning(e.session) && !e.session.runOf).length;
   }
 
   needsInputCount(): number {

@@ -126,6 +126,10 @@ export const api = {
   scripts: () => json<ScriptsResponse>('GET', 'api/scripts'),
   /** Approves the script in force whose text hashes to hash: SCRIPT_CHANGED when the file no longer has it. */
   approveScript: (hash: string) => json<ScriptsResponse>('POST', 'api/scripts/approve', { hash }),
+  /** Starts (or restarts) the run script of session id; answers with its run session. */
+  startRun: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/run`)).session,
+  /** Stops the run script of session id; its run session stays, with its output. */
+  stopRun: (id: string) => request('DELETE', `${sessionPath(id)}/run`).then(() => undefined),
   /** Runs a worktree session's setup script again; its agent starts when it succeeds. */
   retrySetup: async (id: string) => (await json<{ session: Session }>('POST', `${sessionPath(id)}/setup`)).session,
   /** Starts an exited session's agent again (its first start, after a setup that did not pass). */

@@ -37,6 +37,9 @@ export class ScriptsTrust {
 
   /** The scripts that wait for approval, as last read. */
   private waiting: WorkspaceScript[] = [];
+  /** The names of the scripts that may run, as last read. */
+  private runnable = new Set<string>();
+  private readonly listeners: (() => void)[] = [];
   private file: string | null = null;
   /** The file cannot be used: its error, shown on the banner. */
   private invalid: string | null = null;
@@ -61,6 +64,8 @@ export class ScriptsTrust {
       // A file that cannot be used runs nothing: say why, ask nothing.
       this.invalid = err instanceof ApiError && err.code === 'SCRIPTS_INVALID' ? err.message : null;
       this.waiting = [];
+      this.runnable.clear();
+      for (const fn of this.listeners) fn();
       this.render();
       return;
     }
@@ -72,9 +77,21 @@ export class ScriptsTrust {
     if (this.waiting.length && !this.dialog.open && loadSetting(DISMISSED_KEY) !== this.key()) this.open();
   }
 
+  /** Whether the script named name is in force and may run, as last read. */
+  mayRun(name: WorkspaceScript['name']): boolean {
+    return this.runnable.has(name);
+  }
+
+  /** Calls fn each time the scripts are read anew. */
+  subscribe(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
   private apply(r: ScriptsResponse): void {
     this.file = r.file;
     this.waiting = r.scripts.filter((s) => !s.approved);
+    this.runnable = new Set(r.scripts.filter((s) => s.approved).map((s) => s.name));
+    for (const fn of this.listeners) fn();
     if (!this.waiting.length && this.dialog.open) this.dialog.close();
     this.render();
   }
