@@ -66,15 +66,11 @@ type sessionCheck struct {
 // The last one's failure, with SendFailures on, is queued to the agent as
 // a prompt, at most MaxFailuresSent in a row.
 func (m *Manager) NoteCheck(id string, c Check) error {
-	s, err := m.Get(id)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.run.phase == phaseClosed {
-		return ErrNotFound
-	}
+	return m.withListed(id, func(s *Session) error { return s.noteCheckLocked(c) })
+}
+
+// noteCheckLocked is NoteCheck. mu must be held.
+func (s *Session) noteCheckLocked(c Check) error {
 	if last := s.check.last; last != nil && c.Checkpoint < last.Checkpoint {
 		s.emit(Event{Kind: EventCheck, Session: s.infoLocked(), Check: &c})
 		return nil
@@ -105,6 +101,20 @@ func (m *Manager) NoteCheck(id string, c Check) error {
 // SetSendFailures turns on or off sending the session's failed checks to
 // its agent. Turning it on starts the count of failures sent over.
 func (m *Manager) SetSendFailures(id string, on bool) error {
+	return m.withListed(id, func(s *Session) error {
+		if on && !s.check.sendFailures {
+			s.check.sent = 0
+		}
+		s.check.sendFailures = on
+		s.emit(Event{Kind: EventCheck, Session: s.infoLocked()})
+		return nil
+	})
+}
+
+// withListed runs fn on session id under its mu, unless it is gone
+// (ErrNotFound): what fn changes is announced in order with its other
+// changes.
+func (m *Manager) withListed(id string, fn func(*Session) error) error {
 	s, err := m.Get(id)
 	if err != nil {
 		return err
@@ -114,12 +124,7 @@ func (m *Manager) SetSendFailures(id string, on bool) error {
 	if s.run.phase == phaseClosed {
 		return ErrNotFound
 	}
-	if on && !s.check.sendFailures {
-		s.check.sent = 0
-	}
-	s.check.sendFailures = on
-	s.emit(Event{Kind: EventCheck, Session: s.infoLocked()})
-	return nil
+	return fn(s)
 }
 
 // failurePrompt is what the agent is told of a failed check.

@@ -10,6 +10,7 @@ import { byId } from '../shared/dom';
 import { isRunning, type SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
 import type { Session } from '../shared/types';
+import { act } from '../shared/actions';
 
 export interface RunDeps {
   store: SessionStore;
@@ -25,11 +26,12 @@ export class RunButtons {
   private readonly startBtn = byId<HTMLButtonElement>('run-start');
   private readonly startLabel = this.startBtn.querySelector<HTMLElement>('.btn-label')!;
   private readonly stopBtn = byId<HTMLButtonElement>('run-stop');
-  private busy = false;
+  /** An action is under way (actions.ts). */
+  busy = false;
 
   constructor(private readonly deps: RunDeps) {
-    this.startBtn.addEventListener('click', () => void this.start());
-    this.stopBtn.addEventListener('click', () => void this.stop());
+    this.startBtn.addEventListener('click', () => void act(this, 'The run did not start', () => this.start()));
+    this.stopBtn.addEventListener('click', () => void act(this, 'The run did not stop', () => this.stop()));
     deps.store.subscribe(() => this.render());
     this.render();
   }
@@ -60,35 +62,21 @@ export class RunButtons {
     this.stopBtn.disabled = disabled;
   }
 
+  toast(message: string, kind?: ToastKind): void {
+    this.deps.toast(message, kind);
+  }
+
+  /** Starts (or restarts) the run of the session on screen, and shows it. */
   private async start(): Promise<void> {
     const p = this.pair();
-    if (!p || this.busy) return;
-    this.busy = true;
-    this.render();
-    try {
-      const run = await api.startRun(p.owner.id);
-      this.deps.store.upsert(run);
-      this.deps.select(run.id);
-    } catch (err) {
-      this.deps.toast(`The run did not start: ${err instanceof Error ? err.message : String(err)}`, 'error');
-    } finally {
-      this.busy = false;
-      this.render();
-    }
+    if (!p) return;
+    const run = await api.startRun(p.owner.id);
+    this.deps.store.upsert(run);
+    this.deps.select(run.id);
   }
 
   private async stop(): Promise<void> {
     const p = this.pair();
-    if (!p || this.busy) return;
-    this.busy = true;
-    this.render();
-    try {
-      await api.stopRun(p.owner.id);
-    } catch (err) {
-      this.deps.toast(`The run did not stop: ${err instanceof Error ? err.message : String(err)}`, 'error');
-    } finally {
-      this.busy = false;
-      this.render();
-    }
+    if (p) await api.stopRun(p.owner.id);
   }
 }

@@ -8,7 +8,8 @@ import { api } from '../shared/api';
 import { byId } from '../shared/dom';
 import { setupHolds, type SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
-import type { Session, SessionSetup } from '../shared/types';
+import type { SessionSetup } from '../shared/types';
+import { act } from '../shared/actions';
 
 export interface SetupDeps {
   store: SessionStore;
@@ -27,12 +28,17 @@ export class SetupBar {
   private readonly shellBtn = byId<HTMLButtonElement>('setup-shell');
   /** Ticks the elapsed time while a setup on screen runs. */
   private timer: number | undefined;
-  private busy = false;
+  /** An action is under way (actions.ts). */
+  busy = false;
 
   constructor(private readonly deps: SetupDeps) {
-    this.retryBtn.addEventListener('click', () => void this.act((id) => api.retrySetup(id), 'Not retried'));
-    this.startBtn.addEventListener('click', () => void this.act((id) => api.resume(id), 'Not started'));
-    this.shellBtn.addEventListener('click', () => void this.openShell());
+    const onActive = (failed: string, call: (id: string) => Promise<unknown>) => () => {
+      const id = deps.store.activeId;
+      if (id) void act(this, failed, async () => void (await call(id)));
+    };
+    this.retryBtn.addEventListener('click', onActive('Not retried', api.retrySetup));
+    this.startBtn.addEventListener('click', onActive('Not started', api.resume));
+    this.shellBtn.addEventListener('click', () => void act(this, 'No shell', () => this.openShell()));
     deps.store.subscribe(() => this.render());
     this.render();
   }
@@ -74,36 +80,17 @@ export class SetupBar {
     }
   }
 
-  private async act(call: (id: string) => Promise<Session>, failed: string): Promise<void> {
-    const id = this.deps.store.activeId;
-    if (!id || this.busy) return;
-    this.busy = true;
-    this.render();
-    try {
-      await call(id);
-    } catch (err) {
-      this.deps.toast(`${failed}: ${err instanceof Error ? err.message : String(err)}`, 'error');
-    } finally {
-      this.busy = false;
-      this.render();
-    }
+  toast(message: string, kind?: ToastKind): void {
+    this.deps.toast(message, kind);
   }
 
+  /** A shell session in the worktree on screen, shown. */
   private async openShell(): Promise<void> {
     const s = this.deps.store.active?.session;
-    if (!s?.worktree || this.busy) return;
-    this.busy = true;
-    this.render();
-    try {
-      const shell = await api.createSession({ name: `${s.name} shell`, agent: 'shell', cwd: s.worktree.path });
-      this.deps.store.upsert(shell);
-      this.deps.select(shell.id);
-    } catch (err) {
-      this.deps.toast(`No shell: ${err instanceof Error ? err.message : String(err)}`, 'error');
-    } finally {
-      this.busy = false;
-      this.render();
-    }
+    if (!s?.worktree) return;
+    const shell = await api.createSession({ name: `${s.name} shell`, agent: 'shell', cwd: s.worktree.path });
+    this.deps.store.upsert(shell);
+    this.deps.select(shell.id);
   }
 }
 
