@@ -210,6 +210,7 @@ func (a *API) Register(api *echo.Group) {
 	api.GET("/resources", a.getResources)
 	api.GET("/scripts", a.getScripts)
 	api.POST("/scripts/approve", a.approveScripts)
+	api.PUT("/scripts/settings", a.putScriptSettings)
 	api.Any("/*", func(c echo.Context) error {
 		return errorJSON(c, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no API route %s %s", clip(c.Request().Method), clip(c.Request().URL.Path)))
 	})

@@ -20,6 +20,10 @@ type ScriptsReply struct {
 	// Scripts are those set, in the order setup, run, archive, check;
 	// never null.
 	Scripts []ScriptView `json:"scripts"`
+	// Settings are the scripts set in the page's workspace settings
+	// ("" for one not set there), which win over the file; the flags win
+	// over them.
+	Settings scripts.Overrides `json:"settings"`
 }
 
 // ScriptView is one script in force, as the API shows it.
@@ -43,6 +47,9 @@ type ApproveScriptsRequest struct {
 
 func (a *API) scriptsReply(set scripts.Set) ScriptsReply {
 	r := ScriptsReply{RunMode: set.RunMode, Scripts: []ScriptView{}}
+	if o, err := a.opts.Scripts.Settings(); err == nil {
+		r.Settings = o
+	}
 	if set.File != "" {
 		r.File = &set.File
 	}
@@ -94,4 +101,19 @@ func (a *API) approveScripts(c echo.Context) error {
 		return sessionError(c, err)
 	}
 	return c.JSON(http.StatusOK, a.scriptsReply(set))
+}
+
+// putScriptSettings keeps the scripts set in the page's workspace
+// settings, every field given ("" to set none), and answers with the
+// scripts then in force.
+func (a *API) putScriptSettings(c echo.Context) error {
+	var req scripts.Overrides
+	if ok, err := decodeBody(c, &req); !ok {
+		return err
+	}
+	if err := a.opts.Scripts.SaveSettings(req); err != nil {
+		return sessionError(c, err)
+	}
+	a.log.Info("workspace script settings saved", "setup", req.Setup != "", "run", req.Run != "", "archive", req.Archive != "", "check", req.Check != "", "runMode", req.RunMode)
+	return a.getScripts(c)
 }

@@ -19,6 +19,7 @@ package scripts
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -72,6 +73,9 @@ const (
 	// SourceFlag is the server's flags (or their environment variables):
 	// written by whoever started the server, so they need no approval.
 	SourceFlag Source = "flag"
+	// SourceSettings is the workspace settings set in agentmux's page:
+	// written there by a person, so they need no approval either.
+	SourceSettings Source = "settings"
 )
 
 // File names, at the workspace's root.
@@ -106,7 +110,7 @@ type Script struct {
 // NeedsApproval reports whether the script must be approved before it
 // runs: a script from the repository must, one from the server's flags
 // need not.
-func (s Script) NeedsApproval() bool { return s.Source != SourceFlag }
+func (s Script) NeedsApproval() bool { return s.Source != SourceFlag && s.Source != SourceSettings }
 
 // Set is the scripts in force for a workspace.
 type Set struct {
@@ -134,9 +138,12 @@ func (s Set) Get(name string) (Script, bool) {
 // Overrides are scripts set by the server's flags. An empty field
 // overrides nothing; the zero value takes everything from the file.
 type Overrides struct {
-	Setup, Run, Archive, Check string
+	Setup   string `json:"setup"`
+	Run     string `json:"run"`
+	Archive string `json:"archive"`
+	Check   string `json:"check"`
 	// RunMode, when set, is the run mode whatever the file says.
-	RunMode Mode
+	RunMode Mode `json:"runMode"`
 }
 
 func (o Overrides) get(name string) string {
@@ -154,13 +161,23 @@ func (o Overrides) get(name string) string {
 }
 
 // Validate reports whether the overrides can be used: no script holds a
-// NUL (which no shell command line can), and the run mode is one of the
-// two.
+// NUL (which no shell command line can) or only blanks (set it empty
+// instead), all of them fit in MaxFileSize, and the run mode is one of
+// the two.
 func (o Overrides) Validate() error {
+	size := 0
 	for _, name := range Names {
-		if strings.ContainsRune(o.get(name), 0) {
+		t := o.get(name)
+		size += len(t)
+		switch {
+		case strings.ContainsRune(t, 0):
 			return fmt.Errorf("%s script: contains a NUL byte", name)
+		case t != "" && strings.TrimSpace(t) == "":
+			return fmt.Errorf("%s script: only blanks; leave it empty instead", name)
 		}
+	}
+	if size > MaxFileSize {
+		return fmt.Errorf("the scripts are %d bytes; at most %d are kept", size, MaxFileSize)
 	}
 	if o.RunMode != "" && o.RunMode != Concurrent && o.RunMode != Exclusive {
 		return fmt.Errorf("run mode %q: want %q or %q", o.RunMode, Concurrent, Exclusive)
@@ -217,8 +234,18 @@ type conductorFile struct {
 // script. A file that cannot be used is an error wrapping ErrInvalid,
 // naming the file; no file at all is an empty Set (plus the overrides).
 func Load(root string, over Overrides) (Set, error) {
+	return LoadLayers(root, Overrides{}, over)
+}
+
+// LoadLayers is Load with the workspace settings set in the page between
+// the file and the flags: flags win over settings, which win over the
+// file, script by script (and for the run mode).
+func LoadLayers(root string, settings, over Overrides) (Set, error) {
 	if err := over.Validate(); err != nil {
 		return Set{}, fmt.Errorf("%w: flags: %v", ErrInvalid, err)
+	}
+	if err := settings.Validate(); err != nil {
+		return Set{}, fmt.Errorf("%w: settings: %v", ErrInvalid, err)
 	}
 	texts := map[string]string{}
 	set := Set{RunMode: Concurrent}
@@ -284,11 +311,12 @@ func Load(root string, over Overrides) (Set, error) {
 			}
 		}
 	}
-	if over.RunMode != "" {
-		set.RunMode = over.RunMode
-	}
+	set.RunMode = cmp.Or(over.RunMode, settings.RunMode, set.RunMode)
 	for _, name := range Names {
 		text, src := texts[name], fileSource
+		if o := settings.get(name); o != "" {
+			text, src = o, SourceSettings
+		}
 		if o := over.get(name); o != "" {
 			text, src = o, SourceFlag
 		}

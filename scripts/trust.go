@@ -31,6 +31,11 @@ type TrustOptions struct {
 	// TrustAll approves every script, for a server nobody is at
 	// (--trust-scripts).
 	TrustAll bool
+	// Settings returns the workspace settings set in the page, read on
+	// each Load; nil means none. SaveSettings keeps new ones; nil
+	// refuses them.
+	Settings     func() (Overrides, error)
+	SaveSettings func(Overrides) error
 	// Logger receives the line saying TrustAll is on; nil discards it.
 	Logger *slog.Logger
 }
@@ -70,7 +75,14 @@ func (t *Trust) TrustsAll() bool { return t.opts.TrustAll }
 
 // Load returns the scripts in force now (see Load).
 func (t *Trust) Load() (Set, error) {
-	return Load(t.opts.Root, t.opts.Overrides)
+	var settings Overrides
+	if t.opts.Settings != nil {
+		var err error
+		if settings, err = t.opts.Settings(); err != nil {
+			return Set{}, fmt.Errorf("read the workspace's script settings: %w", err)
+		}
+	}
+	return LoadLayers(t.opts.Root, settings, t.opts.Overrides)
 }
 
 // Approved reports whether s may run: it came from the flags, every
@@ -130,4 +142,26 @@ func (t *Trust) Runnable(name string) (Script, bool) {
 	}
 	sc, ok := set.Get(name)
 	return sc, ok && t.Approved(sc)
+}
+
+// Settings returns the workspace settings set in the page: the zero value
+// when none were.
+func (t *Trust) Settings() (Overrides, error) {
+	if t.opts.Settings == nil {
+		return Overrides{}, nil
+	}
+	return t.opts.Settings()
+}
+
+// SaveSettings keeps o as the workspace settings set in the page, once
+// they are usable (ErrInvalid, saying why, otherwise). They need no
+// approval: a person wrote them there.
+func (t *Trust) SaveSettings(o Overrides) error {
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("%w: settings: %v", ErrInvalid, err)
+	}
+	if t.opts.SaveSettings == nil {
+		return errors.New("scripts: settings cannot be saved here")
+	}
+	return t.opts.SaveSettings(o)
 }

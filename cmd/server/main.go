@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"flag"
@@ -155,6 +156,24 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Approvals: st,
 		TrustAll:  cfg.TrustScripts,
 		Logger:    log,
+		Settings: func() (scripts.Overrides, error) {
+			var o scripts.Overrides
+			b, err := st.Settings(cfg.Workspace)
+			if err != nil || b == nil {
+				return o, err
+			}
+			if err := json.Unmarshal(b, &o); err != nil {
+				return o, fmt.Errorf("decode the workspace's script settings: %w", err)
+			}
+			return o, nil
+		},
+		SaveSettings: func(o scripts.Overrides) error {
+			b, err := json.Marshal(o)
+			if err != nil {
+				return err
+			}
+			return st.PutSettings(cfg.Workspace, b)
+		},
 	})
 	if err != nil {
 		return nil, err

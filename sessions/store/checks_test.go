@@ -69,3 +69,27 @@ func TestChecksInAFileOfAnEarlierBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A workspace's settings are kept across reopening the file, apart from
+// another workspace's.
+func TestSettingsAreKeptPerWorkspace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmux.db")
+	st := openTestStore(t, path)
+	if got, err := st.Settings("/a"); err != nil || got != nil {
+		t.Fatalf("settings of a workspace with none: %q, %v", got, err)
+	}
+	if err := st.PutSettings("/a", []byte(`{"check":"npm test"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSettings("/b", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openTestStore(t, path)
+	defer st.Close()
+	if got, err := st.Settings("/a"); err != nil || string(got) != `{"check":"npm test"}` {
+		t.Fatalf("settings of /a after reopening: %q, %v", got, err)
+	}
+}

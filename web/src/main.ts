@@ -21,6 +21,7 @@ import { LayoutController } from './views/layout';
 import { Notifier, updateTitle } from './views/notify';
 import { SCRIPTS_FILES, ScriptsTrust } from './views/trust';
 import { SetupBar } from './views/setup';
+import { ScriptSettingsDialog } from './views/scriptsettings';
 import { RunButtons } from './views/run';
 import { HeaderPeople } from './views/participants';
 import { Participants } from './models/participants';
@@ -209,6 +210,7 @@ const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFr
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const trust = new ScriptsTrust({ canAct, toast });
+new ScriptSettingsDialog({ canAct, toast, changed: () => void trust.refresh() });
 const setupBar = new SetupBar({ store, canAct, toast, select: selectSession });
 const runButtons = new RunButtons({ store, canAct, mayRun: () => trust.mayRun('run'), toast, select: selectSession });
 trust.subscribe(() => runButtons.render());

@@ -88,3 +88,44 @@ uiTest('a repository\'s check script runs only once approved, and asks again whe
   await waitFor(async () => (await checkpoints(server, s.id)).length >= before + 2, { message: 'two more checkpoints' });
   assert.equal((await checkpoints(server, s.id))[before], `#${before + 1}:none`, 'the changed script did not run');
 });
+
+// Issue 41, point 1: the same scripts set in the page's workspace
+// settings win over the file's and run without approval.
+uiTest('a check script set in the workspace settings wins over the file\'s and runs without approval', {
+  setupWorkspace, viewport: { width: 1280, height: 800 }, timeout: 60_000,
+}, async ({ page, server, screenshot }) => {
+  const dialog = page.locator(sel('scripts-dialog'));
+  await dialog.waitFor({ state: 'visible' });
+  await page.locator(sel('scripts-later')).click();
+
+  await page.locator(sel('scripts-settings-open')).click();
+  const settings = page.locator(sel('scripts-settings'));
+  await settings.waitFor({ state: 'visible' });
+  const check = page.locator(sel('scripts-settings-check'));
+  assert.equal(await check.getAttribute('placeholder'), 'echo "checked $(cat turn.txt 2>/dev/null)"  (from agentmux.json)');
+  await check.fill('echo "from the page"');
+  await page.locator(sel('scripts-settings-mode')).selectOption('exclusive');
+  await screenshot('51-scripts-settings');
+  await page.locator(sel('scripts-settings-save')).click();
+  await settings.waitFor({ state: 'hidden' });
+  // Nothing of the file's waits any more: the page's check is in force.
+  await page.locator(sel('banner-scripts')).waitFor({ state: 'hidden' });
+  const { body } = await server.api('api/scripts');
+  assert.deepEqual(body.scripts.map((s) => [s.name, s.source, s.approved]), [['check', 'settings', true]]);
+  assert.equal(body.runMode, 'exclusive');
+
+  const s = await server.createSession({ name: 'paged', command: AGENT });
+  await tabById(page, s.id).click();
+  await waitFor(async () => (await tabById(page, s.id).locator(sel('tab-check')).getAttribute('data-status')) === 'passed', { message: 'the page\'s check on the tab' });
+  const { body: got } = await server.api(`api/sessions/${s.id}`);
+  assert.equal(got.session.check.output, 'from the page\n');
+
+  // Emptied again: the file's is in force, and waits for approval.
+  await page.locator(sel('scripts-settings-open')).click();
+  await settings.waitFor({ state: 'visible' });
+  assert.equal(await check.inputValue(), 'echo "from the page"');
+  await check.fill('');
+  await page.locator(sel('scripts-settings-save')).click();
+  await settings.waitFor({ state: 'hidden' });
+  await page.locator(sel('banner-scripts')).waitFor({ state: 'visible' });
+});

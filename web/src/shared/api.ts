@@ -3,7 +3,7 @@
 
 import type {
   BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
-  ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
+  ScriptSettings, ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
 export class ApiError extends Error {
@@ -124,6 +124,8 @@ export const api = {
   push: (id: string, remote: string) => json<PushResponse>('POST', `${sessionPath(id)}/push`, { remote }),
   /** The workspace scripts in force, read from the file now, each with whether it may run. */
   scripts: () => json<ScriptsResponse>('GET', 'api/scripts'),
+  /** Keeps the page's workspace scripts, every one given ('' for none). */
+  saveScriptSettings: (settings: ScriptSettings) => json<ScriptsResponse>('PUT', 'api/scripts/settings', settings),
   /** Approves the script in force whose text hashes to hash: SCRIPT_CHANGED when the file no longer has it. */
   approveScript: (hash: string) => json<ScriptsResponse>('POST', 'api/scripts/approve', { hash }),
   /** Starts (or restarts) the run script of session id; answers with its run session. */

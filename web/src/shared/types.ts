@@ -463,6 +463,17 @@ export interface ScriptsResponse {
   file: string | null;
   runMode: 'concurrent' | 'exclusive';
   scripts: WorkspaceScript[];
+  /** The page's workspace settings ('' for a script not set there), which win over the file. */
+  settings: ScriptSettings;
+}
+
+/** The scripts set in the page's workspace settings; '' sets none. */
+export interface ScriptSettings {
+  setup: string;
+  run: string;
+  archive: string;
+  check: string;
+  runMode: '' | 'concurrent' | 'exclusive';
 }
 
 /** One run of the workspace's check script. */
