@@ -82,3 +82,22 @@ uiTest('a failed setup can be skipped: the agent starts anyway, and says so', {
   await waitForLine(page, s.id, (l) => l.includes('Starting the agent without the setup (it failed with exit code 3).'), { message: 'the note' });
   await bar.waitFor({ state: 'hidden' });
 });
+
+// On a phone the header is narrow: the failed setup's actions stay on
+// screen and can be tapped.
+uiTest('on a phone, a failed setup\'s Retry, Start anyway and Shell are on screen', {
+  setupWorkspace, flags: ['--setup-script', 'echo "no network"; exit 3'],
+  viewport: { width: 390, height: 844 }, contextOptions: { isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+}, async ({ page, server, screenshot }) => {
+  const s = await server.createSession({ name: 'phone', worktree: { branch: 'phone' }, command: AGENT });
+  await waitFor(() => page.evaluate((id) => window.__agentmux.activeSessionId() === id, s.id), { message: 'the session on screen' });
+  const bar = page.locator(sel('setup-bar'));
+  await bar.waitFor({ state: 'visible' });
+  for (const b of ['setup-retry', 'setup-start', 'setup-shell']) {
+    const box = await page.locator(sel(b)).boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390 && box.width >= 24, `${b} on screen: ${JSON.stringify(box)}`);
+  }
+  await screenshot('52-setup-failed-phone');
+  await page.locator(sel('setup-start')).tap();
+  await waitForLine(page, s.id, 'agent-started');
+});
