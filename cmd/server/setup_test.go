@@ -155,3 +155,33 @@ func TestSetupNeedsApproval(t *testing.T) {
 		t.Fatalf("the approved setup did not run:\n%s", out)
 	}
 }
+
+// TestConductorRepository: a repository set up for Conductor, with a
+// conductor.json and no agentmux.json, works unchanged: its setup runs in
+// a new worktree once approved, with Conductor's variables, and its run
+// script runs on the session's port.
+func TestConductorRepository(t *testing.T) {
+	e := newShipAPI(t)
+	writeIn(t, e.dir, "conductor.json", `{
+  "scripts": {
+    "setup": "echo \"set up $CONDUCTOR_WORKSPACE_PATH from $CONDUCTOR_ROOT_PATH\"",
+    "run": "echo \"serving on $CONDUCTOR_PORT\"; exec sleep 60",
+    "archive": "true"
+  },
+  "runScriptMode": "nonconcurrent",
+  "somethingOfConductors": {"kept": true}
+}`)
+	resp, b := e.do(http.MethodPost, "/api/scripts/approve", `{"all":true}`)
+	wantStatus(t, "approve", resp, b, http.StatusOK)
+	if !strings.Contains(string(b), `"runMode":"exclusive"`) || !strings.Contains(string(b), `"source":"conductor.json"`) {
+		t.Fatalf("the scripts of conductor.json: %s", b)
+	}
+	s := createIn(t, e, "feat/c", "sh", "-c", "echo agent-ran; exec sleep 60")
+	e.waitScreen(s.ID, "agent-ran")
+	e.waitScreen(s.ID, "set up "+s.Worktree.Path+" from "+e.dir)
+	resp, b = e.do(http.MethodPost, "/api/sessions/"+s.ID+"/run", "")
+	wantStatus(t, "run", resp, b, http.StatusOK)
+	var reply struct{ Session wire.Session }
+	decodeJSON(t, b, &reply)
+	e.waitScreen(reply.Session.ID, "serving on "+strconv.Itoa(s.Ports.First))
+}

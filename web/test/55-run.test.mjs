@@ -40,6 +40,10 @@ uiTest('Run starts the dev server in a terminal of its own on the session\'s por
   const row = page.locator(`${sel('preview-port')}[data-port="${s.ports.first}"]`);
   await row.waitFor({ timeout: 15_000 });
   assert.match(await row.locator(sel('preview-port-session')).textContent(), /^web · run/);
+  // And follows it: the run's server is the one shown.
+  await waitFor(async () => ((await page.locator(sel('preview-address')).textContent()) ?? '').includes(`${s.ports.first}.localhost`), {
+    message: 'Preview showing the run\'s port',
+  });
   await screenshot('55-run-preview');
   await page.locator(sel('layout-terminal')).click();
 
