@@ -94,3 +94,29 @@ uiTest('the check of every turn: on the tab, in the timeline with its output, an
   await waitForLine(page, s.id, 'got:good');
   await screenshot('50-check-sent-and-fixed');
 });
+
+/** The service worker's notifications, read once no page shows one (see 43-notify). */
+async function notifications(page) {
+  return page.evaluate(async () => {
+    const reg = await navigator.serviceWorker.ready;
+    await window.__agentmux.notificationsSettled();
+    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag }));
+  });
+}
+
+uiTest('a failed check is added to the notification of the wait its turn ended in', {
+  setupWorkspace, flags: ['--check-script', CHECK], timeout: 60_000,
+}, async ({ page, server, context }) => {
+  await context.grantPermissions(['notifications'], { origin: new URL(server.url).origin });
+  const front = await server.createSession({ name: 'front', command: ['sh', '-c', 'exec sleep 60'] });
+  await tabById(page, front.id).click();
+  assert.ok(await page.evaluate(async () => !!(await navigator.serviceWorker.ready).active), 'the service worker is active');
+  // In the background: its first turn ends (a bell), and its check fails.
+  const s = await server.createSession({ name: 'checked', command: AGENT });
+  const note = await waitFor(async () => (await notifications(page)).find((n) => n.tag === `agentmux-${s.id}-waiting` && n.body.includes('check failed')), {
+    timeout: 20_000, message: 'the waiting notification with the check\'s failure',
+  });
+  assert.equal(note.title, 'checked needs input');
+  assert.match(note.body, /\ncheck failed \(exit 1\): # fail 1$/);
+  assert.equal((await notifications(page)).filter((n) => n.tag === note.tag).length, 1, 'the same notification, updated');
+});

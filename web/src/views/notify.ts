@@ -176,10 +176,13 @@ export class Notifier {
    * again under its tag so that it replaces it silently.
    */
   checked(id: string, c: SessionCheck): void {
-    const s = this.shown.get(id);
-    if (!s || !checkFailed(c.status)) return;
+    if (!checkFailed(c.status)) return;
     const line = [checkWords(c), checkSummary(c.output)].filter(Boolean).join(': ');
-    this.serial(() => this.show(id, s.title, { ...s.options, body: `${s.options.body}\n${line}` }, true));
+    // In turn: the wait's own notification may still be on its way.
+    this.serial(async () => {
+      const s = this.shown.get(id);
+      if (s) await this.show(id, s.title, { ...s.options, body: `${s.options.body}\n${line}` }, true);
+    });
   }
 
   /** Runs op once the notification work before it is done, whatever became of it. */
