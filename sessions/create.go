@@ -187,6 +187,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		timing:    m.opts.Timing,
 		hooks:     m.opts.Hooks,
 		root:      m.opts.Workspace,
+		callerURL: m.opts.MCPURL,
 		blocks:    m.ports,
 		wt:        sessionWorktree{w: plan.worktree},
 		prompts:   promptQueue{id: id},
@@ -324,8 +325,8 @@ func sessionEnv(base []string, id string) []string {
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
 		switch key {
-		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID:
-			continue
+		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID, EnvMCPSecret, EnvMCPURL:
+			continue // a server started inside a session hands on none of its own
 		}
 		if slices.Contains(placeKeys, key) {
 			continue

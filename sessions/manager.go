@@ -157,6 +157,10 @@ type Options struct {
 	// gets the same ports back when they are still free; it is released
 	// when the session is destroyed.
 	PortBase int
+	// MCPURL, when set, is agentmux's MCP endpoint, which every agent's
+	// run is given (AGENTMUX_MCP_URL) with a secret of its own to call it
+	// with (AGENTMUX_MCP_SECRET); empty gives none.
+	MCPURL string
 	// SetupScript, when set, returns the workspace's setup script when
 	// one may run: a new worktree session runs it in its terminal before
 	// its agent starts. nil runs none.

@@ -231,6 +231,7 @@ func (m *Manager) restore() error {
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
 			root:      m.opts.Workspace,
+			callerURL: m.opts.MCPURL,
 			blocks:    m.ports,
 			wt:        sessionWorktree{w: r.Worktree},
 			det:       detector{status: status, reason: reason},

@@ -174,6 +174,9 @@ type Session struct {
 	hooks     *HookConfig
 	// root is the workspace, told to the agent as AGENTMUX_ROOT_PATH.
 	root string
+	// callerURL is agentmux's MCP endpoint, given to its agent's runs
+	// (caller.go); empty gives none.
+	callerURL string
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -236,10 +239,11 @@ type agentRun struct {
 	// unpaced is closed when the current run is being stopped: its reader
 	// then reads to the end, paced or not.
 	unpaced chan struct{}
-	// secret authenticates the current run's hook calls; wake nudges its
-	// silence watcher.
-	secret string
-	wake   chan struct{}
+	// secret authenticates the current run's hook calls, callerSecret
+	// its calls to agentmux (caller.go); wake nudges its silence watcher.
+	secret       string
+	callerSecret string
+	wake         chan struct{}
 }
 
 // ID returns the session's id, a UUID.
@@ -363,6 +367,7 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	// The agent's first run is its start, not a resume, though a setup
 	// ran in the terminal before it.
 	agentFirst := first || s.setup.last != nil && !s.setup.last.AgentStarted
+	env = append(env, s.callerEnvLocked()...)
 	if args := s.hooks.agentArgs(s.profile); args != nil && !s.setup.next {
 		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.

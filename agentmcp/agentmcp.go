@@ -1,0 +1,118 @@
+// Package agentmcp serves agentmux to the agents it runs, as an MCP server
+// (the official SDK's, over its streamable HTTP transport), so that an
+// agent can list sessions, queue prompts for them and wait for them.
+//
+// Only an agent agentmux runs can call it: each run of an agent gets a
+// secret of its own (sessions.EnvMCPSecret), sent as a bearer token,
+// which names the calling session; a run that ended names nobody. Nothing
+// a browser holds authenticates (no cookie, no token in a URL), and a
+// request a browser shaped (an Origin, any Sec-Fetch-* header) is refused
+// whatever it carries, so no web page can reach it through the user's
+// browser.
+//
+// The server is stateless: each request is answered by a server built
+// for its caller, so a request can never act for a session other than
+// the one its secret names, and nothing is kept between requests.
+package agentmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// MaxWait bounds wait_for.
+const MaxWait = 10 * time.Minute
+
+// Options are what the server serves from; Sessions is required.
+type Options struct {
+	Sessions *sessions.Manager
+	// Version is agentmux's, as the server tells its clients.
+	Version string
+	Logger  *slog.Logger
+}
+
+// Server is the MCP endpoint, an http.Handler.
+type Server struct {
+	opts    Options
+	handler http.Handler
+}
+
+// New returns the endpoint.
+func New(opts Options) (*Server, error) {
+	if opts.Sessions == nil {
+		return nil, errors.New("agentmcp: no session manager")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts}
+	s.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		caller, _ := r.Context().Value(callerKey{}).(*sessions.Session)
+		return s.serverFor(caller)
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return s, nil
+}
+
+type callerKey struct{}
+
+// ServeHTTP authenticates the caller, then answers as the MCP server.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if browserShaped(r) {
+		http.Error(w, "agentmux's MCP endpoint is for the agents agentmux runs, not for web pages", http.StatusForbidden)
+		return
+	}
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	caller, known := s.opts.Sessions.Caller(strings.TrimSpace(secret))
+	if !ok || !known {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmux"`)
+		http.Error(w, "no session's running agent holds this secret: send $"+sessions.EnvMCPSecret+" as a bearer token", http.StatusUnauthorized)
+		return
+	}
+	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+}
+
+// browserShaped reports whether a browser made the request: only a
+// browser sends Origin or the Sec-Fetch-* headers, and no page may set
+// them.
+func browserShaped(r *http.Request) bool {
+	if r.Header.Get("Origin") != "" {
+		return true
+	}
+	for name := range r.Header {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "Sec-Fetch-") {
+			return true
+		}
+	}
+	return false
+}
+
+// serverFor builds the MCP server that answers caller's request.
+func (s *Server) serverFor(caller *sessions.Session) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentmux", Version: s.opts.Version}, nil)
+	if caller == nil {
+		return srv
+	}
+	t := &tools{mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "list_sessions",
+		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why, its git branch, and whether its agent runs.",
+	}, t.listSessions)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "send_prompt",
+		Description: "Queue a prompt for another session's agent: it is typed into the agent as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
+	}, t.sendPrompt)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "wait_for",
+		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),
+	}, t.waitFor)
+	return srv
+}
