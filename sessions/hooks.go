@@ -18,6 +18,9 @@ type HookConfig struct {
 	// URL is the loopback endpoint hooks post to; the session's id is
 	// appended as the last path element.
 	URL string
+	// MCPURL is the loopback MCP endpoint the agents may call agentmux
+	// on (package agentmcp); empty gives them none.
+	MCPURL string
 	// SettingsFile is a Claude Code settings file whose hooks run the
 	// hook command, which posts to $AGENTMUX_HOOK_URL with
 	// $AGENTMUX_HOOK_SECRET.

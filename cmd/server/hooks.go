@@ -58,17 +58,26 @@ func listenHooks(dataDir string, log *slog.Logger) (*hookServer, *sessions.HookC
 	}
 	cfg := &sessions.HookConfig{
 		URL:           "http://" + ln.Addr().String() + "/hooks",
+		MCPURL:        "http://" + ln.Addr().String() + "/mcp",
 		SettingsFile:  settings,
 		NotifyCommand: []string{exe, "hook"},
 	}
 	return &hookServer{ln: limitListen(ln, maxHookConnections, "hooks", log), done: make(chan struct{}), log: log}, cfg, nil
 }
 
-// start serves hook calls for the sessions mgr holds until stop.
-func (h *hookServer) start(mgr *sessions.Manager) {
+// start serves hook calls for the sessions mgr holds, and the agents'
+// MCP endpoint, mcp (which authenticates its callers itself), until stop.
+func (h *hookServer) start(mgr *sessions.Manager, mcp http.Handler) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
+	e.Any("/mcp", func(c echo.Context) error {
+		if !isLoopback(c.Request().RemoteAddr) {
+			return httpapi.WriteError(c, http.StatusForbidden, wire.CodeForbidden, "agentmux's MCP endpoint is for the agents on this machine only")
+		}
+		mcp.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
 	e.Any("/*", func(c echo.Context) error {
 		return httpapi.WriteError(c, http.StatusNotFound, wire.CodeNotFound, "this listener takes agent hook calls only")
 	})

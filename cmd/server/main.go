@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/agentmcp"
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
@@ -71,6 +72,7 @@ type server struct {
 	workspace *watcher.Workspace
 	memory    *memory.Monitor
 	hooks     *hookServer
+	mcp       *agentmcp.Server // the agents' MCP endpoint, on the hook listener
 	worktrees *worktreeWatches
 	guard     *guard.Guard
 	diffs     *changes.Live
@@ -191,12 +193,16 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Quiet:          giveMemoryBack,
 		Timing:         cfg.Timing,
 		Hooks:          hooks,
+		MCPURL:         hooks.MCPURL,
 		PortBase:       cfg.PortBase,
 		Archive:        archiveWith(trust),
 		SetupScript:    func() (scripts.Script, bool) { return trust.Runnable(scripts.Setup) },
 		Logger:         log,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if s.mcp, err = agentmcp.New(agentmcp.Options{Sessions: s.mgr, Version: version, Logger: log}); err != nil {
 		return nil, err
 	}
 	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
@@ -346,7 +352,7 @@ func (s *server) start() {
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, checks: s.checks, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
-	s.hooks.start(s.mgr)
+	s.hooks.start(s.mgr, s.mcp)
 	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()
 		if info.Worktree != nil {
