@@ -32,12 +32,20 @@ import (
 // MaxWait bounds wait_for.
 const MaxWait = 10 * time.Minute
 
+// DefaultMaxStarted is how many sessions one agent may have started at
+// once when Options.MaxStarted is 0.
+const DefaultMaxStarted = 3
+
 // Options are what the server serves from; Sessions is required.
 type Options struct {
 	Sessions *sessions.Manager
 	// Version is agentmux's, as the server tells its clients.
 	Version string
-	Logger  *slog.Logger
+	// MaxStarted is how many sessions one agent may have started that
+	// are still listed; 0 means DefaultMaxStarted. A session an agent
+	// started starts none (depth 1).
+	MaxStarted int
+	Logger     *slog.Logger
 }
 
 // Server is the MCP endpoint, an http.Handler.
@@ -53,6 +61,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxStarted <= 0 {
+		opts.MaxStarted = DefaultMaxStarted
 	}
 	s := &Server{opts: opts}
 	s.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -101,7 +112,7 @@ func (s *Server) serverFor(caller *sessions.Session) *mcp.Server {
 	if caller == nil {
 		return srv
 	}
-	t := &tools{mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
+	t := &tools{mgr: s.opts.Sessions, caller: caller, maxStarted: s.opts.MaxStarted, log: s.opts.Logger.With("session", caller.ID())}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "list_sessions",
 		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why, its git branch, and whether its agent runs.",
@@ -110,6 +121,14 @@ func (s *Server) serverFor(caller *sessions.Session) *mcp.Server {
 		Name:        "send_prompt",
 		Description: "Queue a prompt for another session's agent: it is typed into the agent as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
 	}, t.sendPrompt)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "start_session",
+		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own, with a first prompt queued for it. Returns its id. You may have %d sessions you started at once; a session you start cannot start more.", s.opts.MaxStarted),
+	}, t.startSession)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "stop_session",
+		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop.",
+	}, t.stopSession)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "wait_for",
 		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),

@@ -34,7 +34,7 @@ func newEnv(t *testing.T) *env {
 	var srv *Server
 	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) }))
 	var err error
-	e.mgr, err = sessions.NewManager(sessions.Options{Workspace: t.TempDir(), MCPURL: e.ts.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: time.Second})
+	e.mgr, err = sessions.NewManager(sessions.Options{Workspace: t.TempDir(), MCPURL: e.ts.URL, MaxSessions: 8, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestToolsForACaller(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "list_sessions,send_prompt,wait_for" {
+	if strings.Join(names, ",") != "list_sessions,send_prompt,start_session,stop_session,wait_for" {
 		t.Fatalf("tools %v", names)
 	}
 
@@ -215,4 +215,72 @@ func output(s *sessions.Session) string {
 	b := make([]byte, st.End-st.Start)
 	n, _ := s.ReadOutput(b, st.Start)
 	return string(b[:n])
+}
+
+// TestStartAndStopSessions: an agent starts sessions with a first prompt,
+// up to its limit; a session it started starts none; it stops only its
+// own.
+func TestStartAndStopSessions(t *testing.T) {
+	e := newEnv(t)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.mgr.Create(sessions.CreateOptions{Name: "other", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, e, secretOf(t, planner))
+	ctx := context.Background()
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	var started []string
+	for i := range DefaultMaxStarted {
+		res := call("start_session", map[string]any{"agent": "shell", "name": "helper " + strconv.Itoa(i), "prompt": "echo hello from the planner"})
+		if res.IsError {
+			t.Fatalf("start %d: %+v", i, res.Content[0])
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		id, _ := out["sessionId"].(string)
+		s, err := e.mgr.Get(id)
+		if err != nil || s.Info().StartedBy != planner.ID() {
+			t.Fatalf("the started session %q: %v", id, err)
+		}
+		started = append(started, id)
+	}
+	if res := call("start_session", map[string]any{"agent": "shell"}); !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the most you may") {
+		t.Fatalf("a start past the limit: %+v", res.Content)
+	}
+	first, _ := e.mgr.Get(started[0])
+	// Its first prompt waits in its queue, by the planner, for the agent's
+	// first wait. (A shell never waits as an agent does: typing the first
+	// prompt into a shell is still to be built.)
+	if q := first.Queue(); len(q.Prompts) != 1 || q.Prompts[0].Author.Name != "agent planner" || q.Prompts[0].Text != "echo hello from the planner" {
+		t.Fatalf("the started session's queue: %+v", q.Prompts)
+	}
+
+	// A started session starts none.
+	helper := connect(t, e, secretOf(t, first))
+	if res, err := helper.CallTool(ctx, &mcp.CallToolParams{Name: "start_session", Arguments: map[string]any{"agent": "shell"}}); err != nil || !res.IsError {
+		t.Fatalf("a started session started one: %v %+v", err, res)
+	}
+
+	if res := call("stop_session", map[string]any{"sessionId": other.ID()}); !res.IsError {
+		t.Fatal("stopped a session it did not start")
+	}
+	if res := call("stop_session", map[string]any{"sessionId": started[1]}); res.IsError {
+		t.Fatalf("stop its own: %+v", res.Content)
+	}
+	if _, err := e.mgr.Get(started[1]); err == nil {
+		t.Fatal("the stopped session is still listed")
+	}
+	if res := call("start_session", map[string]any{"agent": "shell", "name": "again"}); res.IsError {
+		t.Fatalf("a start once one was stopped: %+v", res.Content)
+	}
 }

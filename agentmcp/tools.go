@@ -14,9 +14,10 @@ import (
 
 // tools are one caller's tools.
 type tools struct {
-	mgr    *sessions.Manager
-	caller *sessions.Session
-	log    *slog.Logger
+	mgr        *sessions.Manager
+	caller     *sessions.Session
+	maxStarted int
+	log        *slog.Logger
 }
 
 // SessionItem is a session as list_sessions gives it.
@@ -167,4 +168,75 @@ func describe(info sessions.Info) string {
 // text is a tool result of one text block.
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// StartInput is start_session's input.
+type StartInput struct {
+	Agent  string `json:"agent,omitempty" jsonschema:"the agent to run: claude, codex, aider or shell; the server's default when left out"`
+	Name   string `json:"name,omitempty" jsonschema:"the session's name; the branch's, or the agent's and a number, when left out"`
+	Prompt string `json:"prompt,omitempty" jsonschema:"the first prompt, typed in when the agent first waits for input"`
+	Branch string `json:"branch,omitempty" jsonschema:"run it in a new git worktree on this branch (made from HEAD when it does not exist)"`
+}
+
+// StartOutput is start_session's structured result.
+type StartOutput struct {
+	SessionID string `json:"sessionId"`
+	Name      string `json:"name"`
+}
+
+func (t *tools) startSession(_ context.Context, _ *mcp.CallToolRequest, in StartInput) (*mcp.CallToolResult, StartOutput, error) {
+	me := t.caller.Info()
+	if me.StartedBy != "" {
+		return nil, StartOutput{}, fmt.Errorf("a session another agent started starts none: ask the session that started you")
+	}
+	n := 0
+	for _, s := range t.mgr.List() {
+		if s.Info().StartedBy == me.ID {
+			n++
+		}
+	}
+	if n >= t.maxStarted {
+		return nil, StartOutput{}, fmt.Errorf("you have %d sessions you started, the most you may: stop one with stop_session first", n)
+	}
+	s, err := t.mgr.Create(sessions.CreateOptions{Name: in.Name, Agent: in.Agent, WorktreeBranch: in.Branch, StartedBy: me.ID})
+	if err != nil {
+		return nil, StartOutput{}, err
+	}
+	info := s.Info()
+	if strings.TrimSpace(in.Prompt) != "" {
+		if _, _, err := s.QueuePrompt(sessions.Author{ID: "agent:" + me.ID, Name: "agent " + me.Name}, in.Prompt); err != nil {
+			return nil, StartOutput{}, fmt.Errorf("session %s started, but its prompt was refused: %w", info.ID, err)
+		}
+	}
+	t.log.Info("an agent started a session", "started", info.ID, "name", info.Name, "branch", in.Branch)
+	where := "in the workspace"
+	if info.Worktree != nil {
+		where = "in a worktree on branch " + info.Worktree.Branch
+	}
+	return text(fmt.Sprintf("Started %s (id %s, %s) %s.", info.Name, info.ID, info.Agent, where)), StartOutput{SessionID: info.ID, Name: info.Name}, nil
+}
+
+// StopInput is stop_session's input.
+type StopInput struct {
+	SessionID string `json:"sessionId" jsonschema:"the id of a session you started"`
+}
+
+// StopOutput is stop_session's structured result.
+type StopOutput struct {
+	Stopped bool `json:"stopped"`
+}
+
+func (t *tools) stopSession(ctx context.Context, _ *mcp.CallToolRequest, in StopInput) (*mcp.CallToolResult, StopOutput, error) {
+	s, err := t.mgr.Get(in.SessionID)
+	if err != nil {
+		return nil, StopOutput{}, fmt.Errorf("no session %q: list_sessions gives the ids", in.SessionID)
+	}
+	if s.Info().StartedBy != t.caller.ID() {
+		return nil, StopOutput{}, fmt.Errorf("you did not start %s: only the sessions you started are yours to stop", s.Info().Name)
+	}
+	if err := t.mgr.Destroy(ctx, in.SessionID); err != nil {
+		return nil, StopOutput{}, err
+	}
+	t.log.Info("an agent stopped a session it started", "stopped", in.SessionID)
+	return text("Stopped and deleted; its worktree and branch, if it had them, stay."), StopOutput{Stopped: true}, nil
 }

@@ -44,6 +44,7 @@ type createPlan struct {
 	name       string
 	cols, rows int
 	worktree   *Worktree
+	startedBy  string
 }
 
 // create runs the steps of Create: check the request, make the worktree it
@@ -143,7 +144,7 @@ func (m *Manager) planCreate(opts CreateOptions) (createPlan, error) {
 	if err := CheckName(opts.Name); err != nil {
 		return createPlan{}, err
 	}
-	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows}, nil
+	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows, startedBy: opts.StartedBy}, nil
 }
 
 // planWorktree makes the worktree a create request asks for and points the
@@ -188,6 +189,7 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		hooks:     m.opts.Hooks,
 		root:      m.opts.Workspace,
 		callerURL: m.opts.MCPURL,
+		startedBy: plan.startedBy,
 		blocks:    m.ports,
 		wt:        sessionWorktree{w: plan.worktree},
 		prompts:   promptQueue{id: id},

@@ -195,6 +195,9 @@ type CreateOptions struct {
 	// workspace's repository, .worktrees/<name>, on this branch: the
 	// existing one, or a new one from HEAD. Cwd must then be empty.
 	WorktreeBranch string
+	// StartedBy is the session whose agent asked for this one (package
+	// agentmcp); empty for one a person started.
+	StartedBy string
 }
 
 // Manager creates, finds, resumes and destroys sessions.

@@ -118,6 +118,9 @@ type Info struct {
 	// RunOf is, for a run session, the session whose run script it runs;
 	// empty for an agent's session.
 	RunOf string
+	// StartedBy is the session whose agent started this one; empty when
+	// a person did.
+	StartedBy string
 	// runTree is a run session's runTree, for its record.
 	runTree string
 }
@@ -175,8 +178,9 @@ type Session struct {
 	// root is the workspace, told to the agent as AGENTMUX_ROOT_PATH.
 	root string
 	// callerURL is agentmux's MCP endpoint, given to its agent's runs
-	// (caller.go); empty gives none.
-	callerURL string
+	// (caller.go); empty gives none. startedBy is the session whose agent
+	// started this one, if an agent did.
+	callerURL, startedBy string
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -291,6 +295,7 @@ func (s *Session) infoLocked() Info {
 		Worktree:       s.wt.get(),
 		Permission:     s.det.permissionAsked(),
 		RunOf:          s.runOf,
+		StartedBy:      s.startedBy,
 		runTree:        s.runTree,
 	}
 	if !s.ports.IsZero() {
