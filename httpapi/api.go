@@ -472,24 +472,17 @@ func (a *API) retrySetup(c echo.Context) error {
 }
 
 // startRun starts the run script in force for a session, in its run
-// session (restarted when it runs); in the exclusive run mode, every
-// other session's run stops first.
+// session (restarted when it runs), in the run mode in force.
 func (a *API) startRun(c echo.Context) error {
 	set, err := a.opts.Scripts.Load()
 	if err != nil {
 		return sessionError(c, err)
 	}
-	sc, ok := a.opts.Scripts.Runnable(scripts.Run)
-	if !ok {
+	sc, ok := set.Get(scripts.Run)
+	if !ok || !a.opts.Scripts.Approved(sc) {
 		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "no run script may run: the workspace has none (agentmux.json's scripts.run, or --run-script), or it waits for approval")
 	}
-	ctx := c.Request().Context()
-	if set.RunMode == scripts.Exclusive {
-		if err := a.mgr.StopRunsBut(ctx, c.Param("id")); err != nil {
-			return sessionError(c, err)
-		}
-	}
-	run, err := a.mgr.StartRun(ctx, c.Param("id"), sc)
+	run, err := a.mgr.StartRun(c.Request().Context(), c.Param("id"), sc, set.RunMode)
 	if err != nil {
 		return sessionError(c, err)
 	}

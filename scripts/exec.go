@@ -3,7 +3,6 @@ package scripts
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmux/agentmux/internal/procgroup"
 	"github.com/agentmux/agentmux/internal/textrule"
 )
 
@@ -93,13 +93,13 @@ func Exec(ctx context.Context, c Command) Result {
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
 	err := cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
 		// Whatever it left in its group goes with it.
-		_ = killGroup(cmd.Process.Pid)
+		_ = procgroup.Kill(cmd.Process.Pid)
 	} else {
 		out.Write([]byte("agentmux: could not start the script: " + err.Error() + "\n"))
 	}
@@ -123,17 +123,6 @@ func Exec(ctx context.Context, c Command) Result {
 }
 
 var errLimit = errors.New("the script's time limit passed")
-
-// killGroup kills the process group led by pid.
-func killGroup(pid int) error {
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			return os.ErrProcessDone
-		}
-		return err
-	}
-	return nil
-}
 
 // tail keeps the last max bytes written to it. os/exec calls Write from
 // one goroutine for stdout and stderr both (they are the same writer),

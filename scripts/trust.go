@@ -1,15 +1,25 @@
 package scripts
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // ErrNotInForce means an approval named a hash that no script in force
 // has: the file changed since the person read it (or the hash is
 // wrong), so what they approved is not what would run.
 var ErrNotInForce = errors.New("no script in force has that hash")
+
+// SettingsStore keeps each workspace's settings, as bytes this package
+// encodes: the subset of sessions/store.Store that Trust uses.
+type SettingsStore interface {
+	Settings(workspace string) ([]byte, error)
+	PutSettings(workspace string, settings []byte) error
+}
 
 // Approvals keeps which scripts a person approved, by the hash of their
 // text: the subset of sessions/store.Store that Trust uses.
@@ -31,11 +41,9 @@ type TrustOptions struct {
 	// TrustAll approves every script, for a server nobody is at
 	// (--trust-scripts).
 	TrustAll bool
-	// Settings returns the workspace settings set in the page, read on
-	// each Load; nil means none. SaveSettings keeps new ones; nil
-	// refuses them.
-	Settings     func() (Overrides, error)
-	SaveSettings func(Overrides) error
+	// Settings keeps the workspace settings set in the page, under Root;
+	// they are read on each Load. nil means none, and none can be saved.
+	Settings SettingsStore
 	// Logger receives the line saying TrustAll is on; nil discards it.
 	Logger *slog.Logger
 }
@@ -75,12 +83,9 @@ func (t *Trust) TrustsAll() bool { return t.opts.TrustAll }
 
 // Load returns the scripts in force now (see Load).
 func (t *Trust) Load() (Set, error) {
-	var settings Overrides
-	if t.opts.Settings != nil {
-		var err error
-		if settings, err = t.opts.Settings(); err != nil {
-			return Set{}, fmt.Errorf("read the workspace's script settings: %w", err)
-		}
+	settings, err := t.Settings()
+	if err != nil {
+		return Set{}, err
 	}
 	return LoadLayers(t.opts.Root, settings, t.opts.Overrides)
 }
@@ -147,10 +152,18 @@ func (t *Trust) Runnable(name string) (Script, bool) {
 // Settings returns the workspace settings set in the page: the zero value
 // when none were.
 func (t *Trust) Settings() (Overrides, error) {
+	var o Overrides
 	if t.opts.Settings == nil {
-		return Overrides{}, nil
+		return o, nil
 	}
-	return t.opts.Settings()
+	b, err := t.opts.Settings.Settings(t.opts.Root)
+	if err != nil || b == nil {
+		return o, err
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("decode the workspace's script settings: %w", err)
+	}
+	return o, nil
 }
 
 // SaveSettings keeps o as the workspace settings set in the page, once
@@ -160,8 +173,25 @@ func (t *Trust) SaveSettings(o Overrides) error {
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("%w: settings: %v", ErrInvalid, err)
 	}
-	if t.opts.SaveSettings == nil {
+	if t.opts.Settings == nil {
 		return errors.New("scripts: settings cannot be saved here")
 	}
-	return t.opts.SaveSettings(o)
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return t.opts.Settings.PutSettings(t.opts.Root, b)
+}
+
+// RunIn runs the script named name in force, when it may run, in dir
+// with env, within limit, and reports whether one ran. It runs to its end
+// even when ctx is cancelled (the request that asked for it gone): what
+// a script cleans up (a container, a cache) would otherwise be left half
+// done.
+func (t *Trust) RunIn(ctx context.Context, name, dir string, env []string, limit time.Duration) (Result, bool) {
+	sc, ok := t.Runnable(name)
+	if !ok {
+		return Result{}, false
+	}
+	return Exec(context.WithoutCancel(ctx), Command{Text: sc.Text, Dir: dir, Env: env, Limit: limit}), true
 }

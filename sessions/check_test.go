@@ -131,7 +131,7 @@ func TestRunSessionSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: `echo "on $AGENTMUX_PORT"; exec sleep 60`})
+	run, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: `echo "on $AGENTMUX_PORT"; exec sleep 60`}, scripts.Concurrent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestRunSessionSurvivesRestart(t *testing.T) {
 	if _, err := m.Resume(p.ID()); err != nil {
 		t.Fatalf("resume the session, whose ports its run shares: %v", err)
 	}
-	restarted, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: "exec sleep 60"})
+	restarted, err := m.StartRun(context.Background(), p.ID(), scripts.Script{Name: scripts.Run, Text: "exec sleep 60"}, scripts.Concurrent)
 	if err != nil {
 		t.Fatal(err)
 	}

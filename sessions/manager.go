@@ -168,8 +168,9 @@ type Options struct {
 	// Archive, when set, runs the workspace's archive script for a
 	// session whose worktree is about to be removed (it is archived, or
 	// destroyed with its worktree): in dir, the worktree, with env, the
-	// session's environment, once its agent stopped. It reports false when
-	// there is no script that may run. nil runs none.
+	// session's environment, once its agent stopped, within ArchiveLimit.
+	// It reports false when there is no script that may run. nil runs
+	// none.
 	Archive func(ctx context.Context, id, dir string, env []string) (scripts.Result, bool)
 	// Hooks, when set, has agents whose profile supports hooks report when
 	// they wait for their user; nil means output alone tells.

@@ -38,9 +38,10 @@ func (m *Manager) RunOf(id string) (*Session, error) {
 
 // StartRun runs sc, the run script, for session id: in a new run
 // session, or its run session again, stopped first if it runs (a
-// restart). ErrInvalid for a run session itself, an archived session,
-// and one without ports yet (restored, never resumed).
-func (m *Manager) StartRun(ctx context.Context, id string, sc scripts.Script) (*Session, error) {
+// restart). In the Exclusive mode every other session's run stops first.
+// ErrInvalid for a run session itself, an archived session, and one
+// without ports yet (restored, never resumed).
+func (m *Manager) StartRun(ctx context.Context, id string, sc scripts.Script, mode scripts.Mode) (*Session, error) {
 	parent, err := m.Get(id)
 	if err != nil {
 		return nil, err
@@ -54,7 +55,12 @@ func (m *Manager) StartRun(ctx context.Context, id string, sc scripts.Script) (*
 	case p.Ports == nil:
 		return nil, fmt.Errorf("%w: session %s has no ports yet: resume it first", ErrInvalid, id)
 	}
-	argv := setupArgv(sc.Text)
+	if mode == scripts.Exclusive {
+		if err := m.stopRunsBut(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	argv := scriptArgv(sc.Text)
 	if run := m.runOf(id); run != nil {
 		if err := run.stop(ctx, m.opts.StopGrace); err != nil {
 			return nil, fmt.Errorf("stop the run to restart it: %w", err)
@@ -105,9 +111,9 @@ func (m *Manager) StopRun(ctx context.Context, id string) error {
 	return nil
 }
 
-// StopRunsBut stops every run script that runs but session keep's: the
+// stopRunsBut stops every run script that runs but session keep's: the
 // run mode is exclusive, and keep's starts.
-func (m *Manager) StopRunsBut(ctx context.Context, keep string) error {
+func (m *Manager) stopRunsBut(ctx context.Context, keep string) error {
 	for _, s := range m.List() {
 		if s.runOf == "" || s.runOf == keep || s.Pid() == 0 {
 			continue

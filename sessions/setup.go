@@ -61,8 +61,9 @@ type sessionSetup struct {
 	then bool
 }
 
-// setupArgv runs a setup script.
-func setupArgv(text string) []string { return []string{"/bin/sh", "-c", text} }
+// scriptArgv runs a workspace script (setup, run) in its session's
+// terminal.
+func scriptArgv(text string) []string { return []string{"/bin/sh", "-c", text} }
 
 // planSetupLocked makes the run being started the setup's: sc in a
 // shell, the agent's argv kept for after. mu must be held.
@@ -71,7 +72,7 @@ func (s *Session) planSetupLocked(sc scripts.Script, agentArgv []string) []strin
 	s.setup.last = &Setup{Status: SetupRunning, ExitCode: -1, StartedAt: time.Now().UTC(), Script: sc.Text, Hash: sc.Hash, AgentStarted: started}
 	s.setup.next = true
 	s.setup.agentArgv = agentArgv
-	return setupArgv(sc.Text)
+	return scriptArgv(sc.Text)
 }
 
 // setupNoteLocked is the line the setup's run starts with. mu must be

@@ -233,6 +233,10 @@ func (m *Manager) endInWorktree(ctx context.Context, s *Session, wt *Worktree, f
 	return nil
 }
 
+// ArchiveLimit bounds the archive script: the archive or delete request
+// waits for it, and the listener gives an answer 2 minutes.
+const ArchiveLimit = 90 * time.Second
+
 // archiveScript runs the archive script in the worktree at dir, whose
 // session's agent has stopped, and keeps its run with the session (an
 // archived one stays listed with it; a destroyed one's is logged).

@@ -378,6 +378,8 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--idle-after", "0"}, []string{"--idle-after 0s", "above 0"}},
 		{[]string{"--question-quiet", "-1s"}, []string{"--question-quiet -1s", "above 0"}},
 		{[]string{"--warn-after", "1h", "--warn-error-after", "1h"}, []string{"--warn-error-after 1h0m0s", "longer than --warn-after 1h0m0s"}},
+		{[]string{"--check-timeout", "500ms"}, []string{"--check-timeout 500ms", "at least 1s"}},
+		{[]string{"--check-script", "   "}, []string{"check script", "only blanks"}},
 		{[]string{"--idle-after", "30m", "--warn-after", "30m"}, []string{"--warn-after 30m0s", "longer than --idle-after 30m0s"}},
 		{[]string{"--allowed-origins", "good.example"}, []string{"allowed-origins", `"good.example"`, "http:// or https://"}},
 		{[]string{"--allowed-origins", "http://a.example, https://b.example/app"}, []string{"allowed-origins", "https://b.example/app", "nothing else"}},

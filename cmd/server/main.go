@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -158,24 +157,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Approvals: st,
 		TrustAll:  cfg.TrustScripts,
 		Logger:    log,
-		Settings: func() (scripts.Overrides, error) {
-			var o scripts.Overrides
-			b, err := st.Settings(cfg.Workspace)
-			if err != nil || b == nil {
-				return o, err
-			}
-			if err := json.Unmarshal(b, &o); err != nil {
-				return o, fmt.Errorf("decode the workspace's script settings: %w", err)
-			}
-			return o, nil
-		},
-		SaveSettings: func(o scripts.Overrides) error {
-			b, err := json.Marshal(o)
-			if err != nil {
-				return err
-			}
-			return st.PutSettings(cfg.Workspace, b)
-		},
+		Settings:  st,
 	})
 	if err != nil {
 		return nil, err
@@ -195,9 +177,11 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Hooks:          hooks,
 		MCPURL:         hooks.MCPURL,
 		PortBase:       cfg.PortBase,
-		Archive:        archiveWith(trust),
-		SetupScript:    func() (scripts.Script, bool) { return trust.Runnable(scripts.Setup) },
-		Logger:         log,
+		Archive: func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
+			return trust.RunIn(ctx, scripts.Archive, dir, env, sessions.ArchiveLimit)
+		},
+		SetupScript: func() (scripts.Script, bool) { return trust.Runnable(scripts.Setup) },
+		Logger:      log,
 	})
 	if err != nil {
 		return nil, err
@@ -290,24 +274,6 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 	s.start()
 	return s, nil
-}
-
-// archiveLimit bounds the archive script: the archive or delete request
-// waits for it, and the listener gives an answer 2 minutes.
-const archiveLimit = 90 * time.Second
-
-// archiveWith returns the manager's Archive: the archive script in force,
-// when it may run, within archiveLimit. It runs to its end even when the
-// request that removes the worktree is cancelled: what it cleans up (a
-// container, a cache) would otherwise be left half done.
-func archiveWith(trust *scripts.Trust) func(ctx context.Context, id, dir string, env []string) (scripts.Result, bool) {
-	return func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
-		sc, ok := trust.Runnable(scripts.Archive)
-		if !ok {
-			return scripts.Result{}, false
-		}
-		return scripts.Exec(context.WithoutCancel(ctx), scripts.Command{Text: sc.Text, Dir: dir, Env: env, Limit: archiveLimit}), true
-	}
 }
 
 // openStore opens the session database in dataDir, making the directory

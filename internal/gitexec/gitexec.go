@@ -116,6 +116,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/procgroup"
 )
 
 var (
@@ -167,15 +169,7 @@ func command(ctx context.Context, dir string, args, env []string) *exec.Cmd {
 	// The trust after -C, where subcommand skips a caller's -c too.
 	cmd := exec.CommandContext(ctx, "git", slices.Concat(inertOptions, []string{"-C", dir}, trustOptions(dir), args)...)
 	cmd.Env = env
-	cmd.Cancel = func() error {
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			if errors.Is(err, syscall.ESRCH) {
-				return os.ErrProcessDone
-			}
-			return err
-		}
-		return nil
-	}
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
 	return cmd
 }

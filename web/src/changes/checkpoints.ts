@@ -259,8 +259,12 @@ export class CheckpointsPanel implements ChangesObserver {
     // The store changes for every session's every status: the list is
     // drawn again only when what it shows changed, so that neither focus
     // nor a pointer (nor a test's click) loses the element it is on.
+    // A check's output is fixed once it ended, so its status and time
+    // stand for it: the key stays small however long the outputs are.
     const last = this.sessionId ? this.deps.store.get(this.sessionId)?.session.check : undefined;
-    const drawn = JSON.stringify([this.sessionId, list, this.selected, [...this.skippedOpen], [...this.checkOpen], last]);
+    const shown = list.map((cp) => [cp.id, cp.time, cp.files, cp.insertions, cp.deletions, cp.skipped?.length, cp.skippedMore, cp.check?.status, cp.check?.durationMs]);
+    const drawn = JSON.stringify([this.sessionId, shown, this.selected, [...this.skippedOpen], [...this.checkOpen],
+      last && [last.checkpoint, last.status, last.sent, last.held]]);
     if (drawn === this.listDrawn) return;
     this.listDrawn = drawn;
     const items: HTMLElement[] = [];
