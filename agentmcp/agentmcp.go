@@ -22,10 +22,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -45,14 +47,39 @@ type Options struct {
 	// are still listed; 0 means DefaultMaxStarted. A session an agent
 	// started starts none (depth 1).
 	MaxStarted int
-	Logger     *slog.Logger
+	// OnCall, when set, is told of every tool call, done or refused, as
+	// it ends: the activity feed's line. It must not block.
+	OnCall func(Call)
+	Logger *slog.Logger
+}
+
+// Call is one tool call an agent made.
+type Call struct {
+	// Caller is the calling session's id.
+	Caller string
+	Tool   string
+	// Text says what was done, for people: "planner started 'tests' on
+	// feature/tests".
+	Text string
+	// Target is the session the call was about, if any.
+	Target string
+	// Err is why the call was refused or failed; empty when it was done.
+	Err  string
+	Time time.Time
 }
 
 // Server is the MCP endpoint, an http.Handler.
 type Server struct {
 	opts    Options
 	handler http.Handler
+
+	mu sync.Mutex
+	// diffs are the sessions' change counts, as OnSessionDiff was told
+	// them last.
+	diffs map[string]diffCounts
 }
+
+type diffCounts struct{ additions, deletions, files int }
 
 // New returns the endpoint.
 func New(opts Options) (*Server, error) {
@@ -65,7 +92,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxStarted <= 0 {
 		opts.MaxStarted = DefaultMaxStarted
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, diffs: map[string]diffCounts{}}
 	s.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		caller, _ := r.Context().Value(callerKey{}).(*sessions.Session)
 		return s.serverFor(caller)
@@ -91,6 +118,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
 }
 
+// OnSessionDiff keeps a session's change counts for list_sessions: the
+// live change tracker's Notify. The counts of sessions since destroyed
+// are dropped as they pile up.
+func (s *Server) OnSessionDiff(sessionID string, sum changes.Summarized) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.diffs[sessionID] = diffCounts{additions: sum.Additions, deletions: sum.Deletions, files: len(sum.Files)}
+	if len(s.diffs) > 2*len(s.opts.Sessions.List())+8 {
+		for id := range s.diffs {
+			if _, err := s.opts.Sessions.Get(id); err != nil {
+				delete(s.diffs, id)
+			}
+		}
+	}
+}
+
+// counts returns a session's change counts, zero when none are known yet.
+func (s *Server) counts(sessionID string) (additions, deletions, files int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.diffs[sessionID]
+	return c.additions, c.deletions, c.files
+}
+
 // browserShaped reports whether a browser made the request: only a
 // browser sends Origin or the Sec-Fetch-* headers, and no page may set
 // them.
@@ -112,26 +163,34 @@ func (s *Server) serverFor(caller *sessions.Session) *mcp.Server {
 	if caller == nil {
 		return srv
 	}
-	t := &tools{mgr: s.opts.Sessions, caller: caller, maxStarted: s.opts.MaxStarted, log: s.opts.Logger.With("session", caller.ID())}
-	mcp.AddTool(srv, &mcp.Tool{
+	t := &tools{srv: s, mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
+	add(srv, t, &mcp.Tool{
 		Name:        "list_sessions",
-		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why, its git branch, and whether its agent runs.",
+		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why (what it waits for), its git branch, how many lines it changed, and which session started it.",
 	}, t.listSessions)
-	mcp.AddTool(srv, &mcp.Tool{
-		Name:        "send_prompt",
-		Description: "Queue a prompt for another session's agent: it is typed into the agent as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
-	}, t.sendPrompt)
-	mcp.AddTool(srv, &mcp.Tool{
+	add(srv, t, &mcp.Tool{
 		Name:        "start_session",
-		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own, with a first prompt queued for it. Returns its id. You may have %d sessions you started at once; a session you start cannot start more.", s.opts.MaxStarted),
+		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once; a session you start cannot start more. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted),
 	}, t.startSession)
-	mcp.AddTool(srv, &mcp.Tool{
-		Name:        "stop_session",
-		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop.",
-	}, t.stopSession)
-	mcp.AddTool(srv, &mcp.Tool{
+	add(srv, t, &mcp.Tool{
+		Name:        "send_prompt",
+		Description: "Queue a prompt for another session's agent: it is typed in as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
+	}, t.sendPrompt)
+	add(srv, t, &mcp.Tool{
+		Name:        "read_screen",
+		Description: fmt.Sprintf("Read a session's terminal screen as text, as a person would see it (escape sequences interpreted, colours dropped), and optionally up to %d lines that scrolled off above it.", MaxScrollback),
+	}, t.readScreen)
+	add(srv, t, &mcp.Tool{
 		Name:        "wait_for",
 		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),
 	}, t.waitFor)
+	add(srv, t, &mcp.Tool{
+		Name:        "get_diff",
+		Description: "Get what a session changed against its base (for a worktree session, where its branch started): the files with their added and deleted lines, and the unified diff, cut at maxBytes.",
+	}, t.getDiff)
+	add(srv, t, &mcp.Tool{
+		Name:        "stop_session",
+		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop. Merging, pushing and deleting branches stay with people.",
+	}, t.stopSession)
 	return srv
 }

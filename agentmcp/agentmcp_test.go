@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,21 +26,28 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // env is a manager whose agents are told the endpoint, the endpoint over
 // a real listener, and a way to read a session's secret.
 type env struct {
-	mgr *sessions.Manager
-	ts  *httptest.Server
+	mgr   *sessions.Manager
+	ts    *httptest.Server
+	calls chan Call
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvIn(t, t.TempDir(), 8) }
+
+// newEnvIn is newEnv for a workspace, running at most maxSessions.
+func newEnvIn(t *testing.T, workspace string, maxSessions int) *env {
 	t.Helper()
-	e := &env{}
+	// The shell profile runs $SHELL as a login shell, whose start-up
+	// files are the machine's: a plain sh starts in milliseconds.
+	t.Setenv("SHELL", "/bin/sh")
+	e := &env{calls: make(chan Call, 64)}
 	var srv *Server
 	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) }))
 	var err error
-	e.mgr, err = sessions.NewManager(sessions.Options{Workspace: t.TempDir(), MCPURL: e.ts.URL, MaxSessions: 8, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: time.Second})
+	e.mgr, err = sessions.NewManager(sessions.Options{Workspace: workspace, MCP: &sessions.MCPConfig{URL: e.ts.URL}, MaxSessions: maxSessions, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv, err = New(Options{Sessions: e.mgr, Version: "test"}); err != nil {
+	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: func(c Call) { e.calls <- c }}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -68,20 +77,11 @@ func secretOf(t *testing.T, s *sessions.Session) string {
 	return secret
 }
 
-// bearer adds the secret to each request.
-type bearer struct{ secret string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.secret)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func connect(t *testing.T, e *env, secret string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.ts.URL, HTTPClient: &http.Client{Transport: bearer{secret}}, DisableStandaloneSSE: true, MaxRetries: -1,
+		Endpoint: e.ts.URL, HTTPClient: &http.Client{Transport: bearer{secret: secret, next: http.DefaultTransport}}, DisableStandaloneSSE: true, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -114,7 +114,7 @@ func TestToolsForACaller(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "list_sessions,send_prompt,start_session,stop_session,wait_for" {
+	if strings.Join(names, ",") != "get_diff,list_sessions,read_screen,send_prompt,start_session,stop_session,wait_for" {
 		t.Fatalf("tools %v", names)
 	}
 
@@ -242,7 +242,7 @@ func TestStartAndStopSessions(t *testing.T) {
 	}
 	var started []string
 	for i := range DefaultMaxStarted {
-		res := call("start_session", map[string]any{"agent": "shell", "name": "helper " + strconv.Itoa(i), "prompt": "echo hello from the planner"})
+		res := call("start_session", map[string]any{"agent": "shell", "name": "helper " + strconv.Itoa(i), "prompt": "echo hello from the planner: $((6*7))"})
 		if res.IsError {
 			t.Fatalf("start %d: %+v", i, res.Content[0])
 		}
@@ -258,12 +258,11 @@ func TestStartAndStopSessions(t *testing.T) {
 		t.Fatalf("a start past the limit: %+v", res.Content)
 	}
 	first, _ := e.mgr.Get(started[0])
-	// Its first prompt waits in its queue, by the planner, for the agent's
-	// first wait. (A shell never waits as an agent does: typing the first
-	// prompt into a shell is still to be built.)
-	if q := first.Queue(); len(q.Prompts) != 1 || q.Prompts[0].Author.Name != "agent planner" || q.Prompts[0].Text != "echo hello from the planner" {
-		t.Fatalf("the started session's queue: %+v", q.Prompts)
-	}
+	// A shell never waits for input as an agent does: its first prompt is
+	// typed in as a command once it shows its prompt, and runs.
+	testutil.Eventually(t, 20*time.Second, "the shell to run its first prompt", func() bool {
+		return strings.Contains(output(first), "hello from the planner: 42")
+	})
 
 	// A started session starts none.
 	helper := connect(t, e, secretOf(t, first))
@@ -282,5 +281,254 @@ func TestStartAndStopSessions(t *testing.T) {
 	}
 	if res := call("start_session", map[string]any{"agent": "shell", "name": "again"}); res.IsError {
 		t.Fatalf("a start once one was stopped: %+v", res.Content)
+	}
+}
+
+// call calls a tool and fails the test on a transport error.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// textOf is a result's text.
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestReadScreen: the screen as a terminal shows it, the redraws and
+// colours interpreted, and the scrollback asked for.
+func TestReadScreen(t *testing.T) {
+	e := newEnv(t)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `for i in $(seq 1 40); do echo "old line $i"; done; printf '\033[1;31mbuilding 10%%\033[0m\rbuilding 100%%\n'; printf 'done\n'; exec sleep 60`
+	worker, err := e.mgr.Create(sessions.CreateOptions{Name: "worker", Command: []string{"sh", "-c", script}, Cols: 60, Rows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the worker's output", func() bool { return strings.Contains(output(worker), "done") })
+	cs := connect(t, e, secretOf(t, planner))
+	res := call(t, cs, "read_screen", map[string]any{"sessionId": worker.ID(), "scrollbackLines": 5})
+	if res.IsError {
+		t.Fatalf("read_screen: %s", textOf(res))
+	}
+	out := res.StructuredContent.(map[string]any)
+	var screen, history []string
+	for _, l := range out["screen"].([]any) {
+		screen = append(screen, l.(string))
+	}
+	for _, l := range out["scrollback"].([]any) {
+		history = append(history, l.(string))
+	}
+	// The last line feed leaves the cursor on the tenth row, blank.
+	wantScreen := []string{"old line 34", "old line 35", "old line 36", "old line 37", "old line 38", "old line 39", "old line 40", "building 100%", "done"}
+	if strings.Join(screen, "|") != strings.Join(wantScreen, "|") {
+		t.Errorf("screen %q, want %q", screen, wantScreen)
+	}
+	if strings.Join(history, "|") != "old line 29|old line 30|old line 31|old line 32|old line 33" {
+		t.Errorf("scrollback %q", history)
+	}
+	if text := textOf(res); !strings.Contains(text, "worker's screen (60x10") || strings.Contains(text, "\x1b") || !strings.Contains(text, "old line 29\n") {
+		t.Errorf("the text:\n%s", text)
+	}
+	if res := call(t, cs, "read_screen", map[string]any{"sessionId": worker.ID(), "scrollbackLines": 5000}); !res.IsError {
+		t.Error("5000 lines of scrollback were given")
+	}
+	if res := call(t, cs, "read_screen", map[string]any{"sessionId": "nope"}); !res.IsError || !strings.Contains(textOf(res), "list_sessions gives the ids") {
+		t.Errorf("an unknown session: %s", textOf(res))
+	}
+}
+
+// git runs git in dir.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWorktreeSessionAndDiff: an agent starts a shell in a new worktree
+// from a base it names, the shell runs its prompt there, and get_diff
+// gives the change against that base, with its patch cut at maxBytes.
+func TestWorktreeSessionAndDiff(t *testing.T) {
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\n"), 0o644)
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-qm", "first")
+	git(t, repo, "branch", "release")
+	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("on main only\n"), 0o644)
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-qm", "second")
+	e := newEnvIn(t, repo, 8)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, e, secretOf(t, planner))
+	if res := call(t, cs, "start_session", map[string]any{"agent": "shell", "base": "release"}); !res.IsError || !strings.Contains(textOf(res), "give the branch too") {
+		t.Fatalf("a base without a branch: %s", textOf(res))
+	}
+	if res := call(t, cs, "start_session", map[string]any{"agent": "shell", "branch": "fix", "base": "no-such"}); !res.IsError || !strings.Contains(textOf(res), "names no commit") {
+		t.Fatalf("a base that names nothing: %s", textOf(res))
+	}
+	res := call(t, cs, "start_session", map[string]any{"agent": "shell", "name": "fixer", "branch": "fix", "base": "release",
+		"prompt": "printf 'two\\nthree\\n' >> a.txt && echo patched-$((40+2))"})
+	if res.IsError {
+		t.Fatalf("start in a worktree: %s", textOf(res))
+	}
+	id := res.StructuredContent.(map[string]any)["sessionId"].(string)
+	fixer, _ := e.mgr.Get(id)
+	if wt := fixer.Info().Worktree; wt == nil || wt.Branch != "fix" || wt.Base != "release" {
+		t.Fatalf("its worktree: %+v", wt)
+	}
+	if _, err := os.Stat(filepath.Join(fixer.Info().Cwd, "b.txt")); err == nil {
+		t.Error("the worktree started at main, not at the base")
+	}
+	testutil.Eventually(t, 20*time.Second, "the shell to run its prompt", func() bool { return strings.Contains(output(fixer), "patched-42") })
+
+	res = call(t, cs, "get_diff", map[string]any{"sessionId": id})
+	if res.IsError {
+		t.Fatalf("get_diff: %s", textOf(res))
+	}
+	out := res.StructuredContent.(map[string]any)
+	files := out["files"].([]any)
+	if len(files) != 1 || files[0].(map[string]any)["path"] != "a.txt" || out["additions"].(float64) != 2 || out["truncated"] != false {
+		t.Fatalf("get_diff: %+v", out)
+	}
+	if p := out["patch"].(string); !strings.Contains(p, "+two\n+three\n") {
+		t.Errorf("the patch:\n%s", p)
+	}
+	if text := textOf(res); !strings.Contains(text, "fixer on branch fix changed 1 file") || !strings.Contains(text, "modified a.txt +2 -0") {
+		t.Errorf("the text:\n%s", text)
+	}
+	res = call(t, cs, "get_diff", map[string]any{"sessionId": id, "maxBytes": 10})
+	if out := res.StructuredContent.(map[string]any); res.IsError || out["truncated"] != true || len(out["patch"].(string)) > 200 {
+		t.Errorf("a diff cut at 10 bytes: %+v", out)
+	}
+	notRepo, err := e.mgr.Create(sessions.CreateOptions{Command: []string{"sh", "-c", "exec sleep 60"}, Cwd: t.TempDir()})
+	if err == nil {
+		if res := call(t, cs, "get_diff", map[string]any{"sessionId": notRepo.ID()}); !res.IsError || !strings.Contains(textOf(res), "in no git repository") {
+			t.Errorf("a diff outside a repository: %s", textOf(res))
+		}
+	}
+}
+
+// TestCallsAreAnnounced: every call, done or refused, is a line for the
+// activity feed, naming the caller and the session it was about.
+func TestCallsAreAnnounced(t *testing.T) {
+	e := newEnv(t)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.mgr.Create(sessions.CreateOptions{Name: "other", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, e, secretOf(t, planner))
+	res := call(t, cs, "start_session", map[string]any{"agent": "shell", "name": "tests"})
+	id := res.StructuredContent.(map[string]any)["sessionId"].(string)
+	call(t, cs, "stop_session", map[string]any{"sessionId": other.ID()})
+	call(t, cs, "list_sessions", nil)
+	for _, want := range []Call{
+		{Caller: planner.ID(), Tool: "start_session", Text: "planner started 'tests'", Target: id},
+		{Caller: planner.ID(), Tool: "stop_session", Text: "planner's stop_session was refused", Target: other.ID(), Err: "you did not start other: only the sessions you started are yours to stop"},
+		{Caller: planner.ID(), Tool: "list_sessions", Text: "planner listed the sessions"},
+	} {
+		select {
+		case got := <-e.calls:
+			if got.Time.IsZero() {
+				t.Errorf("%s: no time", got.Tool)
+			}
+			got.Time = time.Time{}
+			if got != want {
+				t.Errorf("got %+v\nwant %+v", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line for %s", want.Tool)
+		}
+	}
+}
+
+// TestStartRefusedWhenFull: a start past --max-sessions is refused with
+// words that say so, and starts nothing.
+func TestStartRefusedWhenFull(t *testing.T) {
+	e := newEnvIn(t, t.TempDir(), 2)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.mgr.Create(sessions.CreateOptions{Command: []string{"sh", "-c", "exec sleep 60"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, e, secretOf(t, planner))
+	res := call(t, cs, "start_session", map[string]any{"agent": "shell"})
+	if !res.IsError || !strings.Contains(textOf(res), "--max-sessions") {
+		t.Fatalf("a start past the limit: %s", textOf(res))
+	}
+	if n := len(e.mgr.List()); n != 2 {
+		t.Errorf("%d sessions listed", n)
+	}
+}
+
+// TestBridge: an agent that speaks MCP only over a pipe to a program it
+// starts gets the same tools through the bridge, and a bridge without the
+// run's variables says where they come from.
+func TestBridge(t *testing.T) {
+	e := newEnv(t)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agentSide, bridgeSide := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- Bridge(ctx, e.ts.URL, secretOf(t, planner), "test", bridgeSide) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, agentSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 7 {
+		t.Fatalf("tools through the bridge: %v %+v", err, tools)
+	}
+	res := call(t, cs, "list_sessions", nil)
+	if res.IsError || !strings.Contains(textOf(res), "planner (id "+planner.ID()) || !strings.Contains(textOf(res), "(this is you)") {
+		t.Fatalf("list_sessions through the bridge: %s", textOf(res))
+	}
+	if res := call(t, cs, "read_screen", map[string]any{"sessionId": "nope"}); !res.IsError {
+		t.Error("an error did not come through the bridge")
+	}
+	cs.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the bridge ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge outlived its agent")
+	}
+	if err := Bridge(ctx, "", "", "test", bridgeSide); err == nil || !strings.Contains(err.Error(), "AGENTMUX_MCP_URL") {
+		t.Errorf("a bridge without the variables: %v", err)
 	}
 }

@@ -18,9 +18,6 @@ type HookConfig struct {
 	// URL is the loopback endpoint hooks post to; the session's id is
 	// appended as the last path element.
 	URL string
-	// MCPURL is the loopback MCP endpoint the agents may call agentmux
-	// on (package agentmcp); empty gives them none.
-	MCPURL string
 	// SettingsFile is a Claude Code settings file whose hooks run the
 	// hook command, which posts to $AGENTMUX_HOOK_URL with
 	// $AGENTMUX_HOOK_SECRET.
@@ -48,6 +45,16 @@ func (h *HookConfig) agentArgs(p Profile) []string {
 		return []string{"-c", "notify=" + tomlStrings(h.NotifyCommand)}
 	}
 	return nil
+}
+
+// tomlString returns s as a TOML basic string: JSON's string escapes are
+// all TOML's too.
+func tomlString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string: cannot fail
+	}
+	return string(b)
 }
 
 // tomlStrings returns ss as a TOML array of basic strings. JSON's string

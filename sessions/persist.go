@@ -234,7 +234,7 @@ func (m *Manager) restore() error {
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
 			root:      m.opts.Workspace,
-			callerURL: m.opts.MCPURL,
+			mcp:       m.opts.MCP,
 			blocks:    m.ports,
 			wt:        sessionWorktree{w: r.Worktree},
 			det:       detector{status: status, reason: reason},

@@ -177,10 +177,16 @@ type Session struct {
 	hooks     *HookConfig
 	// root is the workspace, told to the agent as AGENTMUX_ROOT_PATH.
 	root string
-	// callerURL is agentmux's MCP endpoint, given to its agent's runs
-	// (caller.go); empty gives none. startedBy is the session whose agent
-	// started this one, if an agent did.
-	callerURL, startedBy string
+	// mcp points its agent's runs at agentmux's MCP endpoint (caller.go);
+	// nil gives none.
+	mcp *MCPConfig
+	// startedBy is the session whose agent started this one, if an agent
+	// did.
+	startedBy string
+	// firstInput is typed into the agent's first run once it reads its
+	// terminal (CreateOptions.FirstInput); nil once handed over. Guarded
+	// by mu.
+	firstInput []byte
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -266,6 +272,21 @@ func (s *Session) Pid() int {
 		return 0
 	}
 	return s.run.proc.Pid()
+}
+
+// Tree returns the directory the session works in and what its changes
+// are counted from (changes.Base): for a worktree session, where its
+// branch left the branch it was made from, and once merged, the tip that
+// was merged, so that the changes are what the branch still adds;
+// otherwise HEAD (none).
+func (info Info) Tree() (dir string, from []string) {
+	if wt := info.Worktree; wt != nil {
+		if wt.MergedTip != "" {
+			return wt.Path, []string{wt.Base, wt.MergedTip}
+		}
+		return wt.Path, []string{wt.Base}
+	}
+	return info.Cwd, nil
 }
 
 // Info returns a snapshot of the session's metadata.
@@ -372,13 +393,20 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	// The agent's first run is its start, not a resume, though a setup
 	// ran in the terminal before it.
 	agentFirst := first || s.setup.last != nil && !s.setup.last.AgentStarted
-	env = append(env, s.callerEnvLocked()...)
+	callerEnv, callerArgs, err := s.callerLocked()
+	if err != nil {
+		return nil, s.failStartLocked(fmt.Errorf("give the agent agentmux's MCP tools: %w", err))
+	}
+	env = append(env, callerEnv...)
 	if args := s.hooks.agentArgs(s.profile); args != nil && !s.setup.next {
 		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.
 		secret = newSecret()
 		argv = append(slices.Clone(argv), args...)
 		env = append(slices.Clip(env), EnvHookURL+"="+s.hooks.URL+"/"+s.id, EnvHookSecret+"="+secret)
+	}
+	if callerArgs != nil {
+		argv = append(slices.Clone(argv), callerArgs...)
 	}
 	proc, err := pty.Start(pty.Options{
 		Argv: argv,
@@ -796,5 +824,6 @@ func (s *Session) close() error {
 		return err
 	}
 	s.ring.Update(func(st *output.State) { st.Closed = true })
+	s.removeMCPConfig() // its secret is dead, and the file would pile up
 	return nil
 }
