@@ -73,6 +73,10 @@ type Server struct {
 	opts    Options
 	handler http.Handler
 
+	// closed ends every call still in progress (a wait) at Close.
+	closed    context.Context
+	closeDone context.CancelFunc
+
 	mu sync.Mutex
 	// diffs are the sessions' change counts, as OnSessionDiff was told
 	// them last.
@@ -93,9 +97,10 @@ func New(opts Options) (*Server, error) {
 		opts.MaxStarted = DefaultMaxStarted
 	}
 	s := &Server{opts: opts, diffs: map[string]diffCounts{}}
+	s.closed, s.closeDone = context.WithCancel(context.Background())
 	s.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		caller, _ := r.Context().Value(callerKey{}).(*sessions.Session)
-		return s.serverFor(caller)
+		return s.serverFor(r.Context(), caller)
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s, nil
 }
@@ -104,6 +109,10 @@ type callerKey struct{}
 
 // ServeHTTP authenticates the caller, then answers as the MCP server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.closed.Err() != nil {
+		http.Error(w, "agentmux is shutting down", http.StatusServiceUnavailable)
+		return
+	}
 	if browserShaped(r) {
 		http.Error(w, "agentmux's MCP endpoint is for the agents agentmux runs, not for web pages", http.StatusForbidden)
 		return
@@ -157,39 +166,59 @@ func browserShaped(r *http.Request) bool {
 	return false
 }
 
-// serverFor builds the MCP server that answers caller's request.
-func (s *Server) serverFor(caller *sessions.Session) *mcp.Server {
+// The tools' hints to the agents, which may ask their user less for
+// tools that change nothing.
+var (
+	yes, no  = true, false
+	readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
+)
+
+// Close ends the calls in progress, which say that agentmux is shutting
+// down; the endpoint answers none after it.
+func (s *Server) Close() { s.closeDone() }
+
+// serverFor builds the MCP server that answers caller's request, whose
+// context is req: the SDK does not end a tool's context when its request
+// ends, so a wait ends on either, or at Close.
+func (s *Server) serverFor(req context.Context, caller *sessions.Session) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentmux", Version: s.opts.Version}, nil)
 	if caller == nil {
 		return srv
 	}
-	t := &tools{srv: s, mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
+	t := &tools{srv: s, req: req, mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
 	add(srv, t, &mcp.Tool{
 		Name:        "list_sessions",
+		Annotations: readOnly,
 		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why (what it waits for), its git branch, how many lines it changed, and which session started it.",
 	}, t.listSessions)
 	add(srv, t, &mcp.Tool{
 		Name:        "start_session",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
 		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once; a session you start cannot start more. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted),
 	}, t.startSession)
 	add(srv, t, &mcp.Tool{
 		Name:        "send_prompt",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
 		Description: "Queue a prompt for another session's agent: it is typed in as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
 	}, t.sendPrompt)
 	add(srv, t, &mcp.Tool{
 		Name:        "read_screen",
+		Annotations: readOnly,
 		Description: fmt.Sprintf("Read a session's terminal screen as text, as a person would see it (escape sequences interpreted, colours dropped), and optionally up to %d lines that scrolled off above it.", MaxScrollback),
 	}, t.readScreen)
 	add(srv, t, &mcp.Tool{
 		Name:        "wait_for",
+		Annotations: readOnly,
 		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),
 	}, t.waitFor)
 	add(srv, t, &mcp.Tool{
 		Name:        "get_diff",
+		Annotations: readOnly,
 		Description: "Get what a session changed against its base (for a worktree session, where its branch started): the files with their added and deleted lines, and the unified diff, cut at maxBytes.",
 	}, t.getDiff)
 	add(srv, t, &mcp.Tool{
 		Name:        "stop_session",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
 		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop. Merging, pushing and deleting branches stay with people.",
 	}, t.stopSession)
 	return srv

@@ -2,6 +2,8 @@ package agentmcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,17 +31,18 @@ type env struct {
 	mgr   *sessions.Manager
 	ts    *httptest.Server
 	calls chan Call
+	log   *testutil.SyncBuffer // the endpoint's log
 }
 
-func newEnv(t *testing.T) *env { return newEnvIn(t, t.TempDir(), 8) }
+func newEnv(t testing.TB) *env { return newEnvIn(t, t.TempDir(), 8) }
 
 // newEnvIn is newEnv for a workspace, running at most maxSessions.
-func newEnvIn(t *testing.T, workspace string, maxSessions int) *env {
+func newEnvIn(t testing.TB, workspace string, maxSessions int) *env {
 	t.Helper()
 	// The shell profile runs $SHELL as a login shell, whose start-up
 	// files are the machine's: a plain sh starts in milliseconds.
 	t.Setenv("SHELL", "/bin/sh")
-	e := &env{calls: make(chan Call, 64)}
+	e := &env{calls: make(chan Call, 64), log: &testutil.SyncBuffer{}}
 	var srv *Server
 	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) }))
 	var err error
@@ -47,7 +50,7 @@ func newEnvIn(t *testing.T, workspace string, maxSessions int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: func(c Call) { e.calls <- c }}); err != nil {
+	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: func(c Call) { e.calls <- c }, Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -62,7 +65,7 @@ func newEnvIn(t *testing.T, workspace string, maxSessions int) *env {
 
 // secretOf reads the MCP secret a session's agent was given, from its
 // process's environment.
-func secretOf(t *testing.T, s *sessions.Session) string {
+func secretOf(t testing.TB, s *sessions.Session) string {
 	t.Helper()
 	var secret string
 	testutil.Eventually(t, 10*time.Second, "the MCP secret in the agent's environment", func() bool {
@@ -77,7 +80,7 @@ func secretOf(t *testing.T, s *sessions.Session) string {
 	return secret
 }
 
-func connect(t *testing.T, e *env, secret string) *mcp.ClientSession {
+func connect(t testing.TB, e *env, secret string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
@@ -343,6 +346,27 @@ func TestReadScreen(t *testing.T) {
 	if text := textOf(res); !strings.Contains(text, "worker's screen (60x10") || strings.Contains(text, "\x1b") || !strings.Contains(text, "old line 29\n") {
 		t.Errorf("the text:\n%s", text)
 	}
+	// A screen not yet full keeps its first line.
+	short, err := e.mgr.Create(sessions.CreateOptions{Command: []string{"sh", "-c", "echo line-one; echo line-two; exec sleep 60"}, Cols: 40, Rows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the short output", func() bool { return strings.Contains(output(short), "line-two") })
+	res = call(t, cs, "read_screen", map[string]any{"sessionId": short.ID()})
+	if got := res.StructuredContent.(map[string]any)["screen"]; fmt.Sprint(got) != "[line-one line-two]" {
+		t.Errorf("the short screen %v", got)
+	}
+	// A progress bar redrawn in place for far more than is played: the
+	// screen is drawn from its end.
+	bar, err := e.mgr.Create(sessions.CreateOptions{Command: []string{"sh", "-c", `echo start; seq -f 'progress %g' 1 60000 | tr '\n' '\r'; printf '\033[2Kall done\n'; exec sleep 60`}, Cols: 40, Rows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, "the progress bar to end", func() bool { return strings.Contains(output(bar), "all done") })
+	res = call(t, cs, "read_screen", map[string]any{"sessionId": bar.ID()})
+	if got := res.StructuredContent.(map[string]any)["screen"]; fmt.Sprint(got) != "[all done]" {
+		t.Errorf("the progress bar's screen %v", got)
+	}
 	if res := call(t, cs, "read_screen", map[string]any{"sessionId": worker.ID(), "scrollbackLines": 5000}); !res.IsError {
 		t.Error("5000 lines of scrollback were given")
 	}
@@ -531,4 +555,92 @@ func TestBridge(t *testing.T) {
 	if err := Bridge(ctx, "", "", "test", bridgeSide); err == nil || !strings.Contains(err.Error(), "AGENTMUX_MCP_URL") {
 		t.Errorf("a bridge without the variables: %v", err)
 	}
+}
+
+// TestWaitForOutcomes: wait_for says when a session's agent exits, gives
+// up at its timeout with the status it has, ends when its caller goes
+// away, and refuses a bad timeout. A run that ended holds no secret.
+func TestWaitForOutcomes(t *testing.T) {
+	e := newEnv(t)
+	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := e.mgr.Create(sessions.CreateOptions{Name: "busy", Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quitter, err := e.mgr.Create(sessions.CreateOptions{Name: "quitter", Command: []string{"sh", "-c", "read line; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quitterSecret := secretOf(t, quitter)
+	cs := connect(t, e, secretOf(t, planner))
+
+	res := call(t, cs, "wait_for", map[string]any{"sessionId": busy.ID(), "timeoutSeconds": 1})
+	if out := res.StructuredContent.(map[string]any); res.IsError || out["outcome"] != "timeout" || out["status"] != "active" {
+		t.Errorf("a wait that times out: %+v %s", out, textOf(res))
+	}
+	if res := call(t, cs, "wait_for", map[string]any{"sessionId": busy.ID(), "timeoutSeconds": -1}); !res.IsError {
+		t.Error("a negative timeout was taken")
+	}
+
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		got <- call(t, cs, "wait_for", map[string]any{"sessionId": quitter.ID(), "timeoutSeconds": 30})
+	}()
+	if err := quitter.Write([]byte("bye\r")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-got:
+		if out := res.StructuredContent.(map[string]any); res.IsError || out["outcome"] != "exited" || !strings.Contains(textOf(res), "quitter is not running") {
+			t.Errorf("a wait for a run that exits: %+v %s", out, textOf(res))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the wait outlived the run")
+	}
+	if _, ok := e.mgr.Caller(quitterSecret); ok {
+		t.Error("an ended run's secret still names its session")
+	}
+
+	// A caller that goes away, its connection closed, ends its wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait_for","arguments":{"sessionId":"` + busy.ID() + `"}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.ts.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+secretOf(t, planner))
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	ended := make(chan error, 1)
+	waits := strings.Count(e.log.String(), "waiting for a session")
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d: %s", resp.StatusCode, b)
+		}
+		ended <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, "the wait to begin", func() bool {
+		return strings.Count(e.log.String(), "waiting for a session") > waits
+	})
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the wait's request: %v", err)
+	}
+	// Its end is told to the feed, as the caller's giving up.
+	testutil.Eventually(t, 10*time.Second, "the cancelled wait's line", func() bool {
+		for {
+			select {
+			case c := <-e.calls:
+				if c.Tool == "wait_for" && strings.Contains(c.Err, "stopped waiting for busy") {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package agentmcp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -35,7 +36,10 @@ const (
 
 // tools are one caller's tools.
 type tools struct {
-	srv    *Server
+	srv *Server
+	// req is the HTTP request's context, which ends when the caller
+	// goes away.
+	req    context.Context
 	mgr    *sessions.Manager
 	caller *sessions.Session
 	log    *slog.Logger
@@ -235,6 +239,7 @@ func (t *tools) waitFor(ctx context.Context, in WaitInput) (string, WaitOutput, 
 	defer cancel()
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
+	t.log.Debug("waiting for a session", "target", in.SessionID, "timeout", limit)
 	for {
 		info := s.Info()
 		out := WaitOutput{Status: string(info.Status), Reason: info.Reason}
@@ -253,6 +258,10 @@ func (t *tools) waitFor(ctx context.Context, in WaitInput) (string, WaitOutput, 
 				out.Outcome, reply = "timeout", fmt.Sprintf("%s still works after %s: %s.", info.Name, limit, describe(info))
 			case <-ctx.Done():
 				return "", WaitOutput{}, did{target: info.ID}, fmt.Errorf("stopped waiting for %s: %w", info.Name, ctx.Err())
+			case <-t.req.Done():
+				return "", WaitOutput{}, did{target: info.ID}, fmt.Errorf("stopped waiting for %s: you went away", info.Name)
+			case <-t.srv.closed.Done():
+				return "", WaitOutput{}, did{target: info.ID}, fmt.Errorf("stopped waiting for %s: agentmux is shutting down", info.Name)
 			}
 		}
 		return reply, out, did{text: fmt.Sprintf("%s waited for '%s': %s", t.name(), info.Name, out.Outcome), target: info.ID}, nil
@@ -324,9 +333,10 @@ func Screen(s *sessions.Session, cols, rows, scrollback int) vtscreen.Text {
 	for {
 		off, prefix, _ := s.ReplayStart(rows + scrollback)
 		st := s.StreamState()
-		if st.End-off > screenBytes {
-			// The last screenBytes, from a line's start: the modes in force
-			// there are not known, but the screen is drawn after it.
+		cut := st.End-off > screenBytes
+		if cut {
+			// The last screenBytes: the modes in force where they begin are
+			// not known, but the screen is drawn after it.
 			off, prefix = st.End-screenBytes, nil
 		}
 		data := make([]byte, st.End-off)
@@ -335,8 +345,10 @@ func Screen(s *sessions.Session, cols, rows, scrollback int) vtscreen.Text {
 			continue // the ring moved past off meanwhile: start again
 		}
 		data = data[:n]
-		if prefix == nil {
-			if i := strings.IndexByte(string(data), '\n'); i >= 0 {
+		if cut {
+			// From the first line feed or carriage return: a line's start,
+			// not the middle of its text.
+			if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
 				data = data[i+1:]
 			}
 		}
@@ -438,6 +450,10 @@ type StartOutput struct {
 	SessionID string `json:"sessionId"`
 	Name      string `json:"name"`
 	Branch    string `json:"branch,omitempty"`
+	// Prompt says what becomes of the first prompt. The agents read
+	// the structured content rather than the text, so it is said here
+	// too.
+	Prompt string `json:"prompt,omitempty" jsonschema:"what becomes of the first prompt"`
 }
 
 func (t *tools) startSession(_ context.Context, in StartInput) (string, StartOutput, did, error) {
@@ -482,12 +498,15 @@ func (t *tools) startSession(_ context.Context, in StartInput) (string, StartOut
 	switch {
 	case strings.TrimSpace(in.Prompt) == "":
 	case shell:
-		reply += " Its prompt is typed into the shell once it shows its prompt."
+		out.Prompt = "typed into the shell once it shows its prompt; a shell never waits for input as an agent does, so wait_for only times out on it: read_screen tells when its commands are done"
 	default:
 		if _, _, err := s.QueuePrompt(sessions.Author{ID: "agent:" + me.ID, Name: "agent " + me.Name}, in.Prompt); err != nil {
 			return "", StartOutput{}, d, fmt.Errorf("%s started, but its prompt was refused: %w", info.Name, err)
 		}
-		reply += " Its prompt is typed in when its agent first waits for input."
+		out.Prompt = "queued: typed in when its agent first waits for input"
+	}
+	if out.Prompt != "" {
+		reply += " Its prompt is " + out.Prompt + "."
 	}
 	return reply, out, d, nil
 }

@@ -357,6 +357,9 @@ func (s *server) halt() {
 	// After the checkpoints' goroutine, which starts checks.
 	s.checks.Close()
 	s.previews.Close()
+	if s.mcp != nil {
+		s.mcp.Close() // its waits would hold the hook listener's shutdown
+	}
 }
 
 // close stops the watchers, saves what is left and closes the database;
