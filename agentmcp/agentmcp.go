@@ -72,6 +72,7 @@ type Call struct {
 type Server struct {
 	opts    Options
 	handler http.Handler
+	tools   []toolDef
 
 	// closed ends every call still in progress (a wait) at Close.
 	closed    context.Context
@@ -97,6 +98,10 @@ func New(opts Options) (*Server, error) {
 		opts.MaxStarted = DefaultMaxStarted
 	}
 	s := &Server{opts: opts, diffs: map[string]diffCounts{}}
+	var err error
+	if s.tools, err = s.define(); err != nil {
+		return nil, err
+	}
 	s.closed, s.closeDone = context.WithCancel(context.Background())
 	s.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		caller, _ := r.Context().Value(callerKey{}).(*sessions.Session)
@@ -173,6 +178,52 @@ var (
 	readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
 )
 
+// define makes the tools every caller is served.
+func (s *Server) define() ([]toolDef, error) {
+	var defs []toolDef
+	var errs []error
+	add := func(d toolDef, err error) {
+		defs = append(defs, d)
+		errs = append(errs, err)
+	}
+	add(define(&mcp.Tool{
+		Name:        "list_sessions",
+		Annotations: readOnly,
+		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why (what it waits for), its git branch, how many lines it changed, and which session started it.",
+	}, (*tools).listSessions))
+	add(define(&mcp.Tool{
+		Name:        "start_session",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
+		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once; a session you start cannot start more. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted),
+	}, (*tools).startSession))
+	add(define(&mcp.Tool{
+		Name:        "send_prompt",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
+		Description: "Queue a prompt for another session's agent: it is typed in as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
+	}, (*tools).sendPrompt))
+	add(define(&mcp.Tool{
+		Name:        "read_screen",
+		Annotations: readOnly,
+		Description: fmt.Sprintf("Read a session's terminal screen as text, as a person would see it (escape sequences interpreted, colours dropped), and optionally up to %d lines that scrolled off above it.", MaxScrollback),
+	}, (*tools).readScreen))
+	add(define(&mcp.Tool{
+		Name:        "wait_for",
+		Annotations: readOnly,
+		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),
+	}, (*tools).waitFor))
+	add(define(&mcp.Tool{
+		Name:        "get_diff",
+		Annotations: readOnly,
+		Description: "Get what a session changed against its base (for a worktree session, where its branch started): the files with their added and deleted lines, and the unified diff, cut at maxBytes.",
+	}, (*tools).getDiff))
+	add(define(&mcp.Tool{
+		Name:        "stop_session",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
+		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop. Merging, pushing and deleting branches stay with people.",
+	}, (*tools).stopSession))
+	return defs, errors.Join(errs...)
+}
+
 // Close ends the calls in progress, which say that agentmux is shutting
 // down; the endpoint answers none after it.
 func (s *Server) Close() { s.closeDone() }
@@ -186,40 +237,8 @@ func (s *Server) serverFor(req context.Context, caller *sessions.Session) *mcp.S
 		return srv
 	}
 	t := &tools{srv: s, req: req, mgr: s.opts.Sessions, caller: caller, log: s.opts.Logger.With("session", caller.ID())}
-	add(srv, t, &mcp.Tool{
-		Name:        "list_sessions",
-		Annotations: readOnly,
-		Description: "List every agentmux session: its id, name, agent, status (active, waiting for input, idle, error, stopped) and why (what it waits for), its git branch, how many lines it changed, and which session started it.",
-	}, t.listSessions)
-	add(srv, t, &mcp.Tool{
-		Name:        "start_session",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
-		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once; a session you start cannot start more. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted),
-	}, t.startSession)
-	add(srv, t, &mcp.Tool{
-		Name:        "send_prompt",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
-		Description: "Queue a prompt for another session's agent: it is typed in as soon as the agent waits for input (at once if it waits now). The prompt is shown in agentmux as sent by you.",
-	}, t.sendPrompt)
-	add(srv, t, &mcp.Tool{
-		Name:        "read_screen",
-		Annotations: readOnly,
-		Description: fmt.Sprintf("Read a session's terminal screen as text, as a person would see it (escape sequences interpreted, colours dropped), and optionally up to %d lines that scrolled off above it.", MaxScrollback),
-	}, t.readScreen)
-	add(srv, t, &mcp.Tool{
-		Name:        "wait_for",
-		Annotations: readOnly,
-		Description: fmt.Sprintf("Wait until a session's agent waits for input or has exited, or until timeoutSeconds pass (at most %d), and say which.", int(MaxWait/time.Second)),
-	}, t.waitFor)
-	add(srv, t, &mcp.Tool{
-		Name:        "get_diff",
-		Annotations: readOnly,
-		Description: "Get what a session changed against its base (for a worktree session, where its branch started): the files with their added and deleted lines, and the unified diff, cut at maxBytes.",
-	}, t.getDiff)
-	add(srv, t, &mcp.Tool{
-		Name:        "stop_session",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
-		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop. Merging, pushing and deleting branches stay with people.",
-	}, t.stopSession)
+	for _, d := range s.tools {
+		srv.AddTool(d.tool, d.bind(t))
+	}
 	return srv
 }

@@ -50,7 +50,7 @@ func newEnvIn(t testing.TB, workspace string, maxSessions int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: func(c Call) { e.calls <- c }, Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
+	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: e.onCall, Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -61,6 +61,25 @@ func newEnvIn(t testing.TB, workspace string, maxSessions int) *env {
 		e.ts.Close()
 	})
 	return e
+}
+
+// onCall keeps the feed's lines for the tests that read them; OnCall
+// must not block, so a benchmark's thousands are dropped.
+func (e *env) onCall(c Call) {
+	select {
+	case e.calls <- c:
+	default:
+	}
+}
+
+// sleeper starts a session, named name, whose agent does nothing.
+func (e *env) sleeper(t testing.TB, name string) *sessions.Session {
+	t.Helper()
+	s, err := e.mgr.Create(sessions.CreateOptions{Name: name, Command: []string{"sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // secretOf reads the MCP secret a session's agent was given, from its
@@ -98,10 +117,7 @@ func connect(t testing.TB, e *env, secret string) *mcp.ClientSession {
 // it to wait for input.
 func TestToolsForACaller(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
 	worker, err := e.mgr.Create(sessions.CreateOptions{Name: "worker", Command: []string{"sh", "-c", `printf 'ready\a'; read l; echo "got:$l"; printf '\a'; exec sleep 60`}})
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +167,22 @@ func TestToolsForACaller(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "the prompt to reach the worker", func() bool { return strings.Contains(output(worker), "got:build it") })
 	if q := worker.Queue(); len(q.Prompts) != 0 {
 		t.Errorf("left in the queue: %+v", q.Prompts)
+	}
+
+	// Arguments that do not fit a tool's schema are refused, with words
+	// that say so.
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send_prompt", map[string]any{"sessionId": worker.ID()}},
+		{"read_screen", map[string]any{"sessionId": worker.ID(), "scrollbackLines": "many"}},
+		{"wait_for", map[string]any{"sessionId": worker.ID(), "after": 3}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err != nil || !res.IsError || !strings.Contains(textOf(res), "do not fit the tool's schema") {
+			t.Errorf("%s with %v: %v %s", bad.tool, bad.args, err, textOf(res))
+		}
 	}
 
 	// Its own session it may neither prompt nor wait for.
@@ -225,14 +257,8 @@ func output(s *sessions.Session) string {
 // own.
 func TestStartAndStopSessions(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := e.mgr.Create(sessions.CreateOptions{Name: "other", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
+	other := e.sleeper(t, "other")
 	cs := connect(t, e, secretOf(t, planner))
 	ctx := context.Background()
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
@@ -312,10 +338,7 @@ func textOf(res *mcp.CallToolResult) string {
 // colours interpreted, and the scrollback asked for.
 func TestReadScreen(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
 	script := `for i in $(seq 1 40); do echo "old line $i"; done; printf '\033[1;31mbuilding 10%%\033[0m\rbuilding 100%%\n'; printf 'done\n'; exec sleep 60`
 	worker, err := e.mgr.Create(sessions.CreateOptions{Name: "worker", Command: []string{"sh", "-c", script}, Cols: 60, Rows: 10})
 	if err != nil {
@@ -402,10 +425,7 @@ func TestWorktreeSessionAndDiff(t *testing.T) {
 	git(t, repo, "add", ".")
 	git(t, repo, "commit", "-qm", "second")
 	e := newEnvIn(t, repo, 8)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
 	cs := connect(t, e, secretOf(t, planner))
 	if res := call(t, cs, "start_session", map[string]any{"agent": "shell", "base": "release"}); !res.IsError || !strings.Contains(textOf(res), "give the branch too") {
 		t.Fatalf("a base without a branch: %s", textOf(res))
@@ -459,14 +479,8 @@ func TestWorktreeSessionAndDiff(t *testing.T) {
 // activity feed, naming the caller and the session it was about.
 func TestCallsAreAnnounced(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := e.mgr.Create(sessions.CreateOptions{Name: "other", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
+	other := e.sleeper(t, "other")
 	cs := connect(t, e, secretOf(t, planner))
 	res := call(t, cs, "start_session", map[string]any{"agent": "shell", "name": "tests"})
 	id := res.StructuredContent.(map[string]any)["sessionId"].(string)
@@ -496,13 +510,8 @@ func TestCallsAreAnnounced(t *testing.T) {
 // words that say so, and starts nothing.
 func TestStartRefusedWhenFull(t *testing.T) {
 	e := newEnvIn(t, t.TempDir(), 2)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.mgr.Create(sessions.CreateOptions{Command: []string{"sh", "-c", "exec sleep 60"}}); err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
+	e.sleeper(t, "")
 	cs := connect(t, e, secretOf(t, planner))
 	res := call(t, cs, "start_session", map[string]any{"agent": "shell"})
 	if !res.IsError || !strings.Contains(textOf(res), "--max-sessions") {
@@ -518,10 +527,7 @@ func TestStartRefusedWhenFull(t *testing.T) {
 // run's variables says where they come from.
 func TestBridge(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	agentSide, bridgeSide := mcp.NewInMemoryTransports()
@@ -562,14 +568,8 @@ func TestBridge(t *testing.T) {
 // away, and refuses a bad timeout. A run that ended holds no secret.
 func TestWaitForOutcomes(t *testing.T) {
 	e := newEnv(t)
-	planner, err := e.mgr.Create(sessions.CreateOptions{Name: "planner", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	busy, err := e.mgr.Create(sessions.CreateOptions{Name: "busy", Command: []string{"sh", "-c", "exec sleep 60"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	planner := e.sleeper(t, "planner")
+	busy := e.sleeper(t, "busy")
 	quitter, err := e.mgr.Create(sessions.CreateOptions{Name: "quitter", Command: []string{"sh", "-c", "read line; exit 3"}})
 	if err != nil {
 		t.Fatal(err)

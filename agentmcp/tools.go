@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmux/agentmux/changes"
@@ -49,22 +51,75 @@ type tools struct {
 // session it was about.
 type did struct{ text, target string }
 
-// handler is a tool's work: the reply an agent reads, its structured
-// form, and what it did.
-type handler[In, Out any] func(ctx context.Context, in In) (reply string, out Out, d did, err error)
+// handler is a tool's work for a caller: the reply an agent reads, its
+// structured form, and what it did.
+type handler[In, Out any] func(t *tools, ctx context.Context, in In) (reply string, out Out, d did, err error)
 
-// add registers h as tool, telling every call, done or refused, to the
-// activity feed.
-func add[In, Out any](srv *mcp.Server, t *tools, tool *mcp.Tool, h handler[In, Out]) {
-	mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		reply, out, d, err := h(ctx, in)
-		t.announce(tool.Name, d, err)
-		if err != nil {
-			var zero Out
-			return nil, zero, err // the SDK answers an error result with its text
+// toolDef is a tool as every caller's server lists it. Its schemas are
+// inferred from In and Out, and the input's resolved for checking calls,
+// once: the SDK's mcp.AddTool does both at every registration, which, with
+// a server built for each request, was most of what a call cost.
+type toolDef struct {
+	tool *mcp.Tool
+	bind func(t *tools) mcp.ToolHandler
+}
+
+// define makes the tool whose work is h, telling every call, done or
+// refused, to the activity feed.
+func define[In, Out any](tool *mcp.Tool, h handler[In, Out]) (toolDef, error) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		return toolDef{}, fmt.Errorf("the input schema of %s: %w", tool.Name, err)
+	}
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		return toolDef{}, fmt.Errorf("the output schema of %s: %w", tool.Name, err)
+	}
+	resolved, err := in.Resolve(nil)
+	if err != nil {
+		return toolDef{}, fmt.Errorf("the input schema of %s: %w", tool.Name, err)
+	}
+	tool.InputSchema, tool.OutputSchema = in, out
+	return toolDef{tool: tool, bind: func(t *tools) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args In
+			if err := decode(req.Params.Arguments, resolved, &args); err != nil {
+				t.announce(tool.Name, did{}, err)
+				return failed(err), nil
+			}
+			reply, out, d, err := h(t, ctx, args)
+			t.announce(tool.Name, d, err)
+			if err != nil {
+				return failed(err), nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply}}, StructuredContent: out}, nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply}}}, out, nil
-	})
+	}}, nil
+}
+
+// decode checks a call's arguments against the tool's input schema, then
+// reads them into v.
+func decode(args json.RawMessage, schema *jsonschema.Resolved, v any) error {
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		return fmt.Errorf("the arguments are not a JSON object: %w", err)
+	}
+	if err := schema.Validate(m); err != nil {
+		return fmt.Errorf("the arguments do not fit the tool's schema: %w", err)
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("read the arguments: %w", err)
+	}
+	return nil
+}
+
+// failed is a tool's error result, its reason as text, as the SDK gives
+// a typed handler's error.
+func failed(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
 }
 
 // announce tells the feed of one call.
