@@ -38,15 +38,23 @@ const MaxWait = 10 * time.Minute
 // once when Options.MaxStarted is 0.
 const DefaultMaxStarted = 3
 
+// DefaultMaxDepth is how deep sessions may start sessions when
+// Options.MaxDepth is 0: a session a person started may start some, and
+// those start none.
+const DefaultMaxDepth = 1
+
 // Options are what the server serves from; Sessions is required.
 type Options struct {
 	Sessions *sessions.Manager
 	// Version is agentmux's, as the server tells its clients.
 	Version string
 	// MaxStarted is how many sessions one agent may have started that
-	// are still listed; 0 means DefaultMaxStarted. A session an agent
-	// started starts none (depth 1).
+	// are still listed; 0 means DefaultMaxStarted.
 	MaxStarted int
+	// MaxDepth is how long a chain of sessions starting sessions may
+	// grow: at 1, a session an agent started starts none. 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
 	// OnCall, when set, is told of every tool call, done or refused, as
 	// it ends: the activity feed's line. It must not block.
 	OnCall func(Call)
@@ -96,6 +104,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxStarted <= 0 {
 		opts.MaxStarted = DefaultMaxStarted
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
 	}
 	s := &Server{opts: opts, diffs: map[string]diffCounts{}}
 	var err error
@@ -194,7 +205,7 @@ func (s *Server) define() ([]toolDef, error) {
 	add(define(&mcp.Tool{
 		Name:        "start_session",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
-		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once; a session you start cannot start more. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted),
+		Description: fmt.Sprintf("Start a new agentmux session: an agent (a profile such as claude, codex or shell), optionally in a new git worktree on a branch of its own (from a base you name), with a first prompt. Returns its id. You may have %d sessions you started at once, and sessions started %s. Refused when agentmux runs as many sessions as it may.", s.opts.MaxStarted, depthWords(s.opts.MaxDepth)),
 	}, (*tools).startSession))
 	add(define(&mcp.Tool{
 		Name:        "send_prompt",
@@ -222,6 +233,15 @@ func (s *Server) define() ([]toolDef, error) {
 		Description: "Stop and delete a session you started (its worktree and branch stay). Sessions you did not start are not yours to stop. Merging, pushing and deleting branches stay with people.",
 	}, (*tools).stopSession))
 	return defs, errors.Join(errs...)
+}
+
+// depthWords says how deep sessions may start sessions, as the tool's
+// description finishes "sessions started ...".
+func depthWords(depth int) string {
+	if depth == 1 {
+		return "by an agent cannot start more"
+	}
+	return fmt.Sprintf("by agents may start more up to %d levels below the session a person started", depth)
 }
 
 // Close ends the calls in progress, which say that agentmux is shutting

@@ -37,7 +37,7 @@ type env struct {
 func newEnv(t testing.TB) *env { return newEnvIn(t, t.TempDir(), 8) }
 
 // newEnvIn is newEnv for a workspace, running at most maxSessions.
-func newEnvIn(t testing.TB, workspace string, maxSessions int) *env {
+func newEnvIn(t testing.TB, workspace string, maxSessions int, tune ...func(*Options)) *env {
 	t.Helper()
 	// The shell profile runs $SHELL as a login shell, whose start-up
 	// files are the machine's: a plain sh starts in milliseconds.
@@ -50,7 +50,11 @@ func newEnvIn(t testing.TB, workspace string, maxSessions int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv, err = New(Options{Sessions: e.mgr, Version: "test", OnCall: e.onCall, Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
+	opts := Options{Sessions: e.mgr, Version: "test", OnCall: e.onCall, Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	for _, f := range tune {
+		f(&opts)
+	}
+	if srv, err = New(opts); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -643,4 +647,34 @@ func TestWaitForOutcomes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDeeperStarts: with a depth of 2, a session an agent started may
+// start one more, which starts none.
+func TestDeeperStarts(t *testing.T) {
+	e := newEnvIn(t, t.TempDir(), 8, func(o *Options) { o.MaxDepth = 2 })
+	planner := e.sleeper(t, "planner")
+	start := func(by *sessions.Session, name string) (*sessions.Session, *mcp.CallToolResult) {
+		t.Helper()
+		res := call(t, connect(t, e, secretOf(t, by)), "start_session", map[string]any{"agent": "shell", "name": name})
+		if res.IsError {
+			return nil, res
+		}
+		s, err := e.mgr.Get(res.StructuredContent.(map[string]any)["sessionId"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, res
+	}
+	child, res := start(planner, "child")
+	if child == nil {
+		t.Fatalf("the planner's start: %s", textOf(res))
+	}
+	grandchild, res := start(child, "grandchild")
+	if grandchild == nil || grandchild.Info().StartedBy != child.ID() {
+		t.Fatalf("the child's start: %s", textOf(res))
+	}
+	if s, res := start(grandchild, "too deep"); s != nil || !strings.Contains(textOf(res), "2 levels below the session a person started") {
+		t.Fatalf("the grandchild's start: %s", textOf(res))
+	}
 }

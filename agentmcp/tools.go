@@ -513,8 +513,11 @@ type StartOutput struct {
 
 func (t *tools) startSession(_ context.Context, in StartInput) (string, StartOutput, did, error) {
 	me := t.caller.Info()
-	if me.StartedBy != "" {
-		return "", StartOutput{}, did{}, errors.New("a session another agent started starts none: ask the session that started you")
+	if depth := t.depth(me); depth >= t.srv.opts.MaxDepth {
+		if t.srv.opts.MaxDepth == 1 {
+			return "", StartOutput{}, did{}, errors.New("a session another agent started starts none: ask the session that started you")
+		}
+		return "", StartOutput{}, did{}, fmt.Errorf("you are %d levels below the session a person started, the most that may start sessions is %d: ask the session that started you", depth, t.srv.opts.MaxDepth-1)
 	}
 	n := 0
 	for _, s := range t.mgr.List() {
@@ -564,6 +567,21 @@ func (t *tools) startSession(_ context.Context, in StartInput) (string, StartOut
 		reply += " Its prompt is " + out.Prompt + "."
 	}
 	return reply, out, d, nil
+}
+
+// depth is how many agents' starts led to a session: 0 for one a person
+// started. A starter no longer listed counts as deep as may be, since how
+// it was started is no longer known.
+func (t *tools) depth(info sessions.Info) int {
+	d := 0
+	for id := info.StartedBy; id != ""; d++ {
+		s, err := t.mgr.Get(id)
+		if err != nil || d >= t.srv.opts.MaxDepth {
+			return t.srv.opts.MaxDepth
+		}
+		id = s.Info().StartedBy
+	}
+	return d
 }
 
 // StopInput is stop_session's input.

@@ -83,6 +83,7 @@ type config struct {
 	// agent may have started at once.
 	MCP           bool
 	MCPMaxStarted int
+	MCPMaxDepth   int
 
 	// Version asks only for the version.
 	Version bool
@@ -270,7 +271,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.TrustScripts, "trust-scripts", false, "approve the workspace's scripts (agentmux.json, conductor.json) without asking, for a server nobody is at; they run as the repository has them")
 	fs.IntVar(&cfg.PortBase, "port-base", sessions.DefaultPortBase, fmt.Sprintf("the lowest port of the blocks of %d free ports each session gets, the first as AGENTMUX_PORT, for its dev servers", sessions.PortCount))
 	fs.BoolVar(&cfg.MCP, "mcp", true, "serve agentmux's MCP tools to the agents it runs (list, start, prompt, wait for, read and stop sessions), registered for each Claude Code and Codex run without touching their own configuration; false gives agents none")
-	fs.IntVar(&cfg.MCPMaxStarted, "mcp-max-started", agentmcp.DefaultMaxStarted, "how many sessions one agent may have started through the MCP tools at once; a session an agent started starts none")
+	fs.IntVar(&cfg.MCPMaxStarted, "mcp-max-started", agentmcp.DefaultMaxStarted, "how many sessions one agent may have started through the MCP tools at once")
+	fs.IntVar(&cfg.MCPMaxDepth, "mcp-max-depth", agentmcp.DefaultMaxDepth, "how deep sessions may start sessions through the MCP tools: at 1 a session a person started may start some, and those start none")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -374,6 +376,8 @@ func validate(cfg config) error {
 	switch {
 	case cfg.MaxSessions < 1:
 		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case cfg.MCPMaxDepth < 1:
+		return fmt.Errorf("--mcp-max-depth %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxDepth)
 	case cfg.MCPMaxStarted < 1:
 		return fmt.Errorf("--mcp-max-started %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxStarted)
 	case cfg.PortBase < 1024 || cfg.PortBase+sessions.PortCount-1 > 65535:

@@ -193,6 +193,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 			Sessions:   s.mgr,
 			Version:    version,
 			MaxStarted: cfg.MCPMaxStarted,
+			MaxDepth:   cfg.MCPMaxDepth,
 			OnCall:     func(c agentmcp.Call) { s.app.OnAgentCall(agentCallView(c)) },
 			Logger:     log,
 		})
