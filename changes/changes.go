@@ -348,6 +348,26 @@ type Diff struct {
 	Truncated bool `json:"truncated"`
 }
 
+// TreeDiff returns the change of the work tree that holds dir against
+// the newest merge-base of its HEAD with from (see Base), patches
+// included, cut to limits: what a session changed. It returns
+// gitexec.ErrNotRepo when dir is in no repository.
+func TreeDiff(ctx context.Context, dir string, from []string, paths []string, limits Limits) (*Diff, error) {
+	top, err := Top(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("find the tree of %s: %w", dir, err)
+	}
+	base, err := Base(ctx, top, from...)
+	if err != nil {
+		return nil, fmt.Errorf("find the base of %s: %w", top, err)
+	}
+	d, err := Patches(ctx, top, base, paths, limits)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s: %w", top, err)
+	}
+	return d, nil
+}
+
 // Patches returns the diff of the tree at dir against base, in paths (all
 // of it when none), cut to limits.
 func Patches(ctx context.Context, dir, base string, paths []string, limits Limits) (*Diff, error) {

@@ -129,6 +129,14 @@ func (a *App) OnBranch(m wire.BranchMessage) {
 	a.broadcast(m)
 }
 
+// OnAgentCall tells every client of a call an agent made to agentmux's
+// MCP tools (agent.call): a line of the activity feed. Like the other
+// lines of the feed it is informational, so a slow client may go without.
+func (a *App) OnAgentCall(m wire.AgentCallMessage) {
+	m.Type = wire.TypeAgentCall
+	a.broadcastInformational(m)
+}
+
 // OnCheckpoint tells every client of a new checkpoint of a session's tree
 // (session.checkpoint).
 func (a *App) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {

@@ -13,24 +13,8 @@ import (
 
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/internal/gitexec"
-	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
-
-// SessionTree returns the directory a session works in and what its
-// changes are counted from (changes.Base): for a worktree session, where
-// its branch left the branch it was made from, and once merged, the tip
-// that was merged, so that the changes are what the branch still adds;
-// otherwise HEAD (none).
-func SessionTree(info sessions.Info) (dir string, from []string) {
-	if wt := info.Worktree; wt != nil {
-		if wt.MergedTip != "" {
-			return wt.Path, []string{wt.Base, wt.MergedTip}
-		}
-		return wt.Path, []string{wt.Base}
-	}
-	return info.Cwd, nil
-}
 
 // getDiff serves what a session changed in its tree, with patches:
 // GET /api/sessions/:id/diff[?path=<file>].
@@ -51,8 +35,8 @@ func (a *API) getDiff(c echo.Context) error {
 	info := sess.Info()
 	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Minute)
 	defer cancel()
-	dir, from := SessionTree(info)
-	top, err := changes.Top(ctx, dir)
+	dir, from := info.Tree()
+	d, err := changes.TreeDiff(ctx, dir, from, paths, changes.DefaultLimits)
 	if errors.Is(err, gitexec.ErrNotRepo) {
 		// The table's code and status, with words for the user.
 		code, status := wire.ErrorStatus(err)
@@ -60,15 +44,7 @@ func (a *API) getDiff(c echo.Context) error {
 			fmt.Sprintf("the session works in %s, which is not inside a git repository: there is nothing to compare its files with", info.Cwd))
 	}
 	if err != nil {
-		return diffError(c, "find the session's tree", err)
-	}
-	base, err := changes.Base(ctx, top, from...)
-	if err != nil {
-		return diffError(c, "find the session's base", err)
-	}
-	d, err := changes.Patches(ctx, top, base, paths, changes.DefaultLimits)
-	if err != nil {
-		return diffError(c, "diff the session's tree", err)
+		return diffError(c, err)
 	}
 	return c.JSON(http.StatusOK, d)
 }
@@ -76,10 +52,10 @@ func (a *API) getDiff(c echo.Context) error {
 // diffError answers a diff whose step failed: as wire's mapping says when
 // git refused the repository for its owner, which its message explains to
 // the user, else 500.
-func diffError(c echo.Context, step string, err error) error {
+func diffError(c echo.Context, err error) error {
 	if errors.Is(err, gitexec.ErrUntrusted) {
 		code, status := wire.ErrorStatus(err)
 		return errorJSON(c, status, code, err.Error())
 	}
-	return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, step+": "+err.Error())
+	return errorJSON(c, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 }

@@ -77,7 +77,7 @@ func (a *API) gitSessionOf(c echo.Context, worktree bool) (gitSession, bool, err
 		return gitSession{}, false, sessionError(c, err)
 	}
 	info := sess.Info()
-	dir, _ := SessionTree(info)
+	dir, _ := info.Tree()
 	if wt := info.Worktree; wt != nil && wt.Archived {
 		return gitSession{}, false, errorJSON(c, http.StatusConflict, wire.CodeNotAWorktree,
 			"the session is archived: its worktree was removed after its branch "+wt.Branch+" was merged; work with the branch from the workspace")

@@ -44,6 +44,8 @@ type createPlan struct {
 	name       string
 	cols, rows int
 	worktree   *Worktree
+	startedBy  string
+	firstInput []byte
 }
 
 // create runs the steps of Create: check the request, make the worktree it
@@ -114,7 +116,7 @@ func checkBounds(opts CreateOptions) error {
 	for _, f := range []struct {
 		name, value string
 		max         int
-	}{{"cwd", opts.Cwd, maxPathBytes}, {"agent", opts.Agent, maxAgentBytes}, {"worktree branch", opts.WorktreeBranch, maxBranchBytes}} {
+	}{{"cwd", opts.Cwd, maxPathBytes}, {"agent", opts.Agent, maxAgentBytes}, {"worktree branch", opts.WorktreeBranch, maxBranchBytes}, {"worktree base", opts.WorktreeBase, maxBranchBytes}} {
 		if len(f.value) > f.max {
 			return fmt.Errorf("%w: %s is %d bytes long; at most %d are taken", ErrInvalid, f.name, len(f.value), f.max)
 		}
@@ -143,7 +145,13 @@ func (m *Manager) planCreate(opts CreateOptions) (createPlan, error) {
 	if err := CheckName(opts.Name); err != nil {
 		return createPlan{}, err
 	}
-	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows}, nil
+	if len(opts.FirstInput) > MaxHeldInput {
+		return createPlan{}, fmt.Errorf("%w: the first input is %d bytes long; at most %d are taken", ErrInvalid, len(opts.FirstInput), MaxHeldInput)
+	}
+	if opts.WorktreeBase != "" && opts.WorktreeBranch == "" {
+		return createPlan{}, fmt.Errorf("%w: a base is where a new worktree's branch starts: give the branch too", ErrInvalid)
+	}
+	return createPlan{profile: profile, argv: argv, cwd: cwd, name: opts.Name, cols: cols, rows: rows, startedBy: opts.StartedBy, firstInput: firstInput(opts.FirstInput)}, nil
 }
 
 // planWorktree makes the worktree a create request asks for and points the
@@ -161,7 +169,7 @@ func (m *Manager) planWorktree(plan *createPlan, opts CreateOptions) (worktree.W
 	if plan.name == "" {
 		plan.name = opts.WorktreeBranch // the branch names the session well
 	}
-	made, origin, err := m.addWorktree(plan.name, opts.WorktreeBranch)
+	made, origin, err := m.addWorktree(plan.name, opts.WorktreeBranch, opts.WorktreeBase)
 	if err != nil {
 		return worktree.Worktree{}, err
 	}
@@ -175,22 +183,25 @@ func (m *Manager) planWorktree(plan *createPlan, opts CreateOptions) (worktree.W
 func (m *Manager) newSession(plan createPlan) *Session {
 	id := uuid.NewString()
 	return &Session{
-		id:        id,
-		name:      plan.name,
-		profile:   plan.profile,
-		cwd:       plan.cwd,
-		env:       sessionEnv(m.opts.Env, id),
-		createdAt: time.Now().UTC(),
-		log:       m.log.With("session", id),
-		emit:      m.emit,
-		ring:      output.NewRing(m.opts.Scrollback),
-		timing:    m.opts.Timing,
-		hooks:     m.opts.Hooks,
-		root:      m.opts.Workspace,
-		blocks:    m.ports,
-		wt:        sessionWorktree{w: plan.worktree},
-		prompts:   promptQueue{id: id},
-		run:       agentRun{cols: plan.cols, rows: plan.rows},
+		id:         id,
+		name:       plan.name,
+		profile:    plan.profile,
+		cwd:        plan.cwd,
+		env:        sessionEnv(m.opts.Env, id),
+		createdAt:  time.Now().UTC(),
+		log:        m.log.With("session", id),
+		emit:       m.emit,
+		ring:       output.NewRing(m.opts.Scrollback),
+		timing:     m.opts.Timing,
+		hooks:      m.opts.Hooks,
+		root:       m.opts.Workspace,
+		mcp:        m.opts.MCP,
+		startedBy:  plan.startedBy,
+		firstInput: plan.firstInput,
+		blocks:     m.ports,
+		wt:         sessionWorktree{w: plan.worktree},
+		prompts:    promptQueue{id: id},
+		run:        agentRun{cols: plan.cols, rows: plan.rows},
 	}
 }
 
@@ -324,8 +335,8 @@ func sessionEnv(base []string, id string) []string {
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
 		switch key {
-		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID:
-			continue
+		case "TERM", "COLORTERM", "AGENTMUX_TOKEN", EnvSessionID, EnvMCPSecret, EnvMCPURL:
+			continue // a server started inside a session hands on none of its own
 		}
 		if slices.Contains(placeKeys, key) {
 			continue
@@ -333,4 +344,17 @@ func sessionEnv(base []string, id string) []string {
 		env = append(env, kv)
 	}
 	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", sessionTag(id))
+}
+
+// firstInput returns the keys that type text into a terminal, each line
+// ended with Enter as typed; nil for none.
+func firstInput(text string) []byte {
+	if text == "" {
+		return nil
+	}
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r")
+	if !strings.HasSuffix(text, "\r") {
+		text += "\r"
+	}
+	return []byte(text)
 }

@@ -47,6 +47,16 @@ func (h *HookConfig) agentArgs(p Profile) []string {
 	return nil
 }
 
+// tomlString returns s as a TOML basic string: JSON's string escapes are
+// all TOML's too.
+func tomlString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string: cannot fail
+	}
+	return string(b)
+}
+
 // tomlStrings returns ss as a TOML array of basic strings. JSON's string
 // escapes (\", \\, \n, \uXXXX, ...) are all TOML's too, so a JSON array of
 // strings is that TOML array.

@@ -157,6 +157,9 @@ type Options struct {
 	// gets the same ports back when they are still free; it is released
 	// when the session is destroyed.
 	PortBase int
+	// MCP, when set, points every agent's run at agentmux's MCP
+	// endpoint (caller.go); nil gives none.
+	MCP *MCPConfig
 	// SetupScript, when set, returns the workspace's setup script when
 	// one may run: a new worktree session runs it in its terminal before
 	// its agent starts. nil runs none.
@@ -192,6 +195,18 @@ type CreateOptions struct {
 	// workspace's repository, .worktrees/<name>, on this branch: the
 	// existing one, or a new one from HEAD. Cwd must then be empty.
 	WorktreeBranch string
+	// WorktreeBase is the revision a new WorktreeBranch starts at, HEAD
+	// when empty; it is refused for a branch that exists.
+	WorktreeBase string
+	// FirstInput is typed into the agent's first run, each line with
+	// its Enter, once it reads its terminal: once it is quiet after its
+	// first output (for Claude Code, its first waiting), after the setup
+	// if one runs first. It suits a shell, which never waits for a
+	// queued prompt as an agent does.
+	FirstInput string
+	// StartedBy is the session whose agent asked for this one (package
+	// agentmcp); empty for one a person started.
+	StartedBy string
 }
 
 // Manager creates, finds, resumes and destroys sessions.

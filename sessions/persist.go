@@ -53,6 +53,8 @@ type record struct {
 	// RunOf and RunTree are a run session's (see Session).
 	RunOf   string `json:"runOf,omitempty"`
 	RunTree string `json:"runTree,omitempty"`
+	// StartedBy is the session whose agent started this one.
+	StartedBy string `json:"startedBy,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -183,6 +185,7 @@ func recordOf(info Info) record {
 		Setup:          info.Setup,
 		RunOf:          info.RunOf,
 		RunTree:        info.runTree,
+		StartedBy:      info.StartedBy,
 	}
 }
 
@@ -231,6 +234,7 @@ func (m *Manager) restore() error {
 			timing:    m.opts.Timing,
 			hooks:     m.opts.Hooks,
 			root:      m.opts.Workspace,
+			mcp:       m.opts.MCP,
 			blocks:    m.ports,
 			wt:        sessionWorktree{w: r.Worktree},
 			det:       detector{status: status, reason: reason},
@@ -242,13 +246,14 @@ func (m *Manager) restore() error {
 				exit:  r.Exit,
 			},
 			// conversation survives restarts, so a resume continues it.
-			conv:    conversation{id: r.Conversation},
-			prompts: promptQueue{id: r.ID, q: sv.queue},
-			check:   sessionCheck{last: r.Check, sendFailures: r.SendFailures},
-			archive: r.Archive,
-			setup:   sessionSetup{last: r.Setup},
-			runOf:   r.RunOf,
-			runTree: r.RunTree,
+			conv:      conversation{id: r.Conversation},
+			prompts:   promptQueue{id: r.ID, q: sv.queue},
+			check:     sessionCheck{last: r.Check, sendFailures: r.SendFailures},
+			archive:   r.Archive,
+			setup:     sessionSetup{last: r.Setup},
+			runOf:     r.RunOf,
+			runTree:   r.RunTree,
+			startedBy: r.StartedBy,
 		}
 		if r.RunOf != "" {
 			// Its session's ports, which that session holds.

@@ -118,6 +118,9 @@ type Info struct {
 	// RunOf is, for a run session, the session whose run script it runs;
 	// empty for an agent's session.
 	RunOf string
+	// StartedBy is the session whose agent started this one; empty when
+	// a person did.
+	StartedBy string
 	// runTree is a run session's runTree, for its record.
 	runTree string
 }
@@ -174,6 +177,16 @@ type Session struct {
 	hooks     *HookConfig
 	// root is the workspace, told to the agent as AGENTMUX_ROOT_PATH.
 	root string
+	// mcp points its agent's runs at agentmux's MCP endpoint (caller.go);
+	// nil gives none.
+	mcp *MCPConfig
+	// startedBy is the session whose agent started this one, if an agent
+	// did.
+	startedBy string
+	// firstInput is typed into the agent's first run once it reads its
+	// terminal (CreateOptions.FirstInput); nil once handed over. Guarded
+	// by mu.
+	firstInput []byte
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -236,10 +249,11 @@ type agentRun struct {
 	// unpaced is closed when the current run is being stopped: its reader
 	// then reads to the end, paced or not.
 	unpaced chan struct{}
-	// secret authenticates the current run's hook calls; wake nudges its
-	// silence watcher.
-	secret string
-	wake   chan struct{}
+	// secret authenticates the current run's hook calls, callerSecret
+	// its calls to agentmux (caller.go); wake nudges its silence watcher.
+	secret       string
+	callerSecret string
+	wake         chan struct{}
 }
 
 // ID returns the session's id, a UUID.
@@ -258,6 +272,21 @@ func (s *Session) Pid() int {
 		return 0
 	}
 	return s.run.proc.Pid()
+}
+
+// Tree returns the directory the session works in and what its changes
+// are counted from (changes.Base): for a worktree session, where its
+// branch left the branch it was made from, and once merged, the tip that
+// was merged, so that the changes are what the branch still adds;
+// otherwise HEAD (none).
+func (info Info) Tree() (dir string, from []string) {
+	if wt := info.Worktree; wt != nil {
+		if wt.MergedTip != "" {
+			return wt.Path, []string{wt.Base, wt.MergedTip}
+		}
+		return wt.Path, []string{wt.Base}
+	}
+	return info.Cwd, nil
 }
 
 // Info returns a snapshot of the session's metadata.
@@ -287,6 +316,7 @@ func (s *Session) infoLocked() Info {
 		Worktree:       s.wt.get(),
 		Permission:     s.det.permissionAsked(),
 		RunOf:          s.runOf,
+		StartedBy:      s.startedBy,
 		runTree:        s.runTree,
 	}
 	if !s.ports.IsZero() {
@@ -363,12 +393,20 @@ func (s *Session) startLocked(argv []string, note, branch string) (*pty.Process,
 	// The agent's first run is its start, not a resume, though a setup
 	// ran in the terminal before it.
 	agentFirst := first || s.setup.last != nil && !s.setup.last.AgentStarted
+	callerEnv, callerArgs, err := s.callerLocked()
+	if err != nil {
+		return nil, s.failStartLocked(fmt.Errorf("give the agent agentmux's MCP tools: %w", err))
+	}
+	env = append(env, callerEnv...)
 	if args := s.hooks.agentArgs(s.profile); args != nil && !s.setup.next {
 		// The hooks find the server and prove who they are from the
 		// environment, which only the agent's own processes inherit.
 		secret = newSecret()
 		argv = append(slices.Clone(argv), args...)
 		env = append(slices.Clip(env), EnvHookURL+"="+s.hooks.URL+"/"+s.id, EnvHookSecret+"="+secret)
+	}
+	if callerArgs != nil {
+		argv = append(slices.Clone(argv), callerArgs...)
 	}
 	proc, err := pty.Start(pty.Options{
 		Argv: argv,
@@ -786,5 +824,6 @@ func (s *Session) close() error {
 		return err
 	}
 	s.ring.Update(func(st *output.State) { st.Closed = true })
+	s.removeMCPConfig() // its secret is dead, and the file would pile up
 	return nil
 }

@@ -89,6 +89,14 @@ func (s *Session) startedRunLocked() {
 	if !s.setup.running && s.setup.last != nil {
 		s.setup.last.AgentStarted = true
 	}
+	if !s.setup.running && s.firstInput != nil {
+		// Held as keys typed into a waking session are, so they reach the
+		// agent's run, not the setup's, once it reads its terminal.
+		if _, err := s.prompts.hold(s.firstInput); err != nil {
+			s.log.Warn("the first input was refused", "err", err)
+		}
+		s.firstInput = nil
+	}
 }
 
 // endSetupLocked records the end of the setup's run, st, and says what

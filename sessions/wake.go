@@ -177,14 +177,14 @@ func (s *Session) flushHeldLocked(why string) bool {
 		return false
 	}
 	n := len(keys)
-	if err := s.typeKeysLocked(keys, "the keys typed while the session was stopped"); err != nil {
+	if err := s.typeKeysLocked(keys, "the held keys (typed while the session was stopped, or its first input)"); err != nil {
 		// A fresh run's queue is empty and holds 1 MiB: only a program
 		// that never read a byte gets here.
-		s.log.Warn("could not send the keys typed while the session was stopped", "bytes", n, "err", err)
+		s.log.Warn("could not send the held keys (typed while the session was stopped, or its first input)", "bytes", n, "err", err)
 		return false
 	}
 	s.touch()
-	s.log.Info("sent the keys typed while the session was stopped", "bytes", n, "when", why)
+	s.log.Info("sent the held keys (typed while the session was stopped, or its first input)", "bytes", n, "when", why)
 	s.prompts.sitOut(false)
 	s.endWaitingLocked("input from the user")
 	return true

@@ -68,7 +68,7 @@ func (t *sessionWorktree) update(change func(*Worktree)) bool {
 }
 
 // addWorktree makes the worktree of a new session called name.
-func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, string, error) {
+func (m *Manager) addWorktree(name, branch, base string) (worktree.Worktree, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	dir := filepath.Join(m.opts.Workspace, WorktreesDir, worktree.DirName(name))
@@ -77,11 +77,14 @@ func (m *Manager) addWorktree(name, branch string) (worktree.Worktree, string, e
 	}
 	// Read before the branch is made: what the workspace has checked out.
 	origin, err := worktree.Origin(ctx, m.opts.Workspace)
+	if base != "" {
+		origin, err = base, nil // where the branch starts is what it branches off
+	}
 	if err != nil {
 		m.log.Warn("cannot tell what the worktree branches off; its changes count from its own HEAD", "err", err)
 		origin = ""
 	}
-	wt, err := worktree.Add(ctx, m.opts.Workspace, dir, branch)
+	wt, err := worktree.AddFrom(ctx, m.opts.Workspace, dir, branch, base)
 	if err != nil {
 		return worktree.Worktree{}, "", worktreeError(err)
 	}

@@ -289,6 +289,23 @@ type (
 		SessionID  string                `json:"sessionId"`
 		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
+	// AgentCallMessage is agent.call: a call an agent made to one of
+	// agentmux's MCP tools, done or refused.
+	AgentCallMessage struct {
+		Type string `json:"type"`
+		// SessionID is the calling agent's session.
+		SessionID string `json:"sessionId"`
+		// Tool is the tool's name, such as start_session.
+		Tool string `json:"tool"`
+		// Text says what was done, for people: "planner started 'tests'
+		// on feature/tests".
+		Text string `json:"text"`
+		// TargetID is the session the call was about, if any.
+		TargetID string `json:"targetId,omitempty"`
+		// Error, when present, is why the call was refused or failed.
+		Error     string `json:"error,omitempty"`
+		Timestamp string `json:"timestamp"`
+	}
 	// SetupMessage is session.setup: a worktree session's setup script
 	// started or ended.
 	SetupMessage struct {

@@ -38,6 +38,7 @@ var serverMessages = map[string]any{
 	TypeSessionCheck:        CheckMessage{},
 	TypeSessionSetup:        SetupMessage{},
 	TypeSessionResized:      ResizedMessage{},
+	TypeAgentCall:           AgentCallMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

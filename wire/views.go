@@ -53,6 +53,9 @@ type Session struct {
 	Setup *sessions.Setup `json:"setup,omitempty"`
 	// RunOf is, for a run session, the session whose run script it runs.
 	RunOf string `json:"runOf,omitempty"`
+	// StartedBy is, for a session an agent started through agentmux's
+	// MCP tools, the session whose agent started it.
+	StartedBy string `json:"startedBy,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -77,6 +80,7 @@ func SessionView(info sessions.Info) Session {
 		Archive:        info.Archive,
 		Setup:          info.Setup,
 		RunOf:          info.RunOf,
+		StartedBy:      info.StartedBy,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

@@ -70,6 +70,9 @@ const (
 	TypeSessionCheck = "session.check"
 	// TypeSessionResized announces a session's new size, and who set it.
 	TypeSessionResized = "session.resized"
+	// TypeAgentCall tells of a call an agent made to agentmux's MCP
+	// tools: a line of the activity feed.
+	TypeAgentCall = "agent.call"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

@@ -75,6 +75,9 @@ var (
 	// name (git check-ref-format --branch), or it is empty or starts with
 	// '-', which git would read as an option.
 	ErrInvalidBranch = errors.New("invalid branch name")
+	// ErrBase means the base a new branch was to start at is no commit,
+	// or was given for a branch that exists.
+	ErrBase = errors.New("bad base for a new branch")
 	// ErrCheckedOut means the branch is checked out in another worktree
 	// (the main one included); git allows a branch in one worktree only.
 	ErrCheckedOut = errors.New("branch already checked out")
@@ -153,12 +156,22 @@ func DirName(name string) string {
 // HEAD has no commit yet). Parent directories of dir are created as
 // needed. A relative dir is taken from the current directory.
 //
+// Add is AddFrom with no base.
+//
 // On any failure, including the context ending, Add leaves nothing
 // behind: not the directories it created, not the branch it created, not
 // git's registration of the worktree. The repository's post-checkout hook
 // runs, as for git worktree add, and its failure fails Add.
-func Add(ctx context.Context, repoDir, dir, branch string) (wt Worktree, err error) {
-	p, err := planAdd(ctx, repoDir, dir, branch)
+func Add(ctx context.Context, repoDir, dir, branch string) (Worktree, error) {
+	return AddFrom(ctx, repoDir, dir, branch, "")
+}
+
+// AddFrom is Add with the commit a new branch starts at: base, any
+// revision git resolves to a commit (a branch, a tag, a hash), or HEAD
+// when empty. A base given for a branch that exists already is refused
+// (ErrBase): the branch would not start there.
+func AddFrom(ctx context.Context, repoDir, dir, branch, base string) (wt Worktree, err error) {
+	p, err := planAdd(ctx, repoDir, dir, branch, base)
 	if err != nil {
 		return Worktree{}, err
 	}
@@ -197,7 +210,7 @@ type addPlan struct {
 // planAdd checks everything Add can check before it changes anything: the
 // branch name, the repository, that the directory does not exist and that
 // the branch is not checked out elsewhere.
-func planAdd(ctx context.Context, repoDir, dir, branch string) (addPlan, error) {
+func planAdd(ctx context.Context, repoDir, dir, branch, base string) (addPlan, error) {
 	if err := checkBranchSyntax(branch); err != nil {
 		return addPlan{}, err
 	}
@@ -226,7 +239,14 @@ func planAdd(ctx context.Context, repoDir, dir, branch string) (addPlan, error) 
 	if p.exists, err = branchExists(ctx, top, branch); err != nil {
 		return addPlan{}, err
 	}
-	if !p.exists {
+	switch {
+	case p.exists && base != "":
+		return addPlan{}, gitexec.Kinded(ErrBase, nil, "branch %q exists already, so it cannot start at %q: give a new branch's name, or leave the base out", branch, base)
+	case base != "":
+		if p.head, err = baseCommit(ctx, top, base); err != nil {
+			return addPlan{}, err
+		}
+	case !p.exists:
 		if p.head, err = headCommit(ctx, top, branch); err != nil {
 			return addPlan{}, err
 		}
@@ -634,6 +654,24 @@ func Origin(ctx context.Context, dir string) (string, error) {
 }
 
 // headCommit returns the commit HEAD names, to create branch from.
+// baseCommit resolves base, the revision a new branch is to start at, to
+// its commit, or returns ErrBase. A base that looks like an option is
+// refused before git sees it.
+func baseCommit(ctx context.Context, top, base string) (string, error) {
+	if strings.HasPrefix(base, "-") || strings.ContainsAny(base, "\x00\n") {
+		return "", gitexec.Kinded(ErrBase, nil, "base %q is not a revision", base)
+	}
+	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && ge.Code == 1 {
+		return "", gitexec.Kinded(ErrBase, nil, "base %q names no commit of the repository at %s", base, top)
+	}
+	if err != nil {
+		return "", gitexec.Step(err, nil, "resolve base %q in %s", base, top)
+	}
+	return strings.TrimSuffix(out, "\n"), nil
+}
+
 func headCommit(ctx context.Context, top, branch string) (string, error) {
 	out, err := run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	var ge *gitexec.Error

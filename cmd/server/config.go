@@ -21,6 +21,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/agentmux/agentmux/agentmcp"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/internal/regfile"
@@ -77,6 +78,12 @@ type config struct {
 	// PortBase is the lowest of the ports sessions get in blocks of ten
 	// (AGENTMUX_PORT).
 	PortBase int
+	// MCP serves agentmux's MCP endpoint to the agents it runs and
+	// registers it with them; MCPMaxStarted bounds the sessions one
+	// agent may have started at once.
+	MCP           bool
+	MCPMaxStarted int
+	MCPMaxDepth   int
 
 	// Version asks only for the version.
 	Version bool
@@ -263,6 +270,9 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	})
 	fs.BoolVar(&cfg.TrustScripts, "trust-scripts", false, "approve the workspace's scripts (agentmux.json, conductor.json) without asking, for a server nobody is at; they run as the repository has them")
 	fs.IntVar(&cfg.PortBase, "port-base", sessions.DefaultPortBase, fmt.Sprintf("the lowest port of the blocks of %d free ports each session gets, the first as AGENTMUX_PORT, for its dev servers", sessions.PortCount))
+	fs.BoolVar(&cfg.MCP, "mcp", true, "serve agentmux's MCP tools to the agents it runs (list, start, prompt, wait for, read and stop sessions), registered for each Claude Code and Codex run without touching their own configuration; false gives agents none")
+	fs.IntVar(&cfg.MCPMaxStarted, "mcp-max-started", agentmcp.DefaultMaxStarted, "how many sessions one agent may have started through the MCP tools at once")
+	fs.IntVar(&cfg.MCPMaxDepth, "mcp-max-depth", agentmcp.DefaultMaxDepth, "how deep sessions may start sessions through the MCP tools: at 1 a session a person started may start some, and those start none")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -366,6 +376,10 @@ func validate(cfg config) error {
 	switch {
 	case cfg.MaxSessions < 1:
 		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case cfg.MCPMaxDepth < 1:
+		return fmt.Errorf("--mcp-max-depth %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxDepth)
+	case cfg.MCPMaxStarted < 1:
+		return fmt.Errorf("--mcp-max-started %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxStarted)
 	case cfg.PortBase < 1024 || cfg.PortBase+sessions.PortCount-1 > 65535:
 		return fmt.Errorf("--port-base %d: must be from 1024 to %d", cfg.PortBase, 65535-sessions.PortCount+1)
 	case cfg.KeepSessions < cfg.MaxSessions:

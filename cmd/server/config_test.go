@@ -30,6 +30,7 @@ var allFlags = []string{
 	"question-quiet", "idle-after", "warn-after", "warn-error-after", "allowed-hosts", "keep-sessions", "token-file",
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
 	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "check-timeout", "port-base",
+	"mcp", "mcp-max-started", "mcp-max-depth",
 }
 
 func TestEnvName(t *testing.T) {
@@ -167,6 +168,9 @@ var fullEnv = map[string]string{
 	"AGENTMUX_TRUST_SCRIPTS":        "true",
 	"AGENTMUX_CHECK_TIMEOUT":        "3m",
 	"AGENTMUX_PORT_BASE":            "30000",
+	"AGENTMUX_MCP":                  "false",
+	"AGENTMUX_MCP_MAX_STARTED":      "5",
+	"AGENTMUX_MCP_MAX_DEPTH":        "2",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -211,6 +215,9 @@ func TestConfigFromEnv(t *testing.T) {
 		TrustScripts:     true,
 		CheckTimeout:     3 * time.Minute,
 		PortBase:         30000,
+		MCP:              false,
+		MCPMaxStarted:    5,
+		MCPMaxDepth:      2,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -357,6 +364,8 @@ func TestConfigValidation(t *testing.T) {
 		args []string
 		want []string // in the error
 	}{
+		{[]string{"--mcp-max-started", "0"}, []string{"--mcp-max-started 0", "at least 1", "--mcp=false"}},
+		{[]string{"--mcp-max-depth", "0"}, []string{"--mcp-max-depth 0", "at least 1"}},
 		{[]string{"--max-sessions", "0"}, []string{"--max-sessions 0", "at least 1"}},
 		{[]string{"--port-base", "80"}, []string{"--port-base 80", "from 1024"}},
 		{[]string{"--port-base", "65530"}, []string{"--port-base 65530", "from 1024 to 65526"}},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -13,7 +12,7 @@ func (s *server) followDiffs(ev sessions.Event) {
 	case sessions.EventCreated:
 		s.followDiff(ev.Session)
 	case sessions.EventUpdated:
-		// A merge changes what the changes count from (SessionTree);
+		// A merge changes what the changes count from (Info.Tree);
 		// following it again with the same counts is nothing.
 		if wt := ev.Session.Worktree; wt != nil && wt.MergedTip != "" {
 			s.followDiff(ev.Session)
@@ -25,6 +24,6 @@ func (s *server) followDiffs(ev sessions.Event) {
 
 // followDiff has the tracker follow one session's tree.
 func (s *server) followDiff(info sessions.Info) {
-	dir, from := httpapi.SessionTree(info)
+	dir, from := info.Tree()
 	s.diffs.Follow(info.ID, dir, from...)
 }

@@ -64,11 +64,37 @@ func listenHooks(dataDir string, log *slog.Logger) (*hookServer, *sessions.HookC
 	return &hookServer{ln: limitListen(ln, maxHookConnections, "hooks", log), done: make(chan struct{}), log: log}, cfg, nil
 }
 
-// start serves hook calls for the sessions mgr holds until stop.
-func (h *hookServer) start(mgr *sessions.Manager) {
+// mcpConfig points the agents at the MCP endpoint this listener serves,
+// with the Claude Code runs' configurations in dataDir; nil, when on is
+// false, gives them none.
+func (h *hookServer) mcpConfig(on bool, dataDir string) *sessions.MCPConfig {
+	if !on {
+		return nil
+	}
+	return &sessions.MCPConfig{URL: "http://" + h.ln.Addr().String() + "/mcp", Dir: filepath.Join(dataDir, mcpConfigDir)}
+}
+
+// mcpConfigDir holds, inside --data-dir, each Claude Code run's MCP
+// configuration.
+const mcpConfigDir = "mcp"
+
+// start serves hook calls for the sessions mgr holds, and the agents'
+// MCP endpoint, mcp (which authenticates its callers itself; nil serves
+// none), until stop.
+func (h *hookServer) start(mgr *sessions.Manager, mcp http.Handler) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
+	e.Any("/mcp", func(c echo.Context) error {
+		if mcp == nil {
+			return httpapi.WriteError(c, http.StatusNotFound, wire.CodeNotFound, "agentmux serves no MCP tools: it was started with --mcp=false")
+		}
+		if !isLoopback(c.Request().RemoteAddr) {
+			return httpapi.WriteError(c, http.StatusForbidden, wire.CodeForbidden, "agentmux's MCP endpoint is for the agents on this machine only")
+		}
+		mcp.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
 	e.Any("/*", func(c echo.Context) error {
 		return httpapi.WriteError(c, http.StatusNotFound, wire.CodeNotFound, "this listener takes agent hook calls only")
 	})

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/agentmcp"
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
@@ -49,6 +50,8 @@ func main() {
 		switch os.Args[1] {
 		case "hook":
 			os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
+		case "mcp":
+			os.Exit(mcpMain(os.Getenv, os.Stderr))
 		case "health":
 			os.Exit(healthMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
 		}
@@ -70,6 +73,7 @@ type server struct {
 	workspace *watcher.Workspace
 	memory    *memory.Monitor
 	hooks     *hookServer
+	mcp       *agentmcp.Server // the agents' MCP endpoint, on the hook listener
 	worktrees *worktreeWatches
 	guard     *guard.Guard
 	diffs     *changes.Live
@@ -173,6 +177,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Quiet:          giveMemoryBack,
 		Timing:         cfg.Timing,
 		Hooks:          hooks,
+		MCP:            s.hooks.mcpConfig(cfg.MCP, cfg.DataDir),
 		PortBase:       cfg.PortBase,
 		Archive: func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
 			return trust.RunIn(ctx, scripts.Archive, dir, env, sessions.ArchiveLimit)
@@ -182,6 +187,19 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MCP {
+		s.mcp, err = agentmcp.New(agentmcp.Options{
+			Sessions:   s.mgr,
+			Version:    version,
+			MaxStarted: cfg.MCPMaxStarted,
+			MaxDepth:   cfg.MCPMaxDepth,
+			OnCall:     func(c agentmcp.Call) { s.app.OnAgentCall(agentCallView(c)) },
+			Logger:     log,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
 		return nil, err
@@ -201,7 +219,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
-	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.onSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint) {
 		s.app.OnCheckpoint(session, cp)
 		s.checks.Start(session, dir, cp.ID)
@@ -312,7 +330,7 @@ func (s *server) start() {
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, checks: s.checks, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
-	s.hooks.start(s.mgr)
+	s.hooks.start(s.mgr, s.mcpHandler())
 	for _, sess := range s.mgr.List() { // restored sessions
 		info := sess.Info()
 		if info.Worktree != nil {
@@ -340,6 +358,9 @@ func (s *server) halt() {
 	// After the checkpoints' goroutine, which starts checks.
 	s.checks.Close()
 	s.previews.Close()
+	if s.mcp != nil {
+		s.mcp.Close() // its waits would hold the hook listener's shutdown
+	}
 }
 
 // close stops the watchers, saves what is left and closes the database;

@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
 	}
+	// An agent's stdio MCP server, the bridge (mcp_test.go).
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		os.Exit(mcpMain(os.Getenv, os.Stderr))
+	}
 	// A session's dev server, for the preview tests (previews_test.go).
 	if len(os.Args) > 1 && os.Args[1] == "serve-app" {
 		serveApp(os.Args[2:])

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
-	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -32,7 +31,7 @@ func (t *turns) onEvent(ev sessions.Event) {
 		}
 	case sessions.EventDestroyed:
 		t.checks.Forget(info.ID)
-		dir, _ := httpapi.SessionTree(info)
+		dir, _ := info.Tree()
 		if info.Worktree != nil {
 			// The worktree may be removed with the session; the refs
 			// live in the repository the workspace holds.
@@ -43,7 +42,7 @@ func (t *turns) onEvent(ev sessions.Event) {
 		if info.Worktree != nil && info.Worktree.Archived {
 			return
 		}
-		dir, _ := httpapi.SessionTree(info)
+		dir, _ := info.Tree()
 		t.auto.Request(info.ID, dir)
 	}
 }

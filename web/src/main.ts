@@ -136,7 +136,7 @@ window.__agentmux = {
 const layout = new LayoutController((path) => artifact.open(path), isForShownSession);
 const artifact = new ArtifactPane(() => layout.revealArtifact());
 const docs = new RecentDocs((path) => openFromUser(path));
-const activity = new ActivityFeed(root, (rel) => openFromUser(rel), (port) => showPort(port));
+const activity = new ActivityFeed(root, (rel) => openFromUser(rel), (port) => showPort(port), (id) => showSessionFromFeed(id));
 // The dev servers the agents start; a port a session's process opens is a
 // line in the activity feed. Ports of no session (agentmux itself, a
 // docker proxy) are only listed in the Preview view: in the feed they were
@@ -283,6 +283,19 @@ function showPort(port: number): void {
   preview.select(port);
   layout.set('preview');
   byId('app').classList.remove('sidebar-open');
+}
+
+/**
+ * Shows the session an agent's call was about (a click in the activity
+ * feed), over the side panel on a small screen; false when it is gone.
+ */
+function showSessionFromFeed(id: string): boolean {
+  if (!store.has(id)) return false;
+  // As the switcher: on a touch screen the terminal's focus would raise the keyboard.
+  if (COARSE.matches) store.select(id);
+  else selectSession(id);
+  byId('app').classList.remove('sidebar-open');
+  return true;
 }
 
 /** The user chose a session (a click): show it and put the cursor in it. */
@@ -526,6 +539,9 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'ports.changed':
       preview.onPorts(m);
+      break;
+    case 'agent.call':
+      activity.addAgentCall(m);
       break;
     case 'workflow.updated':
       if (m.sessionId) workflows.setSession(m.sessionId, m.workflow);

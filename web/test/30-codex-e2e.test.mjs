@@ -10,17 +10,11 @@
 // as its only model provider, the workspace trusted and update checks and
 // analytics off: it talks to nothing but the stand-in. The notify program is
 // not in that file: agentmux passes it on the command line.
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { uiTest, tabById, waitFor, waitForLine, terminalLines, terminalPane, tempDir, TEST_DIR } from './harness.mjs';
-import { startFakeOpenAI, codexConfig, FAKE_OPENAI_KEY, FAKE_OPENAI_KEY_ENV } from './fake-openai.mjs';
+import { tabById, waitFor, waitForLine, terminalLines, terminalPane } from './harness.mjs';
+import { codexUiTest } from './codex-cli.mjs';
 
 const NAME = "the real Codex CLI: a prompt, the stand-in's reply, and its notify program reports waiting";
-const BIN_DIR = path.join(TEST_DIR, 'node_modules', '.bin');
 
 const FINISHED = 'Codex finished its turn and waits for your next prompt';
 const PROMPTS = ['What colour is the sky today', 'And the grass'];
@@ -28,97 +22,69 @@ const REPLIES = ['The stand-in says the sky is green today.', 'The stand-in says
 /** How soon after the stand-in's last answer of a turn the session must wait. */
 const PROMPTLY_MS = 3_000;
 
-/** Why node_modules/.bin/codex does not run, or null when it does. */
-function wontRun(file) {
-  if (!existsSync(file)) return `${file} is missing: run npm ci in web/test`;
-  const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' } });
-  if (!r.error && r.status === 0 && /codex-cli/.test(r.stdout)) return null;
-  return `the Codex CLI cannot run on ${process.platform}-${process.arch}: ${r.error?.message ?? `exit ${r.status}: ${(r.stderr || r.stdout).trim().split('\n')[0].slice(0, 200)}`}`;
-}
 
-const skip = wontRun(path.join(BIN_DIR, 'codex'));
-if (skip) {
-  test(NAME, { skip }, () => {});
-} else {
-  const api = await startFakeOpenAI({ reply: (body) => REPLIES[PROMPTS.findLastIndex((p) => JSON.stringify(body?.input ?? '').includes(p))] ?? 'A title' });
-  after(() => api.close());
-  const codexHome = path.join(await tempDir('codex'), 'home');
-
-  uiTest(
-    NAME,
-    {
-      timeout: 180_000,
-      env: {
-        PATH: `${BIN_DIR}:${process.env.PATH}`,
-        CODEX_HOME: codexHome,
-        [FAKE_OPENAI_KEY_ENV]: FAKE_OPENAI_KEY,
-      },
-      setupWorkspace: async (ws) => {
-        await fs.mkdir(codexHome, { recursive: true });
-        const trusted = [...new Set([ws, await fs.realpath(ws)])];
-        await fs.writeFile(path.join(codexHome, 'config.toml'), codexConfig(api.url, { trusted }));
-      },
-    },
-    async ({ t, page, server, frames, screenshot, onCleanup }) => {
-      const statusFrames = (id, from = 0) => frames.slice(from).filter((f) => f.type === 'session.status' && f.sessionId === id);
-      const waitStatus = async (id, status, reason, from = 0, timeout = 30_000) =>
-        waitFor(() => statusFrames(id, from).find((f) => f.status === status && (reason === undefined || f.reason === reason)), {
-          timeout,
-          interval: 20,
-          message: `session.status ${status}${reason ? ` "${reason}"` : ''} for ${id}`,
-        });
-      const tabStatus = async (id, status, timeout = 30_000) =>
-        waitFor(async () => (await tabById(page, id).getAttribute('data-status')) === status, { timeout, message: `tab ${id} data-status ${status}` });
-      const diagnostic = () =>
-        `the stand-in saw: ${JSON.stringify(api.requests.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.prompt.slice(0, 60))}`))}`;
-      let id;
-      onCleanup(async () => {
-        t.diagnostic(diagnostic());
-        if (id) t.diagnostic(`Codex's screen: ${JSON.stringify(await terminalLines(page, id).catch(() => null))}`);
+await codexUiTest(
+  NAME,
+  { reply: (body) => REPLIES[PROMPTS.findLastIndex((p) => JSON.stringify(body?.input ?? '').includes(p))] ?? 'A title' },
+  async ({ t, page, server, frames, screenshot, onCleanup, api }) => {
+    const statusFrames = (id, from = 0) => frames.slice(from).filter((f) => f.type === 'session.status' && f.sessionId === id);
+    const waitStatus = async (id, status, reason, from = 0, timeout = 30_000) =>
+      waitFor(() => statusFrames(id, from).find((f) => f.status === status && (reason === undefined || f.reason === reason)), {
+        timeout,
+        interval: 20,
+        message: `session.status ${status}${reason ? ` "${reason}"` : ''} for ${id}`,
       });
+    const tabStatus = async (id, status, timeout = 30_000) =>
+      waitFor(async () => (await tabById(page, id).getAttribute('data-status')) === status, { timeout, message: `tab ${id} data-status ${status}` });
+    const diagnostic = () =>
+      `the stand-in saw: ${JSON.stringify(api.requests.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.prompt.slice(0, 60))}`))}`;
+    let id;
+    onCleanup(async () => {
+      t.diagnostic(diagnostic());
+      if (id) t.diagnostic(`Codex's screen: ${JSON.stringify(await terminalLines(page, id).catch(() => null))}`);
+    });
 
-      const s = await server.createSession({ name: 'codex', agent: 'codex' });
-      id = s.id;
-      assert.equal(s.agent, 'codex');
-      const c = s.command.indexOf('-c');
-      assert.ok(c > 0 && /^notify=\[".*","hook"\]$/.test(s.command[c + 1]), `the start command sets the notify program: ${JSON.stringify(s.command)}`);
-      await tabById(page, id).click();
-      await waitFor(() => page.evaluate((i) => !!window.__agentmux.terminals.get(i), id), { message: `a terminal for ${id}` });
-      // Codex's composer: its placeholder or hint line, once past start-up.
-      await waitFor(
-        async () => ((await terminalLines(page, id)) ?? []).some((l) => /^\s*›/.test(l)),
-        { timeout: 60_000, message: `Codex's composer ("›") in ${id}` },
-      );
-      await screenshot('codex-1-started');
+    const s = await server.createSession({ name: 'codex', agent: 'codex' });
+    id = s.id;
+    assert.equal(s.agent, 'codex');
+    const c = s.command.indexOf('-c');
+    assert.ok(c > 0 && /^notify=\[".*","hook"\]$/.test(s.command[c + 1]), `the start command sets the notify program: ${JSON.stringify(s.command)}`);
+    await tabById(page, id).click();
+    await waitFor(() => page.evaluate((i) => !!window.__agentmux.terminals.get(i), id), { message: `a terminal for ${id}` });
+    // Codex's composer: its placeholder or hint line, once past start-up.
+    await waitFor(
+      async () => ((await terminalLines(page, id)) ?? []).some((l) => /^\s*›/.test(l)),
+      { timeout: 60_000, message: `Codex's composer ("›") in ${id}` },
+    );
+    await screenshot('codex-1-started');
 
-      for (const [n, prompt] of PROMPTS.entries()) {
-        const from = frames.length;
-        await terminalPane(page).click();
-        await page.keyboard.type(prompt);
-        await waitForLine(page, id, (l) => l.includes(prompt), { message: `"${prompt}" in Codex's composer` });
-        await page.keyboard.press('Enter');
-        if (n > 0) {
-          // The user's input ended the wait of the turn before.
-          await waitStatus(id, 'active', undefined, from);
-        }
-        await waitForLine(page, id, (l) => l.includes(REPLIES[n]), { timeout: 30_000, message: `the stand-in's reply in ${id}` });
-        const waiting = await waitStatus(id, 'waiting', FINISHED, from);
-        const seen = Date.now();
-        await tabStatus(id, 'waiting');
-        const answered = await waitFor(() => {
-          const turn = api.requests.filter((r) => r.prompt === prompt && r.endedAt);
-          return turn.length && Math.max(...turn.map((r) => r.endedAt));
-        }, { message: `the stand-in answered "${prompt}"; ${diagnostic()}` });
-        const late = seen - answered;
-        t.diagnostic(`turn ${n + 1}: waiting (${JSON.stringify(waiting.reason)}) ${late} ms after the stand-in's answer`);
-        assert.ok(late < PROMPTLY_MS, `waiting ${late} ms after the turn's end, want under ${PROMPTLY_MS} ms`);
-        assert.deepEqual(
-          statusFrames(id, from).map((f) => f.status).slice(-1),
-          ['waiting'],
-          `the turn ends waiting: ${JSON.stringify(statusFrames(id, from))}`,
-        );
-        await screenshot(`codex-${n + 2}-replied`);
+    for (const [n, prompt] of PROMPTS.entries()) {
+      const from = frames.length;
+      await terminalPane(page).click();
+      await page.keyboard.type(prompt);
+      await waitForLine(page, id, (l) => l.includes(prompt), { message: `"${prompt}" in Codex's composer` });
+      await page.keyboard.press('Enter');
+      if (n > 0) {
+        // The user's input ended the wait of the turn before.
+        await waitStatus(id, 'active', undefined, from);
       }
-    },
-  );
-}
+      await waitForLine(page, id, (l) => l.includes(REPLIES[n]), { timeout: 30_000, message: `the stand-in's reply in ${id}` });
+      const waiting = await waitStatus(id, 'waiting', FINISHED, from);
+      const seen = Date.now();
+      await tabStatus(id, 'waiting');
+      const answered = await waitFor(() => {
+        const turn = api.requests.filter((r) => r.prompt === prompt && r.endedAt);
+        return turn.length && Math.max(...turn.map((r) => r.endedAt));
+      }, { message: `the stand-in answered "${prompt}"; ${diagnostic()}` });
+      const late = seen - answered;
+      t.diagnostic(`turn ${n + 1}: waiting (${JSON.stringify(waiting.reason)}) ${late} ms after the stand-in's answer`);
+      assert.ok(late < PROMPTLY_MS, `waiting ${late} ms after the turn's end, want under ${PROMPTLY_MS} ms`);
+      assert.deepEqual(
+        statusFrames(id, from).map((f) => f.status).slice(-1),
+        ['waiting'],
+        `the turn ends waiting: ${JSON.stringify(statusFrames(id, from))}`,
+      );
+      await screenshot(`codex-${n + 2}-replied`);
+    }
+  },
+);

@@ -14,7 +14,11 @@
 //   POST .../responses   an assistant message with one output_text part, the
 //                        reply, streamed as server-sent events: created,
 //                        output_item.added, output_text.delta,
-//                        output_item.done, completed (the events Codex reads)
+//                        output_item.done, completed (the events Codex reads);
+//                        or, when the reply is { functionCall: { name,
+//                        namespace?, arguments } }, one function_call item
+//                        (Codex runs the tool and sends its output in the
+//                        next request's input, as a function_call_output)
 //   GET  .../models      an empty model list
 //   anything else        404 with an OpenAI-shaped error body
 
@@ -59,7 +63,11 @@ function json(res, status, obj) {
 
 /**
  * Starts the stand-in on 127.0.0.1 (a free port unless `port` is given).
- *   reply   the assistant's text, or a function (body) => text
+ *   reply   the assistant's text, or a function (body) => text; either may
+ *           instead be { functionCall: { name, namespace, arguments } }
+ *           (arguments an object; namespace, when given, the tool's
+ *           namespace, as Codex groups an MCP server's tools): the
+ *           assistant then calls that function
  *   log     called with each request record, e.g. for debugging
  */
 export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port = 0, log } = {}) {
@@ -82,15 +90,31 @@ export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port
     log?.(record);
 
     if (req.method === 'POST' && path.endsWith('/responses')) {
-      const text = typeof reply === 'function' ? reply(body) : reply;
+      const answer = typeof reply === 'function' ? reply(body) : reply;
       const id = `resp_fake_${++counter}`;
       const msgId = `msg_fake_${counter}`;
-      const message = (content) => ({ type: 'message', id: msgId, role: 'assistant', status: 'completed', content });
+      const fn = typeof answer === 'object' && answer?.functionCall;
+      let output;
+      if (fn) {
+        const item = {
+          type: 'function_call', id: `fc_fake_${counter}`, call_id: `call_fake_${counter}`, status: 'completed',
+          name: fn.name, ...(fn.namespace ? { namespace: fn.namespace } : {}), arguments: JSON.stringify(fn.arguments ?? {}),
+        };
+        output = [
+          { type: 'response.output_item.added', output_index: 0, item: { ...item, arguments: '' } },
+          { type: 'response.output_item.done', output_index: 0, item },
+        ];
+      } else {
+        const message = (content) => ({ type: 'message', id: msgId, role: 'assistant', status: 'completed', content });
+        output = [
+          { type: 'response.output_item.added', output_index: 0, item: message([]) },
+          { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: msgId, delta: answer },
+          { type: 'response.output_item.done', output_index: 0, item: message([{ type: 'output_text', text: answer, annotations: [] }]) },
+        ];
+      }
       const events = [
         { type: 'response.created', response: { id, status: 'in_progress' } },
-        { type: 'response.output_item.added', output_index: 0, item: message([]) },
-        { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: msgId, delta: text },
-        { type: 'response.output_item.done', output_index: 0, item: message([{ type: 'output_text', text, annotations: [] }]) },
+        ...output,
         {
           type: 'response.completed',
           response: {

@@ -4,12 +4,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PromptQueues, type QueueChange } from '../src/models/queues';
+import { PromptQueues, agentAuthorSession, type QueueChange } from '../src/models/queues';
 import { ReviewDrafts } from '../src/models/drafts';
 import { DiffSummaries, ownsDiff } from '../src/models/diffs';
 import { Participants } from '../src/models/participants';
-import { runsShell } from '../src/models/store';
-import type { Participant, QueuedPrompt, ReviewComment, SessionDiffMessage } from '../src/shared/types';
+import { SessionStore, runsShell, startedByTitle } from '../src/models/store';
+import type { Participant, QueuedPrompt, ReviewComment, Session, SessionDiffMessage } from '../src/shared/types';
 
 const ID = 'session-1';
 
@@ -104,4 +104,30 @@ test('a plain shell: the shell profile, or a shell\'s name with options alone; s
   assert.equal(runsShell({ agent: 'custom', command: ['python3', '-i'] }), false);
   assert.equal(runsShell({ agent: 'custom', command: ['/opt/bashful'] }), false);
   assert.equal(runsShell({ agent: 'claude', command: ['claude'] }), false);
+});
+
+const session = (id: string, name: string, more: Partial<Session> = {}): Session => ({
+  id, name, status: 'active', agent: 'shell', command: ['sh'], cwd: '/w', createdAt: '', lastActivityAt: '', cols: 80, rows: 24, sendFailures: false, ...more,
+});
+
+test("a session an agent started names its starter while it is listed, and says so once it was deleted", () => {
+  const store = new SessionStore();
+  store.upsert(session('p', 'planner'));
+  store.upsert(session('h', 'helper', { startedBy: 'p' }));
+  assert.equal(store.starterOf(store.get('p')!.session), null, 'a person started it');
+  const st = store.starterOf(store.get('h')!.session);
+  assert.deepEqual(st, { id: 'p', name: 'planner' });
+  assert.equal(startedByTitle(st!), "Started by planner's agent");
+  store.upsert(session('p', 'architect'));
+  assert.equal(store.starterOf(store.get('h')!.session)?.name, 'architect', 'a rename shows');
+  store.remove('p');
+  const gone = store.starterOf(store.get('h')!.session);
+  assert.deepEqual(gone, { id: 'p', name: null });
+  assert.equal(startedByTitle(gone!), 'Started by an agent in a deleted session');
+});
+
+test("a prompt an agent queued: its author id is agent:<the caller's session>", () => {
+  assert.equal(agentAuthorSession('agent:5b0c7c1e'), '5b0c7c1e');
+  assert.equal(agentAuthorSession('9f86d081884c7d65'), null, "a person's key");
+  assert.equal(agentAuthorSession('agent:'), null);
 });

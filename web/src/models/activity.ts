@@ -1,11 +1,13 @@
 // The activity feed's lines, newest first: the file events (file.changed,
-// and the last of them again in file.recent when the page connects) and
-// the ports a session's process opened. The server keeps the recent file
+// and the last of them again in file.recent when the page connects), the
+// ports a session's process opened, and the calls agents made to
+// agentmux's MCP tools (agent.call). The server keeps the recent file
 // events, so a page reloaded shows what it showed; one that reconnects
-// gets them again and adds only those it missed. Touches no DOM: the
-// view (views/activity.ts) renders it.
+// gets them again and adds only those it missed. Agent calls are not
+// kept: a page shows those made while it was connected. Touches no DOM:
+// the view (views/activity.ts) renders it.
 
-import type { FileEvent, RecentFile } from '../shared/types';
+import type { AgentCallMessage, FileEvent, RecentFile } from '../shared/types';
 
 /** As many lines as the feed shows: the server keeps as many file events. */
 export const MAX_ACTIVITY_ITEMS = 100;
@@ -28,10 +30,39 @@ export interface PortOpened {
 }
 
 export type PortItem = PortOpened & { kind: 'port'; time: number };
-export type FeedItem = ActivityItem | PortItem;
+
+/** A call an agent made to agentmux's tools, done or refused. */
+export interface AgentCallItem {
+  kind: 'agent';
+  /** The calling agent's session. */
+  sessionId: string;
+  tool: string;
+  /** What was done, in the server's words. */
+  text: string;
+  /** The session the call was about, if any. */
+  targetId?: string;
+  /** Why it was refused or failed, when it was. */
+  error?: string;
+  time: number;
+}
+
+export type FeedItem = ActivityItem | PortItem | AgentCallItem;
 
 export function isPort(it: FeedItem): it is PortItem {
-  return 'kind' in it;
+  return 'kind' in it && it.kind === 'port';
+}
+
+export function isAgentCall(it: FeedItem): it is AgentCallItem {
+  return 'kind' in it && it.kind === 'agent';
+}
+
+function isFile(it: FeedItem): it is ActivityItem {
+  return !('kind' in it);
+}
+
+/** The session a click on an agent call's line shows: the one it was about, else the caller's. */
+export function agentCallSession(it: AgentCallItem): string {
+  return it.targetId || it.sessionId;
 }
 
 const key = (f: { abs: string; event: string; stamp: string }) => `${f.event}\u0000${f.stamp}\u0000${f.abs}`;
@@ -47,7 +78,7 @@ export class ActivityLog {
 
   /** The file events, oldest first, for replaying into other views. */
   history(): ActivityItem[] {
-    return this.list.filter((it): it is ActivityItem => !isPort(it)).reverse();
+    return this.list.filter(isFile).reverse();
   }
 
   /** A file.changed. */
@@ -62,12 +93,22 @@ export class ActivityLog {
     this.trim();
   }
 
+  /** An agent.call. */
+  addAgentCall(m: Omit<AgentCallMessage, 'type'>, now = Date.now()): void {
+    const t = Date.parse(m.timestamp);
+    const it: AgentCallItem = { kind: 'agent', sessionId: m.sessionId, tool: m.tool, text: m.text, time: Number.isFinite(t) ? t : now };
+    if (m.targetId) it.targetId = m.targetId;
+    if (m.error) it.error = m.error;
+    this.list.unshift(it);
+    this.trim();
+  }
+
   /**
    * file.recent, oldest first: the events not listed yet join the lines
    * in the order of their times. Reports whether any was new.
    */
   merge(files: readonly RecentFile[], now = Date.now()): boolean {
-    const have = new Set(this.list.filter((it): it is ActivityItem => !isPort(it)).map(key));
+    const have = new Set(this.list.filter(isFile).map(key));
     const fresh = files.map((f) => item(f, now)).filter((it) => !have.has(key(it)));
     if (fresh.length === 0) return false;
     // Newest first; a stable sort keeps lines of the same time in the order they came.

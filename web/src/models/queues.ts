@@ -7,6 +7,15 @@
 
 import type { PromptGoneMessage, PromptListMessage, PromptQueuedMessage, QueuedPrompt } from '../shared/types';
 
+/**
+ * The session whose agent queued a prompt through agentmux's MCP tools
+ * (its authorId is "agent:<session id>", its author "agent <name>"), or
+ * null for a person's prompt.
+ */
+export function agentAuthorSession(authorId: string): string | null {
+  return authorId.startsWith('agent:') ? authorId.slice('agent:'.length) || null : null;
+}
+
 /** Events kept for a session whose whole queue has not come yet. */
 const MAX_LOGGED_EVENTS = 200;
 

@@ -82,6 +82,21 @@ function permissionOf(s: Session): Permission | null {
   return s.status === 'waiting' ? (s.permission ?? null) : null;
 }
 
+/**
+ * The session whose agent started a session through agentmux's MCP tools
+ * (its startedBy): name is null once that session was deleted, since the
+ * server keeps only the id.
+ */
+export interface Starter {
+  id: string;
+  name: string | null;
+}
+
+/** "Started by planner's agent": a started session's tooltip, where its tab and the switcher mark it. */
+export function startedByTitle(st: Starter): string {
+  return st.name === null ? 'Started by an agent in a deleted session' : `Started by ${st.name}'s agent`;
+}
+
 function newEntry(s: Session): SessionEntry {
   return { session: s, reason: '', needsInput: s.status === 'waiting', permission: permissionOf(s), warning: null, closing: false };
 }
@@ -116,6 +131,12 @@ export class SessionStore {
 
   all(): SessionEntry[] {
     return [...this.entries.values()];
+  }
+
+  /** Who started the session, or null when a person did. */
+  starterOf(s: Pick<Session, 'startedBy'>): Starter | null {
+    if (!s.startedBy) return null;
+    return { id: s.startedBy, name: this.entries.get(s.startedBy)?.session.name ?? null };
   }
 
   /** The agents running: what --max-sessions counts (a run script is no agent). */

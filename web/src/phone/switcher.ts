@@ -5,7 +5,8 @@
 // scrolled out of sight, left a phone user guessing which sessions exist.
 
 import { h } from '../shared/dom';
-import type { SessionStore } from '../models/store';
+import { agentIcon } from '../shared/avatars';
+import { startedByTitle, type SessionStore } from '../models/store';
 
 export interface SwitcherDeps {
   store: SessionStore;
@@ -111,6 +112,7 @@ export class SessionSwitcher {
     const rows = store.all().map((e) => {
       const s = e.session;
       const current = s.id === store.activeId;
+      const starter = store.starterOf(s);
       const item = h(
         'button',
         {
@@ -128,6 +130,11 @@ export class SessionSwitcher {
           { class: 'switcher-text' },
           h('span', { class: 'switcher-name', 'data-testid': 'switcher-name', text: s.name }),
           s.worktree ? h('span', { class: 'tab-branch switcher-branch', text: s.worktree.branch }) : null,
+          starter
+            ? h('span', { class: 'switcher-started', 'data-testid': 'switcher-started-by', 'data-started-by': starter.id, title: startedByTitle(starter) },
+              agentIcon(),
+              h('span', { class: 'switcher-started-text', text: starter.name === null ? 'started by an agent (its session was deleted)' : `started by ${starter.name}` }))
+            : null,
         ),
         h('span', { class: `badge badge-${s.status}`, 'data-testid': 'switcher-status', text: s.status }),
       );

@@ -79,3 +79,38 @@ export function avatar(p: { name: string; color: string }, opts: AvatarOptions =
   el.style.setProperty('--avatar-ink', inkFor(color));
   return el;
 }
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/**
+ * A robot's head, drawn in the text's colour: what marks an agent's doing
+ * where a person's would show (a session an agent started, a prompt it
+ * queued, a call to agentmux's tools in the activity feed).
+ */
+export function agentIcon(): SVGSVGElement {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'agent-icon');
+  const parts: [string, Record<string, string>][] = [
+    ['path', { d: 'M8 1.5v2.5M3.5 9.5H2M14 9.5h-1.5' }],
+    ['rect', { x: '3.5', y: '4', width: '9', height: '9', rx: '2' }],
+    ['path', { d: 'M6.2 10.9h3.6' }],
+    ['circle', { cx: '6.2', cy: '7.8', r: '0.9', class: 'agent-icon-eye' }],
+    ['circle', { cx: '9.8', cy: '7.8', r: '0.9', class: 'agent-icon-eye' }],
+  ];
+  for (const [tag, attrs] of parts) {
+    const el = document.createElementNS(SVG_NS, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    svg.append(el);
+  }
+  return svg;
+}
+
+/** An agent's avatar: the robot's head on its colour, where a person's shows initials. */
+export function agentAvatar(p: { name: string; color: string }, opts: AvatarOptions = {}): HTMLSpanElement {
+  const el = avatar(p, opts);
+  el.classList.add('avatar-agent');
+  el.replaceChildren(agentIcon());
+  return el;
+}

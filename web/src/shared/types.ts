@@ -37,6 +37,8 @@ export interface Session {
   setup?: SessionSetup;
   /** For a run session: the session whose run script it runs. */
   runOf?: string;
+  /** For a session an agent started through agentmux's MCP tools: the session whose agent started it. */
+  startedBy?: string;
 }
 
 export type SetupStatus = 'running' | 'passed' | 'failed' | 'stopped' | 'interrupted';
@@ -545,6 +547,25 @@ export interface PortsChangedMessage {
   more: number;
 }
 
+/**
+ * A call an agent made to agentmux's MCP tools, done or refused: a line of
+ * the activity feed, broadcast as it happens and never replayed.
+ */
+export interface AgentCallMessage {
+  type: 'agent.call';
+  /** The calling agent's session. */
+  sessionId: string;
+  /** The tool, such as start_session. */
+  tool: string;
+  /** What was done, for people: "planner started 'tests' on feature/tests". */
+  text: string;
+  /** The session the call was about, if any. */
+  targetId?: string;
+  /** Why the call was refused or failed, when it was. */
+  error?: string;
+  timestamp: string; // RFC 3339
+}
+
 export type ServerMessage =
   | SessionAttachedMessage
   | TerminalOutputMessage
@@ -576,7 +597,8 @@ export type ServerMessage =
   | SessionCheckpointMessage
   | SessionCheckMessage
   | SessionSetupMessage
-  | PortsChangedMessage;
+  | PortsChangedMessage
+  | AgentCallMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {

@@ -10,7 +10,7 @@
 // could ever remove it. Prompts and names are other people's text: they
 // go into the page as text only.
 
-import { avatar } from '../shared/avatars';
+import { agentAvatar, avatar } from '../shared/avatars';
 import { showAgo, stopAgo } from '../shared/ages';
 import { byId, h } from '../shared/dom';
 import type { ToastKind } from '../shared/toast';
@@ -21,7 +21,7 @@ import type {
   QueuedPrompt,
 } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
-import type { PromptQueues, QueueChange } from '../models/queues';
+import { agentAuthorSession, type PromptQueues, type QueueChange } from '../models/queues';
 
 /** The server's limit on one prompt (sessions.MaxPromptBytes). */
 export const MAX_PROMPT_BYTES = 64 * 1024;
@@ -207,14 +207,19 @@ export class QueuePanel {
     li.querySelector('.queue-pos')!.textContent = `#${position}`;
     const author = li.querySelector<HTMLElement>('.queue-author')!;
     if (author.textContent !== p.author) author.textContent = p.author;
-    author.title = own ? `${p.author} (you)` : p.author;
+    // An agent's prompt (send_prompt, start_session's first prompt) has a
+    // robot where a person's initials would be: "AP" read as someone's.
+    const byAgent = agentAuthorSession(p.authorId) !== null;
+    li.dataset.byAgent = String(byAgent);
+    const title = own ? `${p.author} (you)` : byAgent ? `${p.author}: queued by an agent, through agentmux's tools` : p.author;
+    author.title = title;
     li.querySelector<HTMLElement>('.queue-you')!.hidden = !own;
     const color = this.deps.colorOf(p.authorId, p.author);
     const who = li.querySelector<HTMLElement>('.queue-who')!;
     const key = `${p.author}\u0000${color}`;
     if (who.dataset.key !== key) {
       who.dataset.key = key;
-      who.replaceChildren(avatar({ name: p.author, color }, { size: 'sm', title: p.author }));
+      who.replaceChildren((byAgent ? agentAvatar : avatar)({ name: p.author, color }, { size: 'sm', title }));
     }
     const time = li.querySelector<HTMLTimeElement>('.queue-time')!;
     const at = Date.parse(p.queuedAt);

@@ -10,7 +10,8 @@ import { ownsDiff, type DiffSummaries } from '../models/diffs';
 import { byId, h } from '../shared/dom';
 import { renderTabPeople } from './participants';
 import type { Participants } from '../models/participants';
-import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
+import { isRunning, startedByTitle, type SessionEntry, type SessionStore } from '../models/store';
+import { agentIcon } from '../shared/avatars';
 import type { ToastKind } from '../shared/toast';
 import type { Worktree } from '../shared/types';
 import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
@@ -230,6 +231,10 @@ export class TabBar {
     // The name and the branch share a line that keeps the name's room: the
     // branch shows beside a name only where it fits (app.css, .tab-label).
     const label = h('span', { class: 'tab-label' }, name, branch);
+    // A session an agent started (startedBy): a small mark beside the
+    // label, not in it, so that the name keeps its room (.tab-label's
+    // min-width); whose agent it was is in its tooltip.
+    const started = h('span', { class: 'tab-started', 'data-testid': 'tab-started-by', role: 'img', hidden: true }, agentIcon());
     const people = h('span', { class: 'people tab-people', 'data-testid': 'tab-people', hidden: true });
     // A control of its own: the rest of the tab selects the session, and
     // only this opens its changes (a click in a tab's middle landed on the
@@ -240,7 +245,7 @@ export class TabBar {
     const check = h('span', { class: 'tab-check', 'data-testid': 'tab-check', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, label, people, diff, check, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, label, people, diff, check, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -251,14 +256,24 @@ export class TabBar {
     el.classList.toggle('closing', e.closing);
     if (e.warning) el.dataset.warning = e.warning.severity;
     else delete el.dataset.warning;
+    const starter = this.deps.store.starterOf(s);
+    const startedBy = starter ? startedByTitle(starter) : '';
     el.title = [
       `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}`,
+      startedBy,
       s.worktree ? `worktree ${s.worktree.path} on branch ${s.worktree.branch}` : '',
       `${s.agent} in ${s.cwd}`,
       e.warning ? `${e.warning.severity === 'error' ? 'Error' : 'Warning'}: ${e.warning.message}` : '',
     ].filter(Boolean).join('\n');
     const name = el.querySelector<HTMLElement>('[data-testid=tab-name]')!;
     if (name.textContent !== s.name) name.textContent = s.name;
+    const started = el.querySelector<HTMLElement>('[data-testid=tab-started-by]')!;
+    started.hidden = !starter;
+    if (starter) {
+      started.dataset.startedBy = starter.id;
+      started.title = startedBy;
+      started.setAttribute('aria-label', startedBy);
+    }
     const branch = el.querySelector<HTMLElement>('[data-testid=tab-branch]')!;
     const branchName = s.worktree?.branch ?? '';
     if (branch.textContent !== branchName) branch.textContent = branchName;
