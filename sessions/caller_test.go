@@ -27,7 +27,7 @@ func envOf(t *testing.T, s *Session) map[string]string {
 				vars[k] = v
 			}
 		}
-		return err == nil && vars[EnvMCPSecret] != ""
+		return err == nil && vars[EnvSessionID] != ""
 	})
 	return vars
 }
