@@ -265,11 +265,14 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.isSecretLocked(secret) {
+		s.mu.Unlock()
 		return ErrHookSecret // the run ended meanwhile
 	}
 	s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
+	s.mu.Unlock()
+	// Outside the lock: the turn's figures are read from Codex's file.
+	s.readCodexUsage(proc)
 	return nil
 }
 

@@ -193,6 +193,10 @@ type Session struct {
 	// usage is the agent's last report of what it spends (usage.go).
 	// Guarded by mu.
 	usage *Usage
+	// rollout follows a Codex run's record of what its turns spent
+	// (codexusage.go); codexMu orders the hook calls that read it.
+	codexMu sync.Mutex
+	rollout *rolloutReader
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
