@@ -1,10 +1,6 @@
 package sessions
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,20 +47,7 @@ func TestParseClaudeStatus(t *testing.T) {
 // TestStatusLine: a report with the run's secret becomes the session's
 // usage and is announced once per change; without it nothing changes.
 func TestStatusLine(t *testing.T) {
-	m, err := NewManager(Options{
-		Workspace: t.TempDir(),
-		Profiles:  map[string]Profile{"claude-like": {Name: "claude-like", Start: []string{"sh", "-c", "exec sleep 60"}, Hooks: true}},
-		Hooks:     &HookConfig{URL: "http://127.0.0.1:1/hooks", SettingsFile: filepath.Join(t.TempDir(), "hooks.json")},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
-		defer cancel()
-		_ = m.Shutdown(ctx, time.Second)
-	})
+	m := hookedManager(t)
 	var log eventLog
 	m.Subscribe(log.add)
 	s, err := m.Create(CreateOptions{Agent: "claude-like"})

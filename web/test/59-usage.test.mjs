@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { uiTest, sel, tabById, tempDir, waitFor, waitForLine, typeCommand, initGitRepo, reloadApp } from './harness.mjs';
+import { uiTest, sel, tabById, tempDir, waitFor, waitForLine, typeCommand, initGitRepo, reloadApp , readableTabNames } from './harness.mjs';
 
 /**
  * A stand-in for Claude Code: it finds the status line command in the
@@ -190,26 +190,6 @@ uiTest("a Claude session's spending: on its tab and, for the account, in the sta
 
 const NAMES = ['feature-login-form', 'fix-payment-webhook', 'refactor-user-service', 'docs-api-reference'];
 
-/** How many characters of each tab's name show whole, before any ellipsis (as 48-layout measures). */
-const readable = (page) => page.evaluate(() => [...document.querySelectorAll('[data-testid=tab]')].map((t) => {
-  const name = t.querySelector('[data-testid=tab-name]');
-  const cut = name.scrollWidth > name.clientWidth;
-  const probe = document.createElement('span');
-  probe.textContent = '\u2026';
-  name.append(probe);
-  const ellipsis = cut ? probe.getBoundingClientRect().width : 0;
-  probe.remove();
-  const box = name.getBoundingClientRect();
-  const range = document.createRange();
-  let shown = 0;
-  for (let i = 0; i < name.firstChild.length; i++) {
-    range.setStart(name.firstChild, i);
-    range.setEnd(name.firstChild, i + 1);
-    const r = range.getBoundingClientRect();
-    if (r.left >= box.left - 0.5 && r.right <= box.right - ellipsis + 0.5) shown++;
-  }
-  return { id: t.dataset.sessionId, shown, width: Math.round(t.getBoundingClientRect().width) };
-}));
 
 uiTest('1280 px: four worktree sessions with counts and figures keep their names readable; a figure gives way whole', {
   env,
@@ -226,9 +206,9 @@ uiTest('1280 px: four worktree sessions with counts and figures keep their names
   await waitFor(async () => (await page.locator(`${sel('tab-usage')}:not([hidden])`).count()) === 4, { message: 'a figure on four tabs' });
   await tabById(page, ids[0]).click();
   const names = await waitFor(async () => {
-    const n = await readable(page);
+    const n = await readableTabNames(page);
     return n.length === 4 && n.every((t) => t.shown >= 8) && n;
-  }, { timeout: 5_000, message: `eight characters of each name readable: ${JSON.stringify(await readable(page))}` }).finally(() => screenshot('usage-tabs-1280'));
+  }, { timeout: 5_000, message: `eight characters of each name readable: ${JSON.stringify(await readableTabNames(page))}` }).finally(() => screenshot('usage-tabs-1280'));
   assert.equal(names.length, 4);
   for (const id of ids) {
     const f = await tabFigure(page, id);
@@ -245,5 +225,5 @@ uiTest('1280 px: four worktree sessions with counts and figures keep their names
     return all.every((f) => f.context === 'ctx 12%') && all;
   }, { message: 'the context on every tab at 1920 px' }).finally(() => screenshot('usage-tabs-1920'));
   for (const f of wide) assert.ok(f.spend === null || f.spend === '$0.42', `the cost whole or not shown: ${JSON.stringify(f)}`);
-  assert.ok((await readable(page)).every((t) => t.shown >= 10), `ten characters of each name beside it: ${JSON.stringify(await readable(page))}`);
+  assert.ok((await readableTabNames(page)).every((t) => t.shown >= 10), `ten characters of each name beside it: ${JSON.stringify(await readableTabNames(page))}`);
 });
