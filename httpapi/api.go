@@ -208,6 +208,7 @@ func (a *API) Register(api *echo.Group) {
 	api.GET("/workflow", a.getWorkflow)
 	api.GET("/documents", a.getDocuments)
 	api.GET("/resources", a.getResources)
+	api.GET("/usage", a.getUsage)
 	api.GET("/scripts", a.getScripts)
 	api.POST("/scripts/approve", a.approveScripts)
 	api.PUT("/scripts/settings", a.putScriptSettings)

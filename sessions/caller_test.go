@@ -27,7 +27,7 @@ func envOf(t *testing.T, s *Session) map[string]string {
 				vars[k] = v
 			}
 		}
-		return err == nil && vars[EnvMCPSecret] != ""
+		return err == nil && vars[EnvSessionID] != ""
 	})
 	return vars
 }
@@ -122,6 +122,24 @@ func TestAgentsAreGivenTheMCPServer(t *testing.T) {
 // TestNoMCPServer: without MCP (--mcp=false) an agent gets no variables
 // and no arguments.
 func TestNoMCPServer(t *testing.T) {
+	m := hookedManager(t)
+	s, err := m.Create(CreateOptions{Agent: "claude-like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, hookTimeout, "the agent's environment", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/environ")
+		return err == nil && strings.Contains(string(b), EnvHookSecret) && !strings.Contains(string(b), "AGENTMUX_MCP")
+	})
+	if slices.Contains(s.Info().Command, "--mcp-config") {
+		t.Errorf("command %q", s.Info().Command)
+	}
+}
+
+// hookedManager is a manager whose "claude-like" agent takes hooks, as
+// Claude Code does, and does nothing.
+func hookedManager(t *testing.T) *Manager {
+	t.Helper()
 	m, err := NewManager(Options{
 		Workspace: t.TempDir(),
 		Profiles:  map[string]Profile{"claude-like": {Name: "claude-like", Start: []string{"sh", "-c", "exec sleep 60"}, Hooks: true}},
@@ -136,15 +154,5 @@ func TestNoMCPServer(t *testing.T) {
 		defer cancel()
 		_ = m.Shutdown(ctx, time.Second)
 	})
-	s, err := m.Create(CreateOptions{Agent: "claude-like"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, hookTimeout, "the agent's environment", func() bool {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/environ")
-		return err == nil && strings.Contains(string(b), EnvHookSecret) && !strings.Contains(string(b), "AGENTMUX_MCP")
-	})
-	if slices.Contains(s.Info().Command, "--mcp-config") {
-		t.Errorf("command %q", s.Info().Command)
-	}
+	return m
 }

@@ -239,17 +239,7 @@ func (s *Session) followConversation(proc *pty.Process, stop <-chan struct{}) {
 // now: of the rollout files its processes hold open, the newest. It
 // returns "" when they hold none.
 func openConversation(proc *pty.Process) string {
-	files, err := proc.OpenFiles(codexRollout.MatchString)
-	if err != nil || len(files) == 0 {
-		return ""
-	}
-	newest, newestTime := "", time.Time{}
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(newestTime) {
-			newest, newestTime = f, fi.ModTime()
-		}
-	}
-	if m := codexRollout.FindStringSubmatch(newest); m != nil {
+	if m := codexRollout.FindStringSubmatch(openRollout(proc)); m != nil {
 		return m[1]
 	}
 	return ""

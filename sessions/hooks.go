@@ -104,14 +104,19 @@ func ClaudeHookSettings(command string) []byte {
 		Hooks   []hook `json:"hooks"`
 	}
 	h := []hook{{Type: "command", Command: command, Timeout: 10}}
-	settings := map[string]any{"hooks": map[string][]matcher{
-		"Notification":      {{Hooks: h}},
-		"Stop":              {{Hooks: h}},
-		"UserPromptSubmit":  {{Hooks: h}},
-		"SessionStart":      {{Hooks: h}},
-		"PreToolUse":        {{Matcher: "AskUserQuestion", Hooks: h}},
-		"PermissionRequest": {{Hooks: h}},
-	}}
+	settings := map[string]any{
+		// The status line's input says what the session spends; the
+		// command shows the user's own line after handing it over.
+		"statusLine": map[string]any{"type": "command", "command": command + " statusline", "padding": 0},
+		"hooks": map[string][]matcher{
+			"Notification":      {{Hooks: h}},
+			"Stop":              {{Hooks: h}},
+			"UserPromptSubmit":  {{Hooks: h}},
+			"SessionStart":      {{Hooks: h}},
+			"PreToolUse":        {{Matcher: "AskUserQuestion", Hooks: h}},
+			"PermissionRequest": {{Hooks: h}},
+		},
+	}
 	b, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		panic(err) // only plain maps and strings: cannot fail
@@ -260,11 +265,14 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.isSecretLocked(secret) {
+		s.mu.Unlock()
 		return ErrHookSecret // the run ended meanwhile
 	}
 	s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
+	s.mu.Unlock()
+	// Outside the lock: the turn's figures are read from Codex's file.
+	s.readCodexUsage(proc)
 	return nil
 }
 

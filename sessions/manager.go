@@ -74,6 +74,9 @@ const (
 	// EventSetup says a worktree session's setup script started or ended
 	// (Info.Setup).
 	EventSetup EventKind = "setup"
+	// EventUsage says the session's agent reported what it spends anew
+	// (Info.Usage).
+	EventUsage EventKind = "usage"
 	// EventPromptQueued, EventPromptDequeued and EventPromptDelivered
 	// change a session's prompt queue: Prompt is the one added, removed
 	// or typed, Queue the queue after it.

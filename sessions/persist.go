@@ -55,6 +55,8 @@ type record struct {
 	RunTree string `json:"runTree,omitempty"`
 	// StartedBy is the session whose agent started this one.
 	StartedBy string `json:"startedBy,omitempty"`
+	// Usage is the agent's last report of what it spends.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -186,6 +188,7 @@ func recordOf(info Info) record {
 		RunOf:          info.RunOf,
 		RunTree:        info.runTree,
 		StartedBy:      info.StartedBy,
+		Usage:          info.Usage,
 	}
 }
 
@@ -254,6 +257,7 @@ func (m *Manager) restore() error {
 			runOf:     r.RunOf,
 			runTree:   r.RunTree,
 			startedBy: r.StartedBy,
+			usage:     r.Usage,
 		}
 		if r.RunOf != "" {
 			// Its session's ports, which that session holds.

@@ -121,6 +121,9 @@ type Info struct {
 	// StartedBy is the session whose agent started this one; empty when
 	// a person did.
 	StartedBy string
+	// Usage is what the session's agent reported it spends; nil when it
+	// reported nothing.
+	Usage *Usage
 	// runTree is a run session's runTree, for its record.
 	runTree string
 }
@@ -187,6 +190,13 @@ type Session struct {
 	// terminal (CreateOptions.FirstInput); nil once handed over. Guarded
 	// by mu.
 	firstInput []byte
+	// usage is the agent's last report of what it spends (usage.go).
+	// Guarded by mu.
+	usage *Usage
+	// rollout follows a Codex run's record of what its turns spent
+	// (codexusage.go); codexMu orders the hook calls that read it.
+	codexMu sync.Mutex
+	rollout *rolloutReader
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -317,6 +327,7 @@ func (s *Session) infoLocked() Info {
 		Permission:     s.det.permissionAsked(),
 		RunOf:          s.runOf,
 		StartedBy:      s.startedBy,
+		Usage:          s.usageLocked(),
 		runTree:        s.runTree,
 	}
 	if !s.ports.IsZero() {

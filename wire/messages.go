@@ -289,6 +289,13 @@ type (
 		SessionID  string                `json:"sessionId"`
 		Checkpoint checkpoint.Checkpoint `json:"checkpoint"`
 	}
+	// UsageMessage is usage.updated: a session's agent reported what it
+	// spends anew.
+	UsageMessage struct {
+		Type      string         `json:"type"`
+		SessionID string         `json:"sessionId"`
+		Usage     sessions.Usage `json:"usage"`
+	}
 	// AgentCallMessage is agent.call: a call an agent made to one of
 	// agentmux's MCP tools, done or refused.
 	AgentCallMessage struct {

@@ -39,6 +39,7 @@ var serverMessages = map[string]any{
 	TypeSessionSetup:        SetupMessage{},
 	TypeSessionResized:      ResizedMessage{},
 	TypeAgentCall:           AgentCallMessage{},
+	TypeUsageUpdated:        UsageMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

@@ -56,6 +56,9 @@ type Session struct {
 	// StartedBy is, for a session an agent started through agentmux's
 	// MCP tools, the session whose agent started it.
 	StartedBy string `json:"startedBy,omitempty"`
+	// Usage is what the session's agent reported it spends; absent when
+	// it reported nothing (see usage.updated).
+	Usage *sessions.Usage `json:"usage,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -81,6 +84,7 @@ func SessionView(info sessions.Info) Session {
 		Setup:          info.Setup,
 		RunOf:          info.RunOf,
 		StartedBy:      info.StartedBy,
+		Usage:          info.Usage,
 	}
 	if v.Command == nil {
 		v.Command = []string{}
@@ -264,6 +268,12 @@ func EventMessage(ev sessions.Event) any {
 		return SetupMessage{Type: TypeSessionSetup, SessionID: ev.Session.ID, Setup: ev.Session.Setup}
 	case sessions.EventCheck:
 		return CheckMessage{Type: TypeSessionCheck, SessionID: ev.Session.ID, Check: ev.Check, SendFailures: ev.Session.SendFailures}
+	case sessions.EventUsage:
+		var u sessions.Usage // an EventUsage always has one
+		if ev.Session.Usage != nil {
+			u = *ev.Session.Usage
+		}
+		return UsageMessage{Type: TypeUsageUpdated, SessionID: ev.Session.ID, Usage: u}
 	case sessions.EventPromptDequeued:
 		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:

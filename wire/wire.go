@@ -73,6 +73,8 @@ const (
 	// TypeAgentCall tells of a call an agent made to agentmux's MCP
 	// tools: a line of the activity feed.
 	TypeAgentCall = "agent.call"
+	// TypeUsageUpdated says what a session's agent reported it spends.
+	TypeUsageUpdated = "usage.updated"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

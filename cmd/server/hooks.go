@@ -84,7 +84,8 @@ const mcpConfigDir = "mcp"
 func (h *hookServer) start(mgr *sessions.Manager, mcp http.Handler) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr) })
+	e.POST("/hooks/:id", func(c echo.Context) error { return hookCall(c, mgr, (*sessions.Session).Hook) })
+	e.POST("/hooks/:id/statusline", func(c echo.Context) error { return hookCall(c, mgr, (*sessions.Session).StatusLine) })
 	e.Any("/mcp", func(c echo.Context) error {
 		if mcp == nil {
 			return httpapi.WriteError(c, http.StatusNotFound, wire.CodeNotFound, "agentmux serves no MCP tools: it was started with --mcp=false")
@@ -117,8 +118,9 @@ func (h *hookServer) stop(ctx context.Context) error {
 	return err
 }
 
-// hookCall applies one hook call to its session.
-func hookCall(c echo.Context, mgr *sessions.Manager) error {
+// hookCall applies one hook call to its session with apply: a hook's
+// input (Session.Hook) or a status line's (Session.StatusLine).
+func hookCall(c echo.Context, mgr *sessions.Manager, apply func(*sessions.Session, string, []byte) error) error {
 	req := c.Request()
 	if !isLoopback(req.RemoteAddr) {
 		return httpapi.WriteError(c, http.StatusForbidden, wire.CodeForbidden, "agent hooks are taken from this machine only")
@@ -137,7 +139,7 @@ func hookCall(c echo.Context, mgr *sessions.Manager) error {
 		// about which sessions exist.
 		return httpapi.WriteError(c, http.StatusUnauthorized, wire.CodeUnauthorized, sessions.ErrHookSecret.Error())
 	}
-	switch err := sess.Hook(req.Header.Get(sessions.HookHeader), body); {
+	switch err := apply(sess, req.Header.Get(sessions.HookHeader), body); {
 	case errors.Is(err, sessions.ErrHookSecret):
 		return httpapi.WriteError(c, http.StatusUnauthorized, wire.CodeUnauthorized, err.Error())
 	case err != nil:

@@ -49,6 +49,9 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "hook":
+			if len(os.Args) > 2 && os.Args[2] == "statusline" {
+				os.Exit(statusLineMain(os.Stdin, os.Getenv, os.Stdout, os.Stderr))
+			}
 			os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
 		case "mcp":
 			os.Exit(mcpMain(os.Getenv, os.Stderr))

@@ -16,6 +16,9 @@ import (
 func TestMain(m *testing.M) {
 	// Agents started by servers under test run this binary as their hook
 	// command, as they run agentmux itself in production.
+	if len(os.Args) > 2 && os.Args[1] == "hook" && os.Args[2] == "statusline" {
+		os.Exit(statusLineMain(os.Stdin, os.Getenv, os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		os.Exit(hookMain(os.Args[2:], os.Stdin, os.Getenv, os.Stderr))
 	}

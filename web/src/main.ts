@@ -38,6 +38,7 @@ import { ServerState } from './models/server';
 import { SessionListSync } from './models/listsync';
 import { Workflows } from './models/workflows';
 import { StatusBar } from './views/statusbar';
+import { AccountWindows } from './views/usage';
 import { SessionStore, runsShell } from './models/store';
 import { TabBar } from './views/tabs';
 import { TerminalPane } from './terminal/termpane';
@@ -179,6 +180,8 @@ new WorkspaceDiff(diffs, store, (id) => {
   selectSession(id);
   layout.set('changes');
 });
+// The account's usage windows, as the sessions' agents last reported them.
+new AccountWindows(store);
 // Prompts and review comments carry their author's name: their colour is
 // whoever by that name is in a session now, else one made from their id.
 const colorOfAuthor = (authorId: string, name: string) =>
@@ -472,7 +475,8 @@ function onMessage(m: ServerMessage): void {
     case 'session.needsInput':
     case 'session.check':
     case 'session.setup':
-    case 'session.warning': {
+    case 'session.warning':
+    case 'usage.updated': {
       const wasWaiting = m.type === 'session.status' && store.get(m.sessionId)?.session.status === 'waiting';
       sessionList.log(m);
       applySessionEvent(m);
@@ -590,6 +594,9 @@ function applySessionEvent(m: ServerMessage): void {
       break;
     case 'session.setup':
       store.setSetup(m.sessionId, m.setup);
+      break;
+    case 'usage.updated':
+      store.setUsage(m.sessionId, m.usage);
       break;
     case 'session.warning':
       store.setWarning(m.sessionId, m.severity === 'error' ? 'error' : 'warning', m.message || 'no output for a long time');

@@ -57,14 +57,19 @@ await claudeUiTest(
       await waitFor(async () => (await page.evaluate(() => window.__agentmux.activeSessionId())) === id, { message: `${id} on screen` });
       await waitFor(() => page.evaluate((i) => !!window.__agentmux.terminals.get(i), id), { message: `a terminal for ${id}` });
     };
-    /** Claude's input box: its "❯" line and, under it, the shortcuts hint. */
+    /**
+     * Claude's input box: its "❯" line and, under it, the status line
+     * agentmux's settings give each run (the model and the cost, from
+     * `agentmux hook statusline`), which takes the place of the shortcuts
+     * hint.
+     */
     const waitForClaudePrompt = async (id, timeout = 60_000) =>
       waitFor(
         async () => {
           const lines = (await terminalLines(page, id)) ?? [];
-          return lines.some((l) => /^\s*❯/.test(l)) && lines.some((l) => /\? for shortcuts/.test(l));
+          return lines.some((l) => /^\s*❯/.test(l)) && lines.some((l) => /\S · \$\d+\.\d\d/.test(l));
         },
-        { timeout, message: `Claude's prompt ("❯" and "? for shortcuts") in ${id}` },
+        { timeout, message: `Claude's prompt ("❯" and agentmux's status line, "<model> · $<cost>") in ${id}` },
       );
     /** Types text at Claude's prompt through the page, waits for it to show, then Enter. */
     const typeAtPrompt = async (id, text) => {
@@ -112,6 +117,15 @@ await claudeUiTest(
     const conversation = path.join(configDir, 'projects', projectDirName(s.cwd), `${id}.jsonl`);
     await waitFor(() => existsSync(conversation), { message: `Claude's conversation file ${conversation}` });
     await screenshot('claude-2-replied');
+    // What the turn spent, in Claude's own figures (its status line's
+    // input, which agentmux's status line command hands over): the
+    // stand-in's tokens, and a cost from them.
+    const spent = await waitFor(async () => {
+      const u = (await getSession(id)).usage;
+      return u?.outputTokens > 0 && u?.costUsd > 0 ? u : null;
+    }, { timeout: 30_000, message: "the turn's usage, from Claude's status line" });
+    assert.equal(spent.source, 'claude-statusline');
+    assert.ok(spent.inputTokens > 0 && spent.contextSize > 0 && spent.model, `the usage ${JSON.stringify(spent)}`);
 
     // 3. agentmux restarts: the session is idle without a process, with
     // its last screen; Resume runs claude --resume, which shows the

@@ -58,6 +58,7 @@ await codexUiTest(
     );
     await screenshot('codex-1-started');
 
+    let spent = 0; // the conversation's input tokens so far, as Codex recorded them
     for (const [n, prompt] of PROMPTS.entries()) {
       const from = frames.length;
       await terminalPane(page).click();
@@ -84,6 +85,18 @@ await codexUiTest(
         ['waiting'],
         `the turn ends waiting: ${JSON.stringify(statusFrames(id, from))}`,
       );
+      // What the turn spent, from Codex's own record (its rollout's
+      // token_count), read at the turn's end: more input tokens than
+      // before, in the stand-in's steps of 42, and no cost (Codex gives
+      // none).
+      const usage = await waitFor(async () => {
+        const { body } = await server.api(`api/sessions/${id}`);
+        const u = body.session.usage;
+        return u?.inputTokens > spent ? u : null;
+      }, { timeout: 10_000, message: `turn ${n + 1}'s usage from Codex's rollout` });
+      assert.equal(usage.source, 'codex-rollout');
+      assert.ok(usage.inputTokens % 42 === 0 && usage.outputTokens > 0 && usage.contextSize > 0 && usage.costUsd === undefined, JSON.stringify(usage));
+      spent = usage.inputTokens;
       await screenshot(`codex-${n + 2}-replied`);
     }
   },

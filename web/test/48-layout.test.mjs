@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { uiTest, sel, tabById, tempDir, waitFor, git, initGitRepo } from './harness.mjs';
+import { uiTest, sel, tabById, tempDir, waitFor, git, initGitRepo , readableTabNames } from './harness.mjs';
 
 const layout = (page) => page.locator('#app').getAttribute('data-layout');
 const phone = (width, height) => ({ viewport: { width, height }, contextOptions: { deviceScaleFactor: 2, isMobile: true, hasTouch: true } });
@@ -205,38 +205,6 @@ uiTest('phone: a view button closes the queue sheet; the switcher shows the whol
 
 const NAMES = ['feature-login-form', 'fix-payment-webhook', 'refactor-user-service', 'docs-api-reference'];
 
-/**
- * Each tab's name as a person sees it: how many characters show whole,
- * before the ellipsis and inside the strip's visible part.
- */
-const readable = (page) => page.evaluate(() => {
-  const strip = document.querySelector('[data-testid=tabs]').getBoundingClientRect();
-  return [...document.querySelectorAll('[data-testid=tab]')].map((t) => {
-    const name = t.querySelector('[data-testid=tab-name]');
-    const box = name.getBoundingClientRect();
-    const cut = name.scrollWidth > name.clientWidth;
-    // An ellipsis takes the place of the characters it overlaps.
-    const probe = document.createElement('span');
-    probe.textContent = '\u2026';
-    name.append(probe);
-    const ellipsis = cut ? probe.getBoundingClientRect().width : 0;
-    probe.remove();
-    const right = Math.min(box.right - ellipsis, strip.right);
-    const left = Math.max(box.left, strip.left);
-    const text = name.firstChild;
-    let shown = 0;
-    if (text && text.nodeType === Node.TEXT_NODE && getComputedStyle(name).visibility !== 'hidden') {
-      const range = document.createRange();
-      for (let i = 0; i < text.length; i++) {
-        range.setStart(text, i);
-        range.setEnd(text, i + 1);
-        const r = range.getBoundingClientRect();
-        if (r.left >= left - 0.5 && r.right <= right + 0.5) shown++;
-      }
-    }
-    return { id: t.dataset.sessionId, name: name.textContent, shown, width: Math.round(t.getBoundingClientRect().width), nameWidth: Math.round(box.width) };
-  });
-});
 
 uiTest('1280 px: four worktree sessions keep their names readable; a tab selects, its counts open the changes', {
   setupWorkspace: initGitRepo,
@@ -252,9 +220,9 @@ uiTest('1280 px: four worktree sessions keep their names readable; a tab selects
   await waitFor(async () => (await page.locator(`${sel('tab-diff')}:visible`).count()) === 4, { message: 'the counts on four tabs' });
   await tabById(page, ids[0]).click();
   const names = await waitFor(async () => {
-    const n = await readable(page);
+    const n = await readableTabNames(page);
     return n.length === 4 && n.every((t) => t.shown >= 8) && n;
-  }, { timeout: 5_000, message: `eight characters of each name readable: ${JSON.stringify(await readable(page))}` }).finally(() => screenshot('layout-tabs-1280'));
+  }, { timeout: 5_000, message: `eight characters of each name readable: ${JSON.stringify(await readableTabNames(page))}` }).finally(() => screenshot('layout-tabs-1280'));
   assert.equal(names.length, 4);
 
   // A click in the middle of a tab selects its session, whatever lies there.

@@ -744,3 +744,36 @@ export async function recordNotifications(page, { hidden = false } = {}) {
     if (hidden) Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
   }, hidden);
 }
+
+/**
+ * Each tab's name as a person sees it: how many characters show whole,
+ * before the ellipsis and inside the strip's visible part.
+ */
+export const readableTabNames = (page) => page.evaluate(() => {
+  const strip = document.querySelector('[data-testid=tabs]').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid=tab]')].map((t) => {
+    const name = t.querySelector('[data-testid=tab-name]');
+    const box = name.getBoundingClientRect();
+    const cut = name.scrollWidth > name.clientWidth;
+    // An ellipsis takes the place of the characters it overlaps.
+    const probe = document.createElement('span');
+    probe.textContent = '\u2026';
+    name.append(probe);
+    const ellipsis = cut ? probe.getBoundingClientRect().width : 0;
+    probe.remove();
+    const right = Math.min(box.right - ellipsis, strip.right);
+    const left = Math.max(box.left, strip.left);
+    const text = name.firstChild;
+    let shown = 0;
+    if (text && text.nodeType === Node.TEXT_NODE && getComputedStyle(name).visibility !== 'hidden') {
+      const range = document.createRange();
+      for (let i = 0; i < text.length; i++) {
+        range.setStart(text, i);
+        range.setEnd(text, i + 1);
+        const r = range.getBoundingClientRect();
+        if (r.left >= left - 0.5 && r.right <= right + 0.5) shown++;
+      }
+    }
+    return { id: t.dataset.sessionId, name: name.textContent, shown, width: Math.round(t.getBoundingClientRect().width), nameWidth: Math.round(box.width) };
+  });
+});

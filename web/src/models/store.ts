@@ -3,7 +3,7 @@
 // was warned of a long silence, and which one is on screen. Views
 // subscribe and re-render from it.
 
-import type { Permission, Session, SessionCheck, SessionSetup, SessionStatus, WarningSeverity } from '../shared/types';
+import type { Permission, Session, SessionCheck, SessionSetup, SessionStatus, Usage, WarningSeverity } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
 
 export interface SessionEntry {
@@ -217,6 +217,14 @@ export class SessionStore {
     const e = this.entries.get(id);
     if (!e) return;
     e.session = { ...e.session, setup };
+    this.changed();
+  }
+
+  /** A usage.updated: what the session's agent reported it spends, anew. */
+  setUsage(id: string, usage: Usage): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.session = { ...e.session, usage };
     this.changed();
   }
 

@@ -39,6 +39,8 @@ export interface Session {
   runOf?: string;
   /** For a session an agent started through agentmux's MCP tools: the session whose agent started it. */
   startedBy?: string;
+  /** What the session's agent reported it spends; absent until it reports. */
+  usage?: Usage;
 }
 
 export type SetupStatus = 'running' | 'passed' | 'failed' | 'stopped' | 'interrupted';
@@ -547,6 +549,35 @@ export interface PortsChangedMessage {
   more: number;
 }
 
+/** What a session's agent reported it spends, in its own figures. */
+export interface Usage {
+  model?: string;
+  costUsd?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** How full the context window is, 0 to 100. */
+  contextPercent?: number;
+  contextSize?: number;
+  /** The account's windows (a subscription's 5-hour and weekly limits). */
+  windows?: LimitWindow[];
+  source: string;
+  updatedAt: string; // RFC 3339
+}
+
+export interface LimitWindow {
+  /** five_hour or seven_day, as Claude Code names them. */
+  name: string;
+  usedPercent: number;
+  resetsAt?: string; // RFC 3339
+}
+
+/** usage.updated: a session's agent reported anew what it spends. */
+export interface UsageMessage {
+  type: 'usage.updated';
+  sessionId: string;
+  usage: Usage;
+}
+
 /**
  * A call an agent made to agentmux's MCP tools, done or refused: a line of
  * the activity feed, broadcast as it happens and never replayed.
@@ -598,7 +629,8 @@ export type ServerMessage =
   | SessionCheckMessage
   | SessionSetupMessage
   | PortsChangedMessage
-  | AgentCallMessage;
+  | AgentCallMessage
+  | UsageMessage;
 
 // HTTP API bodies.
 export interface ResourcesResponse {

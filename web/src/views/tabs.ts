@@ -15,6 +15,7 @@ import { agentIcon } from '../shared/avatars';
 import type { ToastKind } from '../shared/toast';
 import type { Worktree } from '../shared/types';
 import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
+import { usageDetails, usageFigure, usageLevel, usageSummary } from '../models/usage';
 
 export interface TabBarDeps {
   store: SessionStore;
@@ -241,11 +242,19 @@ export class TabBar {
     // counts when they were part of the tab's face).
     const diff = h('button', { type: 'button', class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
       h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
+    // What the agent reported it spends: the context used and the cost.
+    // They share a row with the label and show only where the name keeps
+    // its room beside them, each part whole or not at all (app.css,
+    // .tab-main).
+    const usage = h('span', { class: 'tab-usage', 'data-testid': 'tab-usage', hidden: true },
+      h('span', { class: 'tab-usage-context', 'data-testid': 'tab-usage-context' }),
+      h('span', { class: 'tab-usage-spend', 'data-testid': 'tab-usage-spend' }));
+    const main = h('span', { class: 'tab-main' }, label, usage);
     // The check of the last turn: whether the agent's "done" held.
     const check = h('span', { class: 'tab-check', 'data-testid': 'tab-check', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, label, people, diff, check, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, diff, check, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -263,6 +272,8 @@ export class TabBar {
       startedBy,
       s.worktree ? `worktree ${s.worktree.path} on branch ${s.worktree.branch}` : '',
       `${s.agent} in ${s.cwd}`,
+      // Said here too: where the tab is short of room its figure gives way.
+      s.usage ? usageSummary(s.usage) : '',
       e.warning ? `${e.warning.severity === 'error' ? 'Error' : 'Warning'}: ${e.warning.message}` : '',
     ].filter(Boolean).join('\n');
     const name = el.querySelector<HTMLElement>('[data-testid=tab-name]')!;
@@ -279,6 +290,7 @@ export class TabBar {
     if (branch.textContent !== branchName) branch.textContent = branchName;
     branch.hidden = !branchName;
     this.updateDiff(el, s.id);
+    this.updateUsage(el, e);
     this.updatePeople(el, s.id);
     const check = el.querySelector<HTMLElement>('[data-testid=tab-check]')!;
     check.hidden = !s.check;
@@ -306,6 +318,31 @@ export class TabBar {
     } else if (!e.needsInput && dot) {
       dot.remove();
     }
+  }
+
+  /**
+   * What the session's agent reported it spends, short: "ctx 12%" and
+   * "$0.42" (its tokens without a cost), every figure in the tooltip;
+   * hidden until the agent reports.
+   */
+  private updateUsage(el: HTMLElement, e: SessionEntry): void {
+    const span = el.querySelector<HTMLElement>('[data-testid=tab-usage]')!;
+    const u = e.session.usage;
+    const f = u ? usageFigure(u) : { context: '', spend: '' };
+    span.hidden = !f.context && !f.spend;
+    const [context, spend] = span.children as HTMLCollectionOf<HTMLElement>;
+    if (!u || span.hidden || !context || !spend) {
+      span.removeAttribute('title');
+      return;
+    }
+    if (context.textContent !== f.context) context.textContent = f.context;
+    if (spend.textContent !== f.spend) spend.textContent = f.spend;
+    context.hidden = !f.context;
+    spend.hidden = !f.spend;
+    // A context nearly full reads as the account's windows do: amber, then red.
+    if (u.contextPercent !== undefined) context.dataset.level = usageLevel(u.contextPercent);
+    else delete context.dataset.level;
+    span.title = usageDetails(u);
   }
 
   /** The others in the session (the server lists those attached to it). */

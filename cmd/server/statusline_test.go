@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmux/agentmux/httpapi"
+	"github.com/agentmux/agentmux/internal/testutil"
+	"github.com/agentmux/agentmux/sessions"
+)
+
+// statusLineInput is what Claude Code gives its status line command.
+const statusLineInput = `{"session_id":"x","model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"},
+"cost":{"total_cost_usd":0.4213},"context_window":{"total_input_tokens":18230,"total_output_tokens":2101,"context_window_size":200000,"used_percentage":12.2},
+"rate_limits":{"five_hour":{"used_percentage":31,"resets_at":1795993200}}}`
+
+// TestStatusLineCommand runs `agentmux hook statusline` as Claude Code
+// runs its status line: with a Claude session's hook variables and the
+// input on stdin. The session's usage is what the input says, in its
+// JSON and in GET /api/usage, and the command prints a short line of its
+// own; with the user's own status line set in the project, it prints
+// exactly what theirs prints, from the same input.
+func TestStatusLineCommand(t *testing.T) {
+	installClaude(t, "#!/bin/sh\nexec sleep 60\n")
+	e := newAPI(t)
+	s := e.create(`{"agent":"claude","name":"spender"}`)
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var environ []byte
+	testutil.Eventually(t, waitTimeout, "the agent's hook variables", func() bool {
+		environ, _ = os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+		return envValue(environ, sessions.EnvHookSecret) != ""
+	})
+	input := func(dir string) string {
+		return strings.Replace(statusLineInput, `"session_id":"x"`, `"session_id":"x","workspace":{"project_dir":"`+dir+`"}`, 1)
+	}
+	run := func(dir string) string {
+		t.Helper()
+		in := input(dir)
+		cmd := exec.Command(os.Args[0], "hook", "statusline")
+		cmd.Env = append(os.Environ(),
+			sessions.EnvHookURL+"="+envValue(environ, sessions.EnvHookURL),
+			sessions.EnvHookSecret+"="+envValue(environ, sessions.EnvHookSecret))
+		cmd.Stdin = strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("agentmux hook statusline: %v", err)
+		}
+		return string(out)
+	}
+	if got := run(e.dir); got != "Sonnet 4.5 · context 12% · $0.42 · 5h 31%\n" {
+		t.Errorf("the default line %q", got)
+	}
+	u := e.get(s.ID).Usage
+	if u == nil || *u.CostUSD != 0.4213 || *u.ContextPercent != 12.2 || len(u.Windows) != 1 || u.Windows[0].UsedPercent != 31 {
+		t.Fatalf("the session's usage %+v", u)
+	}
+	_, body := e.do("GET", "/api/usage", "")
+	var reply httpapi.UsageReply
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if len(reply.Sessions) != 1 || reply.Sessions[0].ID != s.ID || reply.Totals.CostUSD != 0.4213 || reply.Totals.InputTokens != 18230 ||
+		len(reply.Windows) != 1 || reply.Windows[0].SessionID != s.ID || reply.Windows[0].Name != "five_hour" {
+		t.Errorf("GET /api/usage: %s", body)
+	}
+	if resp, body := e.do("GET", "/api/usage?since=yesterday", ""); resp.StatusCode != 400 {
+		t.Errorf("a bad since: %d %s", resp.StatusCode, body)
+	}
+	_, body = e.do("GET", "/api/usage?since=2999-01-01T00:00:00Z", "")
+	if err := json.Unmarshal(body, &reply); err != nil || len(reply.Sessions) != 0 || reply.Totals.CostUSD != 0 {
+		t.Errorf("since the future: %s", body)
+	}
+
+	// The user's own status line, unchanged.
+	if err := os.MkdirAll(filepath.Join(e.dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := `{"statusLine":{"type":"command","command":"printf '[mine] '; tr -d '\\n' | head -c 40"}}`
+	if err := os.WriteFile(filepath.Join(e.dir, ".claude", "settings.json"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := run(e.dir), "[mine] "+strings.ReplaceAll(input(e.dir), "\n", "")[:40]; got != want {
+		t.Errorf("the user's line %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,63 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// tokenCount is a token_count event as codex-cli 0.171 records it: the
+// conversation's tokens, the last turn's, and a 5-hour window.
+func tokenCount(input, output, last int) string {
+	return `{"timestamp":"2026-11-29T21:25:22.638Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":` +
+		strconv.Itoa(input) + `,"cached_input_tokens":0,"output_tokens":` + strconv.Itoa(output) + `,"total_tokens":0},"last_token_usage":{"total_tokens":` + strconv.Itoa(last) +
+		`},"model_context_window":200000},"rate_limits":{"primary":{"used_percent":31.5,"window_minutes":300,"resets_at":1795993200},"secondary":null}}}` + "\n"
+}
+
+// TestRolloutReader: each read takes the newest token_count of what was
+// written since the last, reads each byte once, and keeps a line cut in
+// the middle for the next read.
+func TestRolloutReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	write := func(s string) {
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &rolloutReader{path: path}
+	now := time.Now()
+	if u, err := r.read(now); u != nil || err != nil {
+		t.Fatalf("an empty file: %+v %v", u, err)
+	}
+	write(`{"type":"session_meta","payload":{}}` + "\n" + tokenCount(42, 12, 54) + tokenCount(84, 24, 54))
+	u, err := r.read(now)
+	if err != nil || u == nil || *u.InputTokens != 84 || *u.OutputTokens != 24 || u.ContextSize != 200000 || *u.ContextPercent != 0.027 ||
+		u.CostUSD != nil || u.Source != "codex-rollout" || len(u.Windows) != 1 || u.Windows[0].Name != "five_hour" || u.Windows[0].UsedPercent != 31.5 {
+		t.Fatalf("after two turns: %+v %v", u, err)
+	}
+	// Nothing new: nothing read.
+	if u, _ := r.read(now); u != nil {
+		t.Errorf("an unchanged file gave %+v", u)
+	}
+	// A line cut by the read waits for its end.
+	line := tokenCount(200, 50, 1000)
+	write(line[:40])
+	if u, _ := r.read(now); u != nil {
+		t.Errorf("half a line gave %+v", u)
+	}
+	write(line[40:])
+	if u, _ := r.read(now); u == nil || *u.InputTokens != 200 || *u.ContextPercent != 0.5 {
+		t.Errorf("the rest of the line gave %+v", u)
+	}
+	fi, _ := f.Stat()
+	if r.off != fi.Size() {
+		t.Errorf("read to %d of %d bytes", r.off, fi.Size())
+	}
+}
