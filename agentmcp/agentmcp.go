@@ -22,12 +22,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/sessions"
 )
 
@@ -55,6 +53,10 @@ type Options struct {
 	// grow: at 1, a session an agent started starts none. 0 means
 	// DefaultMaxDepth.
 	MaxDepth int
+	// Counts, when set, gives a session's change against its base: the
+	// lines added and removed and the files touched, as list_sessions
+	// lists them.
+	Counts func(sessionID string) (additions, deletions, files int)
 	// OnCall, when set, is told of every tool call, done or refused, as
 	// it ends: the activity feed's line. It must not block.
 	OnCall func(Call)
@@ -85,14 +87,7 @@ type Server struct {
 	// closed ends every call still in progress (a wait) at Close.
 	closed    context.Context
 	closeDone context.CancelFunc
-
-	mu sync.Mutex
-	// diffs are the sessions' change counts, as OnSessionDiff was told
-	// them last.
-	diffs map[string]diffCounts
 }
-
-type diffCounts struct{ additions, deletions, files int }
 
 // New returns the endpoint.
 func New(opts Options) (*Server, error) {
@@ -108,7 +103,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
 	}
-	s := &Server{opts: opts, diffs: map[string]diffCounts{}}
+	s := &Server{opts: opts}
 	var err error
 	if s.tools, err = s.define(); err != nil {
 		return nil, err
@@ -143,28 +138,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
 }
 
-// OnSessionDiff keeps a session's change counts for list_sessions: the
-// live change tracker's Notify. The counts of sessions since destroyed
-// are dropped as they pile up.
-func (s *Server) OnSessionDiff(sessionID string, sum changes.Summarized) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.diffs[sessionID] = diffCounts{additions: sum.Additions, deletions: sum.Deletions, files: len(sum.Files)}
-	if len(s.diffs) > 2*len(s.opts.Sessions.List())+8 {
-		for id := range s.diffs {
-			if _, err := s.opts.Sessions.Get(id); err != nil {
-				delete(s.diffs, id)
-			}
-		}
-	}
-}
-
-// counts returns a session's change counts, zero when none are known yet.
+// counts returns a session's change counts, zero when none are known.
 func (s *Server) counts(sessionID string) (additions, deletions, files int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.diffs[sessionID]
-	return c.additions, c.deletions, c.files
+	if s.opts.Counts == nil {
+		return 0, 0, 0
+	}
+	return s.opts.Counts(sessionID)
 }
 
 // browserShaped reports whether a browser made the request: only a

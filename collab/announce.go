@@ -118,8 +118,24 @@ func (a *App) OnSessionDiff(sessionID string, s changes.Summarized) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.diffs[sessionID] = b
+	a.diffs[sessionID] = sessionDiff{msg: b, additions: s.Additions, deletions: s.Deletions, files: len(s.Files)}
 	a.sendAllLocked(b, Client.SendInformational)
+}
+
+// sessionDiff is a session's last session.diff, encoded, with its counts.
+type sessionDiff struct {
+	msg                         []byte
+	additions, deletions, files int
+}
+
+// DiffCounts returns the lines a session's change adds and removes and
+// the files it touches, as its last session.diff said; zero before the
+// first.
+func (a *App) DiffCounts(sessionID string) (additions, deletions, files int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := a.diffs[sessionID]
+	return d.additions, d.deletions, d.files
 }
 
 // OnBranch tells every client what was done to a session's branch and

@@ -87,8 +87,9 @@ type App struct {
 	saving sessions.SaveStatus
 	// shifted is when each document was last suggested (layout.shift).
 	shifted map[string]time.Time
-	// diffs is each session's last session.diff, for clients that join.
-	diffs map[string][]byte
+	// diffs is each session's last session.diff, for clients that join,
+	// and its counts (DiffCounts).
+	diffs map[string]sessionDiff
 	// ports is what a browser is shown of the listening ports, when
 	// portsKnown (OnPorts).
 	ports      ports.Listing
@@ -115,7 +116,7 @@ func New(opts Options) (*App, error) {
 		sizers:      make(map[string]sizer),
 		clients:     make(map[*Participant]struct{}),
 		shifted:     make(map[string]time.Time),
-		diffs:       make(map[string][]byte),
+		diffs:       make(map[string]sessionDiff),
 		lastTypist:  make(map[string]string),
 	}, nil
 }
@@ -149,8 +150,8 @@ func (a *App) Join(c Client) *Participant {
 			c.Send(b)
 		}
 	}
-	for _, b := range a.diffs {
-		c.SendInformational(b)
+	for _, d := range a.diffs {
+		c.SendInformational(d.msg)
 	}
 	if a.portsKnown {
 		c.MarkState(wire.TypePortsChanged, "")

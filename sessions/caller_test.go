@@ -40,23 +40,10 @@ func envOf(t *testing.T, s *Session) map[string]string {
 func TestAgentsAreGivenTheMCPServer(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mcp")
 	agent := []string{"sh", "-c", "exec sleep 60"}
-	m, err := NewManager(Options{
-		Workspace: t.TempDir(),
-		Profiles: map[string]Profile{
-			"claude-like": {Name: "claude-like", Start: agent, Hooks: true},
-			"codex-like":  {Name: "codex-like", Start: agent, Notify: true},
-		},
-		Hooks:  &HookConfig{URL: "http://127.0.0.1:1/hooks", SettingsFile: filepath.Join(t.TempDir(), "hooks.json"), NotifyCommand: []string{"notify"}},
-		MCP:    &MCPConfig{URL: "http://127.0.0.1:1/mcp", Dir: dir},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
-		defer cancel()
-		_ = m.Shutdown(ctx, time.Second)
+	m := hookedManager(t, func(o *Options) {
+		o.Profiles["codex-like"] = Profile{Name: "codex-like", Start: agent, Notify: true}
+		o.Hooks.NotifyCommand = []string{"notify"}
+		o.MCP = &MCPConfig{URL: "http://127.0.0.1:1/mcp", Dir: dir}
 	})
 
 	claude, err := m.Create(CreateOptions{Agent: "claude-like"})
@@ -122,7 +109,7 @@ func TestAgentsAreGivenTheMCPServer(t *testing.T) {
 // TestNoMCPServer: without MCP (--mcp=false) an agent gets no variables
 // and no arguments.
 func TestNoMCPServer(t *testing.T) {
-	m := hookedManager(t)
+	m := hookedManager(t, nil)
 	s, err := m.Create(CreateOptions{Agent: "claude-like"})
 	if err != nil {
 		t.Fatal(err)
@@ -137,15 +124,20 @@ func TestNoMCPServer(t *testing.T) {
 }
 
 // hookedManager is a manager whose "claude-like" agent takes hooks, as
-// Claude Code does, and does nothing.
-func hookedManager(t *testing.T) *Manager {
+// Claude Code does, and does nothing; tune, when not nil, changes its
+// options first.
+func hookedManager(t *testing.T, tune func(*Options)) *Manager {
 	t.Helper()
-	m, err := NewManager(Options{
+	opts := Options{
 		Workspace: t.TempDir(),
 		Profiles:  map[string]Profile{"claude-like": {Name: "claude-like", Start: []string{"sh", "-c", "exec sleep 60"}, Hooks: true}},
 		Hooks:     &HookConfig{URL: "http://127.0.0.1:1/hooks", SettingsFile: filepath.Join(t.TempDir(), "hooks.json")},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	m, err := NewManager(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

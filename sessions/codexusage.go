@@ -85,11 +85,7 @@ func (s *Session) readCodexUsage(proc *pty.Process) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.usage != nil && sameFigures(*s.usage, *u) {
-		return
-	}
-	s.usage = u
-	s.emit(Event{Kind: EventUsage, Session: s.infoLocked()})
+	s.noteUsageLocked(*u)
 }
 
 // read reads the file's new lines and returns the usage its newest

@@ -159,13 +159,19 @@ func (s *Session) StatusLine(secret string, payload []byte) error {
 	if !s.isSecretLocked(secret) {
 		return ErrHookSecret // the run ended meanwhile
 	}
+	s.noteUsageLocked(u)
+	return nil
+}
+
+// noteUsageLocked keeps an agent's report of what it spends, and tells
+// clients when its figures changed. mu must be held.
+func (s *Session) noteUsageLocked(u Usage) {
 	if s.usage != nil && sameFigures(*s.usage, u) {
 		s.usage.UpdatedAt = u.UpdatedAt
-		return nil
+		return
 	}
 	s.usage = &u
 	s.emit(Event{Kind: EventUsage, Session: s.infoLocked()})
-	return nil
 }
 
 // sameFigures reports whether two reports say the same, their times

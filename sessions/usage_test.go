@@ -47,7 +47,7 @@ func TestParseClaudeStatus(t *testing.T) {
 // TestStatusLine: a report with the run's secret becomes the session's
 // usage and is announced once per change; without it nothing changes.
 func TestStatusLine(t *testing.T) {
-	m := hookedManager(t)
+	m := hookedManager(t, nil)
 	var log eventLog
 	m.Subscribe(log.add)
 	s, err := m.Create(CreateOptions{Agent: "claude-like"})

@@ -191,21 +191,22 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
+		return nil, err
+	}
 	if cfg.MCP {
 		s.mcp, err = agentmcp.New(agentmcp.Options{
 			Sessions:   s.mgr,
 			Version:    version,
 			MaxStarted: cfg.MCPMaxStarted,
 			MaxDepth:   cfg.MCPMaxDepth,
+			Counts:     s.app.DiffCounts,
 			OnCall:     func(c agentmcp.Call) { s.app.OnAgentCall(agentCallView(c)) },
 			Logger:     log,
 		})
 		if err != nil {
 			return nil, err
 		}
-	}
-	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
-		return nil, err
 	}
 	s.hub, err = ws.NewHub(ws.Options{
 		Sessions:       s.mgr,
@@ -222,7 +223,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets()); err != nil {
 		return nil, err
 	}
-	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.onSessionDiff, Workspace: cfg.Workspace, Logger: log})
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint) {
 		s.app.OnCheckpoint(session, cp)
 		s.checks.Start(session, dir, cp.ID)

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmux/agentmux/agentmcp"
-	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
@@ -27,15 +26,6 @@ func agentCallView(c agentmcp.Call) wire.AgentCallMessage {
 		TargetID:  c.Target,
 		Error:     c.Err,
 		Timestamp: c.Time.UTC().Format(time.RFC3339Nano),
-	}
-}
-
-// onSessionDiff hands a session's change to the clients and to the
-// agents' tools, which list its counts.
-func (s *server) onSessionDiff(sessionID string, sum changes.Summarized) {
-	s.app.OnSessionDiff(sessionID, sum)
-	if s.mcp != nil {
-		s.mcp.OnSessionDiff(sessionID, sum)
 	}
 }
 

@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -112,4 +114,32 @@ func TestMCPOff(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST %s: %d", url, resp.StatusCode)
 	}
+}
+
+// TestMCPListCounts: list_sessions gives each session's change as the
+// live change tracker last counted it, the same figures the UI shows.
+func TestMCPListCounts(t *testing.T) {
+	e := newAPI(t)
+	apitest.InitRepo(t, e.dir)
+	s := e.createCommand([]string{"sh", "-c", "exec sleep 60"})
+	vars := mcpVars(t, e, s.ID)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: vars[sessions.EnvMCPURL], HTTPClient: &http.Client{Transport: bearerTransport{vars[sessions.EnvMCPSecret]}},
+		DisableStandaloneSSE: true, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := os.WriteFile(filepath.Join(e.dir, "new.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, waitTimeout, "list_sessions to count the new file", func() bool {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_sessions"})
+		if err != nil || res.IsError {
+			t.Fatalf("list_sessions: %v %+v", err, res)
+		}
+		return strings.Contains(res.Content[0].(*mcp.TextContent).Text, "1 file changed, +2 -0")
+	})
 }
