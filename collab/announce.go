@@ -153,6 +153,14 @@ func (a *App) OnAgentCall(m wire.AgentCallMessage) {
 	a.broadcastInformational(m)
 }
 
+// OnContinued tells every client that agentmux sent on a session a usage
+// limit stopped (session.continued): a line of the activity feed, and
+// informational like the others.
+func (a *App) OnContinued(m wire.ContinuedMessage) {
+	m.Type = wire.TypeSessionContinued
+	a.broadcastInformational(m)
+}
+
 // OnCheckpoint tells every client of a new checkpoint of a session's tree
 // (session.checkpoint).
 func (a *App) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {

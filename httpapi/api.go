@@ -446,6 +446,9 @@ func (a *API) sendReview(c echo.Context) error {
 // settings to change; one left out stays as it is.
 type patchRequest struct {
 	SendFailures *bool `json:"sendFailures"`
+	// ContinueAfterLimit turns the continue prompt at the reset of the
+	// usage limit that stopped the session on or off.
+	ContinueAfterLimit *bool `json:"continueAfterLimit"`
 }
 
 func (a *API) patchSession(c echo.Context) error {
@@ -453,11 +456,20 @@ func (a *API) patchSession(c echo.Context) error {
 	if ok, err := decodeBody(c, &req); !ok {
 		return err
 	}
-	if req.SendFailures == nil {
-		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "nothing to change: the body sets no setting (the one there is: sendFailures, true or false)")
+	if req.SendFailures == nil && req.ContinueAfterLimit == nil {
+		return errorJSON(c, http.StatusBadRequest, wire.CodeInvalidMessage, "nothing to change: the body sets no setting (there are sendFailures and continueAfterLimit, each true or false)")
 	}
-	if err := a.mgr.SetSendFailures(c.Param("id"), *req.SendFailures); err != nil {
-		return sessionError(c, err)
+	if req.ContinueAfterLimit != nil {
+		// First: it is refused for a session not limited, and then
+		// nothing changes.
+		if err := a.mgr.SetContinue(c.Param("id"), *req.ContinueAfterLimit); err != nil {
+			return sessionError(c, err)
+		}
+	}
+	if req.SendFailures != nil {
+		if err := a.mgr.SetSendFailures(c.Param("id"), *req.SendFailures); err != nil {
+			return sessionError(c, err)
+		}
 	}
 	return a.getSession(c)
 }

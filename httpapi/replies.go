@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -140,7 +141,15 @@ type PushReply struct {
 
 // CheckpointsReply is GET /api/sessions/:id/checkpoints's; never null.
 type CheckpointsReply struct {
-	Checkpoints []checkpoint.Checkpoint `json:"checkpoints"`
+	Checkpoints []CheckpointView `json:"checkpoints"`
+}
+
+// CheckpointView is a checkpoint as the list gives it: with what the
+// agent's turns that ended since the checkpoint before spent, when the
+// agent reports it (sessions.TurnUsage).
+type CheckpointView struct {
+	checkpoint.Checkpoint
+	Usage *sessions.Spent `json:"usage,omitempty"`
 }
 
 // CheckpointReply is POST /api/sessions/:id/checkpoints's: the checkpoint

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -21,6 +22,8 @@ func TestRepliesKeepTheirJSON(t *testing.T) {
 	rel := "_bmad-output/sprint-status.yaml"
 	wf := wire.Workflow{}
 	cp := checkpoint.Checkpoint{ID: 3, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	tokens, usd := int64(120), 0.25
+	spent := sessions.Spent{Turns: 2, InputTokens: &tokens, CostUSD: &usd}
 	for _, tc := range []struct {
 		name  string
 		typed any
@@ -51,7 +54,9 @@ func TestRepliesKeepTheirJSON(t *testing.T) {
 		{"update with conflicts", httpapi.UpdateReply{Commit: "c", Conflicts: []string{"a"}, PromptID: "p", Position: &pos},
 			map[string]any{"commit": "c", "conflicts": []string{"a"}, "promptId": "p", "position": 0}},
 		{"push", httpapi.PushReply{Remote: "origin", Branch: "b"}, map[string]string{"remote": "origin", "branch": "b", "pullRequestUrl": ""}},
-		{"no checkpoints", httpapi.CheckpointsReply{Checkpoints: []checkpoint.Checkpoint{}}, map[string]any{"checkpoints": []checkpoint.Checkpoint{}}},
+		{"no checkpoints", httpapi.CheckpointsReply{Checkpoints: []httpapi.CheckpointView{}}, map[string]any{"checkpoints": []checkpoint.Checkpoint{}}},
+		{"a checkpoint with its turns", httpapi.CheckpointsReply{Checkpoints: []httpapi.CheckpointView{{Checkpoint: cp, Usage: &spent}}},
+			json.RawMessage(`{"checkpoints":[{"id":3,"time":"2026-01-02T03:04:05Z","commit":"","files":0,"insertions":0,"deletions":0,"usage":{"turns":2,"inputTokens":120,"costUsd":0.25}}]}`)},
 		{"checkpoint", httpapi.CheckpointReply{ID: cp.ID, Checkpoint: cp, Created: true}, map[string]any{"id": cp.ID, "checkpoint": cp, "created": true}},
 		{"restored", httpapi.RestoredReply{Restored: 2, Saved: 0}, map[string]any{"restored": 2, "saved": 0}},
 	} {

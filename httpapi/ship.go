@@ -312,7 +312,32 @@ func (a *API) listCheckpoints(ctx context.Context, c echo.Context, g gitSession)
 			}
 		}
 	}
-	return c.JSON(http.StatusOK, CheckpointsReply{Checkpoints: cps})
+	return c.JSON(http.StatusOK, CheckpointsReply{Checkpoints: a.withTurns(g.info.ID, cps)})
+}
+
+// withTurns gives each checkpoint, oldest first, the turns that ended
+// after the one before it was taken and before it was: a checkpoint is
+// taken once its turn has ended, and a turn that changed nothing took
+// none, so it is the next one's.
+func (a *API) withTurns(id string, cps []checkpoint.Checkpoint) []CheckpointView {
+	var turns []sessions.TurnUsage
+	if s, err := a.mgr.Get(id); err == nil {
+		turns = s.Turns()
+	}
+	views := make([]CheckpointView, len(cps))
+	i := 0
+	for n, cp := range cps {
+		views[n].Checkpoint = cp
+		var sp sessions.Spent
+		// A checkpoint's time is its commit's, in whole seconds.
+		for ; i < len(turns) && !turns[i].EndedAt.Truncate(time.Second).After(cp.Time); i++ {
+			sp.Add(turns[i])
+		}
+		if sp.Turns > 0 {
+			views[n].Usage = &sp
+		}
+	}
+	return views
 }
 
 func (a *API) takeCheckpoint(ctx context.Context, c echo.Context, g gitSession) error {

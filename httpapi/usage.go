@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,6 +18,9 @@ type SessionUsage struct {
 	Name  string         `json:"name"`
 	Agent string         `json:"agent"`
 	Usage sessions.Usage `json:"usage"`
+	// Turns are what each of its last turns spent (since ?since= when
+	// given), oldest first.
+	Turns []sessions.TurnUsage `json:"turns"`
 }
 
 // UsageWindow is one of the account's windows in GET /api/usage, as the
@@ -28,7 +32,8 @@ type UsageWindow struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// UsageTotals adds up what the listed sessions reported.
+// UsageTotals adds up what the listed sessions reported: their whole
+// usage, or with ?since= their turns since then.
 type UsageTotals struct {
 	CostUSD      float64 `json:"costUsd"`
 	InputTokens  int64   `json:"inputTokens"`
@@ -36,8 +41,9 @@ type UsageTotals struct {
 }
 
 // UsageReply is GET /api/usage's: what each session's agent reported it
-// spends, the account's windows as last reported, and the totals; only
-// the sessions that reported since ?since= when it is given.
+// spends, turn by turn, the account's windows as last reported, and the
+// totals; with ?since=, only the sessions that reported since then, and
+// what their turns since then spent.
 type UsageReply struct {
 	Sessions []SessionUsage `json:"sessions"`
 	Windows  []UsageWindow  `json:"windows"`
@@ -63,16 +69,18 @@ func (a *API) getUsage(c echo.Context) error {
 		if u == nil || u.UpdatedAt.Before(since) {
 			continue
 		}
-		reply.Sessions = append(reply.Sessions, SessionUsage{ID: info.ID, Name: info.Name, Agent: info.Agent, Usage: *u})
-		if u.CostUSD != nil {
-			reply.Totals.CostUSD += *u.CostUSD
+		turns := s.Turns()
+		cut, _ := slices.BinarySearchFunc(turns, since, func(t sessions.TurnUsage, since time.Time) int { return t.EndedAt.Compare(since) })
+		turns = turns[cut:]
+		reply.Sessions = append(reply.Sessions, SessionUsage{ID: info.ID, Name: info.Name, Agent: info.Agent, Usage: *u, Turns: turns})
+		sum := sessions.Spent{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}
+		if !since.IsZero() {
+			sum = sessions.Spent{}
+			for _, t := range turns {
+				sum.Add(t)
+			}
 		}
-		if u.InputTokens != nil {
-			reply.Totals.InputTokens += *u.InputTokens
-		}
-		if u.OutputTokens != nil {
-			reply.Totals.OutputTokens += *u.OutputTokens
-		}
+		reply.Totals.add(sum)
 		// The account's windows are one account's: the newest report of
 		// each is what holds.
 		for _, w := range u.Windows {
@@ -89,4 +97,16 @@ func (a *API) getUsage(c echo.Context) error {
 		reply.Windows = append(reply.Windows, windows[name])
 	}
 	return c.JSON(http.StatusOK, reply)
+}
+
+func (t *UsageTotals) add(sp sessions.Spent) {
+	if sp.CostUSD != nil {
+		t.CostUSD += *sp.CostUSD
+	}
+	if sp.InputTokens != nil {
+		t.InputTokens += *sp.InputTokens
+	}
+	if sp.OutputTokens != nil {
+		t.OutputTokens += *sp.OutputTokens
+	}
 }

@@ -3,9 +3,6 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -15,26 +12,7 @@ import (
 // Codex records what each turn spent in its conversation's rollout file,
 // as token_count events: the conversation's total and the last turn's
 // tokens, the model's context window, and the account's rate-limit
-// windows. The file is read at the end of each turn (Codex's notify
-// program says when), from where the last read stopped: nothing is read
-// while the session is idle, and each byte once.
-
-// maxRolloutRead bounds one read of a rollout file: a turn that wrote
-// more (a huge tool output) is read on at the next turn's end.
-const maxRolloutRead = 8 << 20
-
-// maxRolloutLine bounds a line kept whole across reads; a longer one is
-// skipped, since no token_count event is that long.
-const maxRolloutLine = 1 << 20
-
-// rolloutReader follows one Codex rollout file. It is owned by the
-// session's hook calls, which Session.codexMu orders.
-type rolloutReader struct {
-	path string
-	off  int64
-	// partial is a line the last read cut, kept for the next.
-	partial []byte
-}
+// windows. The file is read at the end of each turn (jsonltail.go).
 
 // codexTokenCount is the part of a token_count event agentmux reads.
 type codexTokenCount struct {
@@ -71,12 +49,12 @@ func (s *Session) readCodexUsage(proc *pty.Process) {
 	if path == "" {
 		return
 	}
-	s.codexMu.Lock()
-	defer s.codexMu.Unlock()
+	s.tailMu.Lock()
+	defer s.tailMu.Unlock()
 	if s.rollout == nil || s.rollout.path != path {
-		s.rollout = &rolloutReader{path: path} // a new conversation: read it from its start
+		s.rollout = &jsonlTail{path: path} // a new conversation: read it from its start
 	}
-	u, err := s.rollout.read(time.Now())
+	u, err := readRollout(s.rollout, time.Now())
 	if err != nil {
 		s.log.Warn("read Codex's record of what the turn spent", "file", path, "err", err)
 	}
@@ -88,29 +66,15 @@ func (s *Session) readCodexUsage(proc *pty.Process) {
 	s.noteUsageLocked(*u)
 }
 
-// read reads the file's new lines and returns the usage its newest
-// token_count event says, nil when none came.
-func (r *rolloutReader) read(now time.Time) (*Usage, error) {
-	f, err := os.Open(r.path)
+// readRollout reads the rollout's new lines and returns the usage its
+// newest token_count event says, nil when none came.
+func readRollout(t *jsonlTail, now time.Time) (*Usage, error) {
+	lines, err := t.lines()
 	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	buf := make([]byte, maxRolloutRead)
-	n, err := f.ReadAt(buf, r.off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	r.off += int64(n)
-	data := append(r.partial, buf[:n]...)
-	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
-		r.partial = keepPartial(data)
-		return nil, nil
-	}
-	r.partial = keepPartial(data[end+1:])
 	var last *codexTokenCount
-	for line := range bytes.SplitSeq(data[:end], []byte{'\n'}) {
+	for line := range lines {
 		if !bytes.Contains(line, []byte(`"token_count"`)) {
 			continue
 		}
@@ -123,15 +87,6 @@ func (r *rolloutReader) read(now time.Time) (*Usage, error) {
 		return nil, nil
 	}
 	return codexUsage(last, now), nil
-}
-
-// keepPartial keeps a cut line for the next read, unless it is too long
-// to be an event agentmux reads.
-func keepPartial(b []byte) []byte {
-	if len(b) > maxRolloutLine {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // codexUsage is a token_count event as a Usage. Codex reports no cost;

@@ -31,29 +31,29 @@ func TestRolloutReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &rolloutReader{path: path}
+	r := &jsonlTail{path: path}
 	now := time.Now()
-	if u, err := r.read(now); u != nil || err != nil {
+	if u, err := readRollout(r, now); u != nil || err != nil {
 		t.Fatalf("an empty file: %+v %v", u, err)
 	}
 	write(`{"type":"session_meta","payload":{}}` + "\n" + tokenCount(42, 12, 54) + tokenCount(84, 24, 54))
-	u, err := r.read(now)
+	u, err := readRollout(r, now)
 	if err != nil || u == nil || *u.InputTokens != 84 || *u.OutputTokens != 24 || u.ContextSize != 200000 || *u.ContextPercent != 0.027 ||
 		u.CostUSD != nil || u.Source != "codex-rollout" || len(u.Windows) != 1 || u.Windows[0].Name != "five_hour" || u.Windows[0].UsedPercent != 31.5 {
 		t.Fatalf("after two turns: %+v %v", u, err)
 	}
 	// Nothing new: nothing read.
-	if u, _ := r.read(now); u != nil {
+	if u, _ := readRollout(r, now); u != nil {
 		t.Errorf("an unchanged file gave %+v", u)
 	}
 	// A line cut by the read waits for its end.
 	line := tokenCount(200, 50, 1000)
 	write(line[:40])
-	if u, _ := r.read(now); u != nil {
+	if u, _ := readRollout(r, now); u != nil {
 		t.Errorf("half a line gave %+v", u)
 	}
 	write(line[40:])
-	if u, _ := r.read(now); u == nil || *u.InputTokens != 200 || *u.ContextPercent != 0.5 {
+	if u, _ := readRollout(r, now); u == nil || *u.InputTokens != 200 || *u.ContextPercent != 0.5 {
 		t.Errorf("the rest of the line gave %+v", u)
 	}
 	fi, _ := f.Stat()

@@ -37,6 +37,9 @@ type detector struct {
 	waitSince   time.Time
 	waitWhy     string
 	waitRedraws bool
+	// limited is set while a wait is for an account's usage limit to
+	// reset.
+	limited bool
 	// idle is set when the run has been silent past IdleAfter.
 	idle bool
 	// warned is how far the warnings about a silent run have gone.
@@ -69,7 +72,7 @@ const (
 func (d *detector) reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.waiting, d.promptable, d.permission = false, false, nil
+	d.waiting, d.promptable, d.permission, d.limited = false, false, nil, false
 	d.idle, d.warned, d.hooked = false, warnNone, false
 	d.waitEnded = time.Time{}
 }
@@ -80,7 +83,7 @@ func (d *detector) reset() {
 func (d *detector) runEnded() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.waiting, d.idle, d.permission = false, false, nil
+	d.waiting, d.idle, d.permission, d.limited = false, false, nil, false
 }
 
 // startWaiting marks the agent waiting for its user from now, for why,
@@ -118,7 +121,7 @@ func (d *detector) endWaiting(now time.Time) bool {
 		return false
 	}
 	d.waiting, d.idle, d.warned = false, false, warnNone
-	d.permission = nil
+	d.permission, d.limited = nil, false
 	d.waitEnded = now
 	return true
 }
@@ -149,12 +152,27 @@ func (d *detector) runStatus() Status {
 // runStatusLocked is runStatus. d.mu must be held.
 func (d *detector) runStatusLocked() Status {
 	switch {
+	case d.waiting && d.limited:
+		return StatusLimited
 	case d.waiting:
 		return StatusWaiting
 	case d.idle:
 		return StatusIdle
 	}
 	return StatusActive
+}
+
+// limit marks the wait under way as one for a usage limit to reset, and
+// settles the status on it; it reports whether the status changed.
+func (d *detector) limit() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.waiting || d.limited {
+		return false
+	}
+	d.limited = true
+	d.status = StatusLimited
+	return true
 }
 
 // settle sets the status from the running agent's state, why becoming its

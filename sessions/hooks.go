@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -91,7 +92,8 @@ const HookHeader = "X-Agentmux-Hook-Secret"
 // notification (a permission prompt, or idle at the prompt), the end of a
 // turn, a question asked with the AskUserQuestion tool, a prompt
 // submitted, and the start of a session (Claude at its prompt, once past
-// its dialogs). The names are those of Claude Code's settings schema
+// its dialogs); and the end of a turn an API error ended, which says when
+// a usage limit did. The names are those of Claude Code's settings schema
 // (2.1).
 func ClaudeHookSettings(command string) []byte {
 	type hook struct {
@@ -111,6 +113,7 @@ func ClaudeHookSettings(command string) []byte {
 		"hooks": map[string][]matcher{
 			"Notification":      {{Hooks: h}},
 			"Stop":              {{Hooks: h}},
+			"StopFailure":       {{Hooks: h}},
 			"UserPromptSubmit":  {{Hooks: h}},
 			"SessionStart":      {{Hooks: h}},
 			"PreToolUse":        {{Matcher: "AskUserQuestion", Hooks: h}},
@@ -145,6 +148,15 @@ type hookPayload struct {
 	ToolName string `json:"tool_name"`
 	// ToolInput is read per tool: a Write's holds the whole file.
 	ToolInput json.RawMessage `json:"tool_input"`
+	// TranscriptPath is the conversation's transcript, which Claude
+	// Code names in every hook's input.
+	TranscriptPath string `json:"transcript_path"`
+	// Error, ErrorDetails and LastAssistantMessage are StopFailure's:
+	// the API error that ended the turn ("rate_limit" for a usage
+	// limit), and what Claude showed for it.
+	Error                string `json:"error"`
+	ErrorDetails         string `json:"error_details"`
+	LastAssistantMessage string `json:"last_assistant_message"`
 }
 
 // askedQuestion returns the first question of an AskUserQuestion's input,
@@ -181,6 +193,11 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	if p.Event == "" && p.Type != "" {
 		return s.codexNotify(secret, p)
 	}
+	if p.Event == "Stop" || p.Event == "StopFailure" {
+		// Before the turn is counted as ended: what it spent is in the
+		// transcript. Outside the lock: it reads the file.
+		s.readTranscript(p.TranscriptPath)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.isSecretLocked(secret) {
@@ -199,6 +216,13 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	case "Stop":
 		s.hooked()
 		s.startTurnEndWaitLocked("the agent finished and waits for your next prompt")
+	case "StopFailure":
+		s.hooked()
+		if p.Error == "rate_limit" {
+			s.noteLimitLocked(s.limitResetLocked(), cmp.Or(p.LastAssistantMessage, p.ErrorDetails))
+		}
+		why := "the turn ended on an API error (" + clip.Quote(p.Error) + ")"
+		s.startTurnEndWaitLocked(why)
 	case "PreToolUse":
 		if p.ToolName != "AskUserQuestion" {
 			return nil // other tools do not wait for the user
@@ -264,15 +288,15 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 		s.log.Debug("a Codex thread other than the conversation finished a turn", "thread", clip.Quote(p.ThreadID), "conversation", conv)
 		return nil
 	}
+	// Outside the lock, and before the turn is counted as ended: what it
+	// spent is in Codex's file.
+	s.readCodexUsage(proc)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.isSecretLocked(secret) {
-		s.mu.Unlock()
 		return ErrHookSecret // the run ended meanwhile
 	}
 	s.startWaitingLocked("Codex finished its turn and waits for your next prompt", true)
-	s.mu.Unlock()
-	// Outside the lock: the turn's figures are read from Codex's file.
-	s.readCodexUsage(proc)
 	return nil
 }
 

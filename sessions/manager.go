@@ -163,6 +163,10 @@ type Options struct {
 	// MCP, when set, points every agent's run at agentmux's MCP
 	// endpoint (caller.go); nil gives none.
 	MCP *MCPConfig
+	// ContinueAfterLimit is the default of each limit's continue prompt
+	// at its reset (Limit.Continue): what a session gets when a usage
+	// limit stops its agent.
+	ContinueAfterLimit bool
 	// SetupScript, when set, returns the workspace's setup script when
 	// one may run: a new worktree session runs it in its terminal before
 	// its agent starts. nil runs none.

@@ -55,8 +55,15 @@ type record struct {
 	RunTree string `json:"runTree,omitempty"`
 	// StartedBy is the session whose agent started this one.
 	StartedBy string `json:"startedBy,omitempty"`
-	// Usage is the agent's last report of what it spends.
-	Usage *Usage `json:"usage,omitempty"`
+	// Usage is the agent's last report of what it spends; Turns divides
+	// it into the agent's turns; Transcript is how far a Claude run's
+	// transcript has been read for it.
+	Usage *Usage      `json:"usage,omitempty"`
+	Turns *turnLedger `json:"turns,omitempty"`
+	// Limit is the usage limit the agent waits to reset, with the plan
+	// to continue it.
+	Limit      *Limit           `json:"limit,omitempty"`
+	Transcript *transcriptState `json:"transcript,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -189,6 +196,9 @@ func recordOf(info Info) record {
 		RunTree:        info.runTree,
 		StartedBy:      info.StartedBy,
 		Usage:          info.Usage,
+		Turns:          info.turns,
+		Limit:          info.Limit,
+		Transcript:     info.transcript,
 	}
 }
 
@@ -218,6 +228,12 @@ func (m *Manager) restore() error {
 		if r.Status == StatusError {
 			status, reason = StatusError, r.Reason
 		}
+		if l := r.Limit; l != nil && l.ContinuedAt == nil && status == StatusIdle {
+			status, reason = StatusLimited, "stopped at the usage limit before a restart; resume it once the limit resets"
+			if l.Continue && l.ResetsAt != nil {
+				reason = "stopped at the usage limit before a restart; agentmux resumes it once the limit resets"
+			}
+		}
 		if u := r.Setup; u != nil && (u.Status == SetupRunning || u.Status == SetupStopped && !u.AgentStarted) {
 			// The setup went with the server that ran it (a shutdown
 			// stops it, a crash ends it), and the agent never started.
@@ -225,22 +241,23 @@ func (m *Manager) restore() error {
 			status, reason = StatusError, "the setup script was interrupted by a restart of agentmux; retry it, or start the agent anyway"
 		}
 		s := &Session{
-			id:        r.ID,
-			name:      r.Name,
-			profile:   r.Profile,
-			cwd:       r.Cwd,
-			env:       sessionEnv(m.opts.Env, r.ID),
-			createdAt: r.CreatedAt,
-			log:       m.log.With("session", r.ID),
-			emit:      m.emit,
-			ring:      output.NewRing(m.opts.Scrollback),
-			timing:    m.opts.Timing,
-			hooks:     m.opts.Hooks,
-			root:      m.opts.Workspace,
-			mcp:       m.opts.MCP,
-			blocks:    m.ports,
-			wt:        sessionWorktree{w: r.Worktree},
-			det:       detector{status: status, reason: reason},
+			id:                r.ID,
+			name:              r.Name,
+			profile:           r.Profile,
+			cwd:               r.Cwd,
+			env:               sessionEnv(m.opts.Env, r.ID),
+			createdAt:         r.CreatedAt,
+			log:               m.log.With("session", r.ID),
+			emit:              m.emit,
+			ring:              output.NewRing(m.opts.Scrollback),
+			timing:            m.opts.Timing,
+			hooks:             m.opts.Hooks,
+			root:              m.opts.Workspace,
+			mcp:               m.opts.MCP,
+			continueByDefault: m.opts.ContinueAfterLimit,
+			blocks:            m.ports,
+			wt:                sessionWorktree{w: r.Worktree},
+			det:               detector{status: status, reason: reason},
 			run: agentRun{
 				phase: phaseExited,
 				argv:  r.Command,
@@ -249,15 +266,20 @@ func (m *Manager) restore() error {
 				exit:  r.Exit,
 			},
 			// conversation survives restarts, so a resume continues it.
-			conv:      conversation{id: r.Conversation},
-			prompts:   promptQueue{id: r.ID, q: sv.queue},
-			check:     sessionCheck{last: r.Check, sendFailures: r.SendFailures},
-			archive:   r.Archive,
-			setup:     sessionSetup{last: r.Setup},
-			runOf:     r.RunOf,
-			runTree:   r.RunTree,
-			startedBy: r.StartedBy,
-			usage:     r.Usage,
+			conv:       conversation{id: r.Conversation},
+			prompts:    promptQueue{id: r.ID, q: sv.queue},
+			check:      sessionCheck{last: r.Check, sendFailures: r.SendFailures},
+			archive:    r.Archive,
+			setup:      sessionSetup{last: r.Setup},
+			runOf:      r.RunOf,
+			runTree:    r.RunTree,
+			startedBy:  r.StartedBy,
+			usage:      r.Usage,
+			limit:      r.Limit,
+			transcript: r.Transcript.reader(),
+		}
+		if r.Turns != nil {
+			s.turns = *r.Turns
 		}
 		if r.RunOf != "" {
 			// Its session's ports, which that session holds.

@@ -298,7 +298,7 @@ func (s *Session) Queue() Queue { return s.prompts.snapshot() }
 // period that follows an interrupt. It reports whether a prompt is on its
 // way, which answers the wait. mu must be held.
 func (s *Session) deliverLocked() bool {
-	if s.prompts.sitsOut() {
+	if s.prompts.sitsOut() || s.awaitsResetLocked() {
 		// The user stopped the agent: they take it from here, and the
 		// queue waits for the agent's next turn to end.
 		return false

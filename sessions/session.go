@@ -124,8 +124,15 @@ type Info struct {
 	// Usage is what the session's agent reported it spends; nil when it
 	// reported nothing.
 	Usage *Usage
+	// Limit is the account's usage limit that stopped the agent, while
+	// it waits for its reset.
+	Limit *Limit
 	// runTree is a run session's runTree, for its record.
 	runTree string
+	// turns and transcript are the session's turnLedger and transcript,
+	// for its record.
+	turns      *turnLedger
+	transcript *transcriptState
 }
 
 // Worktree is a git worktree made for a session.
@@ -193,10 +200,24 @@ type Session struct {
 	// usage is the agent's last report of what it spends (usage.go).
 	// Guarded by mu.
 	usage *Usage
-	// rollout follows a Codex run's record of what its turns spent
-	// (codexusage.go); codexMu orders the hook calls that read it.
-	codexMu sync.Mutex
-	rollout *rolloutReader
+	// limit is the account's usage limit that stopped the agent, until
+	// it works again (limit.go); continueByDefault turns on the continue
+	// prompt at its reset. Guarded by mu.
+	limit             *Limit
+	continueByDefault bool
+	// menuClosing is when the continue prompt may be typed, after the
+	// Escape typed before it (limit.go). Guarded by mu.
+	menuClosing time.Time
+	// turns divides usage into the agent's turns (turnusage.go).
+	// Guarded by mu.
+	turns turnLedger
+	// tailMu orders the hook calls that read the agent's record of what
+	// its turns spent: a Codex run's rollout (codexusage.go), read under
+	// it; a Claude run's transcript (claudeusage.go), read under it and
+	// kept under mu as well, for the session's record.
+	tailMu     sync.Mutex
+	rollout    *jsonlTail
+	transcript *transcript
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 
@@ -328,7 +349,14 @@ func (s *Session) infoLocked() Info {
 		RunOf:          s.runOf,
 		StartedBy:      s.startedBy,
 		Usage:          s.usageLocked(),
+		Limit:          s.limitLocked(),
 		runTree:        s.runTree,
+		transcript:     s.transcript.state(),
+	}
+	if len(s.turns.Turns) > 0 {
+		l := s.turns
+		l.Turns = l.clone()
+		info.turns = &l
 	}
 	if !s.ports.IsZero() {
 		p := s.ports

@@ -96,9 +96,16 @@ func (s *Session) waitLocked(why string, atPrompt, redraws bool, perm *Permissio
 		return // not running, or waiting already, for a reason said first
 	}
 	s.log.Info("session waits for input", "why", why)
+	s.turns.turnEnded(s.usage, time.Now())
 	// Told before held keys or a queued prompt can answer the wait: a
 	// turn answered at once ended all the same (its checkpoint is due).
 	s.emit(Event{Kind: EventTurnEnded, Session: s.infoLocked(), Message: why})
+	if s.awaitsResetLocked() {
+		// Neither held keys nor queued prompts: the limit would refuse
+		// them; the reset's continue sends the queue on.
+		s.announceLimitLocked()
+		return
+	}
 	if s.flushHeldLocked("the agent waits for input") || s.deliverLocked() {
 		return
 	}
@@ -123,6 +130,9 @@ func (s *Session) endWaitingLocked(why string) {
 	if !s.det.endWaiting(time.Now()) {
 		return
 	}
+	// What the agent reports from now on is its next turn's.
+	s.turns.working()
+	s.liftLimitLocked()
 	s.setRunStatusLocked(why)
 	select {
 	case s.run.wake <- struct{}{}:

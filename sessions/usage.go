@@ -159,7 +159,8 @@ func (s *Session) StatusLine(secret string, payload []byte) error {
 	if !s.isSecretLocked(secret) {
 		return ErrHookSecret // the run ended meanwhile
 	}
-	s.noteUsageLocked(u)
+	// The tokens are the transcript's, which the turns divide.
+	s.noteUsageLocked(withTranscriptTokens(u, s.transcript))
 	return nil
 }
 
@@ -171,7 +172,9 @@ func (s *Session) noteUsageLocked(u Usage) {
 		return
 	}
 	s.usage = &u
+	s.turns.reported(s.usage)
 	s.emit(Event{Kind: EventUsage, Session: s.infoLocked()})
+	s.learnResetLocked()
 }
 
 // sameFigures reports whether two reports say the same, their times

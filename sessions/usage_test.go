@@ -1,6 +1,10 @@
 package sessions
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +85,94 @@ func TestStatusLine(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d usage events for two changes", n)
+	}
+}
+
+// assistantLine is a transcript line as Claude Code 2.1 writes it for one
+// block of an assistant message: each block's line repeats the message's
+// usage.
+func assistantLine(id string, in, cacheRead, out int) string {
+	return fmt.Sprintf(`{"type":"assistant","uuid":"u-%s","message":{"id":%q,"role":"assistant","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":%d,"output_tokens":%d}}}`+"\n", id, id, in, cacheRead, out)
+}
+
+// TestTurnUsage: through the agent's hooks, each turn's tokens come from
+// the transcript, read once at its Stop hook, and its cost from the
+// status line, also when that comes after the turn ended; the turns add
+// up to the session's usage.
+func TestTurnUsage(t *testing.T) {
+	m := hookedManager(t, nil)
+	s, err := m.Create(CreateOptions{Agent: "claude-like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := envOf(t, s)[EnvHookSecret]
+	path := filepath.Join(t.TempDir(), "conversation.jsonl")
+	write := func(lines ...string) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(strings.Join(lines, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := func(event string) {
+		t.Helper()
+		if err := s.Hook(secret, fmt.Appendf(nil, `{"hook_event_name":%q,"transcript_path":%q}`, event, path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cost := func(usd string) {
+		t.Helper()
+		if err := s.StatusLine(secret, []byte(strings.Replace(statusInput, "0.4213", usd, 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Turn 1: two API calls, the first in two blocks (one line each).
+	hook("UserPromptSubmit")
+	cost("0.1")
+	write(`{"type":"user","message":{"role":"user","content":"hi"}}`+"\n",
+		assistantLine("m1", 100, 0, 3), assistantLine("m1", 100, 0, 20), assistantLine("m2", 10, 100, 7))
+	hook("Stop")
+	cost("0.25") // the status line after the Stop hook: still turn 1's
+	// Turn 2: one call.
+	hook("UserPromptSubmit")
+	write(assistantLine("m3", 5, 230, 40))
+	hook("Stop")
+	cost("0.4")
+
+	turns := s.Turns()
+	want := []struct {
+		in, out int64
+		cost    float64
+	}{{210, 27, 0.25}, {235, 40, 0.4 - 0.25}}
+	if len(turns) != len(want) {
+		t.Fatalf("turns %+v", turns)
+	}
+	var in, out int64
+	var usd float64
+	for i, w := range want {
+		tu := turns[i]
+		if tu.Turn != i+1 || *tu.InputTokens != w.in || *tu.OutputTokens != w.out || math.Abs(*tu.CostUSD-w.cost) > 1e-9 {
+			t.Errorf("turn %d: %d in, %d out, $%v; want %+v", i+1, *tu.InputTokens, *tu.OutputTokens, *tu.CostUSD, w)
+		}
+		in, out, usd = in+*tu.InputTokens, out+*tu.OutputTokens, usd+*tu.CostUSD
+	}
+	u := s.Info().Usage
+	if u == nil || *u.InputTokens != in || *u.OutputTokens != out || math.Abs(*u.CostUSD-usd) > 1e-9 {
+		t.Errorf("the session's usage %+v is not its turns' sum: %d in, %d out, $%v", u, in, out, usd)
+	}
+	// Each byte of the transcript was read once.
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tailMu.Lock()
+	read := s.transcript.tail.read
+	s.tailMu.Unlock()
+	if read != fi.Size() {
+		t.Errorf("read %d bytes of a %d-byte transcript", read, fi.Size())
 	}
 }

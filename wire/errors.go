@@ -198,6 +198,7 @@ var errorKinds = []errorKind{
 	// session's state, not a malformed one.
 	{sessions.ErrRunning, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNotRunning, CodeInvalidMessage, http.StatusBadRequest},
+	{sessions.ErrNotLimited, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNoPaste, CodeInvalidMessage, http.StatusConflict},
 
 	{ship.ErrConflict, CodeMergeConflict, http.StatusConflict},

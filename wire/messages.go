@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"time"
+
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/review"
@@ -295,6 +297,18 @@ type (
 		Type      string         `json:"type"`
 		SessionID string         `json:"sessionId"`
 		Usage     sessions.Usage `json:"usage"`
+	}
+	// ContinuedMessage is session.continued: agentmux sent on a session
+	// a usage limit stopped, once the limit reset.
+	ContinuedMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		// Text is the prompt typed; empty when the prompts queued while
+		// the limit held went on instead.
+		Text string `json:"text"`
+		// ResetsAt is when the limit reset.
+		ResetsAt  *time.Time `json:"resetsAt,omitempty"`
+		Timestamp string     `json:"timestamp"`
 	}
 	// AgentCallMessage is agent.call: a call an agent made to one of
 	// agentmux's MCP tools, done or refused.

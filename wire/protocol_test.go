@@ -40,6 +40,7 @@ var serverMessages = map[string]any{
 	TypeSessionResized:      ResizedMessage{},
 	TypeAgentCall:           AgentCallMessage{},
 	TypeUsageUpdated:        UsageMessage{},
+	TypeSessionContinued:    ContinuedMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

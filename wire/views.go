@@ -59,6 +59,9 @@ type Session struct {
 	// Usage is what the session's agent reported it spends; absent when
 	// it reported nothing (see usage.updated).
 	Usage *sessions.Usage `json:"usage,omitempty"`
+	// Limit is the account's usage limit that stopped the session's
+	// agent, while it waits for the reset (status limited).
+	Limit *sessions.Limit `json:"limit,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -85,6 +88,7 @@ func SessionView(info sessions.Info) Session {
 		RunOf:          info.RunOf,
 		StartedBy:      info.StartedBy,
 		Usage:          info.Usage,
+		Limit:          info.Limit,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

@@ -75,6 +75,10 @@ const (
 	TypeAgentCall = "agent.call"
 	// TypeUsageUpdated says what a session's agent reported it spends.
 	TypeUsageUpdated = "usage.updated"
+	// TypeSessionContinued tells that agentmux sent a session a usage
+	// limit stopped on, once the limit reset: a line of the activity
+	// feed.
+	TypeSessionContinued = "session.continued"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

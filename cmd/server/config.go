@@ -21,6 +21,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/agentmux/agentmux/afterlimit"
 	"github.com/agentmux/agentmux/agentmcp"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
@@ -84,6 +85,12 @@ type config struct {
 	MCP           bool
 	MCPMaxStarted int
 	MCPMaxDepth   int
+	// ContinueAfterLimit is each usage limit's continue prompt's
+	// default; ContinueText is the prompt, ContinueMargin how long after
+	// the reset it is sent (package afterlimit).
+	ContinueAfterLimit bool
+	ContinueText       string
+	ContinueMargin     time.Duration
 
 	// Version asks only for the version.
 	Version bool
@@ -273,6 +280,9 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.MCP, "mcp", true, "serve agentmux's MCP tools to the agents it runs (list, start, prompt, wait for, read and stop sessions), registered for each Claude Code and Codex run without touching their own configuration; false gives agents none")
 	fs.IntVar(&cfg.MCPMaxStarted, "mcp-max-started", agentmcp.DefaultMaxStarted, "how many sessions one agent may have started through the MCP tools at once")
 	fs.IntVar(&cfg.MCPMaxDepth, "mcp-max-depth", agentmcp.DefaultMaxDepth, "how deep sessions may start sessions through the MCP tools: at 1 a session a person started may start some, and those start none")
+	fs.BoolVar(&cfg.ContinueAfterLimit, "continue-after-limit", true, "when an account's usage limit stops a session's agent mid-turn, send it on by itself once the limit resets (each session can turn it off): the sessions go one at a time, in the order they stopped")
+	fs.StringVar(&cfg.ContinueText, "continue-text", afterlimit.DefaultText, "the prompt typed into a session once the usage limit that stopped it resets (the prompts queued meanwhile go instead, when there are)")
+	fs.DurationVar(&cfg.ContinueMargin, "continue-margin", afterlimit.DefaultMargin, "how long after a usage limit's reset time the stopped sessions are sent on: the agents round it")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -376,6 +386,12 @@ func validate(cfg config) error {
 	switch {
 	case cfg.MaxSessions < 1:
 		return fmt.Errorf("--max-sessions %d: must be at least 1", cfg.MaxSessions)
+	case strings.TrimSpace(cfg.ContinueText) == "":
+		return fmt.Errorf("--continue-text: must say something (turn continuing off with --continue-after-limit=false)")
+	case len(cfg.ContinueText) > 4096:
+		return fmt.Errorf("--continue-text: %d bytes, more than the 4096 a prompt for this may have", len(cfg.ContinueText))
+	case cfg.ContinueMargin < 0:
+		return fmt.Errorf("--continue-margin %s: must not be negative", cfg.ContinueMargin)
 	case cfg.MCPMaxDepth < 1:
 		return fmt.Errorf("--mcp-max-depth %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxDepth)
 	case cfg.MCPMaxStarted < 1:

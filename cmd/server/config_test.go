@@ -31,6 +31,7 @@ var allFlags = []string{
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
 	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "check-timeout", "port-base",
 	"mcp", "mcp-max-started", "mcp-max-depth",
+	"continue-after-limit", "continue-text", "continue-margin",
 }
 
 func TestEnvName(t *testing.T) {
@@ -171,6 +172,9 @@ var fullEnv = map[string]string{
 	"AGENTMUX_MCP":                  "false",
 	"AGENTMUX_MCP_MAX_STARTED":      "5",
 	"AGENTMUX_MCP_MAX_DEPTH":        "2",
+	"AGENTMUX_CONTINUE_AFTER_LIMIT": "false",
+	"AGENTMUX_CONTINUE_TEXT":        "go on where you stopped",
+	"AGENTMUX_CONTINUE_MARGIN":      "5m",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -218,6 +222,8 @@ func TestConfigFromEnv(t *testing.T) {
 		MCP:              false,
 		MCPMaxStarted:    5,
 		MCPMaxDepth:      2,
+		ContinueText:     "go on where you stopped",
+		ContinueMargin:   5 * time.Minute,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -366,6 +372,9 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{[]string{"--mcp-max-started", "0"}, []string{"--mcp-max-started 0", "at least 1", "--mcp=false"}},
 		{[]string{"--mcp-max-depth", "0"}, []string{"--mcp-max-depth 0", "at least 1"}},
+		{[]string{"--continue-text", "  "}, []string{"--continue-text", "must say something", "--continue-after-limit=false"}},
+		{[]string{"--continue-text", strings.Repeat("x", 5000)}, []string{"--continue-text", "5000 bytes"}},
+		{[]string{"--continue-margin", "-1s"}, []string{"--continue-margin -1s", "negative"}},
 		{[]string{"--max-sessions", "0"}, []string{"--max-sessions 0", "at least 1"}},
 		{[]string{"--port-base", "80"}, []string{"--port-base 80", "from 1024"}},
 		{[]string{"--port-base", "65530"}, []string{"--port-base 65530", "from 1024 to 65526"}},

@@ -69,7 +69,7 @@ func TestClaudeHookSettings(t *testing.T) {
 	if err := json.Unmarshal(sessions.ClaudeHookSettings("'/opt/agent mux' hook"), &settings); err != nil {
 		t.Fatal(err)
 	}
-	for _, event := range []string{"Notification", "Stop", "UserPromptSubmit", "PreToolUse", "SessionStart", "PermissionRequest"} {
+	for _, event := range []string{"Notification", "Stop", "StopFailure", "UserPromptSubmit", "PreToolUse", "SessionStart", "PermissionRequest"} {
 		m := settings.Hooks[event]
 		if len(m) != 1 || len(m[0].Hooks) != 1 || m[0].Hooks[0].Type != "command" || m[0].Hooks[0].Command != "'/opt/agent mux' hook" {
 			t.Errorf("%s: %+v, want one command hook running the given command", event, m)
@@ -81,8 +81,8 @@ func TestClaudeHookSettings(t *testing.T) {
 	if m := settings.Hooks["PermissionRequest"]; len(m) == 1 && m[0].Matcher != "" {
 		t.Errorf("PermissionRequest matcher %q, want every tool", m[0].Matcher)
 	}
-	if len(settings.Hooks) != 6 {
-		t.Errorf("%d hook events, want 6", len(settings.Hooks))
+	if len(settings.Hooks) != 7 {
+		t.Errorf("%d hook events, want 7", len(settings.Hooks))
 	}
 }
 

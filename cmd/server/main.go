@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmux/agentmux/afterlimit"
 	"github.com/agentmux/agentmux/agentmcp"
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
@@ -39,6 +40,7 @@ import (
 	"github.com/agentmux/agentmux/sessions/store"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/web"
+	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/ws"
 )
 
@@ -169,19 +171,20 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	}
 
 	s.mgr, err = sessions.NewManager(sessions.Options{
-		MaxSessions:    cfg.MaxSessions,
-		KeepSessions:   cfg.KeepSessions,
-		Scrollback:     cfg.Scrollback,
-		Workspace:      cfg.Workspace,
-		DefaultProfile: profile,
-		Admit:          mon.Admit,
-		Store:          st,
-		SaveInterval:   cfg.SaveInterval,
-		Quiet:          giveMemoryBack,
-		Timing:         cfg.Timing,
-		Hooks:          hooks,
-		MCP:            s.hooks.mcpConfig(cfg.MCP, cfg.DataDir),
-		PortBase:       cfg.PortBase,
+		MaxSessions:        cfg.MaxSessions,
+		KeepSessions:       cfg.KeepSessions,
+		Scrollback:         cfg.Scrollback,
+		Workspace:          cfg.Workspace,
+		DefaultProfile:     profile,
+		Admit:              mon.Admit,
+		Store:              st,
+		SaveInterval:       cfg.SaveInterval,
+		Quiet:              giveMemoryBack,
+		Timing:             cfg.Timing,
+		Hooks:              hooks,
+		MCP:                s.hooks.mcpConfig(cfg.MCP, cfg.DataDir),
+		ContinueAfterLimit: cfg.ContinueAfterLimit,
+		PortBase:           cfg.PortBase,
 		Archive: func(ctx context.Context, _, dir string, env []string) (scripts.Result, bool) {
 			return trust.RunIn(ctx, scripts.Archive, dir, env, sessions.ArchiveLimit)
 		},
@@ -344,6 +347,7 @@ func (s *server) start() {
 	}
 	s.watchers.Go(func() { s.diffs.Run(ctx) })
 	s.watchers.Go(func() { s.checkpoints.Run(ctx) })
+	s.watchers.Go(func() { s.continueAfterLimits().Run(ctx) })
 	s.watchers.Go(func() { s.watchPorts(ctx) })
 	s.watchers.Go(func() { s.memory.Run(ctx) })
 	s.watchers.Go(func() {
@@ -693,4 +697,17 @@ func noTokenNotice(addr, publishedHost string) (slog.Level, string, bool) {
 		return slog.LevelInfo, "listening on " + addr + " without --token; the port is published on " + publishedHost + " only (--published-host), so only processes on that machine can connect", true
 	}
 	return slog.LevelWarn, "listening on " + addr + " without --token, and the port is published on " + publishedHost + " (--published-host): anyone who can reach that address can run commands in your workspace; set a token (AGENTMUX_TOKEN or --token-file)", true
+}
+
+// continueAfterLimits returns the planner that sends on the sessions a
+// usage limit stopped once it resets, each told in the activity feed.
+func (s *server) continueAfterLimits() *afterlimit.Planner {
+	return afterlimit.New(s.mgr, afterlimit.Options{
+		Margin: s.cfg.ContinueMargin,
+		Text:   s.cfg.ContinueText,
+		Log:    s.log,
+		Continued: func(info sessions.Info, lim sessions.Limit, text string) {
+			s.app.OnContinued(wire.ContinuedMessage{SessionID: info.ID, Text: text, ResetsAt: lim.ResetsAt, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
+		},
+	})
 }

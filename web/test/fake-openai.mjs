@@ -7,7 +7,14 @@
 //   CODEX_HOME/config.toml: codexConfig(api.url, { trusted: [dir] })
 //   env: { [FAKE_OPENAI_KEY_ENV]: FAKE_OPENAI_KEY }
 //   api.requests   every request seen: { method, path, model, stream, prompt,
-//                  endedAt (Date.now() when its answer was sent) }
+//                  endedAt (Date.now() when its answer was sent) }, and for
+//                  .../responses also status (200 or 429), usage (the usage
+//                  the answer reported) and limited (true for a usage-limit
+//                  429)
+//   api.limitReached(resetsAt)  from now on .../responses answers 429
+//                  usage_limit_reached, resetting at resetsAt (unix seconds)
+//   api.limitLifted()           back to answering
+//   api.setLimits(limits)       change the windows reported (see limits)
 //   await api.close()
 //
 // Routes (under any prefix, so /v1/responses and /responses alike):
@@ -56,9 +63,33 @@ export function codexConfig(url, { trusted = [] } = {}) {
   return lines.join('\n') + '\n';
 }
 
-function json(res, status, obj) {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function json(res, status, obj, headers = {}) {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify(obj));
+}
+
+/** The usage of a Responses answer from the flat numbers a test gives. */
+function responsesUsage({ input_tokens = 42, cached_tokens = 0, output_tokens = 12, reasoning_tokens = 0 } = {}) {
+  return {
+    input_tokens,
+    input_tokens_details: { cached_tokens },
+    output_tokens,
+    output_tokens_details: { reasoning_tokens },
+    total_tokens: input_tokens + output_tokens,
+  };
+}
+
+/** Codex's rate-limit headers for limits ({ primary, secondary }, see startFakeOpenAI). */
+function limitHeaders(limits) {
+  const h = {};
+  for (const name of ['primary', 'secondary']) {
+    const w = limits?.[name];
+    if (!w) continue;
+    h[`x-codex-${name}-used-percent`] = String(w.usedPercent);
+    if (w.windowMinutes != null) h[`x-codex-${name}-window-minutes`] = String(w.windowMinutes);
+    if (w.resetAt != null) h[`x-codex-${name}-reset-at`] = String(w.resetAt);
+  }
+  return h;
 }
 
 /**
@@ -68,11 +99,20 @@ function json(res, status, obj) {
  *           (arguments an object; namespace, when given, the tool's
  *           namespace, as Codex groups an MCP server's tools): the
  *           assistant then calls that function
+ *   usage   what each answer says it used: { input_tokens, cached_tokens,
+ *           output_tokens, reasoning_tokens } (defaults 42, 0, 12, 0), or
+ *           a function (n, body) => that for the n-th answer (1-based)
+ *   limits  the account's windows, sent as headers on every answer:
+ *           { primary: { usedPercent, windowMinutes, resetAt }, secondary:
+ *           { ... } }, either optional; resetAt unix seconds (Codex's
+ *           primary is its 5-hour window, 300 minutes, secondary its
+ *           weekly one, 10080)
  *   log     called with each request record, e.g. for debugging
  */
-export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port = 0, log } = {}) {
+export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port = 0, log, usage: usageOpt, limits = null } = {}) {
   const requests = [];
   let counter = 0;
+  let limitedUntil = null; // unix seconds while limitReached
 
   const server = http.createServer(async (req, res) => {
     const chunks = [];
@@ -89,7 +129,21 @@ export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port
     requests.push(record);
     log?.(record);
 
+    if (req.method === 'POST' && path.endsWith('/responses') && limitedUntil !== null) {
+      // The ChatGPT backend's answer to an account over its limit; Codex
+      // reads error.type, plan_type and resets_at, and does not retry it.
+      Object.assign(record, { status: 429, limited: true });
+      const resetsIn = Math.max(0, limitedUntil - Math.floor(Date.now() / 1000));
+      const error = { type: 'usage_limit_reached', message: 'The usage limit has been reached', plan_type: 'plus', resets_at: limitedUntil, resets_in_seconds: resetsIn };
+      // Its headers show the window that ran out full until the reset.
+      const full = { ...limits, primary: { windowMinutes: 300, ...limits?.primary, usedPercent: 100, resetAt: limitedUntil } };
+      json(res, 429, { error }, { ...limitHeaders(full), 'x-codex-rate-limit-reached-type': 'rate_limit_reached' });
+      record.endedAt = Date.now();
+      return;
+    }
     if (req.method === 'POST' && path.endsWith('/responses')) {
+      const usage = responsesUsage(typeof usageOpt === 'function' ? usageOpt(counter + 1, body) : usageOpt);
+      Object.assign(record, { status: 200, usage });
       const answer = typeof reply === 'function' ? reply(body) : reply;
       const id = `resp_fake_${++counter}`;
       const msgId = `msg_fake_${counter}`;
@@ -117,20 +171,10 @@ export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port
         ...output,
         {
           type: 'response.completed',
-          response: {
-            id,
-            status: 'completed',
-            usage: {
-              input_tokens: 42,
-              input_tokens_details: { cached_tokens: 0 },
-              output_tokens: 12,
-              output_tokens_details: { reasoning_tokens: 0 },
-              total_tokens: 54,
-            },
-          },
+          response: { id, status: 'completed', usage },
         },
       ];
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.writeHead(200, { ...limitHeaders(limits), 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       res.end(() => (record.endedAt = Date.now()));
       return;
@@ -144,6 +188,9 @@ export async function startFakeOpenAI({ reply = 'Hello from the stand-in.', port
   return {
     url,
     requests,
+    limitReached: (resetsAt) => void (limitedUntil = resetsAt),
+    limitLifted: () => void (limitedUntil = null),
+    setLimits: (l) => void (limits = l),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();

@@ -1,0 +1,220 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StatusLimited is the status of a session whose agent an account's usage
+// limit stopped: it waits for the limit to reset (Info.Limit says when).
+const StatusLimited Status = "limited"
+
+// Limit is an account's usage limit that stopped a session's agent. It
+// holds until the agent works again: the user typed, or agentmux typed
+// the continue prompt at the reset.
+type Limit struct {
+	// Since is when the agent reported it.
+	Since time.Time `json:"since"`
+	// ResetsAt is when the limit resets, as the agent said; absent when
+	// it did not say, and then nothing continues by itself.
+	ResetsAt *time.Time `json:"resetsAt,omitempty"`
+	// Message is the agent's words for it.
+	Message string `json:"message"`
+	// Continue says agentmux types the continue prompt once the limit
+	// has reset (package afterlimit): on by default for a session the
+	// limit stopped in the middle of a turn, which is all of them, since
+	// the agents report a limit when it refuses their turn.
+	Continue bool `json:"continue"`
+	// ContinuedAt is when agentmux queued the continue prompt, which it
+	// does once.
+	ContinuedAt *time.Time `json:"continuedAt,omitempty"`
+}
+
+// ErrNotLimited says a session is not waiting for a limit to reset, or
+// has been continued already.
+var ErrNotLimited = errors.New("the session is not stopped by a usage limit")
+
+// continueAuthor queues the continue prompt.
+var continueAuthor = Author{ID: "agentmux:continue", Name: "agentmux"}
+
+// maxLimitMessage bounds the agent's words kept for a limit.
+const maxLimitMessage = 512
+
+// noteLimitLocked records that an account's limit stopped the agent,
+// resetting at resetsAt (zero when not said), in the agent's words msg.
+// The session is limited from now until its agent works again. mu must
+// be held.
+func (s *Session) noteLimitLocked(resetsAt time.Time, msg string) {
+	if s.run.phase != phaseRunning {
+		return
+	}
+	msg = cleanText(msg)
+	if len(msg) > maxLimitMessage {
+		msg = msg[:maxLimitMessage]
+	}
+	if msg == "" {
+		msg = "the account's usage limit is reached"
+	}
+	l := &Limit{Since: time.Now().UTC(), Message: msg, Continue: s.continueByDefault}
+	if !resetsAt.IsZero() {
+		t := resetsAt.UTC()
+		l.ResetsAt = &t
+	}
+	if old := s.limit; old != nil && sameReset(old.ResetsAt, l.ResetsAt) {
+		return // the same stop, said again
+	}
+	s.limit = l
+	s.log.Info("the account's usage limit stopped the agent", "resetsAt", l.ResetsAt, "message", msg)
+	// Said now when the agent waits already; else when it does.
+	s.announceLimitLocked()
+}
+
+// awaitsResetLocked reports whether the session waits for its limit to
+// reset, and has not been continued: no prompt is typed meanwhile. mu
+// must be held.
+func (s *Session) awaitsResetLocked() bool {
+	return s.limit != nil && (s.limit.ContinuedAt == nil || time.Now().Before(s.menuClosing))
+}
+
+// menuClose is how long the continue prompt waits after the Escape that
+// closes the menu a limit may have opened: Claude Code asks "What do you
+// want to do?" at an account's first limit, Codex offers another model,
+// and either would take the prompt's Enter as its answer. At the prompt,
+// one Escape does nothing.
+const menuClose = 500 * time.Millisecond
+
+// announceLimitLocked makes the waiting session limited and tells
+// clients, once. mu must be held.
+func (s *Session) announceLimitLocked() {
+	l := s.limit
+	if l == nil || !s.det.limit() {
+		return
+	}
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
+	when := "its reset time is not known"
+	if l.ResetsAt != nil {
+		when = "it can go on at " + l.ResetsAt.Local().Format("15:04 MST")
+		if l.Continue {
+			when = "it goes on by itself at " + l.ResetsAt.Local().Format("15:04 MST")
+		}
+	}
+	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' stopped at the usage limit: %s", s.name, when)})
+}
+
+func sameReset(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
+}
+
+// limitLocked returns a copy of the session's limit, or nil. mu must be
+// held.
+func (s *Session) limitLocked() *Limit {
+	if s.limit == nil {
+		return nil
+	}
+	l := *s.limit
+	return &l
+}
+
+// liftLimitLocked ends the limit: the agent works again. mu must be held.
+func (s *Session) liftLimitLocked() {
+	s.limit = nil
+}
+
+// SetContinue turns on or off the continue prompt at the reset of the
+// limit that stopped the session; a session continued already, or not
+// limited, is ErrNotLimited.
+func (m *Manager) SetContinue(id string, on bool) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit == nil || s.limit.ContinuedAt != nil {
+		return ErrNotLimited
+	}
+	if s.limit.Continue == on {
+		return nil
+	}
+	s.limit.Continue = on
+	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	return nil
+}
+
+// ContinueAfterLimit queues text for the agent the limit stopped, as
+// agentmux, or sends on the prompts queued meanwhile, once: it marks the limit continued before queueing, so a
+// restart never queues it again. A session not limited, with the
+// continue prompt turned off, or continued already is ErrNotLimited.
+// The prompt is typed when the agent waits at its prompt, at once or
+// after a resume.
+func (s *Session) ContinueAfterLimit(text string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit == nil || !s.limit.Continue || s.limit.ContinuedAt != nil {
+		return ErrNotLimited
+	}
+	t := now.UTC()
+	s.limit.ContinuedAt = &t
+	// Saved first: the record that says it was continued is in the
+	// store before the prompt can be.
+	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	if s.run.in != nil && s.det.isWaiting() {
+		if err := s.typeLocked([]byte{0x1b}, false, "the Escape that closes a limit's menu"); err == nil {
+			in := s.run.in
+			s.menuClosing = time.Now().Add(menuClose)
+			time.AfterFunc(menuClose, func() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.run.in == in && s.det.isWaiting() {
+					s.deliverLocked()
+				}
+			})
+		}
+	}
+	if len(s.prompts.snapshot().Prompts) > 0 {
+		// Prompts queued while the limit held go first: the next of
+		// them continues the work.
+		if s.det.isWaiting() {
+			s.deliverLocked()
+		}
+		return nil
+	}
+	if err := s.queuePromptLocked(continueAuthor, text); err != nil {
+		return fmt.Errorf("queue the continue prompt: %w", err)
+	}
+	return nil
+}
+
+// limitResetLocked returns when the account's full window resets, as the
+// agent last reported its windows; zero when none is full. Both full, the
+// later reset is the one that lets the agent go on. mu must be held.
+func (s *Session) limitResetLocked() time.Time {
+	var at time.Time
+	if s.usage == nil {
+		return at
+	}
+	for _, w := range s.usage.Windows {
+		if w.UsedPercent >= 100 && w.ResetsAt != nil && w.ResetsAt.After(at) {
+			at = *w.ResetsAt
+		}
+	}
+	return at
+}
+
+// learnResetLocked takes a limit's reset time from the windows the agent
+// reported since it said the limit: Claude Code's status line shows the
+// full window after its StopFailure hook. mu must be held.
+func (s *Session) learnResetLocked() {
+	l := s.limit
+	if l == nil || l.ContinuedAt != nil {
+		return
+	}
+	at := s.limitResetLocked()
+	if at.IsZero() || l.ResetsAt != nil && l.ResetsAt.Equal(at) {
+		return
+	}
+	at = at.UTC()
+	l.ResetsAt = &at
+	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+}
