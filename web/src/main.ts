@@ -5,6 +5,7 @@
 import type { Terminal } from '@xterm/xterm';
 import { api } from './shared/api';
 import { ActivityFeed } from './views/activity';
+import { CONTINUE_TOOL } from './models/activity';
 import { ArtifactPane } from './views/artifact';
 import { colorFor } from './shared/avatars';
 import { Banners } from './views/banners';
@@ -481,6 +482,7 @@ function onMessage(m: ServerMessage): void {
       sessionList.log(m);
       applySessionEvent(m);
       if (m.type === 'session.needsInput') notifier.needsInput(m.sessionId, m.message, m.permission);
+      if (m.type === 'usage.updated') checkpoints.onUsage(m.sessionId);
       if (m.type === 'session.check') {
         checkpoints.onCheck(m);
         if (m.check) notifier.checked(m.sessionId, m.check);
@@ -547,6 +549,13 @@ function onMessage(m: ServerMessage): void {
     case 'agent.call':
       activity.addAgentCall(m);
       break;
+    case 'session.continued': {
+      // A line of the feed, as an agent's call is: what agentmux did for the sessions.
+      const name = store.get(m.sessionId)?.session.name ?? 'a session';
+      const what = m.text ? `typed "${m.text}" into '${name}'` : `sent '${name}' its queued prompt`;
+      activity.addAgentCall({ type: 'agent.call', sessionId: m.sessionId, tool: CONTINUE_TOOL, text: `The usage limit reset: agentmux ${what}`, timestamp: m.timestamp });
+      break;
+    }
     case 'workflow.updated':
       if (m.sessionId) workflows.setSession(m.sessionId, m.workflow);
       else {

@@ -7,6 +7,10 @@ import assert from 'node:assert/strict';
 import {
   countdown,
   formatCost,
+  limitDetails,
+  nextLimitChange,
+  spentFigure,
+  statusShown,
   formatTokens,
   newestWindows,
   nextChange,
@@ -133,4 +137,27 @@ test("the store keeps each session's usage: from its Session JSON, then from usa
   // A status change keeps the figures.
   store.setStatus('b', 'waiting', 'asks');
   assert.equal(store.get('b')?.session.usage?.costUsd, 0.9);
+});
+
+test('a limited session shows its countdown to the reset, and says what happens then', () => {
+  const now = Date.parse('2026-11-30T01:00:30Z');
+  const limit = { since: '2026-11-30T00:58:00Z', resetsAt: '2026-11-30T02:30:00Z', message: "You've hit your session limit · resets 2:30am (UTC)", continue: true };
+  assert.equal(statusShown({ status: 'limited', limit }, now), 'limited · 1h29m');
+  assert.equal(statusShown({ status: 'limited', limit }, Date.parse('2026-11-30T02:31:00Z')), 'limited · reset');
+  assert.equal(statusShown({ status: 'limited', limit: { ...limit, resetsAt: undefined } }, now), 'limited');
+  assert.equal(statusShown({ status: 'waiting' }, now), 'waiting');
+  const words = limitDetails(limit, now, () => '02:30');
+  assert.match(words, /resets 2:30am/);
+  assert.match(words, /Resets at 02:30 \(in 1h29m\)/);
+  assert.match(words, /agentmux sends it on once the limit resets/);
+  assert.match(limitDetails({ ...limit, continue: false }, now), /continuing at the reset is off/);
+  // The countdown's minute changes 30 s on (plus the millisecond that makes it change).
+  assert.equal(nextLimitChange([{ status: 'limited', limit }, { status: 'waiting' }], now), 30_001);
+  assert.equal(nextLimitChange([{ status: 'waiting' }], now), null);
+});
+
+test("a checkpoint's turns in short: tokens, and the cost when reported", () => {
+  assert.equal(spentFigure({ turns: 2, inputTokens: 1200, outputTokens: 345, costUsd: 0.052 }), '1.5k tok · $0.05');
+  assert.equal(spentFigure({ turns: 1, inputTokens: 54, outputTokens: 12 }), '66 tok');
+  assert.equal(spentFigure({ turns: 1 }), '');
 });

@@ -27,8 +27,9 @@ import { showAgo } from '../shared/ages';
 import { loadSetting, saveSetting } from '../shared/settings';
 import type { SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
-import type { Checkpoint, CheckpointChange, DiffFileSummary, SessionCheckMessage, SessionCheckpointMessage, SkippedFile } from '../shared/types';
+import type { Checkpoint, CheckpointChange, ListedCheckpoint, DiffFileSummary, SessionCheckMessage, SessionCheckpointMessage, SkippedFile } from '../shared/types';
 import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
+import { spentDetails, spentFigure } from '../models/usage';
 
 const OPEN_KEY = 'agentmux.checkpointsOpen';
 const IN_REPOSITORY: readonly ChangesState[] = ['loading', 'ready', 'clean', 'error'];
@@ -70,8 +71,10 @@ export class CheckpointsPanel implements ChangesObserver {
   private sessionId: string | null = null;
   private state: ChangesState = 'idle';
   /** Each session's checkpoints, oldest first, once fetched on this connection. */
-  private readonly lists = new Map<string, Checkpoint[]>();
+  private readonly lists = new Map<string, ListedCheckpoint[]>();
   private readonly loading = new Set<string>();
+  /** The sessions whose list is about to be fetched again (onUsage). */
+  private readonly refreshing = new Set<string>();
   private readonly errors = new Map<string, string>();
   /** The checkpoint whose diff is shown, and the answer for it. */
   private selected: number | null = null;
@@ -152,6 +155,25 @@ export class CheckpointsPanel implements ChangesObserver {
     if (m.sessionId === this.sessionId) this.render();
   }
 
+  /**
+   * A usage.updated: what the session's turns spent is in its list, and
+   * the last turn's cost comes after its checkpoint (Claude Code reports
+   * it once the turn has ended), so a list fetched is fetched again, at
+   * most once a second.
+   */
+  onUsage(sessionId: string): void {
+    if (!this.lists.has(sessionId) || this.refreshing.has(sessionId)) return;
+    this.refreshing.add(sessionId);
+    window.setTimeout(() => {
+      void api.checkpoints(sessionId).then((cps) => {
+        const list = this.lists.get(sessionId);
+        if (!list) return;
+        for (const cp of cps) add(list, cp);
+        if (sessionId === this.sessionId) this.render();
+      }).catch(() => { /* the next report fetches it again */ }).finally(() => this.refreshing.delete(sessionId));
+    }, 1000);
+  }
+
   /** A session.check: the check of a checkpoint of the list started or ended. */
   onCheck(m: SessionCheckMessage): void {
     const list = this.lists.get(m.sessionId);
@@ -215,7 +237,7 @@ export class CheckpointsPanel implements ChangesObserver {
     try {
       const cps = await api.checkpoints(id);
       // Announced while the list was on its way: kept too.
-      const list: Checkpoint[] = [];
+      const list: ListedCheckpoint[] = [];
       for (const cp of cps) add(list, cp);
       this.lists.set(id, list);
       this.errors.delete(id);
@@ -255,14 +277,14 @@ export class CheckpointsPanel implements ChangesObserver {
     this.renderList(list ?? []);
   }
 
-  private renderList(list: Checkpoint[]): void {
+  private renderList(list: ListedCheckpoint[]): void {
     // The store changes for every session's every status: the list is
     // drawn again only when what it shows changed, so that neither focus
     // nor a pointer (nor a test's click) loses the element it is on.
     // A check's output is fixed once it ended, so its status and time
     // stand for it: the key stays small however long the outputs are.
     const last = this.sessionId ? this.deps.store.get(this.sessionId)?.session.check : undefined;
-    const shown = list.map((cp) => [cp.id, cp.time, cp.files, cp.insertions, cp.deletions, cp.skipped?.length, cp.skippedMore, cp.check?.status, cp.check?.durationMs]);
+    const shown = list.map((cp) => [cp.id, cp.time, cp.files, cp.insertions, cp.deletions, cp.skipped?.length, cp.skippedMore, cp.check?.status, cp.check?.durationMs, cp.usage]);
     const drawn = JSON.stringify([this.sessionId, shown, this.selected, [...this.skippedOpen], [...this.checkOpen],
       last && [last.checkpoint, last.status, last.sent, last.held]]);
     if (drawn === this.listDrawn) return;
@@ -299,7 +321,8 @@ export class CheckpointsPanel implements ChangesObserver {
           age(when)),
         h('span', { class: 'checkpoint-stats' },
           h('span', { class: 'checkpoint-files', 'data-testid': 'checkpoint-files', text: plural(cp.files, 'file') }),
-          checkpointCounts(cp))),
+          checkpointCounts(cp),
+          cp.usage ? h('span', { class: 'checkpoint-usage', 'data-testid': 'checkpoint-usage', title: spentDetails(cp.usage), text: spentFigure(cp.usage) }) : null)),
         this.checkLine(cp),
         this.skippedList(cp)));
     }
@@ -541,7 +564,7 @@ export class CheckpointsPanel implements ChangesObserver {
 }
 
 /** Adds a checkpoint to a list kept in id order, or replaces the one with its id. */
-function add(list: Checkpoint[], cp: Checkpoint): void {
+function add(list: ListedCheckpoint[], cp: ListedCheckpoint): void {
   const i = list.findIndex((c) => c.id >= cp.id);
   if (i < 0) list.push(cp);
   else if (list[i]!.id === cp.id) list[i] = cp;

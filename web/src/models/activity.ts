@@ -60,6 +60,9 @@ function isFile(it: FeedItem): it is ActivityItem {
   return !('kind' in it);
 }
 
+/** The tool of the line agentmux's own session.continued makes, as an agent call's line. */
+export const CONTINUE_TOOL = 'continue after limit';
+
 /** The session a click on an agent call's line shows: the one it was about, else the caller's. */
 export function agentCallSession(it: AgentCallItem): string {
   return it.targetId || it.sessionId;

@@ -8,7 +8,7 @@
 // (views/usage.ts) render from it. The figures are the agent's own;
 // nothing here estimates one it did not report.
 
-import type { LimitWindow, Usage } from '../shared/types';
+import type { Limit, LimitWindow, Spent, Usage } from '../shared/types';
 
 /** How a share used reads: amber from WARNING_PERCENT, red from CRITICAL_PERCENT. */
 export type UsageLevel = 'ok' | 'warning' | 'critical';
@@ -219,4 +219,57 @@ export function nextChange(windows: LimitWindow[], now: number): number | null {
     next = next === null ? wait : Math.min(next, wait);
   }
   return next;
+}
+
+/** What a tab or the switcher shows of a session's status: "limited · 1h29m" while a usage limit stops it. */
+export function statusShown(s: { status: string; limit?: Limit }, now: number): string {
+  if (s.status !== 'limited' || !s.limit?.resetsAt) return s.status;
+  const left = Date.parse(s.limit.resetsAt) - now;
+  return left > 0 ? `limited · ${countdown(left)}` : 'limited · reset';
+}
+
+/** A limit in words, for a tooltip: the agent's, when it resets, and what agentmux will do then. */
+export function limitDetails(l: Limit, now: number, clock: (d: Date) => string = (d) => d.toLocaleString()): string {
+  const lines = [`Stopped at the account's usage limit: ${l.message}`];
+  if (!l.resetsAt) {
+    lines.push('The agent did not say when it resets.');
+    return lines.join('\n');
+  }
+  const at = new Date(l.resetsAt);
+  const left = at.getTime() - now;
+  lines.push(left > 0 ? `Resets at ${clock(at)} (in ${countdown(left)}).` : `Reset at ${clock(at)}.`);
+  if (l.continuedAt) lines.push(`agentmux sent it on at ${clock(new Date(l.continuedAt))}.`);
+  else lines.push(l.continue ? 'agentmux sends it on once the limit resets.' : 'It waits for you: continuing at the reset is off.');
+  return lines.join('\n');
+}
+
+/** Milliseconds until a limited session's countdown changes, or null when none of them shows one. */
+export function nextLimitChange(sessions: Iterable<{ status: string; limit?: Limit }>, now: number): number | null {
+  let next: number | null = null;
+  for (const s of sessions) {
+    if (s.status !== 'limited' || !s.limit?.resetsAt) continue;
+    const left = Date.parse(s.limit.resetsAt) - now;
+    if (left <= 0) continue;
+    const wait = (left % MINUTE) + 1;
+    if (next === null || wait < next) next = wait;
+  }
+  return next;
+}
+
+/** What a checkpoint's turns spent, short: "1.2k tok · $0.05", the cost left out when the agent reports none. */
+export function spentFigure(sp: Spent): string {
+  const tokens = (sp.inputTokens ?? 0) + (sp.outputTokens ?? 0);
+  const parts = [];
+  if (sp.inputTokens !== undefined || sp.outputTokens !== undefined) parts.push(`${formatTokens(tokens)} tok`);
+  if (sp.costUsd !== undefined) parts.push(formatCost(sp.costUsd));
+  return parts.join(' · ');
+}
+
+/** The same in words, for a tooltip. */
+export function spentDetails(sp: Spent): string {
+  const lines = [sp.turns === 1 ? 'The turn that ended here spent:' : `The ${sp.turns} turns that ended here spent:`];
+  if (sp.inputTokens !== undefined) lines.push(`${sp.inputTokens.toLocaleString()} input tokens (cache reads and writes included)`);
+  if (sp.outputTokens !== undefined) lines.push(`${sp.outputTokens.toLocaleString()} output tokens`);
+  if (sp.costUsd !== undefined) lines.push(`${formatCost(sp.costUsd)}, as the agent estimates it`);
+  return lines.join('\n');
 }

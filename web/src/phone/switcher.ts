@@ -7,6 +7,7 @@
 import { h } from '../shared/dom';
 import { agentIcon } from '../shared/avatars';
 import { startedByTitle, type SessionStore } from '../models/store';
+import { limitDetails, statusShown } from '../models/usage';
 
 export interface SwitcherDeps {
   store: SessionStore;
@@ -89,7 +90,7 @@ export class SessionSwitcher {
     this.label.textContent = active ? active.session.name : all.length ? 'Sessions' : 'No sessions';
     this.badge.hidden = !active;
     if (active) {
-      this.badge.textContent = active.session.status;
+      this.badge.textContent = statusShown(active.session, Date.now());
       this.badge.className = `badge badge-${active.session.status}`;
     }
     // Another session waiting for the user shows on the button: it is out of sight.
@@ -136,7 +137,7 @@ export class SessionSwitcher {
               h('span', { class: 'switcher-started-text', text: starter.name === null ? 'started by an agent (its session was deleted)' : `started by ${starter.name}` }))
             : null,
         ),
-        h('span', { class: `badge badge-${s.status}`, 'data-testid': 'switcher-status', text: s.status }),
+        h('span', { class: `badge badge-${s.status}`, 'data-testid': 'switcher-status', text: statusShown(s, Date.now()), title: s.limit ? limitDetails(s.limit, Date.now()) : '' }),
       );
       const close = h(
         'button',

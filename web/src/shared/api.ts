@@ -2,7 +2,7 @@
 // ApiError carrying the server's code and message, ready to show.
 
 import type {
-  BranchResponse, Checkpoint, CheckpointChange, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
+  BranchResponse, Checkpoint, CheckpointChange, ListedCheckpoint, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
   ScriptSettings, ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
@@ -140,7 +140,7 @@ export const api = {
   setSendFailures: async (id: string, on: boolean) =>
     (await json<{ session: Session }>('PATCH', sessionPath(id), { sendFailures: on })).session,
   /** The session's checkpoints, oldest first. */
-  checkpoints: async (id: string) => (await json<{ checkpoints: Checkpoint[] }>('GET', `${sessionPath(id)}/checkpoints`)).checkpoints,
+  checkpoints: async (id: string) => (await json<{ checkpoints: ListedCheckpoint[] }>('GET', `${sessionPath(id)}/checkpoints`)).checkpoints,
   /** Takes a checkpoint now; created is false when the tree is as the last one has it (which is returned). */
   takeCheckpoint: (id: string) => json<{ id: number; checkpoint: Checkpoint; created: boolean }>('POST', `${sessionPath(id)}/checkpoints`),
   checkpointDiff: (id: string, n: number) => json<CheckpointChange>('GET', `${sessionPath(id)}/checkpoints/${n}`),

@@ -1,7 +1,7 @@
 // The wire types of docs/protocol.md: the Session JSON, the workflow, and
 // every WebSocket message in each direction.
 
-export type SessionStatus = 'active' | 'waiting' | 'idle' | 'error' | 'stopped';
+export type SessionStatus = 'active' | 'waiting' | 'limited' | 'idle' | 'error' | 'stopped';
 
 export interface Session {
   id: string;
@@ -41,6 +41,20 @@ export interface Session {
   startedBy?: string;
   /** What the session's agent reported it spends; absent until it reports. */
   usage?: Usage;
+  /** The account's usage limit that stopped the agent, while it waits for the reset (status limited). */
+  limit?: Limit;
+}
+
+/** An account's usage limit that stopped a session's agent (docs/protocol.md, "Limits"). */
+export interface Limit {
+  since: string; // RFC 3339
+  /** When the limit resets; absent when the agent did not say. */
+  resetsAt?: string;
+  message: string;
+  /** Whether agentmux sends the session on at the reset. */
+  continue: boolean;
+  /** When agentmux sent it on. */
+  continuedAt?: string;
 }
 
 export type SetupStatus = 'running' | 'passed' | 'failed' | 'stopped' | 'interrupted';
@@ -571,6 +585,38 @@ export interface LimitWindow {
   resetsAt?: string; // RFC 3339
 }
 
+/** A checkpoint as GET /api/sessions/:id/checkpoints lists it: with what the agent's turns that ended since the checkpoint before spent, when it reports it. */
+export interface ListedCheckpoint extends Checkpoint {
+  usage?: Spent;
+}
+
+/** What some turns of an agent spent, added up. */
+export interface Spent {
+  turns: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+}
+
+/** What one turn of an agent spent (GET /api/usage). */
+export interface TurnUsage {
+  turn: number;
+  endedAt: string; // RFC 3339
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+}
+
+/** session.continued: agentmux sent on a session a usage limit stopped, once the limit reset. */
+export interface ContinuedMessage {
+  type: 'session.continued';
+  sessionId: string;
+  /** The prompt typed; empty when a queued prompt went instead. */
+  text: string;
+  resetsAt?: string; // RFC 3339
+  timestamp: string; // RFC 3339
+}
+
 /** usage.updated: a session's agent reported anew what it spends. */
 export interface UsageMessage {
   type: 'usage.updated';
@@ -630,6 +676,7 @@ export type ServerMessage =
   | SessionSetupMessage
   | PortsChangedMessage
   | AgentCallMessage
+  | ContinuedMessage
   | UsageMessage;
 
 // HTTP API bodies.

@@ -15,7 +15,7 @@ import { agentIcon } from '../shared/avatars';
 import type { ToastKind } from '../shared/toast';
 import type { Worktree } from '../shared/types';
 import { checkFailed, checkMark, checkSummary, checkWords } from '../shared/checks';
-import { usageDetails, usageFigure, usageLevel, usageSummary } from '../models/usage';
+import { limitDetails, nextLimitChange, statusShown, usageDetails, usageFigure, usageLevel, usageSummary } from '../models/usage';
 
 export interface TabBarDeps {
   store: SessionStore;
@@ -70,6 +70,7 @@ export class TabBar {
   private revealed: { id: string | null; count: number } = { id: null, count: 0 };
   /** The frame that measures the strip, when one is due. */
   private measureFrame: number | undefined;
+  private countdownTimer: number | undefined;
   /** The last removal was refused for uncommitted changes: offer to force it. */
   private worktreeDirty = false;
   private readonly branchField = byId('worktree-field');
@@ -175,6 +176,11 @@ export class TabBar {
       prev = el;
     }
     this.measureSoon();
+    // A limited session's countdown is redrawn when its minute changes,
+    // by a timer that runs only while one is shown.
+    window.clearTimeout(this.countdownTimer);
+    const wait = nextLimitChange(entries.map((e) => e.session), Date.now());
+    this.countdownTimer = wait === null ? undefined : window.setTimeout(() => this.render(), wait);
     const canAct = this.deps.canAct();
     for (const btn of this.bar.querySelectorAll<HTMLButtonElement>('[data-testid=tab-close]')) {
       const id = btn.closest<HTMLElement>('[data-testid=tab]')?.dataset.sessionId;
@@ -304,10 +310,12 @@ export class TabBar {
     // The counts are in the tab order of the selected tab only: the arrows move between tabs.
     el.querySelector<HTMLElement>('[data-testid=tab-diff]')!.tabIndex = selected ? 0 : -1;
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
-    badge.textContent = s.status;
+    const now = Date.now();
+    const shown = statusShown(s, now);
+    if (badge.textContent !== shown) badge.textContent = shown;
     badge.className = `badge badge-${s.status}`;
     // Where the tab is short of room the status is a dot (app.css): the word stays in its tooltip.
-    badge.title = `Status: ${s.status}`;
+    badge.title = s.limit ? `Status: ${shown}\n${limitDetails(s.limit, now)}` : `Status: ${s.status}`;
     const close = el.querySelector<HTMLElement>('[data-testid=tab-close]')!;
     close.setAttribute('aria-label', `Close ${s.name}`);
     close.title = `Close ${s.name}`;
