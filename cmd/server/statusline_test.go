@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/internal/testutil"
@@ -89,5 +91,48 @@ func TestStatusLineCommand(t *testing.T) {
 	}
 	if got, want := run(e.dir), "[mine] "+strings.ReplaceAll(input(e.dir), "\n", "")[:40]; got != want {
 		t.Errorf("the user's line %q, want %q", got, want)
+	}
+}
+
+// TestLimitedSession: Claude's StopFailure hook for a usage limit makes
+// the session limited, with the reset of the full window its status line
+// reported; the session's continue at the reset can be turned off, and
+// asking that of a session no limit stopped is refused.
+func TestLimitedSession(t *testing.T) {
+	installClaude(t, "#!/bin/sh\nexec sleep 60\n")
+	e := newAPI(t)
+	s := e.create(`{"agent":"claude","name":"night"}`)
+	other := e.create(`{"agent":"claude","name":"day"}`)
+	sess, err := e.srv.mgr.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var environ []byte
+	testutil.Eventually(t, waitTimeout, "the agent's hook variables", func() bool {
+		environ, _ = os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+		return envValue(environ, sessions.EnvHookSecret) != ""
+	})
+	secret := envValue(environ, sessions.EnvHookSecret)
+	resets := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	if err := sess.StatusLine(secret, fmt.Appendf(nil, `{"model":{"display_name":"Opus"},"rate_limits":{"five_hour":{"used_percentage":100,"resets_at":%d}}}`, resets.Unix())); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Hook(secret, []byte(`{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"You've hit your session limit · resets 3am (UTC)"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get(s.ID)
+	if got.Status != string(sessions.StatusLimited) || got.Limit == nil || got.Limit.ResetsAt == nil || !got.Limit.ResetsAt.Equal(resets) ||
+		!got.Limit.Continue || !strings.Contains(got.Limit.Message, "session limit") {
+		t.Fatalf("after the limit: %s %+v", got.Status, got.Limit)
+	}
+	if resp, body := e.do("PATCH", "/api/sessions/"+s.ID, `{"continueAfterLimit":false}`); resp.StatusCode != 200 {
+		t.Fatalf("turning continuing off: %d %s", resp.StatusCode, body)
+	}
+	if l := e.get(s.ID).Limit; l == nil || l.Continue {
+		t.Errorf("continuing still on: %+v", l)
+	}
+	resp, body := e.do("PATCH", "/api/sessions/"+other.ID, `{"continueAfterLimit":true}`)
+	if resp.StatusCode != 409 || !strings.Contains(string(body), "not stopped by a usage limit") {
+		t.Errorf("for a session no limit stopped: %d %s", resp.StatusCode, body)
 	}
 }
