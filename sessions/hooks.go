@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentmux/agentmux/internal/clip"
 )
@@ -218,8 +219,12 @@ func (s *Session) Hook(secret string, payload []byte) error {
 		s.startTurnEndWaitLocked("the agent finished and waits for your next prompt")
 	case "StopFailure":
 		s.hooked()
-		if p.Error == "rate_limit" {
-			s.noteLimitLocked(s.limitResetLocked(), cmp.Or(p.LastAssistantMessage, p.ErrorDetails))
+		if msg := cmp.Or(p.LastAssistantMessage, p.ErrorDetails); p.Error == "rate_limit" && isUsageLimit(msg) {
+			reset := s.limitResetLocked()
+			if reset.IsZero() {
+				reset, _ = claudeReset(msg, time.Now())
+			}
+			s.noteLimitLocked(reset, msg)
 		}
 		why := "the turn ended on an API error (" + clip.Quote(p.Error) + ")"
 		s.startTurnEndWaitLocked(why)
@@ -290,7 +295,7 @@ func (s *Session) codexNotify(secret string, p hookPayload) error {
 	}
 	// Outside the lock, and before the turn is counted as ended: what it
 	// spent is in Codex's file.
-	s.readCodexUsage(proc)
+	s.readCodexRollout(proc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.isSecretLocked(secret) {

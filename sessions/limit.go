@@ -3,6 +3,9 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -194,8 +197,9 @@ func (s *Session) limitResetLocked() time.Time {
 	if s.usage == nil {
 		return at
 	}
+	now := time.Now()
 	for _, w := range s.usage.Windows {
-		if w.UsedPercent >= 100 && w.ResetsAt != nil && w.ResetsAt.After(at) {
+		if w.UsedPercent >= 100 && w.ResetsAt != nil && w.ResetsAt.After(now) && w.ResetsAt.After(at) {
 			at = *w.ResetsAt
 		}
 	}
@@ -217,4 +221,58 @@ func (s *Session) learnResetLocked() {
 	at = at.UTC()
 	l.ResetsAt = &at
 	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+}
+
+// claudeReset reads the reset time in Claude Code's words for a usage
+// limit, "You've hit your session limit · resets 2:01am (UTC)", or
+// "resets Dec 1, 4:46am (Europe/Paris)" a day or more ahead: the time in
+// the zone named, the next such moment after now. Claude's status line,
+// which gives the reset as a number, is not run while the menu Claude
+// opens at an account's first limit is open.
+func claudeReset(msg string, now time.Time) (time.Time, bool) {
+	m := claudeResetWords.FindStringSubmatch(msg)
+	if m == nil {
+		return time.Time{}, false
+	}
+	loc, err := time.LoadLocation(m[6])
+	if err != nil {
+		return time.Time{}, false
+	}
+	hour, _ := strconv.Atoi(m[3])
+	minute, _ := strconv.Atoi(m[4]) // "" for "3pm": 0
+	if hour < 1 || hour > 12 || minute > 59 {
+		return time.Time{}, false
+	}
+	hour %= 12
+	if m[5] == "pm" {
+		hour += 12
+	}
+	local := now.In(loc)
+	if m[1] == "" {
+		at := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, loc)
+		if !at.After(now) {
+			at = at.AddDate(0, 0, 1)
+		}
+		return at.UTC(), true
+	}
+	month, err := time.Parse("Jan", m[1])
+	day, _ := strconv.Atoi(m[2])
+	if err != nil || day < 1 || day > 31 {
+		return time.Time{}, false
+	}
+	at := time.Date(local.Year(), month.Month(), day, hour, minute, 0, 0, loc)
+	if at.Before(now.AddDate(0, 0, -1)) {
+		at = at.AddDate(1, 0, 0) // "Jan 2" said in December
+	}
+	return at.UTC(), true
+}
+
+var claudeResetWords = regexp.MustCompile(`resets (?:([A-Z][a-z]{2}) (\d{1,2}), )?(\d{1,2})(?::(\d{2}))?(am|pm) \(([^)]+)\)`)
+
+// isUsageLimit tells Claude Code's words for an account's usage limit
+// from those for an API key's throttling, which its StopFailure hook
+// names rate_limit alike: "API Error: Request rejected (429) · …" after
+// its retries, a moment's limit rather than one that resets hours on.
+func isUsageLimit(msg string) bool {
+	return !strings.HasPrefix(strings.TrimSpace(msg), "API Error")
 }

@@ -226,6 +226,14 @@ func (s *Session) reviewQuiet(t Timing, last int64, checked *int64) (time.Durati
 	if last != *checked && time.Since(lastOut) >= t.QuestionQuiet {
 		*checked = last
 		ask, asks = asksQuestion(s.ring.Last(4096))
+		s.mu.Lock()
+		proc, codex := s.run.proc, s.profile.Conversation == ConversationCodex
+		s.mu.Unlock()
+		if codex {
+			// Codex does not notify a turn that failed: its record says
+			// so, and a pause in its output is when to look.
+			s.readCodexRollout(proc)
+		}
 	}
 
 	s.mu.Lock()

@@ -176,3 +176,36 @@ func TestTurnUsage(t *testing.T) {
 		t.Errorf("read %d bytes of a %d-byte transcript", read, fi.Size())
 	}
 }
+
+// TestClaudeReset reads the reset time from Claude Code's words for a
+// usage limit: a time today or tomorrow, or a date a day or more ahead,
+// in the zone it names.
+func TestClaudeReset(t *testing.T) {
+	now := time.Date(2026, 11, 29, 22, 41, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		msg  string
+		want time.Time
+	}{
+		{"You've hit your session limit · resets 2:01am (UTC)", time.Date(2026, 11, 30, 2, 1, 0, 0, time.UTC)},
+		{"You've hit your session limit · resets 11pm (UTC)", time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)},
+		{"You've hit your session limit · resets 10pm (UTC)", time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)},
+		{"You've hit your session limit · resets 12:30am (UTC)", time.Date(2026, 11, 30, 0, 30, 0, 0, time.UTC)},
+		{"You've hit your weekly limit · resets Dec 1, 4:46am (UTC)", time.Date(2026, 12, 1, 4, 46, 0, 0, time.UTC)},
+		{"You've hit your weekly limit · resets Jan 2, 9am (UTC)", time.Date(2027, 1, 2, 9, 0, 0, 0, time.UTC)},
+		// 3am in Paris is 2am UTC.
+		{"You've hit your session limit · resets 3am (Europe/Paris)", time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)},
+	} {
+		got, ok := claudeReset(tc.msg, now)
+		if !ok || !got.Equal(tc.want) {
+			t.Errorf("%q: %v %v, want %v", tc.msg, got, ok, tc.want)
+		}
+	}
+	for _, msg := range []string{"You've hit your session limit", "resets 13pm (UTC)", "resets 2am (Nowhere/Else)", "resets Foo 3, 2am (UTC)"} {
+		if got, ok := claudeReset(msg, now); ok {
+			t.Errorf("%q gave %v", msg, got)
+		}
+	}
+	if isUsageLimit("API Error: Request rejected (429) · This request would exceed your account's rate limit.") || !isUsageLimit("You've hit your session limit · resets 2:01am (UTC)") {
+		t.Error("a throttled key and a usage limit are told apart wrongly")
+	}
+}

@@ -42,6 +42,10 @@ import (
 	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/ws"
+
+	// Claude Code names the zone of a usage limit's reset time
+	// (sessions.claudeReset); a container may have no zone files.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
