@@ -3,6 +3,8 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,9 +13,13 @@ import (
 // Claude Code records each message of a conversation in its transcript,
 // and each assistant message there carries the API's usage: the tokens
 // the turn spent. The transcript is read at each turn's end (its Stop
-// hook names the file), from where the last read stopped (jsonltail.go);
-// the totals are the session's tokens, which its status line leaves
-// out, so that its turns add up to them.
+// hook names the file) and at each status line report, which Claude runs
+// after its messages and which names the file too: Claude writes the
+// transcript a moment after its Stop hook. Each read goes on from where
+// the last stopped (jsonltail.go), so nothing is read while the session
+// is idle, and each byte once. The totals are the session's tokens,
+// which its status line leaves out (it gives the last message's), so
+// that its turns add up to them.
 
 // transcript follows a Claude run's transcript. Claude Code writes a
 // line for each block of an assistant message, each with the message's
@@ -118,6 +124,11 @@ func (s *Session) readTranscript(path string) {
 	}
 	s.mu.Unlock()
 	counted, err := t.read()
+	if errors.Is(err, fs.ErrNotExist) {
+		// Claude writes it after the first turn's Stop hook.
+		s.log.Debug("Claude's transcript is not written yet", "file", path)
+		return
+	}
 	if err != nil {
 		s.log.Warn("read Claude's transcript for what the turn spent", "file", path, "err", err)
 		return

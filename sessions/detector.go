@@ -163,15 +163,16 @@ func (d *detector) runStatusLocked() Status {
 }
 
 // limit marks the wait under way as one for a usage limit to reset, and
-// settles the status on it; it reports whether the status changed.
-func (d *detector) limit() bool {
+// settles the status on it, why being its reason; it reports whether the
+// status changed.
+func (d *detector) limit(why string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.waiting || d.limited {
 		return false
 	}
 	d.limited = true
-	d.status = StatusLimited
+	d.status, d.reason = StatusLimited, why
 	return true
 }
 

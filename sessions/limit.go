@@ -91,18 +91,32 @@ const menuClose = 500 * time.Millisecond
 // clients, once. mu must be held.
 func (s *Session) announceLimitLocked() {
 	l := s.limit
-	if l == nil || !s.det.limit() {
+	if l == nil || !s.det.limit(limitWords(l)) {
 		return
 	}
 	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
-	when := "its reset time is not known"
-	if l.ResetsAt != nil {
-		when = "it can go on at " + l.ResetsAt.Local().Format("15:04 MST")
-		if l.Continue {
-			when = "it goes on by itself at " + l.ResetsAt.Local().Format("15:04 MST")
-		}
+	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' %s", s.name, limitWords(l))})
+}
+
+// explainLimitLocked tells clients of a change to the limit, its status
+// unchanged, with the reason said anew. mu must be held.
+func (s *Session) explainLimitLocked() {
+	if st, _ := s.det.shown(); st == StatusLimited {
+		s.det.explain(limitWords(s.limit))
 	}
-	s.emit(Event{Kind: EventNeedsInput, Session: s.infoLocked(), Message: fmt.Sprintf("Session '%s' stopped at the usage limit: %s", s.name, when)})
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
+}
+
+// limitWords says a limit and what happens at its reset, as a status's
+// reason.
+func limitWords(l *Limit) string {
+	switch {
+	case l.ResetsAt == nil:
+		return "stopped at the usage limit; the reset time is not known"
+	case l.Continue:
+		return "stopped at the usage limit; it goes on at " + l.ResetsAt.Local().Format("15:04 MST")
+	}
+	return "stopped at the usage limit; it resets at " + l.ResetsAt.Local().Format("15:04 MST")
 }
 
 func sameReset(a, b *time.Time) bool {
@@ -141,7 +155,7 @@ func (m *Manager) SetContinue(id string, on bool) error {
 		return nil
 	}
 	s.limit.Continue = on
-	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	s.explainLimitLocked()
 	return nil
 }
 
@@ -161,7 +175,7 @@ func (s *Session) ContinueAfterLimit(text string, now time.Time) error {
 	s.limit.ContinuedAt = &t
 	// Saved first: the record that says it was continued is in the
 	// store before the prompt can be.
-	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	s.emit(Event{Kind: EventStatus, Session: s.infoLocked()})
 	if s.run.in != nil && s.det.isWaiting() {
 		if err := s.typeLocked([]byte{0x1b}, false, "the Escape that closes a limit's menu"); err == nil {
 			in := s.run.in
@@ -220,7 +234,7 @@ func (s *Session) learnResetLocked() {
 	}
 	at = at.UTC()
 	l.ResetsAt = &at
-	s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+	s.explainLimitLocked()
 }
 
 // claudeReset reads the reset time in Claude Code's words for a usage
@@ -250,7 +264,9 @@ func claudeReset(msg string, now time.Time) (time.Time, bool) {
 	local := now.In(loc)
 	if m[1] == "" {
 		at := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, loc)
-		if !at.After(now) {
+		// Claude drops the seconds: a reset in this minute is said as
+		// the minute, which has begun.
+		if at.Before(now.Add(-time.Minute)) {
 			at = at.AddDate(0, 0, 1)
 		}
 		return at.UTC(), true

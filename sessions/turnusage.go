@@ -59,8 +59,14 @@ func (l *turnLedger) turnEnded(u *Usage, now time.Time) {
 		return
 	}
 	n := 1
-	if len(l.Turns) > 0 {
-		n = l.Turns[len(l.Turns)-1].Turn + 1
+	if k := len(l.Turns); k > 0 {
+		n = l.Turns[k-1].Turn + 1
+		if l.Turns[k-1].spentNothing() {
+			// A wait that ended no work (Claude at its prompt when it
+			// starts) is no turn: this one takes its place.
+			n--
+			l.Turns = l.Turns[:k-1]
+		}
 	}
 	if len(l.Turns) >= MaxTurnsKept {
 		l.Turns = slices.Delete(l.Turns, 0, len(l.Turns)-MaxTurnsKept+1)
@@ -79,6 +85,11 @@ func (l *turnLedger) reported(u *Usage) {
 	l.At = figuresOf(u)
 	last := &l.Turns[len(l.Turns)-1]
 	*last = l.turn(last.Turn, last.EndedAt)
+}
+
+// spentNothing reports whether the turn's figures are all zero.
+func (t TurnUsage) spentNothing() bool {
+	return (t.InputTokens == nil || *t.InputTokens == 0) && (t.OutputTokens == nil || *t.OutputTokens == 0) && (t.CostUSD == nil || *t.CostUSD == 0)
 }
 
 // working closes the last turn to late figures: what is reported from now

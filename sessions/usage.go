@@ -61,8 +61,6 @@ type claudeStatus struct {
 		TotalCostUSD *float64 `json:"total_cost_usd"`
 	} `json:"cost"`
 	ContextWindow *struct {
-		TotalInputTokens  *int64   `json:"total_input_tokens"`
-		TotalOutputTokens *int64   `json:"total_output_tokens"`
 		ContextWindowSize int64    `json:"context_window_size"`
 		UsedPercentage    *float64 `json:"used_percentage"`
 	} `json:"context_window"`
@@ -90,13 +88,9 @@ func ParseClaudeStatus(payload []byte, now time.Time) (Usage, error) {
 	if in.Cost != nil && finite(in.Cost.TotalCostUSD) && *in.Cost.TotalCostUSD >= 0 {
 		u.CostUSD = in.Cost.TotalCostUSD
 	}
+	// The context window's tokens are its last message's, not the
+	// session's: those come from the transcript (claudeusage.go).
 	if cw := in.ContextWindow; cw != nil {
-		if cw.TotalInputTokens != nil && *cw.TotalInputTokens >= 0 {
-			u.InputTokens = cw.TotalInputTokens
-		}
-		if cw.TotalOutputTokens != nil && *cw.TotalOutputTokens >= 0 {
-			u.OutputTokens = cw.TotalOutputTokens
-		}
 		if finite(cw.UsedPercentage) && *cw.UsedPercentage >= 0 && *cw.UsedPercentage <= 100 {
 			u.ContextPercent = cw.UsedPercentage
 		}
@@ -153,6 +147,14 @@ func (s *Session) StatusLine(secret string, payload []byte) error {
 	u, err := ParseClaudeStatus(payload, time.Now())
 	if err != nil {
 		return err
+	}
+	// Claude writes its transcript a moment after its Stop hook: what a
+	// turn's last message spent is often read here, after the turn.
+	var in struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	if json.Unmarshal(payload, &in) == nil && in.TranscriptPath != "" {
+		s.readTranscript(in.TranscriptPath)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -24,7 +24,9 @@ func TestParseClaudeStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Model != "Sonnet 4.5" || *u.CostUSD != 0.4213 || *u.InputTokens != 18230 || *u.OutputTokens != 2101 ||
+	// The context window's tokens are the last message's: the session's
+	// come from the transcript.
+	if u.Model != "Sonnet 4.5" || *u.CostUSD != 0.4213 || u.InputTokens != nil || u.OutputTokens != nil ||
 		*u.ContextPercent != 12.5 || u.ContextSize != 200000 || u.Source != "claude-statusline" || !u.UpdatedAt.Equal(now) {
 		t.Errorf("usage %+v", u)
 	}
@@ -125,11 +127,16 @@ func TestTurnUsage(t *testing.T) {
 	}
 	cost := func(usd string) {
 		t.Helper()
-		if err := s.StatusLine(secret, []byte(strings.Replace(statusInput, "0.4213", usd, 1))); err != nil {
+		in := strings.Replace(statusInput, "0.4213", usd, 1)
+		in = strings.Replace(in, `"session_id":"x"`, fmt.Sprintf(`"session_id":"x","transcript_path":%q`, path), 1)
+		if err := s.StatusLine(secret, []byte(in)); err != nil {
 			t.Fatal(err)
 		}
 	}
 
+	// Claude at its prompt as it starts: a wait that ends no turn.
+	cost("0")
+	hook("SessionStart")
 	// Turn 1: two API calls, the first in two blocks (one line each).
 	hook("UserPromptSubmit")
 	cost("0.1")
@@ -137,10 +144,11 @@ func TestTurnUsage(t *testing.T) {
 		assistantLine("m1", 100, 0, 3), assistantLine("m1", 100, 0, 20), assistantLine("m2", 10, 100, 7))
 	hook("Stop")
 	cost("0.25") // the status line after the Stop hook: still turn 1's
-	// Turn 2: one call.
+	// Turn 2: one call, which Claude writes to the transcript after the
+	// Stop hook: the status line's report after it brings it.
 	hook("UserPromptSubmit")
-	write(assistantLine("m3", 5, 230, 40))
 	hook("Stop")
+	write(assistantLine("m3", 5, 230, 40))
 	cost("0.4")
 
 	turns := s.Turns()
@@ -189,6 +197,8 @@ func TestClaudeReset(t *testing.T) {
 		{"You've hit your session limit · resets 2:01am (UTC)", time.Date(2026, 11, 30, 2, 1, 0, 0, time.UTC)},
 		{"You've hit your session limit · resets 11pm (UTC)", time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)},
 		{"You've hit your session limit · resets 10pm (UTC)", time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)},
+		// A reset within the minute, its seconds dropped.
+		{"You've hit your session limit · resets 10:41pm (UTC)", time.Date(2026, 11, 29, 22, 41, 0, 0, time.UTC)},
 		{"You've hit your session limit · resets 12:30am (UTC)", time.Date(2026, 11, 30, 0, 30, 0, 0, time.UTC)},
 		{"You've hit your weekly limit · resets Dec 1, 4:46am (UTC)", time.Date(2026, 12, 1, 4, 46, 0, 0, time.UTC)},
 		{"You've hit your weekly limit · resets Jan 2, 9am (UTC)", time.Date(2027, 1, 2, 9, 0, 0, 0, time.UTC)},

@@ -79,6 +79,9 @@ type (
 		// Permission is what a waiting agent asks to be allowed, when
 		// its waiting is a permission request.
 		Permission *sessions.Permission `json:"permission,omitempty"`
+		// Limit is the account's usage limit that stops the agent, while
+		// it does.
+		Limit *sessions.Limit `json:"limit,omitempty"`
 	}
 	// NeedsInputMessage says an agent waits for its user.
 	NeedsInputMessage struct {

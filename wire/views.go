@@ -281,6 +281,6 @@ func EventMessage(ev sessions.Event) any {
 	case sessions.EventPromptDequeued:
 		return PromptGoneMessage{Type: TypePromptDequeued, SessionID: ev.Session.ID, PromptID: ev.Prompt.ID, Rev: ev.Queue.Rev}
 	default:
-		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running, Permission: ev.Session.Permission}
+		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running, Permission: ev.Session.Permission, Limit: ev.Session.Limit}
 	}
 }

@@ -584,7 +584,7 @@ function applySessionEvent(m: ServerMessage): void {
       store.upsert(m.session);
       break;
     case 'session.status':
-      store.setStatus(m.sessionId, m.status, m.reason, m.running, m.permission);
+      store.setStatus(m.sessionId, m.status, m.reason, m.running, m.permission, m.limit);
       break;
     case 'session.destroyed':
       store.remove(m.sessionId);

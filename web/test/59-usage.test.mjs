@@ -27,8 +27,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 statusline=$('${process.execPath}' -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).statusLine.command)' "$settings")
+transcript=\${TMPDIR:-/tmp}/fake-claude-$$.jsonl
+# The tokens are the transcript's, which the status line's input names.
+printf '%s\\n' '{"type":"assistant","message":{"id":"msg_1","usage":{"input_tokens":230,"cache_read_input_tokens":18000,"cache_creation_input_tokens":0,"output_tokens":2101}}}' > "$transcript"
 report() { printf '%s' "$1" | sh -c "$statusline"; }
-model='"model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"}'
+model="\\"transcript_path\\":\\"$transcript\\",\\"model\\":{\\"id\\":\\"claude-sonnet-4-5\\",\\"display_name\\":\\"Sonnet 4.5\\"}"
 in90=$(( $(date +%s) + 90 * 60 ))
 report "{$model,\\"cost\\":{\\"total_cost_usd\\":0.42},\\"context_window\\":{\\"total_input_tokens\\":18230,\\"total_output_tokens\\":2101,\\"context_window_size\\":200000,\\"used_percentage\\":12},\\"rate_limits\\":{\\"five_hour\\":{\\"used_percentage\\":81,\\"resets_at\\":$in90},\\"seven_day\\":{\\"used_percentage\\":4}}}"
 echo 'first report made'

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { TEST_DIR, tempDir, uiTest } from './harness.mjs';
-import { FAKE_API_KEY, startFakeAnthropic } from './fake-anthropic.mjs';
+import { FAKE_API_KEY, SUBSCRIBER_ENV, startFakeAnthropic } from './fake-anthropic.mjs';
 
 const BIN_DIR = path.join(TEST_DIR, 'node_modules', '.bin');
 const SCOPE_DIR = path.join(TEST_DIR, 'node_modules', '@anthropic-ai');
@@ -88,21 +88,24 @@ export function claudeEnv({ binDir, configDir, apiURL }) {
  * started with reply (see startFakeAnthropic) and start in a throwaway
  * config that trusts the workspace (then opts.setupWorkspace, if any, runs
  * on it); body gets them as api and configDir, besides uiTest's fixture.
+ * usage and limits go to the stand-in; subscriber makes Claude a
+ * claude.ai subscriber's, which reports the account's windows and limits.
  */
-export async function claudeUiTest(name, { reply, ...opts }, body) {
+export async function claudeUiTest(name, { reply, usage, limits, subscriber, ...opts }, body) {
   const claude = await claudeBinDir();
   if (claude.skip) {
     test(name, { skip: claude.skip }, () => {});
     return;
   }
-  const api = await startFakeAnthropic({ reply });
+  const api = await startFakeAnthropic({ reply, usage, limits });
   after(() => api.close());
   const configDir = path.join(await tempDir('claude'), 'config');
   uiTest(
     name,
     {
       ...opts,
-      env: claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }),
+      // A subscriber's Claude reports the account's windows and limits.
+      env: { ...claudeEnv({ binDir: claude.dir, configDir, apiURL: api.url }), ...(subscriber ? SUBSCRIBER_ENV : {}), ...opts.env },
       setupWorkspace: async (ws) => {
         await seedClaudeConfig(configDir, [...new Set([ws, await fs.realpath(ws)])]);
         if (opts.setupWorkspace) await opts.setupWorkspace(ws);

@@ -3,7 +3,7 @@
 // was warned of a long silence, and which one is on screen. Views
 // subscribe and re-render from it.
 
-import type { Permission, Session, SessionCheck, SessionSetup, SessionStatus, Usage, WarningSeverity } from '../shared/types';
+import type { Limit, Permission, Session, SessionCheck, SessionSetup, SessionStatus, Usage, WarningSeverity } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
 
 export interface SessionEntry {
@@ -197,13 +197,14 @@ export class SessionStore {
    * A session.status: the status, its reason and whether the process runs
    * (running undefined: from the status, see runningAfter). It ends a
    * warning: the server reports a status when output resumes, the agent
-   * asks, or the run ends. A permission comes with waiting only.
+   * asks, or the run ends. A permission comes with waiting only; a limit,
+   * while the account's usage limit stops the agent.
    */
-  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean, permission?: Permission): void {
+  setStatus(id: string, status: SessionStatus, reason = '', running?: boolean, permission?: Permission, limit?: Limit): void {
     const e = this.entries.get(id);
     if (!e) return;
     this.statusSinceAttach.add(id);
-    e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running) };
+    e.session = { ...e.session, status, running: runningAfter(status, running, e.session.running), limit };
     e.reason = reason;
     e.permission = status === 'waiting' ? (permission ?? null) : null;
     // Waiting means the agent asks; any other status means it no longer does.

@@ -211,6 +211,8 @@ export interface SessionStatusMessage {
   running?: boolean;
   /** With status waiting: what the agent asks to be allowed, when it is a permission request. */
   permission?: Permission;
+  /** While the account's usage limit stops the agent (status limited, or a restored session). */
+  limit?: Limit;
 }
 
 export interface SessionDestroyedMessage {
