@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // Claude Code records each message of a conversation in its transcript,
@@ -156,4 +158,72 @@ func withTranscriptTokens(u Usage, t *transcript) Usage {
 	in, out := t.in, t.out
 	u.InputTokens, u.OutputTokens = &in, &out
 	return u
+}
+
+// transcriptLate is how long after a turn's end its transcript is
+// watched for the lines Claude writes after its Stop hook, and after its
+// last status line report.
+const transcriptLate = 5 * time.Second
+
+// followTranscript reads the transcript at path as Claude writes it, for
+// transcriptLate after a turn's end (or until the run ends): what the
+// turn's last message spent comes after the hook that ended it, and
+// often after the last status line report too. An fsnotify watch on its
+// folder (the file may not be there yet), so nothing is read while
+// nothing is written; one at a time per session.
+func (s *Session) followTranscript(path string) {
+	if !filepath.IsAbs(path) || !strings.HasSuffix(path, ".jsonl") {
+		return
+	}
+	s.mu.Lock()
+	done := s.run.done
+	if s.followingTranscript || done == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.followingTranscript = true
+	s.mu.Unlock()
+	stopped := func() {
+		s.mu.Lock()
+		s.followingTranscript = false
+		s.mu.Unlock()
+	}
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(filepath.Dir(path))
+		if err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		s.log.Debug("watch Claude's transcript for the turn's last lines", "file", path, "err", err)
+		stopped()
+		return
+	}
+	go func() {
+		defer stopped()
+		defer w.Close()
+		timer := time.NewTimer(transcriptLate)
+		defer timer.Stop()
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Name == path && ev.Has(fsnotify.Write|fsnotify.Create) {
+					s.readTranscript(path)
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				s.log.Debug("watching Claude's transcript", "file", path, "err", err)
+			case <-timer.C:
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
 }

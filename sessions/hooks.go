@@ -196,8 +196,10 @@ func (s *Session) Hook(secret string, payload []byte) error {
 	}
 	if p.Event == "Stop" || p.Event == "StopFailure" {
 		// Before the turn is counted as ended: what it spent is in the
-		// transcript. Outside the lock: it reads the file.
+		// transcript, and what Claude writes there after the hook is
+		// read as it comes. Outside the lock: it reads the file.
 		s.readTranscript(p.TranscriptPath)
+		defer s.followTranscript(p.TranscriptPath)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

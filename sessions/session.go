@@ -218,6 +218,9 @@ type Session struct {
 	tailMu     sync.Mutex
 	rollout    *jsonlTail
 	transcript *transcript
+	// followingTranscript is set while a watch reads the transcript as
+	// Claude writes a turn's last lines (claudeusage.go). Guarded by mu.
+	followingTranscript bool
 	// blocks hands out the session's ports at every start of its agent.
 	blocks *portBlocks
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/testutil"
 )
 
 // statusInput is a status line input as Claude Code 2.1 gives it, with
@@ -171,6 +173,18 @@ func TestTurnUsage(t *testing.T) {
 	u := s.Info().Usage
 	if u == nil || *u.InputTokens != in || *u.OutputTokens != out || math.Abs(*u.CostUSD-usd) > 1e-9 {
 		t.Errorf("the session's usage %+v is not its turns' sum: %d in, %d out, $%v", u, in, out, usd)
+	}
+	// Turn 3: Claude writes its last message after the Stop hook and
+	// reports nothing after it: the watch on the transcript reads it.
+	hook("UserPromptSubmit")
+	hook("Stop")
+	write(assistantLine("m4", 1, 9, 2))
+	testutil.Eventually(t, hookTimeout, "turn 3's tokens, written after its Stop hook", func() bool {
+		ts := s.Turns()
+		return len(ts) == 3 && *ts[2].InputTokens == 10 && *ts[2].OutputTokens == 2
+	})
+	if u := s.Info().Usage; *u.InputTokens != in+10 || *u.OutputTokens != out+2 {
+		t.Errorf("the session's usage %+v after turn 3", u)
 	}
 	// Each byte of the transcript was read once.
 	fi, err := os.Stat(path)

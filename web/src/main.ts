@@ -227,6 +227,9 @@ const cards = new AnswerCards({
     api.answer(id, data, permission).catch((err: unknown) => toast(`Not answered: ${err instanceof Error ? err.message : String(err)}`, 'error')),
   canAct,
   focusTerminal: () => pane.focusActive(),
+  setContinue: (id, on) =>
+    api.setContinue(id, on).then((s) => store.setStatus(id, s.status, store.get(id)?.reason, s.running, undefined, s.limit))
+      .catch((err: unknown) => toast(`Not changed: ${err instanceof Error ? err.message : String(err)}`, 'error')),
 });
 const headerPeople = new HeaderPeople(people, () => store.activeId, meId);
 const queuePanel = new QueuePanel({

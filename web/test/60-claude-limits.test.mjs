@@ -64,8 +64,8 @@ await claudeUiTest(
       await waitForLine(page, id, (l) => l.includes(`Answered: ${prompt}`), { timeout: 30_000, message: `the answer to "${prompt}"` });
       const entry = await waitFor(async () => {
         const e = await turns(id);
-        return e?.turns.length === n && e.turns[n - 1].costUsd > 0 ? e : null;
-      }, { timeout: 30_000, message: `turn ${n} with its cost in GET /api/usage` });
+        return e?.turns.length === n && e.turns[n - 1].costUsd > 0 && e.turns[n - 1].outputTokens > 0 ? e : null;
+      }, { timeout: 30_000, message: `turn ${n} with its cost and tokens in GET /api/usage` });
       const served = messages().filter((r) => r.status === 200 && r.userText.includes(prompt));
       const want = served.reduce((a, r) => ({
         in: a.in + r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens,
@@ -99,8 +99,16 @@ await claudeUiTest(
     assert.equal(limited.limit.resetsAt, new Date(reset * 1000).toISOString().replace('.000', ''), `the limit ${JSON.stringify(limited.limit)}`);
     assert.equal(limited.limit.continue, true);
     assert.ok(frames.slice(before).some((f) => f.type === 'session.needsInput' && f.sessionId === id && /usage limit/.test(f.message)), 'the notification says the limit');
-    await waitFor(async () => /^limited · (<1m|\d+m)$/.test(((await tab.locator(sel('tab-status')).textContent()) ?? '').trim()), { message: 'the tab counts down to the reset' });
+    const countdown = tab.locator(sel('tab-limit'));
+    await waitFor(async () => (await countdown.isVisible()) && /^limit (<1m|\d+m)$/.test(((await countdown.textContent()) ?? '').trim()), { message: 'the tab counts down to the reset' });
+    // The card says when it goes on, and lets it wait for the user instead.
+    const card = page.locator(sel('answer-card'));
+    await waitFor(async () => /goes on once the limit resets|sends it on once the limit resets/.test((await card.locator(sel('answer-limit')).textContent()) ?? ''), { message: "the limit's card" });
     await screenshot('limits-1-limited');
+    await card.locator(sel('answer-continue-off')).click();
+    await waitFor(async () => (await getSession(id)).limit?.continue === false, { message: 'continuing turned off' });
+    await card.locator(sel('answer-continue-on')).click();
+    await waitFor(async () => (await getSession(id)).limit?.continue === true, { message: 'continuing turned on again' });
 
     // 3. The reset: the stand-in answers again, and agentmux sends the
     // session on by itself, once.

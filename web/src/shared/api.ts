@@ -139,6 +139,9 @@ export const api = {
   /** Turns sending the session's failed checks to its agent on or off. */
   setSendFailures: async (id: string, on: boolean) =>
     (await json<{ session: Session }>('PATCH', sessionPath(id), { sendFailures: on })).session,
+  /** Turns sending the session on at its usage limit's reset on or off. */
+  setContinue: async (id: string, on: boolean) =>
+    (await json<{ session: Session }>('PATCH', sessionPath(id), { continueAfterLimit: on })).session,
   /** The session's checkpoints, oldest first. */
   checkpoints: async (id: string) => (await json<{ checkpoints: ListedCheckpoint[] }>('GET', `${sessionPath(id)}/checkpoints`)).checkpoints,
   /** Takes a checkpoint now; created is false when the tree is as the last one has it (which is returned). */

@@ -13,6 +13,7 @@
 import { agentLabel, describePermission, permissionKeys } from '../models/answers';
 import { byId, h } from '../shared/dom';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
+import { limitDetails } from '../models/usage';
 import type { Permission } from '../shared/types';
 
 /**
@@ -36,6 +37,8 @@ export interface AnswerCardsDeps {
   canAct(): boolean;
   /** Puts the cursor in the active session's terminal. */
   focusTerminal(): void;
+  /** Turns a limited session's going on at the reset on or off. */
+  setContinue(sessionId: string, on: boolean): Promise<void>;
 }
 
 export class AnswerCards {
@@ -94,7 +97,20 @@ export class AnswerCards {
     let title: string;
     let detail: HTMLElement | null = null;
     let actions: HTMLElement;
-    if (p) {
+    if (s.status === 'limited' && s.limit) {
+      // Nothing to answer: the card says when the session goes on, and
+      // lets it wait for the user instead. Typing would end the plan.
+      const l = s.limit;
+      title = `${agentLabel(s.agent)} stopped at the usage limit`;
+      detail = h('p', { class: 'answer-question', 'data-testid': 'answer-limit' }, limitDetails(l, Date.now()));
+      const toggle = l.continue
+        ? this.button('Don’t go on by itself', 'btn btn-ghost', 'answer-continue-off', () => void this.deps.setContinue(id, false))
+        : this.button('Go on at the reset', 'btn btn-primary', 'answer-continue-on', () => void this.deps.setContinue(id, true));
+      toggle.disabled = !!l.continuedAt || !l.resetsAt;
+      actions = h('div', { class: 'answer-actions' },
+        this.button('Open terminal', 'btn btn-ghost', 'answer-open', () => this.deps.focusTerminal()),
+        toggle);
+    } else if (p) {
       title = describePermission(s.agent, p);
       if (keys) {
         const allow = this.button('Allow', 'btn btn-primary', 'answer-allow', () => void this.deps.answer(id, keys.allow, p));
@@ -113,7 +129,7 @@ export class AnswerCards {
       detail = h('p', { class: 'answer-question', 'data-testid': 'answer-question' }, question ?? capitalize(reason));
       actions = this.replyForm(id);
     }
-    this.el.dataset.kind = p ? 'permission' : 'question';
+    this.el.dataset.kind = s.status === 'limited' ? 'limit' : p ? 'permission' : 'question';
     this.el.dataset.sessionId = id;
     this.el.setAttribute('aria-label', title);
     this.el.replaceChildren(
@@ -166,6 +182,10 @@ export class AnswerCards {
 
 /** The identity of what a waiting session asks, or null when it asks nothing. */
 function cardKey(e: SessionEntry): string | null {
+  const l = e.session.limit;
+  if (e.session.status === 'limited' && l && isRunning(e.session) && !e.closing) {
+    return `${e.session.id}\nlimit\n${l.resetsAt ?? ''}\n${l.continue}\n${l.continuedAt ?? ''}`;
+  }
   if (!e.needsInput || !isRunning(e.session) || e.closing) return null;
   const what = e.permission ? `permission\n${e.permission.tool}\n${e.permission.summary ?? ''}` : `question\n${e.reason}`;
   return `${e.session.id}\n${what}`;

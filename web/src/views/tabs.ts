@@ -258,9 +258,12 @@ export class TabBar {
     const main = h('span', { class: 'tab-main' }, label, usage);
     // The check of the last turn: whether the agent's "done" held.
     const check = h('span', { class: 'tab-check', 'data-testid': 'tab-check', hidden: true });
+    // A usage limit's countdown to its reset, whatever room the tab has:
+    // where the tab is short of room its status is only a dot.
+    const limit = h('span', { class: 'tab-limit', 'data-testid': 'tab-limit', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, diff, check, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, diff, check, limit, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -312,6 +315,13 @@ export class TabBar {
     const badge = el.querySelector<HTMLElement>('[data-testid=tab-status]')!;
     const now = Date.now();
     const shown = statusShown(s, now);
+    const limit = el.querySelector<HTMLElement>('[data-testid=tab-limit]')!;
+    limit.hidden = !s.limit || s.status !== 'limited';
+    if (s.limit && !limit.hidden) {
+      const countdown = shown.replace(/^limited · /, '');
+      setTextIfChanged(limit, countdown === 'limited' ? 'limit' : `limit ${countdown}`);
+      limit.title = limitDetails(s.limit, now);
+    }
     if (badge.textContent !== shown) badge.textContent = shown;
     badge.className = `badge badge-${s.status}`;
     // Where the tab is short of room the status is a dot (app.css): the word stays in its tooltip.
@@ -709,4 +719,8 @@ function describeCreateError(err: unknown): string {
     default:
       return err.message;
   }
+}
+
+function setTextIfChanged(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }
