@@ -24,22 +24,25 @@ function wontRun(file) {
 /**
  * A UI test with the real Codex CLI, or a skipped test saying why it
  * cannot run here. The server's Codex sessions talk to a stand-in API
- * started with reply (see startFakeOpenAI); body gets it as api, and the
- * throwaway CODEX_HOME as codexHome, besides uiTest's fixture.
+ * started with reply, usage and limits (see startFakeOpenAI); flags go to
+ * the server, allowConsole to uiTest; body gets the stand-in as api, and the throwaway CODEX_HOME
+ * as codexHome, besides uiTest's fixture.
  */
-export async function codexUiTest(name, { reply, timeout = 180_000 }, body) {
+export async function codexUiTest(name, { reply, usage, limits, flags, allowConsole, timeout = 180_000 }, body) {
   const skip = wontRun(path.join(BIN_DIR, 'codex'));
   if (skip) {
     test(name, { skip }, () => {});
     return;
   }
-  const api = await startFakeOpenAI({ reply });
+  const api = await startFakeOpenAI({ reply, usage, limits });
   after(() => api.close());
   const codexHome = path.join(await tempDir('codex'), 'home');
   uiTest(
     name,
     {
       timeout,
+      flags,
+      allowConsole,
       env: {
         PATH: `${BIN_DIR}:${process.env.PATH}`,
         CODEX_HOME: codexHome,
