@@ -44,11 +44,17 @@ func (t *jsonlTail) lines() (iter.Seq[[]byte], error) {
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() < t.off {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat: %w", err)
+	}
+	if fi.Size() < t.off {
 		// Cut short or written anew: read it afresh.
 		t.off, t.partial = 0, nil
 	}
-	buf := make([]byte, maxTailRead)
+	// What was appended, up to maxTailRead: a turn's few KiB, not a
+	// buffer of the bound's size at each read.
+	buf := make([]byte, min(fi.Size()-t.off, maxTailRead))
 	n, err := f.ReadAt(buf, t.off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read: %w", err)
