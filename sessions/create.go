@@ -182,13 +182,24 @@ func (m *Manager) planWorktree(plan *createPlan, opts CreateOptions) (worktree.W
 // not yet started or listed; an unnamed one is named when it is listed.
 func (m *Manager) newSession(plan createPlan) *Session {
 	id := uuid.NewString()
+	s := m.sessionOf(id, plan.profile, plan.cwd)
+	s.name, s.createdAt = plan.name, time.Now().UTC()
+	s.startedBy, s.firstInput = plan.startedBy, plan.firstInput
+	s.wt = sessionWorktree{w: plan.worktree}
+	s.prompts = promptQueue{id: id}
+	s.run = agentRun{cols: plan.cols, rows: plan.rows}
+	return s
+}
+
+// sessionOf returns a session with what the manager gives every session,
+// new or restored: its environment, logger, announcements, ring, timing,
+// hooks, workspace, MCP endpoint, continuing after a limit and ports.
+func (m *Manager) sessionOf(id string, profile Profile, cwd string) *Session {
 	return &Session{
 		id:                id,
-		name:              plan.name,
-		profile:           plan.profile,
-		cwd:               plan.cwd,
+		profile:           profile,
+		cwd:               cwd,
 		env:               sessionEnv(m.opts.Env, id),
-		createdAt:         time.Now().UTC(),
 		log:               m.log.With("session", id),
 		emit:              m.emit,
 		ring:              output.NewRing(m.opts.Scrollback),
@@ -196,13 +207,8 @@ func (m *Manager) newSession(plan createPlan) *Session {
 		hooks:             m.opts.Hooks,
 		root:              m.opts.Workspace,
 		mcp:               m.opts.MCP,
-		startedBy:         plan.startedBy,
 		continueByDefault: m.opts.ContinueAfterLimit,
-		firstInput:        plan.firstInput,
 		blocks:            m.ports,
-		wt:                sessionWorktree{w: plan.worktree},
-		prompts:           promptQueue{id: id},
-		run:               agentRun{cols: plan.cols, rows: plan.rows},
 	}
 }
 

@@ -240,44 +240,24 @@ func (m *Manager) restore() error {
 			u.Status, u.ExitCode = SetupInterrupted, -1
 			status, reason = StatusError, "the setup script was interrupted by a restart of agentmux; retry it, or start the agent anyway"
 		}
-		s := &Session{
-			id:                r.ID,
-			name:              r.Name,
-			profile:           r.Profile,
-			cwd:               r.Cwd,
-			env:               sessionEnv(m.opts.Env, r.ID),
-			createdAt:         r.CreatedAt,
-			log:               m.log.With("session", r.ID),
-			emit:              m.emit,
-			ring:              output.NewRing(m.opts.Scrollback),
-			timing:            m.opts.Timing,
-			hooks:             m.opts.Hooks,
-			root:              m.opts.Workspace,
-			mcp:               m.opts.MCP,
-			continueByDefault: m.opts.ContinueAfterLimit,
-			blocks:            m.ports,
-			wt:                sessionWorktree{w: r.Worktree},
-			det:               detector{status: status, reason: reason},
-			run: agentRun{
-				phase: phaseExited,
-				argv:  r.Command,
-				cols:  cmp.Or(r.Cols, 80),
-				rows:  cmp.Or(r.Rows, 24),
-				exit:  r.Exit,
-			},
-			// conversation survives restarts, so a resume continues it.
-			conv:       conversation{id: r.Conversation},
-			prompts:    promptQueue{id: r.ID, q: sv.queue},
-			check:      sessionCheck{last: r.Check, sendFailures: r.SendFailures},
-			archive:    r.Archive,
-			setup:      sessionSetup{last: r.Setup},
-			runOf:      r.RunOf,
-			runTree:    r.RunTree,
-			startedBy:  r.StartedBy,
-			usage:      r.Usage,
-			limit:      r.Limit,
-			transcript: r.Transcript.reader(),
+		s := m.sessionOf(r.ID, r.Profile, r.Cwd)
+		s.name, s.createdAt = r.Name, r.CreatedAt
+		s.wt = sessionWorktree{w: r.Worktree}
+		s.det = detector{status: status, reason: reason}
+		s.run = agentRun{
+			phase: phaseExited,
+			argv:  r.Command,
+			cols:  cmp.Or(r.Cols, 80),
+			rows:  cmp.Or(r.Rows, 24),
+			exit:  r.Exit,
 		}
+		// conversation survives restarts, so a resume continues it.
+		s.conv = conversation{id: r.Conversation}
+		s.prompts = promptQueue{id: r.ID, q: sv.queue}
+		s.check = sessionCheck{last: r.Check, sendFailures: r.SendFailures}
+		s.archive, s.setup = r.Archive, sessionSetup{last: r.Setup}
+		s.runOf, s.runTree, s.startedBy = r.RunOf, r.RunTree, r.StartedBy
+		s.usage, s.limit, s.transcript = r.Usage, r.Limit, r.Transcript.reader()
 		if r.Turns != nil {
 			s.turns = *r.Turns
 		}

@@ -31,15 +31,7 @@ func TestStatusLineCommand(t *testing.T) {
 	installClaude(t, "#!/bin/sh\nexec sleep 60\n")
 	e := newAPI(t)
 	s := e.create(`{"agent":"claude","name":"spender"}`)
-	sess, err := e.srv.mgr.Get(s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var environ []byte
-	testutil.Eventually(t, waitTimeout, "the agent's hook variables", func() bool {
-		environ, _ = os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
-		return envValue(environ, sessions.EnvHookSecret) != ""
-	})
+	_, environ := e.hooked(s.ID)
 	input := func(dir string) string {
 		return strings.Replace(statusLineInput, `"session_id":"x"`, `"session_id":"x","workspace":{"project_dir":"`+dir+`"}`, 1)
 	}
@@ -103,15 +95,7 @@ func TestLimitedSession(t *testing.T) {
 	e := newAPI(t)
 	s := e.create(`{"agent":"claude","name":"night"}`)
 	other := e.create(`{"agent":"claude","name":"day"}`)
-	sess, err := e.srv.mgr.Get(s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var environ []byte
-	testutil.Eventually(t, waitTimeout, "the agent's hook variables", func() bool {
-		environ, _ = os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
-		return envValue(environ, sessions.EnvHookSecret) != ""
-	})
+	sess, environ := e.hooked(s.ID)
 	secret := envValue(environ, sessions.EnvHookSecret)
 	resets := time.Now().Add(3 * time.Hour).Truncate(time.Second)
 	if err := sess.StatusLine(secret, fmt.Appendf(nil, `{"model":{"display_name":"Opus"},"rate_limits":{"five_hour":{"used_percentage":100,"resets_at":%d}}}`, resets.Unix())); err != nil {
@@ -135,4 +119,20 @@ func TestLimitedSession(t *testing.T) {
 	if resp.StatusCode != 409 || !strings.Contains(string(body), "not stopped by a usage limit") {
 		t.Errorf("for a session no limit stopped: %d %s", resp.StatusCode, body)
 	}
+}
+
+// hooked returns the session id names and its agent's environment, once the
+// agent has its hook variables.
+func (e *apiEnv) hooked(id string) (*sessions.Session, []byte) {
+	e.t.Helper()
+	sess, err := e.srv.mgr.Get(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var environ []byte
+	testutil.Eventually(e.t, waitTimeout, "the agent's hook variables", func() bool {
+		environ, _ = os.ReadFile("/proc/" + strconv.Itoa(sess.Pid()) + "/environ")
+		return envValue(environ, sessions.EnvHookSecret) != ""
+	})
+	return sess, environ
 }
