@@ -21,9 +21,9 @@ type Auto struct {
 	// Opts bound what each checkpoint keeps and how many are kept.
 	Opts Options
 	// Taken is told of each checkpoint made (not of a tree unchanged
-	// since the last), of the tree at dir; it runs in Run's goroutine.
-	// Optional.
-	Taken func(session, dir string, cp Checkpoint)
+	// since the last), of the tree at dir as it was from began, when the
+	// snapshot started; it runs in Run's goroutine. Optional.
+	Taken func(session, dir string, cp Checkpoint, began time.Time)
 	// Log receives failures, with the session id.
 	Log *slog.Logger
 
@@ -45,7 +45,7 @@ type job struct {
 
 // NewAuto returns an Auto that takes checkpoints with opts and reports
 // to log; start its Run.
-func NewAuto(opts Options, taken func(session, dir string, cp Checkpoint), log *slog.Logger) *Auto {
+func NewAuto(opts Options, taken func(session, dir string, cp Checkpoint, began time.Time), log *slog.Logger) *Auto {
 	return &Auto{Opts: opts, Taken: taken, Log: log, pending: make(map[string]job), wake: make(chan struct{}, 1)}
 }
 
@@ -112,6 +112,7 @@ func (a *Auto) do(ctx context.Context, session string, j job) {
 		}
 		return
 	}
+	began := time.Now()
 	cp, created, err := Take(tctx, j.dir, session, a.Opts)
 	switch {
 	case errors.Is(err, gitexec.ErrNotRepo):
@@ -121,6 +122,6 @@ func (a *Auto) do(ctx context.Context, session string, j job) {
 			a.Log.Warn("checkpoint not taken", "session", session, "dir", j.dir, "err", err)
 		}
 	case created && a.Taken != nil:
-		a.Taken(session, j.dir, cp)
+		a.Taken(session, j.dir, cp, began)
 	}
 }

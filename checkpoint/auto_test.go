@@ -18,7 +18,7 @@ func TestAutoTakesEachRequestOnce(t *testing.T) {
 	var mu sync.Mutex
 	var taken []string
 	done := make(chan struct{}, 8)
-	a := NewAuto(Options{}, func(session, _ string, cp Checkpoint) {
+	a := NewAuto(Options{}, func(session, _ string, cp Checkpoint, _ time.Time) {
 		mu.Lock()
 		taken = append(taken, session)
 		mu.Unlock()

@@ -56,7 +56,7 @@ func TestNestedRepositoriesNeverEntered(t *testing.T) {
 	}
 
 	taken := make(chan Checkpoint, 1)
-	a := NewAuto(Options{}, func(_, _ string, cp Checkpoint) { taken <- cp }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := NewAuto(Options{}, func(_, _ string, cp Checkpoint, _ time.Time) { taken <- cp }, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	actx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
 	go func() {

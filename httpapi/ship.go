@@ -315,37 +315,39 @@ func (a *API) listCheckpoints(ctx context.Context, c echo.Context, g gitSession)
 	return c.JSON(http.StatusOK, CheckpointsReply{Checkpoints: a.withTurns(g.info.ID, cps)})
 }
 
-// withTurns gives each checkpoint, oldest first, the turns that ended
-// after the one before it was taken and before it was: a checkpoint is
-// taken once its turn has ended, and a turn that changed nothing took
-// none, so it is the next one's.
+// withTurns gives each checkpoint what the turns whose tree it holds
+// spent (sessions.Manager.NoteCheckpoint): a turn that changed nothing
+// took no checkpoint, so it counts with the next.
 func (a *API) withTurns(id string, cps []checkpoint.Checkpoint) []CheckpointView {
-	var turns []sessions.TurnUsage
+	spent := map[int]*sessions.Spent{}
 	if s, err := a.mgr.Get(id); err == nil {
-		turns = s.Turns()
+		for _, t := range s.Turns() {
+			if t.Checkpoint == 0 {
+				continue
+			}
+			if spent[t.Checkpoint] == nil {
+				spent[t.Checkpoint] = &sessions.Spent{}
+			}
+			spent[t.Checkpoint].Add(t)
+		}
 	}
 	views := make([]CheckpointView, len(cps))
-	i := 0
 	for n, cp := range cps {
-		views[n].Checkpoint = cp
-		var sp sessions.Spent
-		// A checkpoint's time is its commit's, in whole seconds.
-		for ; i < len(turns) && !turns[i].EndedAt.Truncate(time.Second).After(cp.Time); i++ {
-			sp.Add(turns[i])
-		}
-		if sp.Turns > 0 {
-			views[n].Usage = &sp
-		}
+		views[n] = CheckpointView{Checkpoint: cp, Usage: spent[cp.ID]}
 	}
 	return views
 }
 
 func (a *API) takeCheckpoint(ctx context.Context, c echo.Context, g gitSession) error {
+	began := time.Now()
 	cp, created, err := checkpoint.Take(ctx, g.dir, g.info.ID, a.opts.Checkpoints)
 	if err != nil {
 		return gitError(c, "take a checkpoint", err)
 	}
 	if created {
+		if err := a.mgr.NoteCheckpoint(g.info.ID, cp.ID, began); err != nil {
+			a.log.Debug("note a checkpoint's turns", "session", g.info.ID, "err", err)
+		}
 		a.opts.Announce.OnCheckpoint(g.info.ID, cp)
 	}
 	return c.JSON(http.StatusOK, CheckpointReply{ID: cp.ID, Checkpoint: cp, Created: created})

@@ -13,10 +13,13 @@ type TurnUsage struct {
 	// Turn numbers the session's turns that reported usage, from 1.
 	Turn int `json:"turn"`
 	// EndedAt is when the agent ended the turn.
-	EndedAt      time.Time `json:"endedAt"`
-	InputTokens  *int64    `json:"inputTokens,omitempty"`
-	OutputTokens *int64    `json:"outputTokens,omitempty"`
-	CostUSD      *float64  `json:"costUsd,omitempty"`
+	EndedAt time.Time `json:"endedAt"`
+	// Checkpoint is the checkpoint the turn's tree is in: the first
+	// taken after it ended; absent until one is.
+	Checkpoint   int      `json:"checkpoint,omitempty"`
+	InputTokens  *int64   `json:"inputTokens,omitempty"`
+	OutputTokens *int64   `json:"outputTokens,omitempty"`
+	CostUSD      *float64 `json:"costUsd,omitempty"`
 }
 
 // MaxTurnsKept bounds the turns a session keeps figures for; the oldest
@@ -84,7 +87,9 @@ func (l *turnLedger) reported(u *Usage) {
 	}
 	l.At = figuresOf(u)
 	last := &l.Turns[len(l.Turns)-1]
-	*last = l.turn(last.Turn, last.EndedAt)
+	t := l.turn(last.Turn, last.EndedAt)
+	t.Checkpoint = last.Checkpoint
+	*last = t
 }
 
 // spentNothing reports whether the turn's figures are all zero.
@@ -116,6 +121,31 @@ func less[T int64 | float64](now, before *T) *T {
 		d -= *before
 	}
 	return &d
+}
+
+// checkpointed says checkpoint cp holds the tree the turns that ended
+// before began left: those that ended since the checkpoint before.
+func (l *turnLedger) checkpointed(cp int, began time.Time) bool {
+	changed := false
+	for i := range l.Turns {
+		if t := &l.Turns[i]; t.Checkpoint == 0 && !t.EndedAt.After(began) {
+			t.Checkpoint = cp
+			changed = true
+		}
+	}
+	return changed
+}
+
+// NoteCheckpoint says checkpoint cp of the session's tree was taken, from
+// the tree as it was at began: it holds what the turns that ended before
+// then, since the checkpoint before, did.
+func (m *Manager) NoteCheckpoint(id string, cp int, began time.Time) error {
+	return m.withListed(id, func(s *Session) error {
+		if s.turns.checkpointed(cp, began) {
+			s.emit(Event{Kind: EventUpdated, Session: s.infoLocked()})
+		}
+		return nil
+	})
 }
 
 // clone returns a copy that shares nothing with l.

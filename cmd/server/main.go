@@ -231,7 +231,10 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		return nil, err
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
-	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint) {
+	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint, began time.Time) {
+		if err := s.mgr.NoteCheckpoint(session, cp.ID, began); err != nil {
+			log.Debug("note a checkpoint's turns", "session", session, "err", err)
+		}
 		s.app.OnCheckpoint(session, cp)
 		s.checks.Start(session, dir, cp.ID)
 	}, log)

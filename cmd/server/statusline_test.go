@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,3 +137,85 @@ func (e *apiEnv) hooked(id string) (*sessions.Session, []byte) {
 	})
 	return sess, environ
 }
+
+// TestCheckpointTurns: each checkpoint in the list carries what the
+// agent's turns that ended since the one before spent, a turn that
+// changed nothing (and so took no checkpoint) counting with the next.
+func TestCheckpointTurns(t *testing.T) {
+	installClaude(t, "#!/bin/sh\nexec sleep 60\n")
+	e := newShipAPI(t)
+	s := e.create(`{"agent":"claude","name":"spender"}`)
+	sess, environ := e.hooked(s.ID)
+	secret := envValue(environ, sessions.EnvHookSecret)
+	// A second session, whose first checkpoint tells that the ones asked
+	// for before it are done with: they are taken in turn.
+	other := e.create(`{"agent":"claude","name":"barrier"}`)
+	otherSess, otherEnv := e.hooked(other.ID)
+	transcript := filepath.Join(t.TempDir(), "conversation.jsonl")
+	turn := func(n int, file string) {
+		t.Helper()
+		if file != "" {
+			writeIn(t, e.dir, file, fmt.Sprintf("turn %d\n", n))
+		}
+		hook := func(event string) {
+			if err := sess.Hook(secret, fmt.Appendf(nil, `{"hook_event_name":%q,"transcript_path":%q}`, event, transcript)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// As Claude does: the prompt, the answer in the transcript, the
+		// turn's end.
+		hook("UserPromptSubmit")
+		line := fmt.Sprintf(`{"type":"assistant","message":{"id":"m%d","usage":{"input_tokens":%d,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":%d}}}`+"\n", n, 100*n, n)
+		f, err := os.OpenFile(transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		hook("Stop")
+	}
+	type listed struct {
+		Checkpoints []struct {
+			ID    int
+			Usage *sessions.Spent
+		}
+	}
+	// The list once it has n checkpoints, the last with its turns
+	// unless the session's agent reports none.
+	checkpoints := func(id string, n int, turns bool) listed {
+		t.Helper()
+		var list listed
+		testutil.Eventually(t, waitTimeout, fmt.Sprintf("%d checkpoints of %s", n, id), func() bool {
+			resp, b := e.do(http.MethodGet, "/api/sessions/"+id+"/checkpoints", "")
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
+			list = listed{}
+			decodeJSON(t, b, &list)
+			return len(list.Checkpoints) == n && (!turns || list.Checkpoints[n-1].Usage != nil)
+		})
+		return list
+	}
+	turn(1, "a.txt")
+	checkpoints(s.ID, 1, true)
+	turn(2, "") // nothing changed: no checkpoint
+	// Turn 2's snapshot is done with before turn 3 changes the tree.
+	if err := otherSess.Hook(envValue(otherEnv, sessions.EnvHookSecret), []byte(`{"hook_event_name":"Stop"}`)); err != nil {
+		t.Fatal(err)
+	}
+	checkpoints(other.ID, 1, false)
+	turn(3, "b.txt")
+	list := checkpoints(s.ID, 2, true)
+	want := []sessions.Spent{{Turns: 1, InputTokens: ptr[int64](100), OutputTokens: ptr[int64](1)}, {Turns: 2, InputTokens: ptr[int64](500), OutputTokens: ptr[int64](5)}}
+	for i, cp := range list.Checkpoints {
+		got := cp.Usage
+		if got == nil || got.Turns != want[i].Turns || *got.InputTokens != *want[i].InputTokens || *got.OutputTokens != *want[i].OutputTokens {
+			b, _ := json.Marshal(got)
+			t.Errorf("checkpoint %d: %s, want %d turns, %d in, %d out", cp.ID, b, want[i].Turns, *want[i].InputTokens, *want[i].OutputTokens)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -604,6 +604,8 @@ export interface Spent {
 export interface TurnUsage {
   turn: number;
   endedAt: string; // RFC 3339
+  /** The first checkpoint taken after the turn ended, which holds its tree. */
+  checkpoint?: number;
   inputTokens?: number;
   outputTokens?: number;
   costUsd?: number;
