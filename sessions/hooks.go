@@ -225,6 +225,7 @@ func (s *Session) Hook(secret string, payload []byte) error {
 			reset := s.limitResetLocked()
 			if reset.IsZero() {
 				reset, _ = claudeReset(msg, time.Now())
+				s.fullWindowLocked(claudeLimitWindow(msg), reset)
 			}
 			s.noteLimitLocked(reset, msg)
 		}

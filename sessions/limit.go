@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -291,4 +292,38 @@ var claudeResetWords = regexp.MustCompile(`resets (?:([A-Z][a-z]{2}) (\d{1,2}), 
 // its retries, a moment's limit rather than one that resets hours on.
 func isUsageLimit(msg string) bool {
 	return !strings.HasPrefix(strings.TrimSpace(msg), "API Error")
+}
+
+// claudeLimitWindow names the window Claude Code's words for a usage
+// limit say is used up: "session limit" is the 5-hour one, "weekly
+// limit" the week's; "" for others (a model's own, a spend cap).
+func claudeLimitWindow(msg string) string {
+	switch {
+	case strings.Contains(msg, "hit your session limit"):
+		return "five_hour"
+	case strings.Contains(msg, "hit your weekly limit"):
+		return "seven_day"
+	}
+	return ""
+}
+
+// fullWindowLocked shows the account's window name used up until reset,
+// as the agent's words say, where its last report of the window is
+// older: Claude Code does not run its status line while the menu it
+// opens at an account's first limit is up. mu must be held.
+func (s *Session) fullWindowLocked(name string, reset time.Time) {
+	if name == "" || reset.IsZero() || s.usage == nil {
+		return
+	}
+	u := *s.usage
+	u.Windows = slices.Clone(u.Windows)
+	at := reset.UTC()
+	full := LimitWindow{Name: name, UsedPercent: 100, ResetsAt: &at}
+	if i := slices.IndexFunc(u.Windows, func(w LimitWindow) bool { return w.Name == name }); i >= 0 {
+		u.Windows[i] = full
+	} else {
+		u.Windows = append(u.Windows, full)
+	}
+	u.UpdatedAt = time.Now().UTC()
+	s.noteUsageLocked(u)
 }

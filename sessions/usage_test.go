@@ -233,3 +233,43 @@ func TestClaudeReset(t *testing.T) {
 		t.Error("a throttled key and a usage limit are told apart wrongly")
 	}
 }
+
+// TestLimitFromClaudesWords: at an account's first limit Claude Code
+// opens a menu and runs no status line while it is up, so its StopFailure
+// hook's words give the reset, and the window they name shows used up.
+func TestLimitFromClaudesWords(t *testing.T) {
+	m := hookedManager(t, func(o *Options) { o.ContinueAfterLimit = true })
+	s, err := m.Create(CreateOptions{Agent: "claude-like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := envOf(t, s)[EnvHookSecret]
+	if err := s.StatusLine(secret, []byte(statusInput)); err != nil { // five_hour at 31 %
+		t.Fatal(err)
+	}
+	msg := "You've hit your session limit · resets 3am (UTC)"
+	if err := s.Hook(secret, fmt.Appendf(nil, `{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":%q}`, msg)); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := claudeReset(msg, time.Now())
+	info := s.Info()
+	if info.Status != StatusLimited || info.Limit == nil || info.Limit.ResetsAt == nil || !info.Limit.ResetsAt.Equal(want) || info.Limit.Message != msg || !info.Limit.Continue {
+		t.Fatalf("status %s, limit %+v; want limited until %v", info.Status, info.Limit, want)
+	}
+	w := info.Usage.Windows
+	if len(w) != 2 || w[0].Name != "five_hour" || w[0].UsedPercent != 100 || !w[0].ResetsAt.Equal(want) || w[1].Name != "seven_day" || w[1].UsedPercent != 4.5 {
+		t.Errorf("windows %+v", w)
+	}
+	// An API key's throttling, which Claude calls rate_limit too, is no
+	// usage limit: the turn just ended.
+	s2, err := m.Create(CreateOptions{Agent: "claude-like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Hook(envOf(t, s2)[EnvHookSecret], []byte(`{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"API Error: Request rejected (429) · This request would exceed your account's rate limit."}`)); err != nil {
+		t.Fatal(err)
+	}
+	if info := s2.Info(); info.Status != StatusWaiting || info.Limit != nil {
+		t.Errorf("a throttled key: %s %+v", info.Status, info.Limit)
+	}
+}

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { uiTest, sel, tabById, tempDir, waitFor, waitForLine, typeCommand, initGitRepo, reloadApp , readableTabNames } from './harness.mjs';
+import { FAKE_CLAUDE_PRELUDE } from './claude-cli.mjs';
 
 /**
  * A stand-in for Claude Code: it finds the status line command in the
@@ -17,17 +18,9 @@ import { uiTest, sel, tabById, tempDir, waitFor, waitForLine, typeCommand, initG
  * with what Claude Code reports after a message, printing the line it
  * makes. Each line typed into it then brings the next report: the cost
  * and the context grow and the 5-hour window fills (93 %); the third
- * report's window resets within seconds. Node reads the settings, since a
- * shell has no JSON parser.
+ * report's window resets within seconds.
  */
-const FAKE_CLAUDE = `#!/bin/sh
-settings=
-while [ $# -gt 0 ]; do
-  case "$1" in --settings) settings=$2; shift ;; esac
-  shift
-done
-statusline=$('${process.execPath}' -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).statusLine.command)' "$settings")
-transcript=\${TMPDIR:-/tmp}/fake-claude-$$.jsonl
+const FAKE_CLAUDE = `${FAKE_CLAUDE_PRELUDE}transcript=\${TMPDIR:-/tmp}/fake-claude-$$.jsonl
 # The tokens are the transcript's, which the status line's input names.
 printf '%s\\n' '{"type":"assistant","message":{"id":"msg_1","usage":{"input_tokens":230,"cache_read_input_tokens":18000,"cache_creation_input_tokens":0,"output_tokens":2101}}}' > "$transcript"
 report() { printf '%s' "$1" | sh -c "$statusline"; }

@@ -104,6 +104,9 @@ await claudeUiTest(
     // The card says when it goes on, and lets it wait for the user instead.
     const card = page.locator(sel('answer-card'));
     await waitFor(async () => /goes on once the limit resets|sends it on once the limit resets/.test((await card.locator(sel('answer-limit')).textContent()) ?? ''), { message: "the limit's card" });
+    // The status bar shows the 5-hour window used up, until the reset.
+    const fiveHour = page.locator(`${sel('usage-window')}[data-name="five_hour"]`);
+    await waitFor(async () => /^5h 100%/.test(((await fiveHour.textContent()) ?? '').replace(/\s+/g, ' ').trim()), { message: 'the 5-hour window at 100 %' });
     await screenshot('limits-1-limited');
     await card.locator(sel('answer-continue-off')).click();
     await waitFor(async () => (await getSession(id)).limit?.continue === false, { message: 'continuing turned off' });

@@ -9,17 +9,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { uiTest, sel, tabById, tempDir, waitFor, waitForLine, initGitRepo } from './harness.mjs';
+import { FAKE_CLAUDE_PRELUDE } from './claude-cli.mjs';
 
-const FAKE_CLAUDE = `#!/bin/sh
-settings=
-while [ $# -gt 0 ]; do
-  case "$1" in --settings) settings=$2; shift ;; esac
-  shift
-done
-get() { '${process.execPath}' -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(process.argv[2] === "status" ? s.statusLine.command : s.hooks.Stop[0].hooks[0].command)' "$settings" "$1"; }
-statusline=$(get status)
-stop=$(get stop)
-transcript=\${TMPDIR:-/tmp}/fake-claude-$$.jsonl
+const FAKE_CLAUDE = `${FAKE_CLAUDE_PRELUDE}transcript=\${TMPDIR:-/tmp}/fake-claude-$$.jsonl
 : > "$transcript"
 n=0
 echo ready

@@ -51,6 +51,24 @@ export async function claudeBinDir() {
   return { skip: `the Claude Code CLI cannot run on ${process.platform}-${process.arch} (${tried.join('; ')})` };
 }
 
+/**
+ * The start of a shell stand-in for Claude Code: it finds the settings
+ * agentmux gives each run (--settings) and sets $statusline and $stop to
+ * the status line and Stop hook commands they name, which the stand-in
+ * runs as Claude Code would. Node reads the settings, since a shell has
+ * no JSON parser.
+ */
+export const FAKE_CLAUDE_PRELUDE = `#!/bin/sh
+settings=
+while [ $# -gt 0 ]; do
+  case "$1" in --settings) settings=$2; shift ;; esac
+  shift
+done
+setting() { '${process.execPath}' -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(process.argv[2] === "status" ? s.statusLine.command : s.hooks.Stop[0].hooks[0].command)' "$settings" "$1"; }
+statusline=$(setting status)
+stop=$(setting stop)
+`;
+
 /** Writes CLAUDE_CONFIG_DIR/.claude.json so Claude starts straight at its prompt in (or under) dirs. */
 export async function seedClaudeConfig(configDir, dirs) {
   const projects = {};
