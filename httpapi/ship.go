@@ -319,21 +319,16 @@ func (a *API) listCheckpoints(ctx context.Context, c echo.Context, g gitSession)
 // spent (sessions.Manager.NoteCheckpoint): a turn that changed nothing
 // took no checkpoint, so it counts with the next.
 func (a *API) withTurns(id string, cps []checkpoint.Checkpoint) []CheckpointView {
-	spent := map[int]*sessions.Spent{}
+	var spent map[int]sessions.Spent
 	if s, err := a.mgr.Get(id); err == nil {
-		for _, t := range s.Turns() {
-			if t.Checkpoint == 0 {
-				continue
-			}
-			if spent[t.Checkpoint] == nil {
-				spent[t.Checkpoint] = &sessions.Spent{}
-			}
-			spent[t.Checkpoint].Add(t)
-		}
+		spent = s.SpentByCheckpoint()
 	}
 	views := make([]CheckpointView, len(cps))
 	for n, cp := range cps {
-		views[n] = CheckpointView{Checkpoint: cp, Usage: spent[cp.ID]}
+		views[n].Checkpoint = cp
+		if sp, ok := spent[cp.ID]; ok {
+			views[n].Usage = &sp
+		}
 	}
 	return views
 }

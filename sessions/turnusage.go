@@ -159,6 +159,24 @@ func (s *Session) Turns() []TurnUsage {
 	return s.turns.clone()
 }
 
+// SpentByCheckpoint adds up the session's turns by the checkpoint that
+// holds their tree (NoteCheckpoint); turns no checkpoint holds yet are
+// left out.
+func (s *Session) SpentByCheckpoint() map[int]Spent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spent := map[int]Spent{}
+	for _, t := range s.turns.Turns {
+		if t.Checkpoint == 0 {
+			continue
+		}
+		sp := spent[t.Checkpoint]
+		sp.Add(t)
+		spent[t.Checkpoint] = sp
+	}
+	return spent
+}
+
 // Spent adds up turns: what a checkpoint's turns, or those since a time,
 // spent. A figure none of the turns reported is absent.
 type Spent struct {

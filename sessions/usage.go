@@ -68,14 +68,23 @@ type claudeStatus struct {
 		UsedPercentage *float64        `json:"used_percentage"`
 		ResetsAt       json.RawMessage `json:"resets_at"`
 	} `json:"rate_limits"`
+	// TranscriptPath is the conversation's transcript (claudeusage.go).
+	TranscriptPath string `json:"transcript_path"`
 }
 
 // ParseClaudeStatus reads Claude Code's status line input into a Usage
 // taken at now. Figures out of range are left out rather than shown.
 func ParseClaudeStatus(payload []byte, now time.Time) (Usage, error) {
+	u, _, err := parseClaudeStatus(payload, now)
+	return u, err
+}
+
+// parseClaudeStatus is ParseClaudeStatus, and the transcript the input
+// names.
+func parseClaudeStatus(payload []byte, now time.Time) (Usage, string, error) {
 	var in claudeStatus
 	if err := json.Unmarshal(payload, &in); err != nil {
-		return Usage{}, fmt.Errorf("%w: status line input is not JSON: %w", ErrInvalid, err)
+		return Usage{}, "", fmt.Errorf("%w: status line input is not JSON: %w", ErrInvalid, err)
 	}
 	u := Usage{Source: "claude-statusline", UpdatedAt: now.UTC()}
 	u.Model = cleanText(in.Model.DisplayName)
@@ -109,7 +118,7 @@ func ParseClaudeStatus(payload []byte, now time.Time) (Usage, error) {
 		}
 		u.Windows = append(u.Windows, lw)
 	}
-	return u, nil
+	return u, in.TranscriptPath, nil
 }
 
 // parseResetTime reads a window's reset time, which Claude Code gives as
@@ -144,17 +153,14 @@ func (s *Session) StatusLine(secret string, payload []byte) error {
 	if !ok {
 		return ErrHookSecret
 	}
-	u, err := ParseClaudeStatus(payload, time.Now())
+	u, transcript, err := parseClaudeStatus(payload, time.Now())
 	if err != nil {
 		return err
 	}
 	// Claude writes its transcript a moment after its Stop hook: what a
 	// turn's last message spent is often read here, after the turn.
-	var in struct {
-		TranscriptPath string `json:"transcript_path"`
-	}
-	if json.Unmarshal(payload, &in) == nil && in.TranscriptPath != "" {
-		s.readTranscript(in.TranscriptPath)
+	if transcript != "" {
+		s.readTranscript(transcript)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

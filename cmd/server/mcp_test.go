@@ -53,11 +53,7 @@ func TestMCPEndpoint(t *testing.T) {
 	e := newAPI(t)
 	s := e.createCommand([]string{"sh", "-c", "exec sleep 60"})
 	vars := mcpVars(t, e, s.ID)
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: vars[sessions.EnvMCPURL], HTTPClient: &http.Client{Transport: bearerTransport{vars[sessions.EnvMCPSecret]}},
-		DisableStandaloneSSE: true, MaxRetries: -1,
-	}, nil)
+	cs, err := connectMCP(vars)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", vars[sessions.EnvMCPURL], err)
 	}
@@ -122,12 +118,7 @@ func TestMCPListCounts(t *testing.T) {
 	e := newAPI(t)
 	apitest.InitRepo(t, e.dir)
 	s := e.createCommand([]string{"sh", "-c", "exec sleep 60"})
-	vars := mcpVars(t, e, s.ID)
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: vars[sessions.EnvMCPURL], HTTPClient: &http.Client{Transport: bearerTransport{vars[sessions.EnvMCPSecret]}},
-		DisableStandaloneSSE: true, MaxRetries: -1,
-	}, nil)
+	cs, err := connectMCP(mcpVars(t, e, s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,4 +133,14 @@ func TestMCPListCounts(t *testing.T) {
 		}
 		return strings.Contains(res.Content[0].(*mcp.TextContent).Text, "1 file changed, +2 -0")
 	})
+}
+
+// connectMCP connects the SDK's client to the endpoint and with the
+// secret an agent's environment vars names, as the agent would.
+func connectMCP(vars map[string]string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	return client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: vars[sessions.EnvMCPURL], HTTPClient: &http.Client{Transport: bearerTransport{vars[sessions.EnvMCPSecret]}},
+		DisableStandaloneSSE: true, MaxRetries: -1,
+	}, nil)
 }
