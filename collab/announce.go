@@ -161,6 +161,14 @@ func (a *App) OnContinued(m wire.ContinuedMessage) {
 	a.broadcastInformational(m)
 }
 
+// OnAnswered tells every client that a person answered a waiting
+// session without its terminal (session.answered): a line of the
+// activity feed, informational like the others.
+func (a *App) OnAnswered(m wire.AnsweredMessage) {
+	m.Type = wire.TypeSessionAnswered
+	a.broadcastInformational(m)
+}
+
 // OnCheckpoint tells every client of a new checkpoint of a session's tree
 // (session.checkpoint).
 func (a *App) OnCheckpoint(sessionID string, cp checkpoint.Checkpoint) {

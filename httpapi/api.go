@@ -46,10 +46,11 @@ type Reviews interface {
 }
 
 // Announcer tells every client what a request did to a session's branch
-// or checkpoints.
+// or checkpoints, and who answered a waiting session.
 type Announcer interface {
 	OnBranch(m wire.BranchMessage)
 	OnCheckpoint(sessionID string, cp checkpoint.Checkpoint)
+	OnAnswered(m wire.AnsweredMessage)
 }
 
 // Checks gives the results of the check script on a session's
@@ -120,6 +121,8 @@ type Options struct {
 	// Checks gives the checks of sessions' checkpoints, which the list of
 	// checkpoints shows; nil shows none.
 	Checks Checks
+	// Name is the workspace's name, as GET /api/config tells it.
+	Name string
 	// Version is the server's, as /api/health and /api/config tell it.
 	Version string
 	// Started is when the server started, for /api/health's uptime; the
@@ -200,6 +203,7 @@ func (a *API) Register(api *echo.Group) {
 	api.POST("/sessions/:id/run", a.startRun, boundSessionID)
 	api.DELETE("/sessions/:id/run", a.stopRun, boundSessionID)
 	api.POST("/sessions/:id/input", a.sessionInput, boundSessionID)
+	api.POST("/sessions/:id/answer", a.answer, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.shipRoutes(api)
 	api.GET("/ports", a.listPorts)
@@ -319,6 +323,7 @@ func (a *API) config(c echo.Context) error {
 		MaxSessions:   a.mgr.MaxSessions(),
 		KeepSessions:  a.mgr.KeepSessions(),
 		Version:       a.opts.Version,
+		Name:          a.opts.Name,
 		GitRepository: repoErr == nil,
 	}
 	if errors.Is(repoErr, worktree.ErrUntrusted) {

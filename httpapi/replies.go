@@ -35,6 +35,8 @@ type ConfigReply struct {
 	KeepSessions  int    `json:"keepSessions"`
 	MaxSessions   int    `json:"maxSessions"`
 	Version       string `json:"version"`
+	// Name is the workspace's, as a hub over many shows it (--name).
+	Name string `json:"name"`
 	// Workspace is absolute, as file.changed's paths are.
 	Workspace string `json:"workspace"`
 }

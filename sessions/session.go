@@ -127,6 +127,9 @@ type Info struct {
 	// Limit is the account's usage limit that stopped the agent, while
 	// it waits for its reset.
 	Limit *Limit
+	// WaitingSince is when the agent began to wait for its user, while
+	// its status is StatusWaiting; zero otherwise.
+	WaitingSince time.Time
 	// runTree is a run session's runTree, for its record.
 	runTree string
 	// turns and transcript are the session's turnLedger and transcript,
@@ -381,6 +384,9 @@ func (s *Session) infoLocked() Info {
 	if s.setup.last != nil {
 		u := *s.setup.last
 		info.Setup = &u
+	}
+	if since, _, _, waiting := s.det.wait(); waiting && status == StatusWaiting {
+		info.WaitingSince = since.UTC()
 	}
 	return info
 }

@@ -134,6 +134,10 @@ const (
 	// the scripts were read; nothing was approved, and the scripts
 	// should be read again.
 	CodeScriptChanged = "SCRIPT_CHANGED"
+	// CodeNotWaiting (HTTP only, 409): an answer to a session that no
+	// longer waits, or waits at another permission request than the one
+	// answered.
+	CodeNotWaiting = "NOT_WAITING"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -200,6 +204,8 @@ var errorKinds = []errorKind{
 	{sessions.ErrNotRunning, CodeInvalidMessage, http.StatusBadRequest},
 	{sessions.ErrNotLimited, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNoPaste, CodeInvalidMessage, http.StatusConflict},
+	{sessions.ErrNotWaiting, CodeNotWaiting, http.StatusConflict},
+	{sessions.ErrNoDialog, CodeInvalidMessage, http.StatusConflict},
 
 	{ship.ErrConflict, CodeMergeConflict, http.StatusConflict},
 	{gitexec.ErrNotRepo, CodeNotARepository, http.StatusConflict},

@@ -59,6 +59,7 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeScriptsInvalid:       {"CodeScriptsInvalid", "SCRIPTS_INVALID"},
 	CodeScriptChanged:        {"CodeScriptChanged", "SCRIPT_CHANGED"},
 	CodeGitFailed:            {"CodeGitFailed", "GIT_FAILED"},
+	CodeNotWaiting:           {"CodeNotWaiting", "NOT_WAITING"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients

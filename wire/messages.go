@@ -313,6 +313,22 @@ type (
 		ResetsAt  *time.Time `json:"resetsAt,omitempty"`
 		Timestamp string     `json:"timestamp"`
 	}
+	// AnsweredMessage is session.answered: a person answered a waiting
+	// session without its terminal (POST /api/sessions/:id/answer).
+	AnsweredMessage struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		// Answer is allow, deny or reply.
+		Answer string `json:"answer"`
+		// By is who answered, as they named themselves, and through what
+		// ("alice (hub)"); "api" when they did not say.
+		By string `json:"by"`
+		// Permission is the request an allow or deny answered.
+		Permission *sessions.Permission `json:"permission,omitempty"`
+		// Text is a reply's text.
+		Text      string `json:"text,omitempty"`
+		Timestamp string `json:"timestamp"`
+	}
 	// AgentCallMessage is agent.call: a call an agent made to one of
 	// agentmux's MCP tools, done or refused.
 	AgentCallMessage struct {

@@ -41,6 +41,7 @@ var serverMessages = map[string]any{
 	TypeAgentCall:           AgentCallMessage{},
 	TypeUsageUpdated:        UsageMessage{},
 	TypeSessionContinued:    ContinuedMessage{},
+	TypeSessionAnswered:     AnsweredMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

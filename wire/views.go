@@ -21,6 +21,11 @@ type Session struct {
 	ID             string    `json:"id"`
 	Name           string    `json:"name"`
 	Status         string    `json:"status"`
+	// Reason says why the session has its status: for a waiting one,
+	// what its agent asks.
+	Reason string `json:"reason,omitempty"`
+	// WaitingSince is when a waiting session began to wait.
+	WaitingSince *time.Time `json:"waitingSince,omitempty"`
 	Agent          string    `json:"agent"`
 	Command        []string  `json:"command"`
 	Cwd            string    `json:"cwd"`
@@ -70,6 +75,7 @@ func SessionView(info sessions.Info) Session {
 		ID:             info.ID,
 		Name:           info.Name,
 		Status:         string(info.Status),
+		Reason:         info.Reason,
 		Agent:          info.Agent,
 		Command:        info.Command,
 		Cwd:            info.Cwd,
@@ -92,6 +98,10 @@ func SessionView(info sessions.Info) Session {
 	}
 	if v.Command == nil {
 		v.Command = []string{}
+	}
+	if !info.WaitingSince.IsZero() {
+		since := info.WaitingSince
+		v.WaitingSince = &since
 	}
 	if info.Exit != nil {
 		code := info.Exit.Code

@@ -79,6 +79,10 @@ const (
 	// limit stopped on, once the limit reset: a line of the activity
 	// feed.
 	TypeSessionContinued = "session.continued"
+	// TypeSessionAnswered tells that a person answered a waiting session
+	// without its terminal (from a hub, or the API): a line of the
+	// activity feed, naming who.
+	TypeSessionAnswered = "session.answered"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-shellwords"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
+	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -53,6 +55,9 @@ type config struct {
 	// the person who started it says; empty when not said. It changes
 	// only what start-up logs about listening without a token.
 	PublishedHost string
+	// Name is the workspace's name as a hub of many shows it; empty
+	// means the machine's host name (main fills it in).
+	Name string
 	LogLevel      slog.Level
 	MemWarn       float64
 	MemCritical   float64
@@ -283,6 +288,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.ContinueAfterLimit, "continue-after-limit", true, "when an account's usage limit stops a session's agent mid-turn, send it on by itself once the limit resets (each session can turn it off): the sessions go one at a time, in the order they stopped")
 	fs.StringVar(&cfg.ContinueText, "continue-text", afterlimit.DefaultText, "the prompt typed into a session once the usage limit that stopped it resets (the prompts queued meanwhile go instead, when there are)")
 	fs.DurationVar(&cfg.ContinueMargin, "continue-margin", afterlimit.DefaultMargin, "how long after a usage limit's reset time the stopped sessions are sent on: the agents round it")
+	fs.StringVar(&cfg.Name, "name", "", "the workspace's name, as a hub over many workspaces (agentmux hub) shows it (default: the machine's host name, in a Kubernetes pod the pod's name)")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
 	fs.Func("published-host", "in a container: the host address its port is published on (the HOST of docker's -p HOST:PORT:8080), as you started it; 127.0.0.1 there means only that machine can connect, so listening on 0.0.0.0 without a token is logged as information rather than a warning (default: not said, which warns)", func(s string) error {
@@ -378,6 +384,9 @@ func validate(cfg config) error {
 		return fmt.Errorf("--agent %q: unknown profile (known: aider, claude, codex, custom, shell)", cfg.Agent)
 	}
 	if err := checkAddr(cfg.Addr); err != nil {
+		return err
+	}
+	if err := checkName(cfg.Name); err != nil {
 		return err
 	}
 	if err := cfg.Scripts.Validate(); err != nil {
@@ -597,4 +606,18 @@ func defaultProfile(cfg config, log *slog.Logger) (sessions.Profile, error) {
 		return shell, nil
 	}
 	return p, nil
+}
+
+// maxName bounds --name: a hub shows it in a narrow column.
+const maxName = 64
+
+// checkName refuses a workspace name a hub could not show as it is.
+func checkName(name string) error {
+	if len(name) > maxName || !utf8.ValidString(name) {
+		return fmt.Errorf("--name: at most %d bytes of UTF-8", maxName)
+	}
+	if r, bad := textrule.FirstNotLine(name); bad {
+		return fmt.Errorf("--name %s: a name may not hold %q", textrule.Shown(name), r)
+	}
+	return nil
 }

@@ -31,7 +31,7 @@ var allFlags = []string{
 	"watch-temporaries", "published-host", "preview-domain", "checkpoint-max-file", "checkpoint-max-total",
 	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "check-timeout", "port-base",
 	"mcp", "mcp-max-started", "mcp-max-depth",
-	"continue-after-limit", "continue-text", "continue-margin",
+	"continue-after-limit", "continue-text", "continue-margin", "name",
 }
 
 func TestEnvName(t *testing.T) {
@@ -128,7 +128,7 @@ func configEqual(a, b config) bool {
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
 		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
 		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints &&
-		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts && a.PortBase == b.PortBase
+		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts && a.PortBase == b.PortBase && a.Name == b.Name
 }
 
 // fullEnv sets every flag's variable.
@@ -175,6 +175,7 @@ var fullEnv = map[string]string{
 	"AGENTMUX_CONTINUE_AFTER_LIMIT": "false",
 	"AGENTMUX_CONTINUE_TEXT":        "go on where you stopped",
 	"AGENTMUX_CONTINUE_MARGIN":      "5m",
+	"AGENTMUX_NAME":                 "env-box",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -224,6 +225,7 @@ func TestConfigFromEnv(t *testing.T) {
 		MCPMaxDepth:      2,
 		ContinueText:     "go on where you stopped",
 		ContinueMargin:   5 * time.Minute,
+		Name:             "env-box",
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -264,6 +266,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--run-mode", "concurrent",
 		"--trust-scripts=false",
 		"--port-base", "40000",
+		"--name", "flag-box",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -295,6 +298,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		// Each script flag wins over its own variable only.
 		Scripts:  scripts.Overrides{Setup: "make deps", Run: "npm run dev", Archive: "rm -rf dist", Check: "make check", RunMode: scripts.Concurrent},
 		PortBase: 40000,
+		Name:     "flag-box",
 		agentSet: true,
 	}
 	if !configEqual(cfg, want) {
@@ -410,6 +414,8 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--checkpoint-max-file", "10 files"}, []string{"checkpoint-max-file", "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "lots"}, []string{`--checkpoint-max-total "lots"`, "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "2048GiB"}, []string{"checkpoint-max-total", "too large"}},
+		{[]string{"--name", "box\x1b[2J"}, []string{"--name", `"\x1b"`}},
+		{[]string{"--name", strings.Repeat("n", 65)}, []string{"--name", "at most 64 bytes"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)
 		if err == nil {

@@ -292,6 +292,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Reviews:     s.app,
 		Announce:    s.app,
 		Checkpoints: cfg.Checkpoints,
+		Name:        workspaceName(cfg.Name),
 		Version:     version,
 		Started:     s.started,
 		Logger:      log,
@@ -717,4 +718,17 @@ func (s *server) continueAfterLimits() *afterlimit.Planner {
 			s.app.OnContinued(wire.ContinuedMessage{SessionID: info.ID, Text: text, ResetsAt: lim.ResetsAt, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
 		},
 	})
+}
+
+// workspaceName is the name a hub shows the workspace under: --name, else
+// the machine's host name (a pod's name on Kubernetes), else
+// "agentmux".
+func workspaceName(name string) string {
+	if name != "" {
+		return name
+	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		return host
+	}
+	return "agentmux"
 }

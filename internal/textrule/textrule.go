@@ -63,6 +63,19 @@ func FirstNotText(s string) (r rune, control, ok bool) {
 	return 0, false, false
 }
 
+// FirstNotLine returns the first character of s that one line of text
+// may not hold: any control character, a tab and a line feed included
+// (typed into an agent, a line feed submits what came before it), or an
+// Invisible one.
+func FirstNotLine(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.IsControl(r) || Invisible(r, true) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
 // Shown returns name, a file's or a branch's, as it may be shown to a
 // person or typed into an agent: as it is when it holds only text, else
 // quoted as Go quotes a string, with every control character, Invisible

@@ -98,3 +98,19 @@ func TestPlain(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstNotLine(t *testing.T) {
+	for s, want := range map[string]rune{
+		"yes, go on":   0,
+		"a\nb":         '\n',
+		"tab\there":    '\t',
+		"esc\x1b[2J":   '\x1b',
+		"rtl\u202egpj": '\u202e',
+		"👩\u200d💻 ok":  0,
+	} {
+		got, bad := FirstNotLine(s)
+		if bad != (want != 0) || got != want {
+			t.Errorf("FirstNotLine(%q) = %q, %v; want %q", s, got, bad, want)
+		}
+	}
+}

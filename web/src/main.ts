@@ -5,7 +5,7 @@
 import type { Terminal } from '@xterm/xterm';
 import { api } from './shared/api';
 import { ActivityFeed } from './views/activity';
-import { CONTINUE_TOOL } from './models/activity';
+import { ANSWER_TOOL, CONTINUE_TOOL, answeredText } from './models/activity';
 import { ArtifactPane } from './views/artifact';
 import { colorFor } from './shared/avatars';
 import { Banners } from './views/banners';
@@ -557,6 +557,12 @@ function onMessage(m: ServerMessage): void {
       const name = store.get(m.sessionId)?.session.name ?? 'a session';
       const what = m.text ? `typed "${m.text}" into '${name}'` : `sent '${name}' its queued prompt`;
       activity.addAgentCall({ type: 'agent.call', sessionId: m.sessionId, tool: CONTINUE_TOOL, text: `The usage limit reset: agentmux ${what}`, timestamp: m.timestamp });
+      break;
+    }
+    case 'session.answered': {
+      // A line of the feed: who answered, from where, without the terminal.
+      const name = store.get(m.sessionId)?.session.name ?? 'a session';
+      activity.addAgentCall({ type: 'agent.call', sessionId: m.sessionId, tool: ANSWER_TOOL, text: answeredText(m, name), timestamp: m.timestamp });
       break;
     }
     case 'workflow.updated':

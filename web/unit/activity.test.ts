@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ActivityLog, MAX_ACTIVITY_ITEMS, agentCallSession, isAgentCall, isPort, type FeedItem } from '../src/models/activity';
+import { ActivityLog, MAX_ACTIVITY_ITEMS, agentCallSession, answeredText, isAgentCall, isPort, type FeedItem } from '../src/models/activity';
 import type { AgentCallMessage, RecentFile } from '../src/shared/types';
 
 const ev = (path: string, event: RecentFile['event'], second: number): RecentFile =>
@@ -80,4 +80,12 @@ test('a timestamp the page cannot read takes the time of arrival; agent calls st
   for (let i = 0; i < MAX_ACTIVITY_ITEMS + 10; i++) log.addAgentCall(call(`call ${i}`, i % 60));
   assert.equal(log.items.length, MAX_ACTIVITY_ITEMS);
   assert.equal(line(log.items[0]!), `agent call ${MAX_ACTIVITY_ITEMS + 9}`, 'the newest kept');
+});
+
+test('an answer given without the terminal reads as who did what in which session', () => {
+  const at = '2026-11-30T02:00:00Z';
+  const perm = { tool: 'Write', summary: 'docs/plan.md' };
+  assert.equal(answeredText({ type: 'session.answered', sessionId: 's', answer: 'allow', by: 'alice (hub)', permission: perm, timestamp: at }, 'build'), "alice (hub) allowed Write on docs/plan.md in 'build'");
+  assert.equal(answeredText({ type: 'session.answered', sessionId: 's', answer: 'deny', by: 'api', permission: { tool: 'Bash' }, timestamp: at }, 'build'), "api denied Bash in 'build'");
+  assert.equal(answeredText({ type: 'session.answered', sessionId: 's', answer: 'reply', by: 'bob (hub)', text: 'yes', timestamp: at }, 'tests'), 'bob (hub) replied "yes" to \'tests\'');
 });

@@ -7,7 +7,7 @@
 // kept: a page shows those made while it was connected. Touches no DOM:
 // the view (views/activity.ts) renders it.
 
-import type { AgentCallMessage, FileEvent, RecentFile } from '../shared/types';
+import type { AgentCallMessage, AnsweredMessage, FileEvent, RecentFile } from '../shared/types';
 
 /** As many lines as the feed shows: the server keeps as many file events. */
 export const MAX_ACTIVITY_ITEMS = 100;
@@ -62,6 +62,16 @@ function isFile(it: FeedItem): it is ActivityItem {
 
 /** The tool of the line agentmux's own session.continued makes, as an agent call's line. */
 export const CONTINUE_TOOL = 'continue after limit';
+
+/** The tool of the line a session.answered makes: someone answered without the terminal. */
+export const ANSWER_TOOL = 'answer';
+
+/** A session.answered in words: "alice (hub) allowed Write on docs/plan.md in 'build'". */
+export function answeredText(m: AnsweredMessage, sessionName: string): string {
+  const what =
+    m.answer === 'reply' ? `replied "${m.text ?? ''}" to` : `${m.answer === 'allow' ? 'allowed' : 'denied'} ${m.permission?.tool ?? 'the request'}${m.permission?.summary ? ` on ${m.permission.summary}` : ''} in`;
+  return `${m.by} ${what} '${sessionName}'`;
+}
 
 /** The session a click on an agent call's line shows: the one it was about, else the caller's. */
 export function agentCallSession(it: AgentCallItem): string {

@@ -7,6 +7,10 @@ export interface Session {
   id: string;
   name: string;
   status: SessionStatus;
+  /** Why it has its status: for a waiting session, what its agent asks. */
+  reason?: string;
+  /** While it waits: when the wait began. */
+  waitingSince?: string; // RFC 3339
   agent: string;
   command: string[];
   cwd: string;
@@ -611,6 +615,18 @@ export interface TurnUsage {
   costUsd?: number;
 }
 
+/** session.answered: a person answered a waiting session without its terminal (from a hub, or the API). */
+export interface AnsweredMessage {
+  type: 'session.answered';
+  sessionId: string;
+  answer: 'allow' | 'deny' | 'reply';
+  /** Who answered, as they named themselves: "alice (hub)". */
+  by: string;
+  permission?: Permission;
+  text?: string;
+  timestamp: string; // RFC 3339
+}
+
 /** session.continued: agentmux sent on a session a usage limit stopped, once the limit reset. */
 export interface ContinuedMessage {
   type: 'session.continued';
@@ -680,6 +696,7 @@ export type ServerMessage =
   | SessionSetupMessage
   | PortsChangedMessage
   | AgentCallMessage
+  | AnsweredMessage
   | ContinuedMessage
   | UsageMessage;
 

@@ -10,7 +10,7 @@ import { showAgo } from '../shared/ages';
 import { byId, h } from '../shared/dom';
 import { shownParts, type WorkspaceRoot } from '../shared/paths';
 import type { AgentCallMessage, FileChangedMessage, FileEvent, RecentFile } from '../shared/types';
-import { ActivityLog, CONTINUE_TOOL, agentCallSession, isAgentCall, isPort, type ActivityItem, type AgentCallItem, type PortItem, type PortOpened } from '../models/activity';
+import { ANSWER_TOOL, ActivityLog, CONTINUE_TOOL, agentCallSession, isAgentCall, isPort, type ActivityItem, type AgentCallItem, type PortItem, type PortOpened } from '../models/activity';
 
 export type { ActivityItem, PortOpened } from '../models/activity';
 
@@ -157,7 +157,7 @@ function agentLine(it: AgentCallItem): HTMLElement {
       'data-show-session': agentCallSession(it),
       title: `${text}${it.error ? ` (refused: ${it.error})` : ''}\n${it.tool} at ${at}: click to show the session`,
     },
-    h('span', { class: 'ev ev-agent', 'aria-label': it.tool === CONTINUE_TOOL ? 'agentmux went on after a usage limit' : it.error ? 'an agent’s call, refused' : 'an agent’s call' }, agentIcon()),
+    h('span', { class: 'ev ev-agent', 'aria-label': it.tool === CONTINUE_TOOL ? 'agentmux went on after a usage limit' : it.tool === ANSWER_TOOL ? 'an answer given without the terminal' : it.error ? 'an agent’s call, refused' : 'an agent’s call' }, agentIcon()),
     h('span', { class: 'activity-agent' },
       h('span', { class: 'activity-agent-text', 'data-testid': 'activity-agent-text', text }),
       // The server's text says the call was refused; this says why.
