@@ -18,22 +18,22 @@ import (
 
 // Session is a session as the API and the protocol show it.
 type Session struct {
-	ID             string    `json:"id"`
-	Name           string    `json:"name"`
-	Status         string    `json:"status"`
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
 	// Reason says why the session has its status: for a waiting one,
 	// what its agent asks.
 	Reason string `json:"reason,omitempty"`
 	// WaitingSince is when a waiting session began to wait.
-	WaitingSince *time.Time `json:"waitingSince,omitempty"`
-	Agent          string    `json:"agent"`
-	Command        []string  `json:"command"`
-	Cwd            string    `json:"cwd"`
-	CreatedAt      time.Time `json:"createdAt"`
-	LastActivityAt time.Time `json:"lastActivityAt"`
-	ExitCode       *int      `json:"exitCode,omitempty"`
-	Cols           int       `json:"cols"`
-	Rows           int       `json:"rows"`
+	WaitingSince   *time.Time `json:"waitingSince,omitempty"`
+	Agent          string     `json:"agent"`
+	Command        []string   `json:"command"`
+	Cwd            string     `json:"cwd"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	LastActivityAt time.Time  `json:"lastActivityAt"`
+	ExitCode       *int       `json:"exitCode,omitempty"`
+	Cols           int        `json:"cols"`
+	Rows           int        `json:"rows"`
 	// Running tells a silent but live idle session from one with no
 	// process, which only a resume brings back.
 	Running  bool               `json:"running"`

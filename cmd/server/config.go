@@ -57,12 +57,12 @@ type config struct {
 	PublishedHost string
 	// Name is the workspace's name as a hub of many shows it; empty
 	// means the machine's host name (main fills it in).
-	Name string
-	LogLevel      slog.Level
-	MemWarn       float64
-	MemCritical   float64
-	MemInterval   time.Duration
-	WatchIgnore   []string
+	Name        string
+	LogLevel    slog.Level
+	MemWarn     float64
+	MemCritical float64
+	MemInterval time.Duration
+	WatchIgnore []string
 	// PreviewDomain, when set, serves port P's preview also at
 	// P.<PreviewDomain>, for a proxy in front that routes the domain here.
 	PreviewDomain string
