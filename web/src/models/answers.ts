@@ -46,3 +46,11 @@ export function describePermission(agent: string, p: Permission): string {
   if (!p.summary) return base;
   return ACTS_ON.has(p.tool) ? `${base} on ${p.summary}` : `${base}: ${p.summary}`;
 }
+
+/** The reason a question-mark guess or a hook gives a question: its text follows. */
+const ASKS = /^the agent asks: /;
+
+/** The question a waiting session's reason quotes ("the agent asks: Proceed?" is "Proceed?"), or null when it quotes none. */
+export function askedQuestion(reason: string): string | null {
+  return ASKS.test(reason) ? reason.replace(ASKS, '') : null;
+}

@@ -1,5 +1,6 @@
 // The HTTP API (docs/protocol.md section 7). Every failure becomes an
-// ApiError carrying the server's code and message, ready to show.
+// ApiError carrying the server's code and message, ready to show. The
+// hub's page calls its own API through request and json.
 
 import type {
   BranchResponse, Checkpoint, CheckpointChange, ListedCheckpoint, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
@@ -34,7 +35,8 @@ async function errorFrom(res: Response): Promise<ApiError> {
   return new ApiError(res.status, String(res.status), message);
 }
 
-async function request(method: string, path: string, body?: unknown): Promise<Response> {
+/** A request to the server's API, relative to the page; a failure is an ApiError with the server's words. */
+export async function request(method: string, path: string, body?: unknown): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -53,7 +55,8 @@ async function request(method: string, path: string, body?: unknown): Promise<Re
   return res;
 }
 
-async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** request, answered with JSON. */
+export async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await request(method, path, body);
   return (await res.json()) as T;
 }

@@ -1,18 +1,26 @@
 // The one WebSocket to the server's ws (next to the page): reconnects with
 // exponential backoff and jitter, gives up after a while (until retry()),
-// and measures the round trip with heartbeats.
+// and measures the round trip with heartbeats. agentmux's page speaks the
+// protocol's messages (types.ts); the hub's page (hub/main.ts) its own,
+// without heartbeats.
 
 import type { ClientMessage, ServerMessage } from './types';
 
 export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'failed';
 
-export interface WsClientOptions {
+export interface WsClientOptions<In> {
   url: string;
-  onMessage(msg: ServerMessage): void;
+  onMessage(msg: In): void;
   /** The socket is open; re-attach and re-sync here. */
   onOpen(): void;
   /** State, countdown or round trip changed. */
   onChange(): void;
+  /**
+   * Whether to send heartbeats and take a long silence for a dead link;
+   * true when left out. A server that sends only when something changes
+   * (the hub) pings at the WebSocket's level, which a page cannot see.
+   */
+  heartbeats?: boolean;
 }
 
 const MIN_DELAY_MS = 1_000;
@@ -43,7 +51,7 @@ export function wsURL(base: string = document.baseURI): string {
   return u.href;
 }
 
-export class WsClient {
+export class WsClient<In extends { type: string } = ServerMessage, Out = ClientMessage> {
   private socket: WebSocket | null = null;
   private _state: ConnectionState = 'connecting';
   private attempt = 0;
@@ -59,7 +67,7 @@ export class WsClient {
   /** The last heartbeat round trip, in ms. */
   rttMs: number | null = null;
 
-  constructor(private readonly opts: WsClientOptions) {
+  constructor(private readonly opts: WsClientOptions<In>) {
     window.addEventListener('online', () => {
       if (this._state === 'reconnecting' && this.nextAttemptAt !== null) this.connectNow();
     });
@@ -87,7 +95,7 @@ export class WsClient {
   }
 
   /** Sends a message if the socket is open; reports whether it was sent. */
-  send(msg: ClientMessage): boolean {
+  send(msg: Out): boolean {
     if (!this.isOpen || !this.socket) return false;
     this.socket.send(JSON.stringify(msg));
     return true;
@@ -129,21 +137,22 @@ export class WsClient {
       this.failingSince = null;
       this.lastHeard = Date.now();
       this.setState('connected');
-      this.startHeartbeat();
+      if (this.opts.heartbeats !== false) this.startHeartbeat();
       this.opts.onOpen();
     };
     socket.onmessage = (ev: MessageEvent) => {
       if (this.socket !== socket) return;
       this.lastHeard = Date.now();
       if (typeof ev.data !== 'string') return;
-      let msg: ServerMessage;
+      let msg: In;
       try {
-        msg = JSON.parse(ev.data) as ServerMessage;
+        msg = JSON.parse(ev.data) as In;
       } catch {
         return;
       }
-      if (msg.type === 'heartbeat' && typeof msg.echo === 'number') {
-        this.rttMs = Math.max(0, Date.now() - msg.echo);
+      const beat = msg as { type: string; echo?: unknown };
+      if (beat.type === 'heartbeat' && typeof beat.echo === 'number') {
+        this.rttMs = Math.max(0, Date.now() - beat.echo);
         this.opts.onChange();
       }
       this.opts.onMessage(msg);
@@ -190,7 +199,7 @@ export class WsClient {
         this.onLost(); // a half-open link: nothing will ever close it for us
         return;
       }
-      this.send({ type: 'heartbeat', timestamp: Date.now() });
+      this.sendRaw(JSON.stringify({ type: 'heartbeat', timestamp: Date.now() }));
     };
     window.clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = window.setInterval(beat, HEARTBEAT_MS);

@@ -2,6 +2,7 @@
 // server shutdown, and the connection when it is not up (with the next
 // attempt's countdown).
 
+import { ConnectionBanner } from '../shared/connection';
 import { byId } from '../shared/dom';
 import type { MemoryLevel, SaveStatusMessage } from '../shared/types';
 import type { ConnectionState } from '../shared/ws';
@@ -16,13 +17,14 @@ export class Banners {
   private readonly saveAdvice = byId('banner-save-advice');
   private readonly shutdownEl = byId('banner-shutdown');
   private readonly shutdownText = byId('banner-shutdown-text');
-  private readonly connEl = byId('banner-connection');
-  private readonly connText = byId('banner-connection-text');
-  private readonly retryBtn = byId<HTMLButtonElement>('retry');
-  private ticker: number | undefined;
+  private readonly conn: ConnectionBanner;
 
   constructor(onRetry: () => void) {
-    this.retryBtn.addEventListener('click', onRetry);
+    this.conn = new ConnectionBanner(
+      { banner: byId('banner-connection'), text: byId('banner-connection-text'), retry: byId<HTMLButtonElement>('retry') },
+      'agentmux',
+      onRetry,
+    );
   }
 
   resource(level: MemoryLevel, percent: number, message?: string): void {
@@ -73,33 +75,7 @@ export class Banners {
   }
 
   connection(state: ConnectionState, nextAttemptAt: number | null): void {
-    window.clearInterval(this.ticker);
-    this.ticker = undefined;
-    this.connEl.dataset.state = state;
-    this.connEl.hidden = state === 'connected';
-    this.retryBtn.hidden = state !== 'failed';
-    const update = () => {
-      switch (state) {
-        case 'connecting':
-          this.connText.textContent = 'Connecting to agentmux…';
-          break;
-        case 'reconnecting': {
-          const left = nextAttemptAt === null ? 0 : Math.ceil((nextAttemptAt - Date.now()) / 1000);
-          this.connText.textContent =
-            left > 0 ? `Connection lost. Reconnecting in ${left} s…` : 'Connection lost. Reconnecting now…';
-          break;
-        }
-        case 'failed':
-          this.connText.textContent = 'Cannot reach agentmux: gave up after 5 minutes of attempts.';
-          break;
-        default:
-          this.connText.textContent = '';
-      }
-    };
-    update();
-    if (state === 'reconnecting' && nextAttemptAt !== null) {
-      this.ticker = window.setInterval(update, 250);
-    }
+    this.conn.show(state, nextAttemptAt);
   }
 }
 

@@ -10,7 +10,7 @@
 // phone that answers leaves the desktop's terminal as it was. The card floats over the terminal, never in its flow: it must
 // not take rows from the session's screen.
 
-import { agentLabel, describePermission, permissionKeys } from '../models/answers';
+import { agentLabel, askedQuestion, describePermission, permissionKeys } from '../models/answers';
 import { byId, h } from '../shared/dom';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
 import { limitDetails } from '../models/usage';
@@ -23,9 +23,6 @@ import type { Permission } from '../shared/types';
  * reason.
  */
 const ENTER_AFTER_MS = 250;
-
-/** The reason a question-mark guess or a hook gives a question: its text follows. */
-const ASKS = /^the agent asks: /;
 
 export interface AnswerCardsDeps {
   store: SessionStore;
@@ -124,7 +121,7 @@ export class AnswerCards {
       }
     } else {
       const reason = entry.reason || 'The agent is waiting for you.';
-      const question = ASKS.test(reason) ? reason.replace(ASKS, '') : null;
+      const question = askedQuestion(reason);
       title = question ? `${agentLabel(s.agent)} asks` : `${agentLabel(s.agent)} is waiting for you`;
       detail = h('p', { class: 'answer-question', 'data-testid': 'answer-question' }, question ?? capitalize(reason));
       actions = this.replyForm(id);

@@ -65,6 +65,28 @@ function store(saved: Saved): void {
   saveSetting(STORAGE_KEY, JSON.stringify(saved));
 }
 
+/**
+ * The name and colour this browser's user chose, as agentmux's page keeps
+ * them for this origin; the hub's page names who answers with it.
+ */
+export function savedIdentity(): { name?: string; color?: string } {
+  const { name, color } = load();
+  return { name, color };
+}
+
+/** What is wrong with a name that is too long for the server, or null. */
+export function nameTooLong(name: string): string | null {
+  const bytes = new TextEncoder().encode(name).length;
+  return bytes > MAX_NAME_BYTES ? `That name is ${bytes} bytes long; a name holds at most ${MAX_NAME_BYTES}.` : null;
+}
+
+/** Keeps name as this browser's user's (the key and colour stay), as the editor would once the server took it. */
+export function saveName(name: string): void {
+  const saved = load();
+  saved.name = name;
+  store(saved);
+}
+
 export interface IdentityDeps {
   send(msg: ClientMessage): boolean;
   /** The session on screen ('' for none): the hello's viewing. */
@@ -296,9 +318,9 @@ class IdentityEditor {
       this.showError('Enter a name: it is what the others see next to your prompts and on the tabs.');
       return;
     }
-    const bytes = new TextEncoder().encode(name).length;
-    if (bytes > MAX_NAME_BYTES) {
-      this.showError(`That name is ${bytes} bytes long; a name holds at most ${MAX_NAME_BYTES}.`);
+    const long = nameTooLong(name);
+    if (long) {
+      this.showError(long);
       return;
     }
     // Everything else (control and invisible characters) is the server's

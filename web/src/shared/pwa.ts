@@ -1,7 +1,8 @@
-// The installed-app side of the UI: the service worker (public/sw.js),
-// through which notifications are shown so that their Allow, Deny and
-// Open buttons work with no page focused; the count of waiting sessions
-// drawn on the favicon; and opening the session a notification named.
+// The installed-app side of both pages (agentmux's and the hub's): the
+// service worker (public/sw.js), through which notifications are shown so
+// that their Allow, Deny and Open buttons work with no page focused; the
+// count of waiting sessions drawn on the favicon; and opening the session
+// a notification named.
 // Service workers exist only on https and on localhost: elsewhere the page
 // says what to do (notificationHelp) and falls back to plain
 // notifications, which carry no buttons.
