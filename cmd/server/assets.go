@@ -37,10 +37,13 @@ type assets struct {
 	// browser fetches a fraction of it, and most servers run for hours
 	// with no browser at all.
 	etags map[string]func() (string, error)
+	// index is the page served at the root: index.html, or the hub's.
+	index string
 }
 
-func newAssets(fsys fs.FS) (*assets, error) {
-	a := &assets{fsys: fsys, etags: make(map[string]func() (string, error))}
+// newAssets serves the files of fsys, index at the root.
+func newAssets(fsys fs.FS, index string) (*assets, error) {
+	a := &assets{fsys: fsys, etags: make(map[string]func() (string, error)), index: index}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -84,7 +87,7 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// listings.
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
 	if name == "" {
-		name = "index.html"
+		name = a.index
 	}
 	if _, ok := a.etags[name]; !ok || strings.HasSuffix(name, ".gz") {
 		http.NotFound(w, r)

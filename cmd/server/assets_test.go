@@ -40,7 +40,7 @@ func TestAssets(t *testing.T) {
 		"sw.js":                  {Data: []byte("self.addEventListener('install', () => {});")},
 		"chunks/nohash.js":       {Data: []byte("y")},
 		"chunks/nohash.js.gz.gz": {Data: []byte("z")},
-	})
+	}, "index.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestAssetsReadOnlyWhatIsServed(t *testing.T) {
 		"chunks/x-EFGH5678.js":  {Data: []byte("x")},
 		"chunks/x-EFGH5678.map": {Data: []byte("{}")},
 	}}
-	a, err := newAssets(files)
+	a, err := newAssets(files, "index.html")
 	if err != nil {
 		t.Fatal(err)
 	}

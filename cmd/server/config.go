@@ -515,7 +515,7 @@ func workspaceDirName(ws string) string {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "agentmux runs coding agents in terminals and serves them to the browser.\n\n")
-	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n  agentmux version    print the version, as --version does\n\n")
+	fmt.Fprintf(w, "Usage:\n  agentmux [flags]    serve (the default)\n  agentmux health     check a running server (exit 0 when it answers); takes --addr\n  agentmux hook       used by agents' hooks (Claude Code); reads the hook's input on stdin\n  agentmux hub        one inbox over many workspaces (agentmux hub --help)\n  agentmux version    print the version, as --version does\n\n")
 	fmt.Fprintf(w, "Every flag can also be set by its environment variable (but --version); flags win.\n\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		if hiddenFlags[f.Name] {

@@ -63,6 +63,10 @@ func main() {
 			os.Exit(mcpMain(os.Getenv, os.Stderr))
 		case "health":
 			os.Exit(healthMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+		case "hub":
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			os.Exit(hubMain(sigs, os.Args[2:], os.Getenv, os.Stderr, nil))
 		}
 	}
 	sigs := make(chan os.Signal, 2)
@@ -227,7 +231,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.assets, err = newAssets(web.Assets()); err != nil {
+	if s.assets, err = newAssets(web.Assets(), "index.html"); err != nil {
 		return nil, err
 	}
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
