@@ -71,9 +71,16 @@ type Options struct {
 	// must admit.
 	Controller Peer
 	// ExternalSecrets allows Secrets that are referenced but not rendered
-	// (the base: its Secret is made by hand). Otherwise every referenced
+	// (the base: its Secret is made by hand; a hub's kustomization: the
+	// workspaces' Secrets come from theirs). Otherwise every referenced
 	// Secret must be in the output, with the keys the pod needs.
 	ExternalSecrets bool
+	// Hub is agentmux hub's flags and defaults (ReadHub); required when
+	// the set has a Deployment.
+	Hub Hub
+	// DNS is the cluster's DNS server's pod, which the hub must reach;
+	// KubeDNS when its Namespace is empty.
+	DNS Peer
 	// Margin is DefaultMargin when zero.
 	Margin time.Duration
 }
@@ -81,9 +88,11 @@ type Options struct {
 // Set is a rendered set of objects, by kind.
 type Set struct {
 	StatefulSets    []*appsv1.StatefulSet
+	Deployments     []*appsv1.Deployment
 	Services        []*corev1.Service
 	NetworkPolicies []*networkingv1.NetworkPolicy
 	Secrets         []*corev1.Secret
+	ConfigMaps      []*corev1.ConfigMap
 	Ingresses       []*networkingv1.Ingress
 	Namespaces      []*corev1.Namespace
 	Others          []Object
@@ -96,12 +105,16 @@ func NewSet(objs []Object) (*Set, error) {
 		switch o := o.(type) {
 		case *appsv1.StatefulSet:
 			s.StatefulSets = append(s.StatefulSets, o)
+		case *appsv1.Deployment:
+			s.Deployments = append(s.Deployments, o)
 		case *corev1.Service:
 			s.Services = append(s.Services, o)
 		case *networkingv1.NetworkPolicy:
 			s.NetworkPolicies = append(s.NetworkPolicies, o)
 		case *corev1.Secret:
 			s.Secrets = append(s.Secrets, o)
+		case *corev1.ConfigMap:
+			s.ConfigMaps = append(s.ConfigMaps, o)
 		case *networkingv1.Ingress:
 			s.Ingresses = append(s.Ingresses, o)
 		case *corev1.Namespace:
@@ -140,12 +153,18 @@ func Check(s *Set, opts Options) error {
 	if opts.Margin == 0 {
 		opts.Margin = DefaultMargin
 	}
+	if opts.DNS.Namespace == "" {
+		opts.DNS = KubeDNS
+	}
 	var errs []error
 	if opts.Server.Flags == nil {
 		return errors.New("Options.Server is not set: the checks need agentmux's flags (ReadServer)")
 	}
-	if len(s.StatefulSets) == 0 {
-		errs = append(errs, errors.New("no StatefulSet: nothing runs agentmux"))
+	if opts.Hub.Flags == nil && len(s.Deployments) > 0 {
+		return errors.New("Options.Hub is not set: the checks need agentmux hub's flags (ReadHub)")
+	}
+	if len(s.StatefulSets) == 0 && len(s.Deployments) == 0 {
+		errs = append(errs, errors.New("no StatefulSet and no Deployment: nothing runs agentmux or its hub"))
 	}
 	names := map[string]bool{}
 	for _, sts := range s.StatefulSets {
@@ -155,6 +174,9 @@ func Check(s *Set, opts Options) error {
 		}
 		names[key] = true
 		checkWorkspace(s, sts, opts, problems{id("StatefulSet", sts.ObjectMeta), &errs})
+	}
+	for _, d := range s.Deployments {
+		checkHub(s, d, opts, problems{id("Deployment", d.ObjectMeta), &errs})
 	}
 	for _, svc := range s.Services {
 		checkServiceIsolation(s, svc, problems{id("Service", svc.ObjectMeta), &errs})
@@ -168,11 +190,7 @@ func checkWorkspace(s *Set, sts *appsv1.StatefulSet, opts Options, p problems) {
 	if spec.Replicas == nil || *spec.Replicas != 1 {
 		p.add("replicas must be 1 (one agentmux per workspace; its database has one writer): got %s", ptrString(spec.Replicas))
 	}
-	podLabels := spec.Template.Labels
-	if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil || spec.Selector == nil ||
-		len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 || !sel.Matches(labelsSet(podLabels)) {
-		p.add("spec.selector %v does not select the pod template's labels %v", spec.Selector, podLabels)
-	}
+	checkSelector(spec.Selector, spec.Template.Labels, p)
 	pod := &spec.Template.Spec
 	c := findContainer(pod.Containers, ContainerName)
 	if c == nil {
@@ -182,16 +200,25 @@ func checkWorkspace(s *Set, sts *appsv1.StatefulSet, opts Options, p problems) {
 
 	checkPodSettings(pod, c, p)
 	checkSettings(c, opts.Server, p)
-	checkSecurity(sts, pod, c, opts, p)
+	checkSecurity(&spec.Template.ObjectMeta, pod, c, opts, p)
 	addr := effective(c, "addr", "AGENTMUX_ADDR", opts.Image.Addr)
-	httpPort := checkListen(c, addr, p)
+	httpPort := checkListen(c, addr, "AGENTMUX_ADDR", p)
 	checkProbes(c, httpPort, p)
-	checkGrace(pod, c, opts.Server.ShutdownGrace, opts.Margin, p)
-	checkResources(c, p)
+	checkGrace(pod, c, "AGENTMUX_SHUTDOWN_GRACE", opts.Server.ShutdownGrace, opts.Margin, p)
+	checkResources(c, "agentmux's memory warnings are percentages of the container's limit", p)
 	checkVolumes(sts, c, opts.Image, p)
-	checkSecrets(s, sts, c, opts, p)
+	if checkTokenEnv(c, TokenEnv, p) {
+		checkSecretRefs(s, sts.Namespace, pod, opts, p)
+	}
 	checkService(s, sts, httpPort, p)
 	checkNetworkPolicy(s, sts, httpPort, opts.Controller, p)
+}
+
+func checkSelector(sel *metav1.LabelSelector, podLabels map[string]string, p problems) {
+	if s, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil ||
+		len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 || !s.Matches(labelsSet(podLabels)) {
+		p.add("spec.selector %v does not select the pod template's labels %v", sel, podLabels)
+	}
 }
 
 func checkPodSettings(pod *corev1.PodSpec, c *corev1.Container, p problems) {
@@ -236,7 +263,7 @@ func checkSettings(c *corev1.Container, srv Server, p problems) {
 	}
 }
 
-func checkSecurity(sts *appsv1.StatefulSet, pod *corev1.PodSpec, c *corev1.Container, opts Options, p problems) {
+func checkSecurity(meta *metav1.ObjectMeta, pod *corev1.PodSpec, c *corev1.Container, opts Options, p problems) {
 	psc := pod.SecurityContext
 	if psc == nil {
 		psc = &corev1.PodSecurityContext{}
@@ -271,7 +298,7 @@ func checkSecurity(sts *appsv1.StatefulSet, pod *corev1.PodSpec, c *corev1.Conta
 	} else if len(csc.Capabilities.Add) > 0 {
 		p.add("capabilities must add none: got %v", csc.Capabilities.Add)
 	}
-	for _, v := range RestrictedViolations(&sts.Spec.Template.ObjectMeta, pod) {
+	for _, v := range RestrictedViolations(meta, pod) {
 		p.add("violates the restricted Pod Security Standard: %s", v)
 	}
 }
@@ -295,16 +322,16 @@ func RestrictedViolations(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []strin
 	return out
 }
 
-// checkListen checks agentmux's listen address and returns the container
-// port it listens on, or nil.
-func checkListen(c *corev1.Container, addr string, p problems) *corev1.ContainerPort {
+// checkListen checks agentmux's listen address (which env sets) and
+// returns the container port it listens on, or nil.
+func checkListen(c *corev1.Container, addr, env string, p problems) *corev1.ContainerPort {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		p.add("listen address %q: %v", addr, err)
 		return nil
 	}
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
-		p.add("agentmux listens on %s, on loopback only: the Service and the probes cannot reach it; set AGENTMUX_ADDR=0.0.0.0:%s", addr, portStr)
+		p.add("agentmux listens on %s, on loopback only: the Service and the probes cannot reach it; set %s=0.0.0.0:%s or --addr", addr, env, portStr)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
@@ -356,14 +383,20 @@ func checkProbes(c *corev1.Container, httpPort *corev1.ContainerPort, p problems
 // ShutdownGrace is agentmux's --shutdown-grace in the container: from its
 // args, else AGENTMUX_SHUTDOWN_GRACE, else def, the flag's default.
 func ShutdownGrace(c *corev1.Container, def time.Duration) (time.Duration, error) {
+	return shutdownGrace(c, "AGENTMUX_SHUTDOWN_GRACE", def)
+}
+
+// shutdownGrace is --shutdown-grace from args, else the variable env, else
+// def.
+func shutdownGrace(c *corev1.Container, env string, def time.Duration) (time.Duration, error) {
 	v, ok := flagValue(c.Args, "shutdown-grace")
 	if !ok {
-		e := findEnv(c.Env, "AGENTMUX_SHUTDOWN_GRACE")
+		e := findEnv(c.Env, env)
 		if e == nil {
 			return def, nil
 		}
 		if e.ValueFrom != nil {
-			return 0, errors.New("AGENTMUX_SHUTDOWN_GRACE comes from valueFrom, which cannot be checked here; give it as a value")
+			return 0, fmt.Errorf("%s comes from valueFrom, which cannot be checked here; give it as a value", env)
 		}
 		v = e.Value
 	}
@@ -380,8 +413,8 @@ func MinTerminationGrace(grace, margin time.Duration) time.Duration {
 	return grace + ExitSlack + margin
 }
 
-func checkGrace(pod *corev1.PodSpec, c *corev1.Container, def, margin time.Duration, p problems) {
-	grace, err := ShutdownGrace(c, def)
+func checkGrace(pod *corev1.PodSpec, c *corev1.Container, env string, def, margin time.Duration, p problems) {
+	grace, err := shutdownGrace(c, env, def)
 	if err != nil {
 		p.add("%v", err)
 		return
@@ -397,10 +430,12 @@ func checkGrace(pod *corev1.PodSpec, c *corev1.Container, def, margin time.Durat
 	}
 }
 
-func checkResources(c *corev1.Container, p problems) {
+// checkResources: a memory limit, for the reason why, at or above the
+// request.
+func checkResources(c *corev1.Container, why string, p problems) {
 	limit, ok := c.Resources.Limits[corev1.ResourceMemory]
 	if !ok || limit.Sign() <= 0 {
-		p.add("no memory limit: agentmux's memory warnings are percentages of the container's limit")
+		p.add("no memory limit: %s", why)
 		return
 	}
 	if req, ok := c.Resources.Requests[corev1.ResourceMemory]; ok && req.Cmp(limit) > 0 {
@@ -492,22 +527,33 @@ func checkVolumes(sts *appsv1.StatefulSet, c *corev1.Container, img Image, p pro
 	}
 }
 
-func checkSecrets(s *Set, sts *appsv1.StatefulSet, c *corev1.Container, opts Options, p problems) {
-	tok := findEnv(c.Env, TokenEnv)
+// checkTokenEnv: the token comes from a Secret, in the variable env, and
+// not from args. It reports whether the references to Secrets are worth
+// checking.
+func checkTokenEnv(c *corev1.Container, env string, p problems) bool {
+	tok := findEnv(c.Env, env)
 	if _, inArgs := flagValue(c.Args, "token"); inArgs {
-		p.add("the token is given in args, where anyone who can read the StatefulSet sees it; take it from a Secret")
+		p.add("the token is given in args, where anyone who can read the manifest sees it; take it from a Secret")
 	}
 	switch {
 	case tok == nil:
-		p.add("%s is not set: without a token anyone the NetworkPolicy lets through drives the agents", TokenEnv)
-		return
+		p.add("%s is not set: without a token anyone the NetworkPolicy lets through drives the agents", env)
+		return false
 	case tok.Value != "" || tok.ValueFrom == nil || tok.ValueFrom.SecretKeyRef == nil:
-		p.add("%s must come from a Secret (valueFrom.secretKeyRef), not be written into the StatefulSet", TokenEnv)
-		return
+		p.add("%s must come from a Secret (valueFrom.secretKeyRef), not be written into the manifest", env)
+		return false
 	case tok.ValueFrom.SecretKeyRef.Optional != nil && *tok.ValueFrom.SecretKeyRef.Optional:
-		p.add("%s's secretKeyRef must not be optional: a missing token would start agentmux unguarded", TokenEnv)
+		p.add("%s's secretKeyRef must not be optional: a missing token would start agentmux unguarded", env)
 	}
-	ns := sts.Namespace
+	return true
+}
+
+// checkSecretRefs: every Secret the pod's containers take variables from,
+// and every Secret its volumes mount, is rendered with the keys named
+// (unless opts.ExternalSecrets or the reference is optional). A Secret
+// volume lists its keys in items: the hub mounts the workspaces' Secrets,
+// which also hold the agents' API keys.
+func checkSecretRefs(s *Set, ns string, pod *corev1.PodSpec, opts Options, p problems) {
 	check := func(name, key string, optional bool) {
 		sec := findSecret(s, ns, name)
 		if sec == nil {
@@ -529,7 +575,7 @@ func checkSecrets(s *Set, sts *appsv1.StatefulSet, c *corev1.Container, opts Opt
 			p.add("Secret %q has an empty %s", name, key)
 		}
 	}
-	for _, ctr := range slices.Concat(sts.Spec.Template.Spec.InitContainers, sts.Spec.Template.Spec.Containers) {
+	for _, ctr := range slices.Concat(pod.InitContainers, pod.Containers) {
 		for _, e := range ctr.Env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 				r := e.ValueFrom.SecretKeyRef
@@ -540,6 +586,52 @@ func checkSecrets(s *Set, sts *appsv1.StatefulSet, c *corev1.Container, opts Opt
 			if ef.SecretRef != nil {
 				check(ef.SecretRef.Name, "", ef.SecretRef.Optional != nil && *ef.SecretRef.Optional)
 			}
+		}
+	}
+	volume := func(vol, name string, items []corev1.KeyToPath, optional *bool) {
+		if len(items) == 0 {
+			p.add("volume %q mounts every key of Secret %q; list the ones the pod reads in items (a workspace's Secret also holds the agents' API keys)", vol, name)
+		}
+		for _, it := range items {
+			check(name, it.Key, optional != nil && *optional)
+		}
+	}
+	for _, v := range pod.Volumes {
+		switch {
+		case v.Secret != nil:
+			volume(v.Name, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+		case v.ConfigMap != nil:
+			checkConfigMapRef(s, ns, v.Name, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, p)
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					volume(v.Name, src.Secret.Name, src.Secret.Items, src.Secret.Optional)
+				}
+				if src.ConfigMap != nil {
+					checkConfigMapRef(s, ns, v.Name, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, p)
+				}
+			}
+		}
+	}
+}
+
+// checkConfigMapRef: a ConfigMap a volume mounts is rendered, with the
+// keys its items name. ConfigMaps are never made by hand here: each comes
+// from a generator beside the pod that mounts it.
+func checkConfigMapRef(s *Set, ns, vol, name string, items []corev1.KeyToPath, optional *bool, p problems) {
+	if optional != nil && *optional {
+		return
+	}
+	cm := findConfigMap(s, ns, name)
+	if cm == nil {
+		p.add("volume %q mounts ConfigMap %q, which is not among the rendered objects", vol, name)
+		return
+	}
+	for _, it := range items {
+		_, inData := cm.Data[it.Key]
+		_, inBinary := cm.BinaryData[it.Key]
+		if !inData && !inBinary {
+			p.add("volume %q: ConfigMap %q has no key %q", vol, name, it.Key)
 		}
 	}
 }
@@ -557,7 +649,7 @@ func checkService(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.ContainerPor
 		return
 	}
 	for _, sp := range svc.Spec.Ports {
-		if portRefersTo(sp.TargetPort, *httpPort) || sp.TargetPort.IntValue() == 0 && sp.TargetPort.StrVal == "" && sp.Port == httpPort.ContainerPort {
+		if serviceLeadsTo(sp, *httpPort) {
 			return
 		}
 	}
@@ -565,25 +657,44 @@ func checkService(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.ContainerPor
 }
 
 // checkServiceIsolation: a Service selects the pods of one workspace only,
-// or two workspaces would answer on one address in turn.
+// or two workspaces would answer on one address in turn; and never both
+// a workspace and a hub. A discovery Service (headless, no StatefulSet's
+// serviceName) lists every workspace on purpose: its name resolves to
+// each pod's address, not to one address shared in turn.
 func checkServiceIsolation(s *Set, svc *corev1.Service, p problems) {
 	if len(svc.Spec.Selector) == 0 {
 		return
 	}
 	sel := labelsSet(svc.Spec.Selector).AsSelector()
-	var hits []string
+	var hits, hubs []string
+	discovery := svc.Spec.ClusterIP == corev1.ClusterIPNone
 	for _, sts := range s.StatefulSets {
-		if sts.Namespace == svc.Namespace && sel.Matches(labelsSet(sts.Spec.Template.Labels)) {
+		if sts.Namespace != svc.Namespace {
+			continue
+		}
+		if sel.Matches(labelsSet(sts.Spec.Template.Labels)) {
 			hits = append(hits, sts.Name)
 		}
+		if sts.Spec.ServiceName == svc.Name {
+			discovery = false
+		}
 	}
-	if len(hits) > 1 {
+	for _, d := range s.Deployments {
+		if d.Namespace == svc.Namespace && sel.Matches(labelsSet(d.Spec.Template.Labels)) {
+			hubs = append(hubs, d.Name)
+		}
+	}
+	if len(hits) > 1 && !discovery {
 		p.add("selects the pods of %d StatefulSets (%s): give each workspace its own instance label, in its selectors too", len(hits), strings.Join(hits, ", "))
+	}
+	if len(hits) > 0 && len(hubs) > 0 {
+		p.add("selects the pods of the workspaces (%s) and of the hub (%s): give the hub a name label of its own", strings.Join(hits, ", "), strings.Join(hubs, ", "))
 	}
 }
 
-func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.ContainerPort, controller Peer, p problems) {
-	ns, podLabels := sts.Namespace, sts.Spec.Template.Labels
+// selectingPolicies returns the NetworkPolicies of namespace ns that
+// select a pod with these labels and have the policy type t.
+func selectingPolicies(s *Set, ns string, podLabels map[string]string, t networkingv1.PolicyType, p problems) []*networkingv1.NetworkPolicy {
 	var selecting []*networkingv1.NetworkPolicy
 	for _, np := range s.NetworkPolicies {
 		if np.Namespace != ns {
@@ -594,10 +705,56 @@ func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.Contai
 			p.add("NetworkPolicy %q: %v", np.Name, err)
 			continue
 		}
-		if sel.Matches(labelsSet(podLabels)) && hasIngressType(np) {
+		if sel.Matches(labelsSet(podLabels)) && hasPolicyType(np, t) {
 			selecting = append(selecting, np)
 		}
 	}
+	return selecting
+}
+
+// checkIPBlocks: a peer given as an ipBlock, in the rules of type t,
+// cannot be compared with the pods that must or must not connect.
+func checkIPBlocks(nps []*networkingv1.NetworkPolicy, t networkingv1.PolicyType, p problems) {
+	for _, np := range nps {
+		if t == networkingv1.PolicyTypeIngress {
+			for _, rule := range np.Spec.Ingress {
+				for _, peer := range rule.From {
+					if peer.IPBlock != nil {
+						p.add("NetworkPolicy %q admits an ipBlock, which cannot be checked against the ingress controller; select its pods by label", np.Name)
+					}
+				}
+			}
+			continue
+		}
+		for _, rule := range np.Spec.Egress {
+			for _, peer := range rule.To {
+				if peer.IPBlock != nil {
+					p.add("NetworkPolicy %q lets out to an ipBlock, which cannot be checked; select the pods by label", np.Name)
+				}
+			}
+		}
+	}
+}
+
+// hubPeers are the pods of the hubs in namespace ns, which the workspaces
+// must admit; when none is rendered, the hub base's (HubPodLabels), so that
+// a workspace applied on its own admits the hub applied beside it.
+func hubPeers(s *Set, ns string) []Peer {
+	var peers []Peer
+	for _, d := range s.Deployments {
+		if d.Namespace == ns {
+			peers = append(peers, Peer{Namespace: ns, PodLabels: d.Spec.Template.Labels})
+		}
+	}
+	if len(peers) == 0 {
+		peers = append(peers, Peer{Namespace: ns, PodLabels: HubPodLabels})
+	}
+	return peers
+}
+
+func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.ContainerPort, controller Peer, p problems) {
+	ns, podLabels := sts.Namespace, sts.Spec.Template.Labels
+	selecting := selectingPolicies(s, ns, podLabels, networkingv1.PolicyTypeIngress, p)
 	if len(selecting) == 0 {
 		p.add("no NetworkPolicy of type Ingress selects the pod (labels %v): anything in the cluster can connect", podLabels)
 		return
@@ -605,22 +762,20 @@ func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.Contai
 	if httpPort == nil {
 		return
 	}
-	for _, np := range selecting {
-		for _, rule := range np.Spec.Ingress {
-			for _, peer := range rule.From {
-				if peer.IPBlock != nil {
-					p.add("NetworkPolicy %q admits an ipBlock, which cannot be checked against the ingress controller; select its pods by label", np.Name)
-				}
-			}
-		}
-	}
+	checkIPBlocks(selecting, networkingv1.PolicyTypeIngress, p)
 	if !Admits(selecting, ns, *httpPort, controller) {
 		p.add("the NetworkPolicies %s do not admit the ingress controller (%s) to port %d", policyNames(selecting), controller, httpPort.ContainerPort)
+	}
+	for _, hub := range hubPeers(s, ns) {
+		if !Admits(selecting, ns, *httpPort, hub) {
+			p.add("the NetworkPolicies %s do not admit the hub (%s) to port %d: it could not list this workspace's sessions", policyNames(selecting), hub, httpPort.ContainerPort)
+		}
 	}
 	intruders := []Peer{
 		{Namespace: ns, PodLabels: map[string]string{"app.kubernetes.io/name": "intruder"}},
 		{Namespace: "intruder", PodLabels: controller.PodLabels},
 		{Namespace: controller.Namespace, NamespaceLabels: controller.NamespaceLabels, PodLabels: map[string]string{"app.kubernetes.io/name": "intruder"}},
+		{Namespace: "intruder", PodLabels: HubPodLabels},
 	}
 	for _, other := range s.StatefulSets {
 		if other != sts && other.Namespace == ns {
@@ -629,7 +784,7 @@ func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.Contai
 	}
 	for _, in := range intruders {
 		if Admits(selecting, ns, *httpPort, in) {
-			p.add("the NetworkPolicies %s admit %s; only the ingress controller may connect", policyNames(selecting), in)
+			p.add("the NetworkPolicies %s admit %s; only the ingress controller and the hub may connect", policyNames(selecting), in)
 		}
 	}
 }
@@ -639,24 +794,48 @@ func checkNetworkPolicy(s *Set, sts *appsv1.StatefulSet, httpPort *corev1.Contai
 // NetworkPolicy: a connection is allowed when any rule of any policy
 // allows it. Peers with an ipBlock are taken to admit nothing here.
 func Admits(policies []*networkingv1.NetworkPolicy, ns string, port corev1.ContainerPort, src Peer) bool {
-	srcNSLabels := maps.Clone(src.NamespaceLabels)
-	if srcNSLabels == nil {
-		srcNSLabels = map[string]string{}
-	}
-	srcNSLabels["kubernetes.io/metadata.name"] = src.Namespace
 	for _, np := range policies {
 		for _, rule := range np.Spec.Ingress {
-			if !portsAdmit(rule.Ports, port) {
-				continue
-			}
-			if len(rule.From) == 0 {
+			if ruleAdmits(rule.Ports, rule.From, ns, port, src) {
 				return true
 			}
-			for _, peer := range rule.From {
-				if peerAdmits(peer, ns, src, srcNSLabels) {
-					return true
-				}
+		}
+	}
+	return false
+}
+
+// AdmitsEgress reports whether the policies (all selecting one pod in
+// namespace ns, all of type Egress) let that pod connect to dst's port,
+// by the same rules as Admits. A named port in an egress rule is the
+// destination pod's, as port.Name here.
+func AdmitsEgress(policies []*networkingv1.NetworkPolicy, ns string, port corev1.ContainerPort, dst Peer) bool {
+	for _, np := range policies {
+		for _, rule := range np.Spec.Egress {
+			if ruleAdmits(rule.Ports, rule.To, ns, port, dst) {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// ruleAdmits reports whether one rule, of a policy in namespace ns, lets
+// the other pod through to or from port.
+func ruleAdmits(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer, ns string, port corev1.ContainerPort, other Peer) bool {
+	if !portsAdmit(ports, port) {
+		return false
+	}
+	if len(peers) == 0 {
+		return true
+	}
+	nsLabels := maps.Clone(other.NamespaceLabels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	nsLabels["kubernetes.io/metadata.name"] = other.Namespace
+	for _, peer := range peers {
+		if peerAdmits(peer, ns, other, nsLabels) {
+			return true
 		}
 	}
 	return false
@@ -791,6 +970,15 @@ func findSecret(s *Set, ns, name string) *corev1.Secret {
 	return nil
 }
 
+func findConfigMap(s *Set, ns, name string) *corev1.ConfigMap {
+	for _, cm := range s.ConfigMaps {
+		if cm.Namespace == ns && cm.Name == name {
+			return cm
+		}
+	}
+	return nil
+}
+
 func findService(s *Set, ns, name string) *corev1.Service {
 	for _, svc := range s.Services {
 		if svc.Namespace == ns && svc.Name == name {
@@ -800,24 +988,33 @@ func findService(s *Set, ns, name string) *corev1.Service {
 	return nil
 }
 
-// flagValue finds --name=value, --name value, -name=value or -name value in
-// args, the last one winning as with Go's flag package.
-func flagValue(args []string, name string) (string, bool) {
-	var v string
-	var ok bool
+// flagValues finds every --name=value, --name value, -name=value and
+// -name value in args, in order (a repeatable flag).
+func flagValues(args []string, name string) []string {
+	var vs []string
 	for i := 0; i < len(args); i++ {
 		a := strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-")
 		if a == args[i] {
 			continue
 		}
 		if k, val, has := strings.Cut(a, "="); has && k == name {
-			v, ok = val, true
+			vs = append(vs, val)
 		} else if a == name && i+1 < len(args) {
-			v, ok = args[i+1], true
+			vs = append(vs, args[i+1])
 			i++
 		}
 	}
-	return v, ok
+	return vs
+}
+
+// flagValue finds --name=value, --name value, -name=value or -name value in
+// args, the last one winning as with Go's flag package.
+func flagValue(args []string, name string) (string, bool) {
+	vs := flagValues(args, name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return vs[len(vs)-1], true
 }
 
 // effective is the value agentmux sees for a setting: its flag in args,
@@ -839,10 +1036,13 @@ func portRefersTo(ref intstr.IntOrString, port corev1.ContainerPort) bool {
 	return ref.IntVal == port.ContainerPort
 }
 
-func hasIngressType(np *networkingv1.NetworkPolicy) bool {
-	// Without policyTypes, a policy is of type Ingress (and of Egress too
-	// when it has egress rules).
-	return len(np.Spec.PolicyTypes) == 0 || slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
+func hasPolicyType(np *networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
+	if len(np.Spec.PolicyTypes) > 0 {
+		return slices.Contains(np.Spec.PolicyTypes, t)
+	}
+	// Without policyTypes, a policy is of type Ingress, and of Egress too
+	// when it has egress rules.
+	return t == networkingv1.PolicyTypeIngress || t == networkingv1.PolicyTypeEgress && len(np.Spec.Egress) > 0
 }
 
 func policyNames(nps []*networkingv1.NetworkPolicy) string {

@@ -65,8 +65,28 @@ func server(t *testing.T) Server {
 	return srv
 }
 
+var readHub = sync.OnceValues(func() (Hub, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return ReadHub(ctx, repoRoot)
+})
+
+func hubFacts(t *testing.T) Hub {
+	t.Helper()
+	h, err := readHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// externalSecrets are the kustomizations that refer to Secrets they do
+// not make: the bases, whose Secrets are made by hand, and the example's
+// hub, which mounts the workspaces' Secrets, made beside it.
+var externalSecrets = []string{root + "/base", root + "/hub", root + "/overlays/example/hub"}
+
 func options(t *testing.T, dir string) Options {
-	return Options{Image: image(t), Server: server(t), Controller: IngressNginx, ExternalSecrets: dir == root+"/base"}
+	return Options{Image: image(t), Server: server(t), Hub: hubFacts(t), Controller: IngressNginx, ExternalSecrets: slices.Contains(externalSecrets, dir)}
 }
 
 func render(t *testing.T, fsys filesys.FileSystem, dir string) *Rendered {
@@ -153,7 +173,7 @@ func TestEveryKustomization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"base", "overlays/example", "overlays/example/alice", "overlays/example/bob"} {
+	for _, want := range []string{"base", "hub", "overlays/example", "overlays/example/alice", "overlays/example/bob", "overlays/example/hub"} {
 		if !slices.Contains(dirs, path.Join(root, want)) {
 			t.Errorf("kustomization %s not found among %v", want, dirs)
 		}
