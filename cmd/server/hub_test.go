@@ -594,3 +594,50 @@ func TestHubDiscoversByDNS(t *testing.T) {
 		return len(in.Workspaces) == 2 && in.Workspaces[0].Reachable && in.Workspaces[1].Reachable
 	})
 }
+
+func TestHubConfig(t *testing.T) {
+	peers := writePeers(t, "http://10.0.0.5:8080 -")
+	cfg, err := parseHubConfig([]string{"--peer", "http://a.example:8080/, https://b.example", "--discover", "dns:ws.team.svc:8080"}, envOf(map[string]string{
+		"AGENTMUX_HUB_ADDR":                "0.0.0.0:9090",
+		"AGENTMUX_HUB_PEER":                "http://ignored.example", // the flag wins
+		"AGENTMUX_HUB_PEERS":               peers,
+		"AGENTMUX_HUB_TOKEN":               "hubtok",
+		"AGENTMUX_HUB_DISCOVER_EVERY":      "30s",
+		"AGENTMUX_HUB_DISCOVER_TOKEN_FILE": "/run/secrets/workspaces",
+		"AGENTMUX_TOKEN":                   "a workspace's, not the hub's",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "0.0.0.0:9090" || cfg.Token != "hubtok" || cfg.PeersFile != peers || cfg.Every != 30*time.Second ||
+		len(cfg.Peers) != 2 || cfg.Peers[0].URL != "http://a.example:8080" || cfg.Peers[1].URL != "https://b.example" ||
+		len(cfg.Discover) != 1 || cfg.Discover[0] != (hub.Discovery{Name: "ws.team.svc", Port: 8080}) || cfg.DiscoverTokenFile != "/run/secrets/workspaces" {
+		t.Errorf("config %+v", cfg)
+	}
+	if cfg, err := parseHubConfig([]string{"--peer", "http://a:1"}, noEnv, io.Discard); err != nil || cfg.Addr != defaultHubAddr || cfg.Every != hub.DefaultEvery {
+		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no workspaces"},
+		{[]string{"--peer", "a.example:8080"}, "want http:// or https://"},
+		{[]string{"--discover", "a.example:8080"}, "dns:NAME:PORT"},
+		{[]string{"--peer", "http://a:1", "--discover-token-file", "/x"}, "without --discover"},
+		{[]string{"--peer", "http://a:1", "--discover-every", "100ms"}, "at least 1s"},
+		{[]string{"--peers", filepath.Join(t.TempDir(), "none")}, "peers file"},
+		{[]string{"--peers", writePeers(t, "http://a:1")}, "want URL TOKEN-FILE"},
+		{[]string{"--peer", "http://a:1", "--addr", "nowhere"}, "--addr"},
+		{[]string{"--peer", "http://a:1", "--allowed-origins", "evil.example"}, "allowed-origins"},
+		{[]string{"--peer", "http://a:1", "extra"}, "unexpected arguments"},
+	} {
+		if _, err := parseHubConfig(tc.args, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+	var help strings.Builder
+	if _, err := parseHubConfig([]string{"--help"}, noEnv, &help); err == nil || !strings.Contains(help.String(), "--discover (AGENTMUX_HUB_DISCOVER)") {
+		t.Errorf("--help: %v\n%s", err, help.String())
+	}
+}
