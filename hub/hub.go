@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -60,7 +61,8 @@ type Hub struct {
 	opts   Options
 	log    *slog.Logger
 	client *http.Client
-	// quit is closed when Run ends, for the page connections.
+	// quit is closed when Run ends, for the page connections, which
+	// pages counts; stopping (under mu) says no page may join it.
 	quit  chan struct{}
 	pages sync.WaitGroup
 
@@ -77,6 +79,10 @@ type Hub struct {
 	// the name fails to resolve for a moment.
 	discovered map[string][]Peer
 	filePeers  []Peer
+	// failing is each source's error while it fails, so that a source
+	// failing at every read is logged when it starts and when it ends.
+	failing  map[string]string
+	stopping bool
 }
 
 // New returns a hub with opts; Run starts it.
@@ -98,11 +104,22 @@ func New(opts Options) (*Hub, error) {
 	return &Hub{
 		opts:       opts,
 		log:        opts.Logger,
-		client:     &http.Client{Timeout: dialTimeout},
 		quit:       make(chan struct{}),
 		workspaces: map[string]*workspace{},
 		changed:    make(chan struct{}),
 		discovered: map[string][]Peer{},
+		failing:    map[string]string{},
+		client: &http.Client{
+			Timeout: dialTimeout,
+			// Straight to each workspace, as its WebSocket goes: a proxy
+			// for the outside world has no business between them.
+			Transport: &http.Transport{
+				DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
+				TLSHandshakeTimeout: dialTimeout,
+				MaxIdleConnsPerHost: 2,
+				IdleConnTimeout:     90 * time.Second,
+			},
+		},
 	}, nil
 }
 
@@ -112,10 +129,11 @@ func New(opts Options) (*Hub, error) {
 // page connection, has ended.
 func (h *Hub) Run(ctx context.Context) {
 	defer func() {
-		close(h.quit)
 		h.mu.Lock()
+		h.stopping = true
 		all := slices.Collect(maps.Values(h.workspaces))
 		h.mu.Unlock()
+		close(h.quit)
 		for _, w := range all {
 			w.cancel()
 			<-w.done
@@ -143,11 +161,11 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 		want[p.URL] = p
 	}
 	if h.opts.PeersFile != "" {
-		if peers, err := ReadPeers(h.opts.PeersFile); err != nil {
-			h.log.Warn("peers file unreadable: its workspaces stay as they were", "err", err)
-		} else {
+		peers, err := ReadPeers(h.opts.PeersFile)
+		if err == nil {
 			h.filePeers = peers
 		}
+		h.note("peers file", err, "its workspaces stay as they were")
 		for _, p := range h.filePeers {
 			want[p.URL] = p
 		}
@@ -155,11 +173,11 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 	for _, d := range h.opts.Discover {
 		peers, err := d.resolve(ctx, h.opts.Resolver, h.opts.DiscoverTokenFile, h.opts.DiscoverOpenURL)
 		if err != nil {
-			h.log.Warn("DNS discovery failed: its workspaces stay as they were", "name", d.String(), "err", err)
 			peers = h.discovered[d.String()]
 		} else {
 			h.discovered[d.String()] = peers
 		}
+		h.note(d.String(), err, "its workspaces stay as they were")
 		for _, p := range peers {
 			if _, ok := want[p.URL]; !ok {
 				want[p.URL] = p
@@ -167,6 +185,20 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 		}
 	}
 	return want
+}
+
+// note logs a source that begins to fail, with what that means, and one
+// that works again; not every read of a source that goes on failing.
+func (h *Hub) note(source string, err error, meaning string) {
+	was, failed := h.failing[source]
+	switch {
+	case err != nil && was != err.Error():
+		h.failing[source] = err.Error()
+		h.log.Warn("workspace source failing: "+meaning, "source", source, "err", err)
+	case err == nil && failed:
+		delete(h.failing, source)
+		h.log.Info("workspace source works again", "source", source)
+	}
 }
 
 // reconcile starts a connection to each workspace wanted and not

@@ -57,7 +57,7 @@ type SessionView struct {
 	// WaitingSince is when a waiting session began to wait.
 	WaitingSince *time.Time `json:"waitingSince,omitempty"`
 	// Limit is the usage limit that stops the agent, while it does.
-	Limit *sessions.Limit `json:"limit,omitempty"`
+	Limit  *sessions.Limit `json:"limit,omitempty"`
 	Branch string          `json:"branch,omitempty"`
 	// Additions and Deletions count the lines the agent changed.
 	Additions      int       `json:"additions"`

@@ -193,13 +193,16 @@ func (h *Hub) Pages(origins *sameorigin.Policy) http.Handler {
 			http.Error(w, fmt.Sprintf("too many pages are open (%d); close one", maxPages), http.StatusServiceUnavailable)
 			return
 		}
-		select {
-		case <-h.quit:
+		h.mu.Lock()
+		stopping := h.stopping
+		if !stopping {
+			h.pages.Add(1) // under mu: never after Run began to wait
+		}
+		h.mu.Unlock()
+		if stopping {
 			http.Error(w, "the hub is stopping", http.StatusServiceUnavailable)
 			return
-		default:
 		}
-		h.pages.Add(1)
 		defer h.pages.Done()
 		conn, err := up.Upgrade(w, r, nil)
 		if err != nil {

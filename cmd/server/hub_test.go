@@ -202,6 +202,7 @@ func TestHubInbox(t *testing.T) {
 	}
 	nobody := "http://" + ln.Addr().String()
 	ln.Close()
+	silent := silentListener(t)
 
 	peers := filepath.Join(t.TempDir(), "peers")
 	lines := []string{
@@ -210,6 +211,7 @@ func TestHubInbox(t *testing.T) {
 		beta.url() + " -",
 		gamma.url() + " " + tokenFile(t, "not-gammas-token"),
 		nobody + " -",
+		silent + " -",
 	}
 	if err := os.WriteFile(peers, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -226,8 +228,9 @@ func TestHubInbox(t *testing.T) {
 		b, _ := workspaceView(in, beta.url())
 		g, _ := workspaceView(in, gamma.url())
 		n, _ := workspaceView(in, nobody)
-		return len(in.Workspaces) == 4 && a.Reachable && b.Reachable && !g.Reachable && !n.Reachable &&
-			strings.HasPrefix(g.Error, "token rejected") && strings.HasPrefix(n.Error, "refused") &&
+		s, _ := workspaceView(in, silent)
+		return len(in.Workspaces) == 5 && a.Reachable && b.Reachable && !g.Reachable && !n.Reachable && !s.Reachable &&
+			strings.HasPrefix(g.Error, "token rejected") && strings.HasPrefix(n.Error, "refused") && strings.HasPrefix(s.Error, "timeout") &&
 			len(in.Sessions) == 2 && in.Sessions[0].NeedsInput
 	})
 	if a, _ := workspaceView(in, alpha.url()); a.Name != "alpha" || a.OpenURL != "https://alpha.example.com/" {
@@ -321,7 +324,7 @@ func TestHubInbox(t *testing.T) {
 				n++
 			}
 		}
-		return b.Reachable && len(in.Workspaces) == 4 && n == 1
+		return b.Reachable && len(in.Workspaces) == 5 && n == 1
 	})
 
 	// Taken off the file, a workspace goes.
@@ -333,6 +336,41 @@ func TestHubInbox(t *testing.T) {
 		_, g := workspaceView(in, gamma.url())
 		return len(in.Workspaces) == 2 && !g
 	})
+}
+
+// silentListener is a workspace's address that takes connections and
+// never answers, as a hung process or a dropped route looks.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // permissionAsker stands in for Claude Code at a permission dialog: it
