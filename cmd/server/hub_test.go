@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -678,4 +679,86 @@ func TestHubConfig(t *testing.T) {
 	if _, err := parseHubConfig([]string{"--help"}, noEnv, &help); err == nil || !strings.Contains(help.String(), "--discover (AGENTMUX_HUB_DISCOVER)") {
 		t.Errorf("--help: %v\n%s", err, help.String())
 	}
+}
+
+// TestEveryHubRouteIsGuarded: as agentmux's own, every route of the hub
+// is behind the one gate: from another site, any read of the API, any
+// state change and the WebSocket are refused before their handler runs.
+func TestEveryHubRouteIsGuarded(t *testing.T) {
+	h, err := hub.New(hub.Options{Peers: []hub.Peer{{URL: "http://127.0.0.1:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newHubRouter(hubConfig{}, h, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, r := range e.Routes() {
+		path := strings.ReplaceAll(r.Path, "*", "x")
+		if r.Method == http.MethodOptions || (r.Method == http.MethodGet || r.Method == http.MethodHead) && path != "/ws" && !strings.HasPrefix(path, "/api/") {
+			continue
+		}
+		req := httptest.NewRequest(r.Method, "http://127.0.0.1:8090"+path, strings.NewReader(`{"workspace":"http://127.0.0.1:1","sessionId":"s","answer":"allow"}`))
+		req.Header.Set("Origin", "http://evil.test")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("%s %s from another site: %d %s, want 403", r.Method, r.Path, rec.Code, rec.Body)
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Fatalf("only %d routes checked", checked)
+	}
+}
+
+// TestAnswerAPI: what a workspace's answer route refuses, and says why,
+// before it types anything; and a reply it takes.
+func TestAnswerAPI(t *testing.T) {
+	e := newAPI(t, "--question-quiet", "200ms")
+	s := e.createCommand([]string{"sh", "-c", asks})
+	testutil.Eventually(t, waitTimeout, "the session to wait", func() bool { return e.get(s.ID).Status == "waiting" })
+	if v := e.get(s.ID); !strings.Contains(v.Reason, "Proceed with the migration?") || v.WaitingSince == nil {
+		t.Errorf("a waiting session's JSON: reason %q, waitingSince %v", v.Reason, v.WaitingSince)
+	}
+	path := "/api/sessions/" + s.ID + "/answer"
+	for _, tc := range []struct {
+		body   string
+		status int
+		code   string
+		says   string
+	}{
+		{`{}`, 400, wire.CodeInvalidMessage, `give "allow", "deny"`},
+		{`{"answer":"maybe"}`, 400, wire.CodeInvalidMessage, `"maybe" is neither`},
+		{`{"answer":42}`, 400, wire.CodeInvalidMessage, `give "allow", "deny"`},
+		{`{"answer":{"text":""}}`, 400, wire.CodeInvalidMessage, "needs its text"},
+		{`{"answer":{"text":"yes\nrm -rf ~"}}`, 400, wire.CodeInvalidMessage, "one line"},
+		{`{"answer":{"text":"ok"},"by":"eve\u202e"}`, 400, wire.CodeInvalidMessage, "by:"},
+		{`{"answer":"allow"}`, 400, wire.CodeInvalidMessage, "names the permission request"},
+		{`{"answer":"allow","permission":{"tool":"Write","summary":"x"}}`, 409, wire.CodeNotWaiting, "does not wait at the permission request for Write"},
+		{`{"answer":{"text":"ok"},"extra":1}`, 400, wire.CodeInvalidMessage, "extra"},
+	} {
+		resp, b := e.do(http.MethodPost, path, tc.body)
+		var eb wire.ErrorBody
+		_ = json.Unmarshal(b, &eb)
+		if resp.StatusCode != tc.status || eb.Error.Code != tc.code || !strings.Contains(eb.Error.Message, tc.says) {
+			t.Errorf("%s: %d %s, want %d %s saying %q", tc.body, resp.StatusCode, b, tc.status, tc.code, tc.says)
+		}
+	}
+	if v := e.get(s.ID); v.Status != "waiting" {
+		t.Fatalf("after the refusals the session is %s, want still waiting", v.Status)
+	}
+	if resp, b := e.do(http.MethodPost, "/api/sessions/nope/answer", `{"answer":"deny"}`); resp.StatusCode != 404 {
+		t.Errorf("an unknown session: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := e.do(http.MethodPost, path, `{"answer":{"text":"sure"}}`); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("a reply: %d %s", resp.StatusCode, b)
+	}
+	testutil.Eventually(t, waitTimeout, "the reply typed and submitted", func() bool {
+		b, _ := os.ReadFile(filepath.Join(s.Cwd, "answer.txt"))
+		return string(b) == "got:sure"
+	})
 }

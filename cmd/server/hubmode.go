@@ -205,24 +205,11 @@ func hubMain(sigs <-chan os.Signal, args []string, getenv func(string) string, s
 		log.Error("cannot start: " + err.Error())
 		return 1
 	}
-	origins, err := sameorigin.New(cfg.AllowedOrigins)
+	e, err := newHubRouter(cfg, h, log)
 	if err != nil {
 		log.Error("cannot start: " + err.Error())
 		return 1
 	}
-	assets, err := newAssets(web.Assets(), hubPage())
-	if err != nil {
-		log.Error("cannot start: " + err.Error())
-		return 1
-	}
-	g := guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(config{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}), Origins: origins, Logger: log})
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = httpapi.ErrorHandler(log)
-	e.Use(g.Middleware) // before any route: it must wrap them all
-	h.Register(e.Group("/api"))
-	e.GET("/ws", echo.WrapHandler(h.Pages(origins)))
-	e.GET("/*", echo.WrapHandler(assets))
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -268,6 +255,28 @@ func hubMain(sigs <-chan os.Signal, args []string, getenv func(string) string, s
 	}
 	log.Info("hub stopped")
 	return code
+}
+
+// newHubRouter returns the hub's routes, its API, its page's WebSocket and
+// its page, all behind the guard agentmux's own sit behind.
+func newHubRouter(cfg hubConfig, h *hub.Hub, log *slog.Logger) (*echo.Echo, error) {
+	origins, err := sameorigin.New(cfg.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	assets, err := newAssets(web.Assets(), hubPage())
+	if err != nil {
+		return nil, err
+	}
+	g := guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(config{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}), Origins: origins, Logger: log})
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = httpapi.ErrorHandler(log)
+	e.Use(g.Middleware) // before any route: it must wrap them all
+	h.Register(e.Group("/api"))
+	e.GET("/ws", echo.WrapHandler(h.Pages(origins)))
+	e.GET("/*", echo.WrapHandler(assets))
+	return e, nil
 }
 
 // hubPage is the page the hub serves at its root: the hub's own, when the
