@@ -254,6 +254,10 @@ func TestExampleHub(t *testing.T) {
 	for _, sts := range s.StatefulSets {
 		tok, _ := workspaceToken(sts)
 		used = append(used, tok.Name)
+		// The inbox shows alice and bob, not their pods' names.
+		if want := strings.TrimPrefix(sts.Name, "agentmux-"); WorkspaceName(sts) != want {
+			t.Errorf("%s is named %q in the hub, want %q", sts.Name, WorkspaceName(sts), want)
+		}
 	}
 	slices.Sort(mounted)
 	slices.Sort(used)
