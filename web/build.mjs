@@ -3,7 +3,11 @@
 // view's (diff2html's, restyled; its lazy chunk loads it) into
 // app-<hash>.css, xterm-<hash>.css and changes-<hash>.css, plus the other
 // static files in public/ and index.html, rewritten to refer to the hashed
-// names and to preload the chunks the bundle imports. Every URL is
+// names and to preload the chunks the bundle imports. The hub's page
+// (agentmux hub, issue 44) is a second page: src/hub/main.ts bundled on
+// its own into hub-<hash>.js (agentmux's bundle and chunks stay as they
+// are), src/hub/hub.css into hub-<hash>.css, and hub.html, which also
+// loads app.css, rewritten the same way. Every URL is
 // relative to the page, so the UI also works under a proxy's path
 // (http://host/proxy/8080/). Text files get a gzip twin (x.js.gz) when it
 // is smaller; the server sends it to browsers that take gzip, and caches
@@ -29,8 +33,14 @@ const sourcemap = process.argv.includes('--sourcemap') || process.env.AGENTMUX_S
 // for development, where revalidating unhashed files costs nothing.
 const entryNames = watch ? '[name]' : '[name]-[hash]';
 
-/** Files copied from public/ as they are; index.html is rewritten. */
-const PUBLIC_BUILT = new Set(['index.html', 'app.css']);
+/** Files copied from public/ as they are; the pages are rewritten. */
+const PUBLIC_BUILT = new Set(['index.html', 'hub.html', 'app.css']);
+
+/** Each page, the entries it loads (rewritten to their hashed names) and its bundle, whose static imports it preloads. */
+const PAGES = [
+  { page: 'index.html', refs: ['app.js', 'app.css', 'xterm.css'], bundle: 'app.js' },
+  { page: 'hub.html', refs: ['hub.js', 'app.css', 'hub.css'], bundle: 'hub.js' },
+];
 /** What gets a .gz twin. */
 const COMPRESSIBLE = /\.(js|css|html|svg|json|webmanifest)$/;
 
@@ -62,6 +72,7 @@ const stylesheets = {
     { in: 'public/app.css', out: 'app' },
     { in: '@xterm/xterm/css/xterm.css', out: 'xterm' },
     { in: 'src/changes/changes.css', out: 'changes' },
+    { in: 'src/hub/hub.css', out: 'hub' },
   ],
 };
 
@@ -82,6 +93,17 @@ const scripts = (names) => ({
 });
 
 /**
+ * The hub's page, bundled on its own: it shares agentmux's modules but not
+ * its chunks, so that neither page's first load changes with the other.
+ * @type {import('esbuild').BuildOptions}
+ */
+const hubScripts = {
+  ...common,
+  entryPoints: { hub: 'src/hub/main.ts' },
+  format: 'esm',
+};
+
+/**
  * Maps each entry's plain name (app.js, app.css, ...) to the name it was
  * written under (app-4KQ2M7ZB.js), from esbuild's metafile.
  */
@@ -96,33 +118,39 @@ function entryNamesOf(metafile) {
 }
 
 /**
- * Writes dist/index.html from public/index.html with each entry's
- * reference (./app.js, ./app.css, ./xterm.css) pointing at its hashed
+ * Writes dist/<page> from public/<page> with each entry's reference
+ * (./app.js, ./app.css, ./xterm.css for index.html) pointing at its hashed
  * name. A reference from the root (/app.js) would miss the page under a
  * proxy's path: refused.
  */
-async function writeIndex(names, preload) {
-  let html = await readFile(join(here, 'public', 'index.html'), 'utf8');
+async function writePage({ page, refs, bundle }, names, preload) {
+  let html = await readFile(join(here, 'public', page), 'utf8');
   const absolute = html.match(/\s(?:href|src)="\/(?!\/)[^"]*"/g);
   if (absolute) {
-    throw new Error(`public/index.html: use URLs relative to the page (./x, not /x), so it works under a proxy's path: ${absolute.join(',')}`);
+    throw new Error(`public/${page}: use URLs relative to the page (./x, not /x), so it works under a proxy's path: ${absolute.join(',')}`);
   }
-  for (const plain of ['app.js', 'app.css', 'xterm.css']) {
+  for (const plain of refs) {
     const ref = new RegExp(`(\\s(?:href|src)=")\\./${plain.replace('.', '\\.')}"`);
-    if (!ref.test(html)) throw new Error(`public/index.html does not load ./${plain}`);
+    if (!ref.test(html)) throw new Error(`public/${page} does not load ./${plain}`);
     html = html.replace(ref, `$1./${names.get(plain)}"`);
   }
   // The chunks the bundle imports are otherwise asked for only once it
   // has been read: a round trip more before it runs.
-  const app = new RegExp(`<script type="module" src="\\./${names.get('app.js').replace('.', '\\.')}"></script>\n`);
-  if (!app.test(html)) throw new Error('public/index.html: the bundle\'s <script type="module"> not found');
-  html = html.replace(app, (tag) => tag + preload.map((f) => `<link rel="modulepreload" href="./${f}">\n`).join(''));
-  await writeFile(join(dist, 'index.html'), html);
+  const script = new RegExp(`<script type="module" src="\\./${names.get(bundle).replace('.', '\\.')}"></script>\n`);
+  if (!script.test(html)) throw new Error(`public/${page}: the bundle's <script type="module"> not found`);
+  html = html.replace(script, (tag) => tag + preload.map((f) => `<link rel="modulepreload" href="./${f}">\n`).join(''));
+  await writeFile(join(dist, page), html);
 }
 
-/** The files the bundle (app.js) imports statically, relative to dist/. */
-function staticImportsOf(metafile, names) {
-  const out = metafile.outputs[relative(here, join(dist, names.get('app.js')))];
+/** Writes every page, each preloading what its bundle imports. */
+async function writePages(names, metafiles) {
+  for (const p of PAGES) await writePage(p, names, staticImportsOf(metafiles, names, p.bundle));
+}
+
+/** The files a bundle (app.js, hub.js) imports statically, relative to dist/. */
+function staticImportsOf(metafiles, names, bundle) {
+  const file = relative(here, join(dist, names.get(bundle)));
+  const out = metafiles.map((m) => m.outputs[file]).find(Boolean);
   return out.imports.filter((i) => i.kind === 'import-statement').map((i) => relative(dist, join(here, i.path)));
 }
 
@@ -151,7 +179,7 @@ const gzipAsync = promisify(gzip);
  * renamed by their hash) and their .gz twins.
  */
 async function finish(metafiles) {
-  const keep = new Set(['.gitkeep', 'index.html']);
+  const keep = new Set(['.gitkeep', ...PAGES.map((p) => p.page)]);
   for (const m of metafiles) for (const f of Object.keys(m.outputs)) keep.add(relative(dist, join(here, f)));
   for (const e of await readdir(join(here, 'public'))) if (!PUBLIC_BUILT.has(e)) keep.add(e);
   let raw = 0;
@@ -182,24 +210,25 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 if (!watch) {
   const css = await esbuild.build(stylesheets);
   const names = entryNamesOf(css.metafile);
-  const js = await esbuild.build(scripts(names));
-  for (const [k, v] of entryNamesOf(js.metafile)) names.set(k, v);
+  const [js, hub] = await Promise.all([esbuild.build(scripts(names)), esbuild.build(hubScripts)]);
+  for (const m of [js.metafile, hub.metafile]) for (const [k, v] of entryNamesOf(m)) names.set(k, v);
   await copyPublic();
-  await writeIndex(names, staticImportsOf(js.metafile, names));
-  await finish([css.metafile, js.metafile]);
+  await writePages(names, [js.metafile, hub.metafile]);
+  await finish([css.metafile, js.metafile, hub.metafile]);
 } else {
-  // Two watching contexts; after either rebuilds, dist/ is brought up to
-  // date with the latest output of both.
-  // One update at a time, so the two cannot clean up each other's files.
-  const latest = { css: null, js: null };
+  // Three watching contexts; after any rebuilds, dist/ is brought up to
+  // date with the latest output of all.
+  // One update at a time, so they cannot clean up each other's files.
+  const latest = { css: null, js: null, hub: null };
   let updating = Promise.resolve();
   const update = async () => {
-    if (!latest.css || !latest.js) return;
+    if (!latest.css || !latest.js || !latest.hub) return;
     try {
       await copyPublic();
-      const names = new Map([...entryNamesOf(latest.css), ...entryNamesOf(latest.js)]);
-      await writeIndex(names, staticImportsOf(latest.js, names));
-      await finish([latest.css, latest.js]);
+      const metafiles = [latest.css, latest.js, latest.hub];
+      const names = new Map(metafiles.flatMap((m) => [...entryNamesOf(m)]));
+      await writePages(names, [latest.js, latest.hub]);
+      await finish(metafiles);
     } catch (err) {
       console.error(`build: ${err.message}`);
     }
@@ -218,5 +247,6 @@ if (!watch) {
   const plain = new Map([['changes.css', 'changes.css']]);
   const css = await esbuild.context({ ...stylesheets, plugins: [after('css')] });
   const js = await esbuild.context({ ...scripts(plain), plugins: [after('js')] });
-  await Promise.all([css.watch(), js.watch()]);
+  const hub = await esbuild.context({ ...hubScripts, plugins: [after('hub')] });
+  await Promise.all([css.watch(), js.watch(), hub.watch()]);
 }

@@ -1,10 +1,16 @@
 // agentmux's service worker: it acts on the buttons of the notifications
-// the page shows through it (src/notify.ts). Allow and Deny type the
+// the page shows through it (src/views/notify.ts). Allow and Deny type the
 // permission dialog's keys, which the page put in the notification's data,
 // through POST api/sessions/:id/input: that works with no page open, and
 // with pages open but none focused, and the server types them only while
 // the session still waits at that very request. Open (or a click on the
 // notification) brings a page of agentmux forward on that session.
+//
+// The hub's page (agentmux hub, src/hub/notify.ts) shows its notifications
+// through the same worker, with data.hub: their Allow and Deny go through
+// the hub (POST api/inbox/answer), which hands them to the session's
+// workspace, and Open opens the session in its workspace's own page
+// (data.openUrl), in a window of its own.
 //
 // It has no fetch handler on purpose: the UI is never served from a cache
 // of the worker's, so a new build is picked up as the server serves it.
@@ -20,6 +26,7 @@ self.addEventListener('notificationclick', (event) => event.waitUntil(click(even
 async function click(notification, action) {
   notification.close();
   const d = notification.data || {};
+  if (d.hub) return hubClick(d, action);
   if ((action === 'allow' || action === 'deny') && d.sessionId && d.keys) {
     return answer(d, action === 'allow' ? d.keys.allow : d.keys.deny);
   }
@@ -28,30 +35,60 @@ async function click(notification, action) {
 
 /** Types an answer into the session; says so in a notification of its own when it did not go. */
 async function answer(d, data) {
-  const url = new URL(`api/sessions/${encodeURIComponent(d.sessionId)}/input`, self.registration.scope);
-  let why = '';
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ data, permission: d.permission }),
-      credentials: 'same-origin',
-    });
-    if (res.ok) return;
-    why = `HTTP ${res.status}`;
-    try {
-      why = (await res.json()).error.message || why;
-    } catch {
-      // not the API's error shape: the status says enough
-    }
-  } catch {
-    why = 'agentmux could not be reached.';
-  }
+  const why = await post(`api/sessions/${encodeURIComponent(d.sessionId)}/input`, { data, permission: d.permission }, 'agentmux');
+  if (why === null) return;
   await self.registration.showNotification(`${d.name || 'agentmux'}: not answered`, {
     body: why,
     tag: `agentmux-${d.sessionId}-not-answered`,
     data: { sessionId: d.sessionId, name: d.name },
   });
+}
+
+/**
+ * POSTs body as JSON to path (relative to the worker's scope); resolves
+ * null when it went, else why not, in words (the API's message when it
+ * gave one).
+ */
+async function post(path, body, server) {
+  try {
+    const res = await fetch(new URL(path, self.registration.scope), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+    if (res.ok) return null;
+    try {
+      return (await res.json()).error.message || `HTTP ${res.status}`;
+    } catch {
+      // not the API's error shape: the status says enough
+      return `HTTP ${res.status}`;
+    }
+  } catch {
+    return `${server} could not be reached.`;
+  }
+}
+
+/**
+ * A hub notification: Allow and Deny answer the permission it showed,
+ * through the hub, naming who answers as the page knew it; anything else
+ * opens the session in its workspace's page.
+ */
+async function hubClick(d, action) {
+  if ((action === 'allow' || action === 'deny') && d.sessionId && d.permission) {
+    const body = { workspace: d.workspace, sessionId: d.sessionId, answer: action, permission: d.permission };
+    if (d.by) body.by = d.by;
+    const why = await post('api/inbox/answer', body, 'the hub');
+    if (why === null) return;
+    // Its click opens the session, where it can be answered by hand.
+    await self.registration.showNotification(`${d.name || 'agentmux'} (${d.workspaceName || 'a workspace'}): not answered`, {
+      body: why,
+      tag: `agentmux-hub-${d.workspace}-${d.sessionId}-not-answered`,
+      data: { hub: true, workspace: d.workspace, workspaceName: d.workspaceName, sessionId: d.sessionId, name: d.name, openUrl: d.openUrl },
+    });
+    return;
+  }
+  if (d.openUrl) await self.clients.openWindow(d.openUrl);
 }
 
 /** Brings a page of this agentmux forward on the session, or opens one. */

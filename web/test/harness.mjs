@@ -196,8 +196,8 @@ const LISTEN_RE = /msg="agentmux listening" url=(http:\/\/\S+?\/)(\s|$)/;
  * with the same workspace, data dir and flags.
  */
 class Server {
-  constructor({ bin, workspace, dataDir, home, flags, addr, env, wrap }) {
-    Object.assign(this, { bin, workspace, dataDir, home, flags, addr, env, wrap });
+  constructor({ bin, workspace, dataDir, home, flags, addr, env, wrap, token }) {
+    Object.assign(this, { bin, workspace, dataDir, home, flags, addr, env, wrap, token });
     this.log = '';
     this.url = null;
     this.exitCode = undefined;
@@ -213,6 +213,7 @@ class Server {
       '--workspace', this.workspace,
       '--data-dir', this.dataDir,
       '--agent-cmd', 'bash --norc --noprofile -i',
+      ...(this.token ? ['--token', this.token] : []),
       ...this.flags,
     ];
     const env = {
@@ -306,9 +307,10 @@ class Server {
     return this;
   }
 
-  /** A request as a script sends it: a body goes as JSON, which the server requires. */
+  /** A request as a script sends it: a body goes as JSON, which the server requires; with the server's token, if it has one. */
   async api(p, init = {}) {
-    const headers = init.body === undefined ? init.headers : { 'Content-Type': 'application/json', ...init.headers };
+    const auth = this.token ? { Authorization: `Bearer ${this.token}` } : {};
+    const headers = init.body === undefined ? { ...auth, ...init.headers } : { 'Content-Type': 'application/json', ...auth, ...init.headers };
     const res = await fetch(new URL(p, this.url), { ...init, headers });
     const text = await res.text();
     let body;
@@ -357,8 +359,9 @@ class Server {
  *   wrap             (bin, args, server) => [command, args] that runs the
  *                    server inside something (a mount namespace, say) and
  *                    execs it; kept across restart()
+ *   token            the server's token (--token): server.api() sends it
  */
-export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace, env = {}, wrap } = {}) {
+export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorkspace, env = {}, wrap, token } = {}) {
   const bin = await serverBinary();
   const root = await tempDir('srv');
   const workspace = path.join(root, 'ws');
@@ -366,9 +369,92 @@ export async function startServer({ flags = [], addr = '127.0.0.1:0', setupWorks
   const home = path.join(root, 'home');
   await Promise.all([workspace, dataDir, home].map((d) => fs.mkdir(d, { recursive: true })));
   if (setupWorkspace) await setupWorkspace(workspace);
-  const s = new Server({ bin, workspace, dataDir, home, flags, addr, env: { ...env }, wrap });
+  const s = new Server({ bin, workspace, dataDir, home, flags, addr, env: { ...env }, wrap, token });
   await s.start();
   return s;
+}
+
+const HUB_LISTEN_RE = /msg="agentmux hub listening".*? url=(http:\/\/\S+?\/)(\s|$)/;
+
+/**
+ * A running agentmux hub (agentmux hub, issue 44) over the workspaces it
+ * was given. `url` ends with '/'; `stop()` sends SIGTERM and waits.
+ */
+class Hub {
+  constructor({ bin, args, home }) {
+    Object.assign(this, { bin, args, home });
+    this.log = '';
+    this.url = null;
+    this.exitCode = undefined;
+  }
+
+  async start() {
+    const env = { PATH: process.env.PATH, HOME: this.home, LANG: process.env.LANG || 'C.UTF-8' };
+    if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+    const proc = spawn(this.bin, ['hub', ...this.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    liveServers.add(this);
+    this.exited = new Promise((resolve) => {
+      proc.on('exit', (code, signal) => {
+        this.exitCode = code ?? signal;
+        liveServers.delete(this);
+        resolve(this.exitCode);
+      });
+    });
+    const onData = (buf) => {
+      this.log += buf.toString();
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    this.url = await waitFor(
+      () => {
+        if (this.exitCode !== undefined) throw new Error(`the hub exited (${this.exitCode}) during start-up:\n${this.log}`);
+        const m = HUB_LISTEN_RE.exec(this.log);
+        return m && m[1];
+      },
+      { timeout: 15_000, interval: 20, message: 'the hub\'s "agentmux hub listening" line' },
+    ).catch((err) => {
+      proc.kill('SIGKILL');
+      throw new Error(`${err.message}\nhub log:\n${this.log}`);
+    });
+    return this;
+  }
+
+  stop(opts) {
+    return Server.prototype.stop.call(this, opts);
+  }
+
+  api(p, init) {
+    return Server.prototype.api.call(this, p, init);
+  }
+
+  logTail(lines = 40) {
+    return this.log.split('\n').slice(-lines).join('\n');
+  }
+}
+
+/**
+ * Starts `agentmux hub` on a free port of 127.0.0.1 over peers, each
+ * `{ url, token, openUrl }` (a workspace, its token if it has one, where
+ * a browser reaches its UI), written to a --peers file with a token file
+ * each; flags are more of the hub's.
+ */
+export async function startHub({ peers = [], flags = [] } = {}) {
+  const bin = await serverBinary();
+  const dir = await tempDir('hub');
+  const lines = [];
+  for (const [i, p] of peers.entries()) {
+    let tokenFile = '-';
+    if (p.token) {
+      tokenFile = path.join(dir, `token-${i}`);
+      await fs.writeFile(tokenFile, `${p.token}\n`, { mode: 0o600 });
+    }
+    lines.push([p.url, tokenFile, p.openUrl].filter(Boolean).join(' '));
+  }
+  const peersFile = path.join(dir, 'peers');
+  await fs.writeFile(peersFile, `# workspaces of the test\n${lines.join('\n')}\n`);
+  const hub = new Hub({ bin, args: ['--addr', '127.0.0.1:0', '--peers', peersFile, ...flags], home: dir });
+  return hub.start();
 }
 
 /** Runs git in dir, with a fixed identity and no user or system config; returns stdout. */
@@ -439,7 +525,8 @@ export const SERVER_DOWN_CONSOLE = [
 /**
  * Defines a UI test. `body` gets a fixture:
  *   { t, server, page, context, errors, frames, screenshot(name),
- *     allowConsole(re), onCleanup(fn), startServer(opts), open(server) }
+ *     allowConsole(re), onCleanup(fn), startServer(opts), startHub(opts),
+ *     open(server) }
  * The server starts with `opts.flags`, `opts.setupWorkspace`, `opts.env`
  * and `opts.wrap` (see startServer; skip it with opts.server === false);
  * `opts.skip`, a reason, skips the test as node:test does. The page opens the
@@ -469,6 +556,14 @@ export function uiTest(name, opts, body) {
       const s = await startServer(o);
       cleanups.push(() => s.stop());
       return s;
+    };
+    /** Starts a hub (startHub), stopped at the end of the test. */
+    const hubs = [];
+    fx.startHub = async (o) => {
+      const h = await startHub(o);
+      hubs.push(h);
+      cleanups.push(() => h.stop());
+      return h;
     };
     fx.open = (server) => openApp(fx.page, server.url);
     try {
@@ -521,6 +616,7 @@ export function uiTest(name, opts, body) {
         extra.push(`WebSocket messages (last 30, no output or heartbeats):\n${fx.frames.slice(-30).map((f) => `  ${JSON.stringify(f)}`).join('\n')}`);
       }
       if (fx.server) extra.push(`server log (tail):\n${fx.server.logTail()}`);
+      for (const h of hubs) extra.push(`hub log (tail):\n${h.logTail()}`);
       if (extra.length) err.message += `\n\n${extra.join('\n\n')}`;
       throw err;
     } finally {

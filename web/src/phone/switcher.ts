@@ -193,7 +193,7 @@ function icon(d: string): SVGSVGElement {
   return svg;
 }
 
-function chevron(): SVGSVGElement {
+export function chevron(): SVGSVGElement {
   return icon('M4 6l4 4 4-4');
 }
 

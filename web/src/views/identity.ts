@@ -74,10 +74,10 @@ export function savedIdentity(): { name?: string; color?: string } {
   return { name, color };
 }
 
-/** What is wrong with a name that is too long for the server, or null. */
-export function nameTooLong(name: string): string | null {
+/** What is wrong with a name longer than max UTF-8 bytes (the server's bound by default), or null. */
+export function nameTooLong(name: string, max = MAX_NAME_BYTES): string | null {
   const bytes = new TextEncoder().encode(name).length;
-  return bytes > MAX_NAME_BYTES ? `That name is ${bytes} bytes long; a name holds at most ${MAX_NAME_BYTES}.` : null;
+  return bytes > max ? `That name is ${bytes} bytes long; a name holds at most ${max}.` : null;
 }
 
 /** Keeps name as this browser's user's (the key and colour stay), as the editor would once the server took it. */
