@@ -17,6 +17,8 @@
 //   of another origin is refused by the hub's API.
 // - Phone (390 x 844, touch): cards, the filters in a sheet opened from
 //   the top bar, every control at least 44 px, a reply from a card.
+// - The hub going away: the page says the connection is lost and keeps
+//   the list; once the hub is back it catches up with what changed.
 // - Notifications: a stand-in for Claude Code asks a permission in alice;
 //   the hub's page, in the background, shows it through the service
 //   worker with Allow, Deny and Open; the worker's Allow answers through
@@ -28,7 +30,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { initGitRepo, screenshot, sel, tempDir, uiTest, waitFor } from './harness.mjs';
+import { SERVER_DOWN_CONSOLE, initGitRepo, screenshot, sel, tempDir, uiTest, waitFor } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
@@ -460,4 +462,34 @@ uiTest('hub notifications: a permission\'s Allow answers through the hub, a ques
   await waitFor(async () => (await r.getAttribute('data-needs-input')) === 'false', { message: 'the planner no longer waiting' });
   await waitFor(async () => (await notifications(page)).length === 0, { message: 'the question\'s notification withdrawn' });
   assert.equal(await page.title(), 'agentmux hub');
+});
+
+uiTest('hub: a lost connection is said, the list stays, and the page catches up once the hub is back', {
+  server: false,
+  viewport: DESKTOP,
+  timeout: 90_000,
+  allowConsole: SERVER_DOWN_CONSOLE,
+}, async (fx) => {
+  const { page } = fx;
+  const dave = await fx.startServer({ flags: ['--name', 'dave', ...QUIET] });
+  const first = await dave.createSession({ name: 'first', command: busy });
+  const hub = await fx.startHub({ peers: [{ url: base(dave) }] });
+  await openHub(page, hub);
+  await row(page, dave, first.id).waitFor();
+  const banner = page.locator(sel('banner-connection'));
+  assert.equal(await banner.isVisible(), false, 'no banner while connected');
+
+  await hub.stop();
+  await waitFor(async () => (await banner.getAttribute('data-state')) === 'reconnecting' && banner.isVisible(), { message: 'the connection banner' });
+  assert.match(await banner.textContent(), /Connection lost\. Reconnecting/);
+  assert.equal(await row(page, dave, first.id).isVisible(), true, 'the list stays');
+  await screenshot(page, 'hub-connection-lost');
+
+  // Meanwhile a session of dave's starts to wait.
+  const late = await dave.createSession({ name: 'late', command: asks('Still there?', 'late.answer') });
+  await waitUntilWaiting(dave, late.id);
+  await hub.restart();
+  await banner.waitFor({ state: 'hidden', timeout: 20_000 });
+  await waitFor(async () => (await row(page, dave, late.id).getAttribute('data-needs-input').catch(() => null)) === 'true', { timeout: 15_000, message: 'the wait that began meanwhile' });
+  await waitFor(async () => (await page.title()) === '(1) agentmux hub', { message: 'the title counting it' });
 });

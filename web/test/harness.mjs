@@ -424,6 +424,27 @@ class Hub {
     return Server.prototype.stop.call(this, opts);
   }
 
+  /** Stops the hub (if running) and starts it again on the same port. */
+  async restart() {
+    const port = Number(new URL(this.url).port);
+    await this.stop();
+    const at = this.args.indexOf('--addr');
+    this.args[at + 1] = `127.0.0.1:${port}`;
+    this.log = '';
+    this.exitCode = undefined;
+    // As Server.restart: only a stranger taking the port in between fails it.
+    await waitFor(async () => {
+      try {
+        await this.start();
+        return true;
+      } catch (err) {
+        if (/address already in use/.test(err.message)) return false;
+        throw err;
+      }
+    }, { timeout: 10_000, interval: 200, message: `the hub's restart on port ${port}` });
+    return this;
+  }
+
   api(p, init) {
     return Server.prototype.api.call(this, p, init);
   }
