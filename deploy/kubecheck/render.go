@@ -5,11 +5,15 @@
 // probes on the health endpoint, persistent volumes for the database, the
 // workspace and the agent's home, the token from a Secret, a non-root
 // read-only container, a memory limit, settings that agentmux has, and a
-// NetworkPolicy that admits the ingress controller and nobody else. What
-// the manifests must agree with is read from the repository: the image
-// from the Dockerfile (ReadDockerfile), agentmux's flags, their defaults
-// and its routes from the server itself, built and run with its hidden
-// --print-config (ReadServer).
+// NetworkPolicy that admits the ingress controller and the hub and nobody
+// else. Every Deployment is checked as the hub (hub.go): its pod as a
+// workspace's, and what it does with the rest of the render, the
+// workspaces it lists, the token it sends each, where it opens them and
+// the policies between them. What the manifests must agree with is read
+// from the repository: the image from the Dockerfile (ReadDockerfile),
+// agentmux's flags, their defaults and its routes from the server itself,
+// built and run with its hidden --print-config (ReadServer), and the
+// hub's flags from agentmux hub --help (ReadHub).
 //
 // It lives in a module of its own (deploy/go.mod) so that the server's
 // module does not depend on kustomize or the Kubernetes API.
