@@ -170,39 +170,42 @@ class Row {
     }
     this.waitText = h('p', { class: `hub-wait hub-wait-${wait.kind}`, 'data-testid': 'hub-session-waits', text: wait.text });
     let actions: HTMLElement;
+    // Every row has its Allow: each says whose it is to a screen reader.
+    const whose = `${s.name} in ${s.workspaceName}`;
     if (wait.kind === 'permission' && wait.canAllow) {
+      const tool = s.permission?.tool ?? 'it';
       actions = h('div', { class: 'hub-actions' },
-        this.button('Deny', 'btn btn-ghost', 'hub-deny', () => this.send('deny')),
-        this.button('Allow', 'btn btn-primary', 'hub-allow', () => this.send('allow')));
+        this.button('Deny', `Deny ${tool} to ${whose}`, 'btn btn-ghost', 'hub-deny', () => this.send('deny')),
+        this.button('Allow', `Allow ${tool} for ${whose}`, 'btn btn-primary', 'hub-allow', () => this.send('allow')));
     } else if (wait.kind === 'permission') {
       // Whose dialog agentmux has not seen: its keys would be a guess.
       actions = h('div', { class: 'hub-actions' }, h('span', { class: 'hub-quiet', text: 'Answer it in its workspace (Open).' }));
     } else {
-      actions = this.replyForm();
+      actions = this.replyForm(whose);
     }
     this.waitCell.replaceChildren(this.waitText, actions);
     this.sync();
   }
 
-  private button(label: string, cls: string, testid: string, onClick: () => void): HTMLButtonElement {
-    const b = h('button', { class: cls, type: 'button', 'data-testid': testid }, label);
+  private button(label: string, name: string, cls: string, testid: string, onClick: () => void): HTMLButtonElement {
+    const b = h('button', { class: cls, type: 'button', 'data-testid': testid, 'aria-label': name }, label);
     b.addEventListener('click', onClick);
     this.buttons.push(b);
     return b;
   }
 
   /** A reply, which the workspace types as the text, then Enter. */
-  private replyForm(): HTMLFormElement {
+  private replyForm(whose: string): HTMLFormElement {
     const input = h('input', {
       class: 'answer-reply hub-reply',
       type: 'text',
       'data-testid': 'hub-reply',
-      'aria-label': 'Reply',
+      'aria-label': `Reply to ${whose}`,
       placeholder: 'Reply…',
       autocomplete: 'off',
       enterkeyhint: 'send',
     });
-    const send = h('button', { class: 'btn btn-primary', type: 'submit', 'data-testid': 'hub-send' }, 'Send');
+    const send = h('button', { class: 'btn btn-primary', type: 'submit', 'data-testid': 'hub-send', 'aria-label': `Send the reply to ${whose}` }, 'Send');
     this.buttons.push(send);
     const form = h('form', { class: 'hub-actions hub-reply-form', novalidate: true }, input, send);
     form.addEventListener('submit', (ev) => {

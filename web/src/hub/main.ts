@@ -161,7 +161,9 @@ async function answer(s: InboxSession, a: Answer): Promise<boolean> {
     toast(`${who} was not answered: ${why}`, 'error');
     return false;
   }
-  toast(a === 'allow' ? `Allowed ${s.permission?.tool ?? 'it'} for ${who}.` : a === 'deny' ? `Denied ${s.permission?.tool ?? 'it'} to ${who}.` : `Replied to ${who}.`);
+  const done = a === 'allow' ? `Allowed ${s.permission?.tool ?? 'it'} for ${who}.` : a === 'deny' ? `Denied ${s.permission?.tool ?? 'it'} to ${who}.` : `Replied to ${who}.`;
+  // Without a name the workspace records "someone (hub)".
+  toast(by ? done : `${done} Give your name (the round button, top right) so that the workspaces record who answered.`);
   return true;
 }
 
