@@ -19,6 +19,7 @@
 package guard
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"io"
@@ -39,6 +40,12 @@ import (
 
 // TokenCookie carries the token after a browser signed in with ?token=.
 const TokenCookie = "agentmux_token"
+
+// HubTokenCookie is agentmux hub's TokenCookie. A browser keeps cookies
+// by host, whatever the port: with one cookie for both, signing in to a
+// hub on localhost:8090 would sign the browser out of the workspace on
+// localhost:8080.
+const HubTokenCookie = "agentmux_hub_token"
 
 // refusalLogEvery is the least time between two log lines about refused
 // cross-origin requests: a hostile page that retries in a loop cannot
@@ -64,8 +71,11 @@ func contentSecurityPolicy(frames []string) string {
 type Options struct {
 	// Token, when not empty, must come with every request to /api (but
 	// /api/health) and /ws: as "Authorization: Bearer <token>", or in
-	// TokenCookie. A page asked with ?token= signs the browser in.
+	// the cookie (Cookie). A page asked with ?token= signs the browser in.
 	Token string
+	// Cookie names the cookie that carries the token after signing in;
+	// TokenCookie when empty.
+	Cookie string
 	// Frames are the sources (as a CSP names them) the UI may show in a
 	// frame: the previews' origins. None when empty.
 	Frames []string
@@ -87,6 +97,7 @@ type Guard struct {
 	// csp is the Content-Security-Policy every response carries.
 	csp      string
 	token    string
+	cookie   string
 	hosts    []string
 	origins  *sameorigin.Policy
 	log      *slog.Logger
@@ -98,6 +109,7 @@ func New(opts Options) *Guard {
 	g := &Guard{
 		csp:      contentSecurityPolicy(opts.Frames),
 		token:    opts.Token,
+		cookie:   cmp.Or(opts.Cookie, TokenCookie),
 		hosts:    opts.Hosts,
 		origins:  opts.Origins,
 		log:      opts.Logger,
@@ -247,7 +259,7 @@ func (g *Guard) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			// to a proxy that says so: such a cookie is never sent over
 			// plain http. (Trusting the header costs nothing: a browser
 			// that came over http just keeps no Secure cookie.)
-			c.SetCookie(&http.Cookie{Name: TokenCookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: cameOverHTTPS(req)})
+			c.SetCookie(&http.Cookie{Name: g.cookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: cameOverHTTPS(req)})
 			return c.Redirect(http.StatusSeeOther, signInRedirect(req.URL))
 		}
 		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
@@ -260,7 +272,7 @@ func (g *Guard) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 				return refuse(c, http.StatusUnauthorized, wire.CodeUnauthorized, "the Authorization header must be \"Bearer <token>\"")
 			}
 			given = strings.TrimSpace(tok)
-		} else if ck, err := req.Cookie(TokenCookie); err == nil {
+		} else if ck, err := req.Cookie(g.cookie); err == nil {
 			given = ck.Value
 		}
 		if !g.tokenOK(given) {

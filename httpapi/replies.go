@@ -31,12 +31,12 @@ type ConfigReply struct {
 	GitRefusal string `json:"gitRefusal,omitempty"`
 	// GitRepository reports whether the workspace is a git repository git
 	// will work in; without one the UI offers no worktree.
-	GitRepository bool   `json:"gitRepository"`
-	KeepSessions  int    `json:"keepSessions"`
-	MaxSessions   int    `json:"maxSessions"`
-	Version       string `json:"version"`
+	GitRepository bool `json:"gitRepository"`
+	KeepSessions  int  `json:"keepSessions"`
+	MaxSessions   int  `json:"maxSessions"`
 	// Name is the workspace's, as a hub over many shows it (--name).
-	Name string `json:"name"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
 	// Workspace is absolute, as file.changed's paths are.
 	Workspace string `json:"workspace"`
 }

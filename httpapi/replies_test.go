@@ -31,10 +31,10 @@ func TestRepliesKeepTheirJSON(t *testing.T) {
 	}{
 		{"health", httpapi.HealthReply{Status: "ok", Version: "v1", UptimeMs: 12},
 			map[string]any{"status": "ok", "version": "v1", "uptimeMs": int64(12)}},
-		{"config without a refusal", httpapi.ConfigReply{Workspace: "/w", MaxSessions: 4, KeepSessions: 100, Version: "v1"},
-			map[string]any{"workspace": "/w", "maxSessions": 4, "keepSessions": 100, "version": "v1", "gitRepository": false}},
+		{"config without a refusal", httpapi.ConfigReply{Workspace: "/w", MaxSessions: 4, KeepSessions: 100, Version: "v1", Name: "alice"},
+			map[string]any{"workspace": "/w", "maxSessions": 4, "keepSessions": 100, "version": "v1", "gitRepository": false, "name": "alice"}},
 		{"config refused", httpapi.ConfigReply{Workspace: "/w", GitRefusal: "owned by 1000"},
-			map[string]any{"workspace": "/w", "maxSessions": 0, "keepSessions": 0, "version": "", "gitRepository": false, "gitRefusal": "owned by 1000"}},
+			map[string]any{"workspace": "/w", "maxSessions": 0, "keepSessions": 0, "version": "", "gitRepository": false, "gitRefusal": "owned by 1000", "name": ""}},
 		{"no sessions", httpapi.SessionsReply{Sessions: []wire.Session{}}, map[string]any{"sessions": []wire.Session{}}},
 		{"a session", httpapi.SessionReply{Session: wire.Session{ID: "x"}}, map[string]any{"session": wire.Session{ID: "x"}}},
 		{"queued", httpapi.QueuedReply{PromptID: "p", Position: 0}, map[string]any{"promptId": "p", "position": 0}},

@@ -414,7 +414,7 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--checkpoint-max-file", "10 files"}, []string{"checkpoint-max-file", "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "lots"}, []string{`--checkpoint-max-total "lots"`, "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "2048GiB"}, []string{"checkpoint-max-total", "too large"}},
-		{[]string{"--name", "box\x1b[2J"}, []string{"--name", `"\x1b"`}},
+		{[]string{"--name", "box\x1b[2J"}, []string{"--name", `'\x1b'`}},
 		{[]string{"--name", strings.Repeat("n", 65)}, []string{"--name", "at most 64 bytes"}},
 	} {
 		_, err := parseConfig(tc.args, noEnv, io.Discard)

@@ -762,3 +762,32 @@ func TestAnswerAPI(t *testing.T) {
 		return string(b) == "got:sure"
 	})
 }
+
+// TestHubSignIn: the hub's token signs a browser in with a cookie of the
+// hub's own, so signing in to a hub beside a workspace on the same host
+// does not sign the browser out of the workspace.
+func TestHubSignIn(t *testing.T) {
+	h := startHub(t, "--peer", "http://127.0.0.1:1", "--token", "hub-secret")
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get("http://" + h.addr + "/?token=hub-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || cookies[0].Name != "agentmux_hub_token" {
+		t.Fatalf("sign-in: %d, cookies %v; want a redirect setting agentmux_hub_token", resp.StatusCode, cookies)
+	}
+	for name, want := range map[string]int{"agentmux_hub_token": http.StatusOK, "agentmux_token": http.StatusUnauthorized} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr+"/api/inbox", nil)
+		req.AddCookie(&http.Cookie{Name: name, Value: "hub-secret"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("the inbox with the token in %s: %d, want %d", name, resp.StatusCode, want)
+		}
+	}
+}

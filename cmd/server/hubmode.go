@@ -268,7 +268,7 @@ func newHubRouter(cfg hubConfig, h *hub.Hub, log *slog.Logger) (*echo.Echo, erro
 	if err != nil {
 		return nil, err
 	}
-	g := guard.New(guard.Options{Token: cfg.Token, Hosts: allowedHosts(config{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}), Origins: origins, Logger: log})
+	g := guard.New(guard.Options{Token: cfg.Token, Cookie: guard.HubTokenCookie, Hosts: allowedHosts(config{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}), Origins: origins, Logger: log})
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpapi.ErrorHandler(log)
