@@ -20,15 +20,7 @@ import (
 // fakeClaude stands in for Claude Code: it finds the hook command in the
 // settings file it is given, as Claude does, and calls it with the input
 // Claude gives each hook.
-const fakeClaude = `#!/bin/sh
-settings=
-while [ $# -gt 0 ]; do
-	case "$1" in --settings) settings=$2; shift ;; esac
-	shift
-done
-hook=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$settings" | head -n 1)
-call() { printf '%s' "$1" | sh -c "$hook"; }
-echo "started"
+const fakeClaude = claudeHooks + `echo "started"
 call '{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash"}'
 read answer
 call '{"hook_event_name":"UserPromptSubmit","prompt":"go on"}'
@@ -38,6 +30,19 @@ read answer
 call '{"hook_event_name":"UserPromptSubmit","prompt":"postgres"}'
 printf 'Shall I go on? '
 sleep 60
+`
+
+// claudeHooks begins a shell stand-in for Claude Code: it finds the hook
+// command in the settings file it is given, as Claude does, and defines
+// call, which runs it with a hook's input.
+const claudeHooks = `#!/bin/sh
+settings=
+while [ $# -gt 0 ]; do
+	case "$1" in --settings) settings=$2; shift ;; esac
+	shift
+done
+hook=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$settings" | head -n 1)
+call() { printf '%s' "$1" | sh -c "$hook"; }
 `
 
 // installFakeClaude puts fakeClaude first on PATH as claude.

@@ -377,14 +377,7 @@ func silentListener(t *testing.T) string {
 // permissionAsker stands in for Claude Code at a permission dialog: it
 // calls its PermissionRequest hook as Claude does, then reads one key, as
 // Claude's dialog does, and writes it to answer.txt.
-const permissionAsker = `#!/bin/sh
-settings=
-while [ $# -gt 0 ]; do
-	case "$1" in --settings) settings=$2; shift ;; esac
-	shift
-done
-hook=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$settings" | head -n 1)
-printf '%s' '{"hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":{"file_path":"'"$PWD"'/docs/plan.md","content":"the plan"}}' | sh -c "$hook"
+const permissionAsker = claudeHooks + `call '{"hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":{"file_path":"'"$PWD"'/docs/plan.md","content":"the plan"}}'
 stty -icanon -echo min 1
 printf 'Do you want to create plan.md?\n 1. Yes\n 2. No\n'
 key=$(dd bs=1 count=1 2>/dev/null)
@@ -533,6 +526,20 @@ func (d *testDNS) resolver() *net.Resolver {
 	}}
 }
 
+// runHub runs h until the test ends.
+func runHub(t *testing.T, h *hub.Hub) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
 // TestHubDiscoversByDNS follows the workspaces a name's records give, as
 // a headless Service's do: a workspace added, one removed, one replaced
 // at a new address; then SRV records, each with its own port.
@@ -565,16 +572,7 @@ func TestHubDiscoversByDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runHub(t, h)
 	reachable := func(want ...*testWorkspace) func() bool {
 		return func() bool {
 			in := h.Inbox()
@@ -618,16 +616,7 @@ func TestHubDiscoversByDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sctx, scancel := context.WithCancel(context.Background())
-	sdone := make(chan struct{})
-	go func() {
-		defer close(sdone)
-		hs.Run(sctx)
-	}()
-	defer func() {
-		scancel()
-		<-sdone
-	}()
+	runHub(t, hs)
 	testutil.Eventually(t, waitTimeout, "the SRV records' workspaces", func() bool {
 		in := hs.Inbox()
 		return len(in.Workspaces) == 2 && in.Workspaces[0].Reachable && in.Workspaces[1].Reachable
