@@ -24,7 +24,8 @@
 //   worker with Allow, Deny and Open; the worker's Allow answers through
 //   the hub and the stand-in receives Claude's "1"; its question follows as
 //   a notification with Open, which opens the session's own page; a reply
-//   from the list reaches it.
+//   from the list reaches it; a stale notification's Allow is refused,
+//   which a notification says.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -462,6 +463,21 @@ uiTest('hub notifications: a permission\'s Allow answers through the hub, a ques
   await waitFor(async () => (await r.getAttribute('data-needs-input')) === 'false', { message: 'the planner no longer waiting' });
   await waitFor(async () => (await notifications(page)).length === 0, { message: 'the question\'s notification withdrawn' });
   assert.equal(await page.title(), 'agentmux hub');
+
+  // A stale notification's Allow (the planner no longer asks): the hub
+  // passes on alice's refusal, which a notification of its own says, and
+  // nothing is typed.
+  const stale = await worker.evaluate(async (d) => {
+    await self.registration.showNotification('planner (alice) asks to use Write', { tag: 'stale', body: 'docs/plan.md', data: d });
+    const [note] = await self.registration.getNotifications({ tag: 'stale' });
+    await self.agentmuxNotificationClick(note, 'allow');
+    return (await self.registration.getNotifications()).map((x) => ({ title: x.title, body: x.body, data: x.data }));
+  }, { ...n.data });
+  assert.equal(stale.length, 1, JSON.stringify(stale));
+  assert.equal(stale[0].title, 'planner (alice): not answered');
+  assert.match(stale[0].body, /no longer waits/);
+  assert.equal(stale[0].data.openUrl, n.data.openUrl, 'its click opens the session');
+  assert.equal((await received(alice)).filter((x) => x === '1').length, 1, 'no second "1"');
 });
 
 uiTest('hub: a lost connection is said, the list stays, and the page catches up once the hub is back', {

@@ -78,10 +78,10 @@ export class Filters {
   /** The filters live in the side panel on a desktop and in the sheet on a phone. */
   private place(): void {
     if (NARROW.matches) {
-      if (block(this.body) !== this.block) this.body.append(this.block);
+      if (filtersIn(this.body) !== this.block) this.body.append(this.block);
     } else {
       if (this.sheet.open) this.sheet.close();
-      if (block(this.side) !== this.block) this.side.append(this.block);
+      if (filtersIn(this.side) !== this.block) this.side.append(this.block);
     }
   }
 
@@ -148,8 +148,8 @@ export class Filters {
   }
 }
 
-/** The filter block inside el, if it is there. */
-function block(el: HTMLElement): Element | null {
+/** The filters' block inside el, if it is there. */
+function filtersIn(el: HTMLElement): Element | null {
   return el.querySelector('.hub-filters');
 }
 

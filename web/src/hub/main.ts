@@ -54,6 +54,11 @@ const empty = byId('hub-empty');
 const updated = byId('hub-updated');
 const connState = byId('conn-state');
 
+const banner = new ConnectionBanner(
+  { banner: byId('banner-connection'), text: byId('banner-connection-text'), retry: byId<HTMLButtonElement>('retry') },
+  'the hub',
+  () => ws.retry(),
+);
 const ws = new WsClient<InboxMessage, never>({
   url: wsURL(),
   heartbeats: false,
@@ -71,11 +76,6 @@ const ws = new WsClient<InboxMessage, never>({
     connState.textContent = ws.state;
   },
 });
-const banner = new ConnectionBanner(
-  { banner: byId('banner-connection'), text: byId('banner-connection-text'), retry: byId<HTMLButtonElement>('retry') },
-  'the hub',
-  () => ws.retry(),
-);
 
 window.__agentmuxHub = {
   loaded: () => inbox.loaded,
