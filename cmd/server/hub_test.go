@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/miekg/dns"
 
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/hub"
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/wire"
@@ -46,12 +47,18 @@ type testWorkspace struct {
 // port) with token (none when empty).
 func startWorkspace(t *testing.T, addr, token, name string) *testWorkspace {
 	t.Helper()
+	w := newWorkspace(t, token, name)
+	w.start(t, addr)
+	return w
+}
+
+// newWorkspace makes a workspace's directories and flags; start starts it.
+func newWorkspace(t *testing.T, token, name string) *testWorkspace {
 	w := &testWorkspace{dir: t.TempDir(), data: t.TempDir(), token: token, name: name}
 	w.args = []string{"--workspace", w.dir, "--data-dir", w.data, "--agent", "shell", "--name", name, "--question-quiet", "200ms"}
 	if token != "" {
 		w.args = append(w.args, "--token", token)
 	}
-	w.start(t, addr)
 	return w
 }
 
@@ -89,12 +96,19 @@ func (w *testWorkspace) do(t *testing.T, method, path, body string, v any) int {
 // create starts a session running script in sh and returns its id.
 func (w *testWorkspace) create(t *testing.T, name, script string) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"name": name, "command": []string{"sh", "-c", script}})
+	return w.createWith(t, map[string]any{"name": name, "command": []string{"sh", "-c", script}})
+}
+
+// createWith creates the session req describes and returns its id.
+func (w *testWorkspace) createWith(t *testing.T, req map[string]any) string {
+	t.Helper()
+	name := req["name"]
+	body, _ := json.Marshal(req)
 	var out struct {
 		Session wire.Session `json:"session"`
 	}
 	if code := w.do(t, http.MethodPost, "/api/sessions", string(body), &out); code != http.StatusCreated {
-		t.Fatalf("create %s: status %d", name, code)
+		t.Fatalf("create %v: status %d", name, code)
 	}
 	return out.Session.ID
 }
@@ -779,4 +793,24 @@ func TestHubSignIn(t *testing.T) {
 			t.Errorf("the inbox with the token in %s: %d, want %d", name, resp.StatusCode, want)
 		}
 	}
+}
+
+// TestHubShowsBranchAndChanges: a worktree session's branch and the lines
+// its agent changed reach the inbox, from the session and its diffs.
+func TestHubShowsBranchAndChanges(t *testing.T) {
+	apitest.SkipWithoutGit(t)
+	w := newWorkspace(t, "", "repo")
+	apitest.InitRepo(t, w.dir)
+	w.start(t, "127.0.0.1:0")
+	id := w.createWith(t, map[string]any{
+		"name":     "feature",
+		"command":  []string{"sh", "-c", `printf 'one\ntwo\nthree\n' > notes.txt; sed -i 1d README.md; sleep 600`},
+		"worktree": map[string]string{"branch": "feature/hub"},
+	})
+	h := startHub(t, "--peer", w.url())
+	testutil.Eventually(t, waitTimeout, "the branch and the changes in the inbox", func() bool {
+		in := h.inbox(t)
+		return len(in.Sessions) == 1 && in.Sessions[0].ID == id && in.Sessions[0].Branch == "feature/hub" &&
+			in.Sessions[0].Additions == 3 && in.Sessions[0].Deletions == 1
+	})
 }
