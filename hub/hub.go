@@ -252,6 +252,23 @@ func (h *Hub) reached(w *workspace, name string, list []wire.Session) {
 	h.changedLocked()
 }
 
+// active takes the sessions' last activity from a listing of w's; the
+// rest of their state comes from its events, in order.
+func (h *Hub) active(w *workspace, list []wire.Session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	changed := false
+	for _, s := range list {
+		if r := w.sessions[s.ID]; r != nil && s.LastActivityAt.After(r.s.LastActivityAt) {
+			r.s.LastActivityAt = s.LastActivityAt
+			changed = true
+		}
+	}
+	if changed {
+		h.changedLocked()
+	}
+}
+
 // lost records that w cannot be reached, and why. Its sessions go from
 // the inbox: what they show now is not known.
 func (h *Hub) lost(w *workspace, err error) {

@@ -173,6 +173,17 @@ func TestPages(t *testing.T) {
 			t.Fatalf("after a status and a diff: %+v", m.Sessions)
 		}
 	}
+	// A listing brings a later last activity, which events do not carry;
+	// an earlier one changes nothing.
+	later := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	h.active(w, []wire.Session{{ID: "s1", LastActivityAt: later}, {ID: "unknown", LastActivityAt: later}})
+	if m := read(); len(m.Sessions) != 1 || !m.Sessions[0].LastActivityAt.Equal(later) {
+		t.Errorf("after a listing: %+v", m.Sessions)
+	}
+	h.active(w, []wire.Session{{ID: "s1", LastActivityAt: later.Add(-time.Minute)}})
+	if in := h.Inbox(); !in.Sessions[0].LastActivityAt.Equal(later) {
+		t.Errorf("an older listing moved the last activity back to %v", in.Sessions[0].LastActivityAt)
+	}
 	h.mu.Lock()
 	delete(h.workspaces, w.peer.URL) // not Run's: it has no goroutine to stop
 	h.mu.Unlock()

@@ -57,6 +57,10 @@ const (
 	// maxMessage bounds a message read from a workspace: its largest are
 	// session lists and diffs of bounded length.
 	maxMessage = 4 << 20
+	// activityEvery is how often a connected workspace's sessions are
+	// listed again for their last activity, which its events do not
+	// carry: a session printing for an hour changes no status.
+	activityEvery = 30 * time.Second
 )
 
 // workspace is one workspace the hub follows: its peer, and the one
@@ -159,6 +163,8 @@ func (w *workspace) connect(ctx context.Context, h *Hub, log *slog.Logger) error
 	}
 	h.reached(w, cfg.Name, list.Sessions)
 	log.Info("workspace reached", "name", cfg.Name, "sessions", len(list.Sessions))
+	stopListing := w.listActivity(ctx, h, token, log)
+	defer stopListing()
 
 	conn.SetPingHandler(func(data string) error {
 		if err := conn.SetReadDeadline(time.Now().Add(readWait)); err != nil {
@@ -186,6 +192,38 @@ func (w *workspace) connect(ctx context.Context, h *Hub, log *slog.Logger) error
 			return fmt.Errorf("connection lost: %w", err)
 		}
 		h.apply(w, data)
+	}
+}
+
+// listActivity lists the workspace's sessions every activityEvery, for
+// their last activity, until the function it returns is called; that
+// function returns once the lister has ended.
+func (w *workspace) listActivity(ctx context.Context, h *Hub, token string, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(activityEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var list struct {
+				Sessions []wire.Session `json:"sessions"`
+			}
+			if err := h.get(ctx, w.peer, token, "/api/sessions", &list); err != nil {
+				log.Debug("list the sessions for their activity", "err", err)
+				continue // the WebSocket says when the workspace is gone
+			}
+			h.active(w, list.Sessions)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }
 
