@@ -39,6 +39,8 @@ type serverOptions struct {
 	Scrollback int64
 	// MaxSessions, when not 0, is its --max-sessions.
 	MaxSessions int
+	// Args are more flags, given after the others.
+	Args []string
 }
 
 // serverProc is a server the benchmark started. Its one goroutine waits
@@ -67,7 +69,14 @@ func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
 	if o.MaxSessions > 0 {
 		args = append(args, "--max-sessions", strconv.Itoa(o.MaxSessions))
 	}
-	cmd := exec.Command(o.Bin, args...)
+	return startProcess(ctx, o.Bin, append(args, o.Args...), listenRE)
+}
+
+// startProcess starts bin with args, a server that logs where it listens
+// in a line listen matches (its first group the URL), and waits until it
+// does.
+func startProcess(ctx context.Context, bin string, args []string, listen *regexp.Regexp) (*serverProc, error) {
+	cmd := exec.Command(bin, args...)
 	// A group of its own: Ctrl+C at the terminal reaches the benchmark,
 	// which stops the server itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -79,11 +88,11 @@ func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	p := &serverProc{cmd: cmd, log: newLogWatch(), done: make(chan struct{})}
+	p := &serverProc{cmd: cmd, log: newLogWatch(listen), done: make(chan struct{})}
 	cmd.Stderr = p.log
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start server %s: %w", o.Bin, err)
+		return nil, fmt.Errorf("start server %s: %w", bin, err)
 	}
 	go func() {
 		_ = cmd.Wait() // the exit status is read from ProcessState
@@ -98,10 +107,10 @@ func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
 		p.url, p.listening = p.log.listenURL()
 		return p, nil
 	case <-p.done:
-		return nil, fmt.Errorf("server %s exited with %v before listening; its log:\n%s", o.Bin, cmd.ProcessState, p.log.tail())
+		return nil, fmt.Errorf("server %s exited with %v before listening; its log:\n%s", bin, cmd.ProcessState, p.log.tail())
 	case <-t.C:
 		p.kill()
-		return nil, fmt.Errorf("server %s did not listen within %v; its log:\n%s", o.Bin, startTimeout, p.log.tail())
+		return nil, fmt.Errorf("server %s did not listen within %v; its log:\n%s", bin, startTimeout, p.log.tail())
 	case <-ctx.Done():
 		p.kill()
 		return nil, fmt.Errorf("start server: %w", context.Cause(ctx))
@@ -169,14 +178,21 @@ func (p *serverProc) close() {
 }
 
 // listenRE finds the address in the server's start-up line (cmd/server/
-// main.go: log.Info("agentmux listening", "url", ...)).
-var listenRE = regexp.MustCompile(`msg="agentmux listening".*\burl=(http://\S+?)/?(\s|$)`)
+// main.go: log.Info("agentmux listening", "url", ...)), and hubListenRE
+// in agentmux hub's (cmd/server/hubmode.go).
+var (
+	listenRE    = regexp.MustCompile(`msg="agentmux listening".*\burl=(http://\S+?)/?(\s|$)`)
+	hubListenRE = regexp.MustCompile(`msg="agentmux hub listening".*\burl=(http://\S+?)/?(\s|$)`)
+)
 
 // logWatch collects a server's stderr, keeping its end for error
 // messages, and notices the line saying where it listens. The process's
 // output copier writes to it while the benchmark reads it.
 type logWatch struct {
 	ready chan struct{} // closed when the listen line has come
+	// listen matches the listen line, its first group the URL; nil
+	// looks for none.
+	listen *regexp.Regexp
 
 	// mu protects the fields below.
 	mu      sync.Mutex
@@ -189,7 +205,9 @@ type logWatch struct {
 // logLines is how many lines of a server's log are kept.
 const logLines = 40
 
-func newLogWatch() *logWatch { return &logWatch{ready: make(chan struct{})} }
+func newLogWatch(listen *regexp.Regexp) *logWatch {
+	return &logWatch{ready: make(chan struct{}), listen: listen}
+}
 
 func (w *logWatch) Write(p []byte) (int, error) {
 	now := time.Now()
@@ -203,8 +221,8 @@ func (w *logWatch) Write(p []byte) (int, error) {
 		}
 		line := string(w.partial[:i])
 		w.partial = w.partial[i+1:]
-		if w.url == "" {
-			if m := listenRE.FindStringSubmatch(line); m != nil {
+		if w.url == "" && w.listen != nil {
+			if m := w.listen.FindStringSubmatch(line); m != nil {
 				w.url, w.at = m[1], now
 				close(w.ready)
 			}

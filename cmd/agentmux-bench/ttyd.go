@@ -63,7 +63,7 @@ func (p *ttydPeer) start(ctx context.Context, argv []string) (*ttydConn, func(),
 	}
 	args := append([]string{"--writable", "--once", "--interface", "127.0.0.1", "--port", strconv.Itoa(port), "--debug", "3"}, argv...)
 	cmd := exec.Command(p.bin, args...)
-	out := newLogWatch()
+	out := newLogWatch(nil)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start ttyd: %w", err)
