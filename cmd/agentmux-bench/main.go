@@ -20,7 +20,11 @@
 //  8. scale: the server's memory, CPU and disk writes with 4, 16 and 32
 //     sessions followed by two clients each, their rings full, then
 //     trickling, then printing a build log, then quiet (only with a
-//     server it starts itself, one for each count).
+//     server it starts itself, one for each count);
+//  9. hub: agentmux hub following 50 workspaces of 4 sessions each whose
+//     statuses change every few seconds: how soon a session's wait shows
+//     on the hub's page, and the hub's memory and CPU (only with
+//     --server-bin, which it starts as the workspaces and as the hub).
 //
 // The workloads are programs that run as sessions and read files this
 // tool writes, so the server must run on this machine. Usage:
@@ -70,9 +74,10 @@ const (
 	mAbuse      = "abuse"
 	mRestart    = "restart"
 	mScale      = "scale"
+	mHub        = "hub"
 )
 
-var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mAbuse, mRestart, mScale}
+var allMeasurements = []string{mThroughput, mEcho, mFlood, mFanout, mRSS, mAbuse, mRestart, mScale, mHub}
 
 // options are the command line's. Sizes are in bytes, rates in bytes per
 // second.
@@ -107,6 +112,9 @@ type options struct {
 	ScaleSessions []int
 	ScaleWindow   time.Duration
 	ScaleAfter    time.Duration
+	HubWorkspaces int
+	HubSessions   int
+	HubWindow     time.Duration
 }
 
 // defaults returns the options of a full run, or of a quick one. The
@@ -121,6 +129,7 @@ func defaults(quick bool) options {
 			FloodRate: 64e6, Clients: 20, FanoutBytes: 8 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 4 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 			AbuseRequests: 100, AbuseWSConns: 10, AbuseWSFrames: 20, AbuseKeys: 50,
 			ScaleSessions: []int{4, 16}, ScaleWindow: defaultSettle, ScaleAfter: scaleAfter,
+			HubWorkspaces: 20, HubSessions: 4, HubWindow: 20 * time.Second,
 		}
 	}
 	return options{
@@ -128,6 +137,7 @@ func defaults(quick bool) options {
 		FloodRate: 64e6, Clients: 20, FanoutBytes: 32 << 20, FanoutRate: 4e6, RSSClients: 11, RSSFloodBytes: 8 << 20, RSSSettle: defaultSettle, Scrollback: 1 << 20,
 		AbuseRequests: 250, AbuseWSConns: 20, AbuseWSFrames: 50, AbuseKeys: 50,
 		ScaleSessions: []int{4, 16, 32}, ScaleWindow: 10 * time.Second, ScaleAfter: scaleAfter,
+		HubWorkspaces: 50, HubSessions: 4, HubWindow: time.Minute,
 	}
 }
 
@@ -167,6 +177,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	intsVar(fs, &o.ScaleSessions, "scale-sessions", full.ScaleSessions, fmt.Sprintf("session counts of the scale measurement, rising, each on a server of its own started with --max-sessions set to it, each session with %d clients", scaleClients))
 	fs.DurationVar(&o.ScaleWindow, "scale-window", full.ScaleWindow, "how long the scale measurement counts the server's CPU and disk writes, while the sessions trickle, while they print and once they are quiet; keep it above the server's --save-interval, so a save counts")
 	fs.DurationVar(&o.ScaleAfter, "scale-after", full.ScaleAfter, "how long after the sessions stop printing the scale measurement reads the server's RSS, against what the idle sessions need")
+	fs.IntVar(&o.HubWorkspaces, "hub-workspaces", full.HubWorkspaces, "workspace servers the hub measurement starts and the hub follows")
+	fs.IntVar(&o.HubSessions, "hub-sessions", full.HubSessions, fmt.Sprintf("sessions of each of the hub measurement's workspaces, each asking a question that is answered %v to %v later, then working %v to %v", hubHoldMin, hubHoldMax, hubWorkMin, hubWorkMax))
+	fs.DurationVar(&o.HubWindow, "hub-window", full.HubWindow, "how long the hub measurement times the waits and counts the hub's CPU")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "agentmux-bench measures a running agentmux over HTTP and its WebSocket.\n\n")
 		fmt.Fprintf(stderr, "Usage:\n  agentmux-bench --server-bin /tmp/agentmux [flags]\n  agentmux-bench --addr 127.0.0.1:8080 [--token T] [flags]\n\n")
@@ -201,6 +214,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"abuse-keys":     func() { o.AbuseKeys = q.AbuseKeys },
 			"scale-sessions": func() { o.ScaleSessions = q.ScaleSessions },
 			"scale-window":   func() { o.ScaleWindow = q.ScaleWindow },
+			"hub-workspaces": func() { o.HubWorkspaces = q.HubWorkspaces },
+			"hub-window":     func() { o.HubWindow = q.HubWindow },
 		} {
 			if !given[name] {
 				apply()
@@ -235,6 +250,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("--flood-rate must be above 0 and --fanout-rate not below 0")
 	case o.Scrollback < 1<<10:
 		return options{}, errors.New("--scrollback must be at least 1KiB")
+	case o.HubWorkspaces < 1 || o.HubSessions < 1 || o.HubWindow <= 0:
+		return options{}, errors.New("--hub-workspaces and --hub-sessions must be at least 1, and --hub-window above 0")
 	}
 	if o.Addr == "" && o.ServerBin == "" {
 		o.Addr = "127.0.0.1:8080"
@@ -342,10 +359,10 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 	// The memory measurement goes first, while the server has not yet
 	// grown for the other workloads; the abuse last on the shared server,
 	// since it may leave it grown or slowed (the restart and scale
-	// measurements have servers of their own). Scale goes last of all:
-	// its many printing sessions load the machine, and the load they
+	// measurements have servers of their own). Scale and the hub go last
+	// of all: their many sessions load the machine, and the load they
 	// leave would weigh on whatever came after.
-	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mAbuse, mRestart, mScale}
+	order := []string{mRSS, mThroughput, mEcho, mFlood, mFanout, mAbuse, mRestart, mScale, mHub}
 	for _, m := range order {
 		if !slices.Contains(o.Only, m) {
 			continue
@@ -411,6 +428,14 @@ func bench(ctx context.Context, o options, stderr io.Writer) (*report, error) {
 				}
 				r, err := measureScale(ctx, e, srvOpts, scaleOptions{Sessions: o.ScaleSessions, Window: o.ScaleWindow, Settle: o.RSSSettle, After: o.ScaleAfter})
 				rep.Scale = r
+				return err
+			case mHub:
+				if o.ServerBin == "" {
+					rep.skip(m, "needs --server-bin: the tool starts the workspaces and the hub from it")
+					return nil
+				}
+				r, err := measureHub(ctx, e, o.ServerBin, hubOptions{Workspaces: o.HubWorkspaces, Sessions: o.HubSessions, Window: o.HubWindow, Settle: o.RSSSettle})
+				rep.Hub = r
 				return err
 			}
 			return nil

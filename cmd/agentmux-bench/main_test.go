@@ -100,7 +100,8 @@ func TestQuickRun(t *testing.T) {
 		"--file-size", "512KiB", "--keys", "100", "--typed-keys", "20", "--flood-duration", "300ms", "--flood-rate", "2",
 		"--clients", "20", "--fanout-size", "900KiB", "--fanout-rate", "2", "--rss-flood-size", "512KiB", "--rss-settle", "300ms",
 		"--abuse-requests", "10", "--abuse-ws", "2", "--abuse-frames", "3", "--abuse-keys", "10",
-		"--scale-sessions", "1", "--scale-window", "300ms", "--scale-after", "1s")
+		"--scale-sessions", "1", "--scale-window", "300ms", "--scale-after", "1s",
+		"--hub-workspaces", "2", "--hub-sessions", "2", "--hub-window", "3s")
 	if code != 0 {
 		t.Fatalf("exit code %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -112,6 +113,7 @@ func TestQuickRun(t *testing.T) {
 		"server RSS", "+ 11 acknowledging clients", "after each session printed 512 KiB more", "restart to 4 sessions listed",
 		"abuse: 10 POST /api/sessions of 1 MiB", "a client's keystroke echo", "a fresh client attaching after 7 prompts of 64 KiB",
 		"scale: 1 sessions with full rings, 2 acknowledging clients each",
+		"hub: 2 workspaces of 2 sessions, a wait from the workspace to the hub's page", "hub: its RSS and CPU meanwhile",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -126,7 +128,7 @@ func TestQuickRun(t *testing.T) {
 	if err := json.Unmarshal(b, &keys); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%s", err, b)
 	}
-	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "abuse", "restart", "scale"} {
+	for _, k := range []string{"date", "goos", "goarch", "numCPU", "goVersion", "server", "throughput", "echo", "flood", "fanout", "rss", "abuse", "restart", "scale", "hub"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -268,6 +270,20 @@ func TestQuickRun(t *testing.T) {
 		t.Errorf("scale, 1 session: %+v", s)
 	}
 
+	// Two workspaces, one with a token, of two sessions each: the first
+	// questions come in the first 4.2 s, drawn from a fixed seed, so some
+	// fall in the window; the hub shows every one (a wait lasts a second
+	// at least).
+	if h := r.Hub; h == nil {
+		t.Error("no hub")
+	} else if h.Workspaces != 2 || h.SessionsPerWorkspace != 2 || h.TokenWorkspaces != 1 || h.HubPID == 0 || h.WindowSeconds < 3 ||
+		h.Waits == 0 || h.Shown != h.Waits || h.Missed != 0 || h.MissedShort != 0 || h.LatencyP50Ms <= 0 || h.LatencyP99Ms < h.LatencyP50Ms ||
+		h.LatencyMaxMs < h.LatencyP99Ms || h.StatusChanges < h.Waits || h.InboxMessages == 0 || h.InboxMeanBytes <= 0 ||
+		h.FollowingMiB <= 0 || h.LoadPeakMiB < h.LoadMedianMiB || h.PeakMiB < max(h.LoadPeakMiB, h.SettledMiB, h.FollowingMiB) ||
+		h.SettledMiB <= 0 || h.RSSGoalMiB != 64 || h.LatencyGoalMs != 1000 || h.MachineBusyCores <= 0 || h.HubExitCode != 0 || h.HubStopMs <= 0 {
+		t.Errorf("hub %+v", h)
+	}
+
 	if s := r.Restart; s == nil {
 		t.Error("no restart")
 	} else if s.ExitCode != 0 || s.ShutdownMs <= 0 || s.RestartListeningMs <= 0 || s.RestartListedMs < s.RestartListeningMs ||
@@ -404,6 +420,12 @@ func TestParseFlags(t *testing.T) {
 	if o, err = parseFlags(nil, &bytes.Buffer{}); err != nil || !slices.Equal(o.ScaleSessions, []int{4, 16, 32}) || o.ScaleWindow != 10*time.Second {
 		t.Errorf("scale defaults %v, window %v (%v); want 4,16,32 and 10s", o.ScaleSessions, o.ScaleWindow, err)
 	}
+	if o, err = parseFlags(nil, &bytes.Buffer{}); err != nil || o.HubWorkspaces != 50 || o.HubSessions != 4 || o.HubWindow != time.Minute {
+		t.Errorf("hub defaults %d workspaces of %d sessions, window %v (%v); want 50 of 4 and 1m", o.HubWorkspaces, o.HubSessions, o.HubWindow, err)
+	}
+	if o, err = parseFlags([]string{"--quick", "--hub-window", "5s"}, &bytes.Buffer{}); err != nil || o.HubWorkspaces != 20 || o.HubSessions != 4 || o.HubWindow != 5*time.Second {
+		t.Errorf("--quick --hub-window 5s: %d workspaces of %d sessions, window %v (%v); want 20 of 4 and 5s", o.HubWorkspaces, o.HubSessions, o.HubWindow, err)
+	}
 	for _, bad := range [][]string{
 		{"--addr", "x:1", "--server-bin", "y"},
 		{"--scale-sessions", "16,4"},
@@ -420,6 +442,9 @@ func TestParseFlags(t *testing.T) {
 		{"--rss-flood-size", "12"},
 		{"--abuse-requests", "0"},
 		{"--abuse-ws", "0"},
+		{"--hub-workspaces", "0"},
+		{"--hub-sessions", "0"},
+		{"--hub-window", "0s"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {

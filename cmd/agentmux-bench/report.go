@@ -40,6 +40,7 @@ type report struct {
 	Abuse      *abuseResult      `json:"abuse,omitempty"`
 	Restart    *restartResult    `json:"restart,omitempty"`
 	Scale      *scaleResult      `json:"scale,omitempty"`
+	Hub        *hubResult        `json:"hub,omitempty"`
 
 	// Skipped and Failed name measurements not made, with the reason.
 	Skipped map[string]string `json:"skipped,omitempty"`
@@ -206,6 +207,9 @@ func (r *report) rows() [][2]string {
 	}
 	if sc := r.Scale; sc != nil {
 		rows = append(rows, scaleRows(sc, r.NumCPU)...)
+	}
+	if h := r.Hub; h != nil {
+		rows = append(rows, hubRows(h, r.NumCPU)...)
 	}
 	if a := r.Abuse; a != nil {
 		rows = append(rows, abuseRows(a)...)
