@@ -388,6 +388,22 @@ func (l *hubLog) addInbox(at time.Time, size int, m inboxMessage) {
 	l.inbox.observe(at, size, m)
 }
 
+// asked counts the sessions that have waited: that asked a question.
+// mu must be held.
+func (l *hubLog) asked() int {
+	n := 0
+	for _, st := range l.statuses {
+		seen := map[string]bool{}
+		for _, s := range st {
+			if s.status == statusWaiting && !seen[s.session] {
+				seen[s.session] = true
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // waits returns every workspace's waits so far.
 func (l *hubLog) waits() []waitSeen {
 	l.mu.Lock()
@@ -437,7 +453,7 @@ func uniform(rng *mrand.Rand, lo, hi time.Duration) time.Duration {
 // fresh directories with o.Sessions sessions, and a hub following them
 // all; it times each wait from its workspace to the hub's page over
 // o.Window, and reads the hub's RSS and CPU.
-func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (_ *hubResult, err error) {
+func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (*hubResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout+o.Window+hubGrace+max(settleMax, 3*o.Settle))
 	defer cancel()
 	r := &hubResult{
@@ -466,9 +482,11 @@ func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (_ *
 			"--agent", "shell", "--question-quiet", hubQuestionQuiet.String(), "--name", name,
 		}}
 		if i%2 == 0 {
-			if so.Token, err = newToken(); err != nil {
+			tok, err := newToken()
+			if err != nil {
 				return nil, err
 			}
+			so.Token = tok
 		}
 		srv, _, err := startFreshServer(ctx, dir, name+"-", so)
 		if err != nil {
@@ -557,10 +575,12 @@ func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (_ *
 	conns = append(conns, page)
 	wg.Go(func() { failed("read the hub's page", readInbox(page, log)) })
 
-	// The hub reaches every workspace; then the sessions start.
-	err = waitLog(ctx, log, func(in *inboxSeen) (bool, string) {
-		n, why := in.reachable()
-		return n == len(wss) && len(in.last.Workspaces) == len(wss),
+	// The hub reaches every workspace; then the sessions start, and the
+	// window once every one has asked its first question, and the hub
+	// lists them all.
+	err = waitLog(ctx, log, func(l *hubLog) (bool, string) {
+		n, why := l.inbox.reachable()
+		return n == len(wss) && len(l.inbox.last.Workspaces) == len(wss),
 			fmt.Sprintf("%d of %d workspaces reached; %s", n, len(wss), strings.Join(why, "; "))
 	})
 	if err != nil {
@@ -571,19 +591,22 @@ func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (_ *
 		return nil, err
 	}
 	r.FollowingMiB = mib(following)
+	e.logf("hub: the hub reached the %d workspaces after %.1f s, its RSS %.1f MiB; starting %d sessions in each",
+		len(wss), time.Since(began).Seconds(), r.FollowingMiB, o.Sessions)
 	if err := createHubSessions(ctx, wss, o.Sessions); err != nil {
 		return nil, err
 	}
-	err = waitLog(ctx, log, func(in *inboxSeen) (bool, string) {
-		return len(in.last.Sessions) == len(wss)*o.Sessions,
-			fmt.Sprintf("the hub lists %d of %d sessions", len(in.last.Sessions), len(wss)*o.Sessions)
+	all := len(wss) * o.Sessions
+	err = waitLog(ctx, log, func(l *hubLog) (bool, string) {
+		asked := l.asked()
+		return len(l.inbox.last.Sessions) == all && asked == all,
+			fmt.Sprintf("the hub lists %d of %d sessions, %d asked their first question", len(l.inbox.last.Sessions), all, asked)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the hub listing the sessions: %w", err)
+		return nil, fmt.Errorf("the sessions' start: %w", err)
 	}
 	r.StartSeconds = time.Since(began).Seconds()
-	e.logf("hub: following %d workspaces of %d sessions after %.1f s, RSS %.1f MiB before the sessions; measuring for %v",
-		len(wss), o.Sessions, r.StartSeconds, r.FollowingMiB, o.Window)
+	e.logf("hub: every session asked its first question after %.1f s; measuring for %v", r.StartSeconds, o.Window)
 
 	// The window.
 	pids := make([]int, len(wss))
@@ -748,17 +771,17 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// waitLog waits until ready holds of the hub's page as last seen,
-// looking every 20 ms for up to hubReadyTimeout; ready also says where
-// things stand, for the error.
-func waitLog(ctx context.Context, log *hubLog, ready func(*inboxSeen) (bool, string)) error {
+// waitLog waits until ready holds of what the readers saw, looking
+// every 20 ms for up to hubReadyTimeout; ready, called with log.mu held,
+// also says where things stand, for the error.
+func waitLog(ctx context.Context, log *hubLog, ready func(*hubLog) (bool, string)) error {
 	deadline := time.NewTimer(hubReadyTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		log.mu.Lock()
-		ok, state := ready(&log.inbox)
+		ok, state := ready(log)
 		log.mu.Unlock()
 		if ok {
 			return nil
