@@ -29,7 +29,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { SERVER_DOWN_CONSOLE, initGitRepo, screenshot, sel, tempDir, uiTest, waitFor } from './harness.mjs';
 
@@ -45,14 +44,12 @@ const QUIET = ['--question-quiet', '300ms'];
 const asks = (question, file) => ['sh', '-c', `printf "${question} "; read x; printf "%s" "$x" > ${file}; echo "read: $x"; exec sleep 120`];
 const busy = ['sh', '-c', 'echo working; exec sleep 600'];
 
-/** A port of 127.0.0.1 where nothing listens (it did a moment ago). */
-async function freePort() {
-  const srv = net.createServer();
-  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address();
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
+/**
+ * Where nothing listens: port 1 (tcpmux), below the ports a listener is
+ * given for port 0, so that no server of the test (the hub above all) can
+ * come to listen there, as on a port that was free a moment ago.
+ */
+const NOWHERE = 'http://127.0.0.1:1';
 
 /** A workspace's address as the hub has it: without the last '/'. */
 const base = (server) => server.url.replace(/\/$/, '');
@@ -69,7 +66,7 @@ async function setUp(fx, { aliceEnv = {}, aliceRepo = false } = {}) {
     fx.startServer({ token: 'bob-token-7c2d4e8f', flags: ['--name', 'bob', ...QUIET] }),
     fx.startServer({ token: 'carol-token-9a8b7c6d', flags: ['--name', 'carol', ...QUIET] }),
   ]);
-  const nowhere = `http://127.0.0.1:${await freePort()}`;
+  const nowhere = NOWHERE;
   const hub = await fx.startHub({
     peers: [
       { url: base(alice), token: alice.token },
@@ -91,6 +88,8 @@ async function waitUntilWaiting(server, id, waiting = true) {
 
 /** Opens the hub's page in page and waits for its first inbox. */
 async function openHub(page, hub) {
+  // Four servers and a browser on two cores: a step may take a while.
+  page.setDefaultTimeout(20_000);
   await page.goto(hub.url);
   await page.waitForFunction(() => window.__agentmuxHub && window.__agentmuxHub.loaded(), null, { timeout: 15_000 });
 }
