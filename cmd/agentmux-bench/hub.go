@@ -154,6 +154,12 @@ type hubResult struct {
 	BenchCPUPercent      float64 `json:"benchCPUPercent"`
 	MachineBusyCores     float64 `json:"machineBusyCores"`
 	MachineStealCores    float64 `json:"machineStealCores"`
+	// Derived by deriveHub: the hub's CPU time for each page message,
+	// and what of the machine's busy time was neither the hub, the
+	// workspace servers nor the bench: the sessions' programs, and
+	// other work on the machine.
+	HubCPUMsPerMessage float64 `json:"hubCPUMsPerMessage"`
+	OtherCPUPercent    float64 `json:"otherCPUPercent"`
 
 	// HubStopMs is from SIGTERM to the hub's exit, HubExitCode its code.
 	HubStopMs   float64 `json:"hubStopMs"`
@@ -677,6 +683,7 @@ func measureHub(ctx context.Context, e *benchEnv, bin string, o hubOptions) (*hu
 	log.inbox.window(from, to).fill(r)
 	log.mu.Unlock()
 	r.StatusChangesPerSecond = float64(r.StatusChanges) / seconds
+	deriveHub(r)
 	e.logf("hub: %d waits, %d shown: p50 %.0f ms, p99 %.0f ms, max %.0f ms; %d never shown (%d short); hub CPU %.1f %%, RSS median %.1f MiB, peak %.1f",
 		r.Waits, r.Shown, r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs, r.Missed+r.MissedShort, r.MissedShort, r.HubCPUPercent, r.LoadMedianMiB, r.LoadPeakMiB)
 
@@ -993,6 +1000,15 @@ func medianOf(vs []uint64) uint64 {
 	return s[(len(s)-1)/2]
 }
 
+// deriveHub fills in the figures derived from those measured.
+func deriveHub(r *hubResult) {
+	r.HubCPUMsPerMessage = 0
+	if r.InboxMessages > 0 {
+		r.HubCPUMsPerMessage = 1e3 * r.HubCPUSeconds / float64(r.InboxMessages)
+	}
+	r.OtherCPUPercent = max(0, 100*r.MachineBusyCores-r.HubCPUPercent-r.WorkspacesCPUPercent-r.BenchCPUPercent)
+}
+
 // hubRows are the hub measurement's rows: how soon a wait shows, and
 // what the hub costs.
 func hubRows(h *hubResult, cpus int) [][2]string {
@@ -1029,9 +1045,9 @@ func hubRows(h *hubResult, cpus int) [][2]string {
 		moving = fmt.Sprintf(" (still moving after %.0f s)", h.SettledSeconds)
 	}
 	add("hub: its RSS and CPU meanwhile",
-		"RSS %.1f MiB following the workspaces before their sessions, %.1f median and %.1f peak in the window, %.1f at the most (goal under %g MiB: %s), %.1f settled after%s; CPU %.1f %% of a core; "+
-			"beside it the workspace servers %.1f %%, the bench %.1f %%, the machine busy %.1f of %d cores%s; SIGTERM to exit %s, exit %d",
-		h.FollowingMiB, h.LoadMedianMiB, h.LoadPeakMiB, h.PeakMiB, h.RSSGoalMiB, met(h.RSSMet), h.SettledMiB, moving, h.HubCPUPercent,
-		h.WorkspacesCPUPercent, h.BenchCPUPercent, h.MachineBusyCores, cpus, steal, millis(h.HubStopMs), h.HubExitCode)
+		"RSS %.1f MiB following the workspaces before their sessions, %.1f median and %.1f peak in the window, %.1f at the most (goal under %g MiB: %s), %.1f settled after%s; CPU %.1f %% of a core, %.1f ms a page message; "+
+			"beside it the workspace servers %.1f %%, the bench %.1f %%, the sessions' programs and other work %.0f %%: the machine busy %.1f of %d cores%s; SIGTERM to exit %s, exit %d",
+		h.FollowingMiB, h.LoadMedianMiB, h.LoadPeakMiB, h.PeakMiB, h.RSSGoalMiB, met(h.RSSMet), h.SettledMiB, moving, h.HubCPUPercent, h.HubCPUMsPerMessage,
+		h.WorkspacesCPUPercent, h.BenchCPUPercent, h.OtherCPUPercent, h.MachineBusyCores, cpus, steal, millis(h.HubStopMs), h.HubExitCode)
 	return rows
 }

@@ -181,7 +181,12 @@ func TestHubRows(t *testing.T) {
 		LatencyP50Ms: 31, LatencyP99Ms: 180, LatencyMeanMs: 40, LatencyMaxMs: 1250, LatencyGoalMs: 1000,
 		StatusChangesPerSecond: 83.3, InboxPerSecond: 30.1, InboxMeanBytes: 120 << 10, InboxGapP99Ms: 180, InboxGapMaxMs: 1500,
 		FollowingMiB: 14.7, LoadMedianMiB: 22.5, LoadPeakMiB: 30.25, PeakMiB: 30.5, RSSGoalMiB: 64, RSSMet: true, SettledMiB: 20, SettledSeconds: 30,
-		HubCPUPercent: 12.5, WorkspacesCPUPercent: 60, BenchCPUPercent: 15, MachineBusyCores: 1.9, MachineStealCores: 0.1, HubStopMs: 12, HubExitCode: 0,
+		HubCPUSeconds: 7.5, HubCPUPercent: 12.5, WorkspacesCPUPercent: 60, BenchCPUPercent: 15.2, MachineBusyCores: 1.9, MachineStealCores: 0.1, HubStopMs: 12, HubExitCode: 0,
+		InboxMessages: 1500,
+	}
+	deriveHub(h)
+	if math.Abs(h.HubCPUMsPerMessage-5) > 1e-9 || math.Abs(h.OtherCPUPercent-102.3) > 1e-9 {
+		t.Errorf("derived %v ms a message, %v %% other; want 5 and 102.3", h.HubCPUMsPerMessage, h.OtherCPUPercent)
 	}
 	rows := hubRows(h, 2)
 	if len(rows) != 2 {
@@ -196,8 +201,8 @@ func TestHubRows(t *testing.T) {
 			"the workspaces sent 83.3 statuses/s, the page got 30.1 messages/s of 120 KiB, p99 180 ms apart, at most 1.50 s",
 		}},
 		{"hub: its RSS and CPU meanwhile", []string{
-			"RSS 14.7 MiB following the workspaces before their sessions, 22.5 median and 30.2 peak in the window, 30.5 at the most (goal under 64 MiB: met), 20.0 settled after (still moving after 30 s); CPU 12.5 % of a core;",
-			"the workspace servers 60.0 %, the bench 15.0 %, the machine busy 1.9 of 2 cores, 0.1 taken by the host; SIGTERM to exit 12 ms, exit 0",
+			"RSS 14.7 MiB following the workspaces before their sessions, 22.5 median and 30.2 peak in the window, 30.5 at the most (goal under 64 MiB: met), 20.0 settled after (still moving after 30 s); CPU 12.5 % of a core, 5.0 ms a page message;",
+			"the workspace servers 60.0 %, the bench 15.2 %, the sessions' programs and other work 102 %: the machine busy 1.9 of 2 cores, 0.1 taken by the host; SIGTERM to exit 12 ms, exit 0",
 		}},
 	} {
 		if rows[i][0] != want.what {
