@@ -49,6 +49,7 @@ const notifier = new HubNotifier(() => you.name());
 const list = new InboxList(byId('hub-list'), byId('hub-problems'), { answer });
 const filters = new Filters(byId('hub-side'), byId('hub-filters'), { onChange: setFilter });
 byId('hub-summary').after(filters.button);
+const app = byId('app');
 const summary = byId('hub-summary');
 const empty = byId('hub-empty');
 const updated = byId('hub-updated');
@@ -107,6 +108,8 @@ function render(): void {
   const hiddenWaiting = inbox.sessions.filter(needsPerson).length - shown.filter(needsPerson).length;
   filters.render(filter, inbox.workspaces, inbox.counts(filter), shown.length, hiddenWaiting);
   list.renderProblems(inbox.workspaces);
+  // A column of branches only where a session shown has one.
+  app.dataset.branches = shown.some((s) => s.branch || s.additions || s.deletions) ? 'some' : 'none';
   list.render(shown);
   renderEmpty(shown.length);
   if (inbox.updatedAt) showAgo(updated, inbox.updatedAt, { prefix: 'updated ' });
