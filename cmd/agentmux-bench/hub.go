@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -125,6 +126,17 @@ type hubResult struct {
 	LatencyGoalMs float64 `json:"latencyGoalMs"`
 	// LatencyMet: p99 under the goal and no wait missed but short ones.
 	LatencyMet bool `json:"latencyMet"`
+	// ToHub and ToPage split the latency at the moment the hub says it
+	// learned of the wait (the inbox's waitingSince, by the hub's clock,
+	// which is the bench's): from the workspace's status reaching the
+	// bench to the hub applying it (below 0 when the hub read it
+	// first), and from there to the page's message reaching the bench
+	// (the hub's coalescing, its encoding and the write, and the
+	// bench's read). Each has its own percentiles: they do not add up.
+	ToHubP50Ms  float64 `json:"toHubP50Ms"`
+	ToHubP99Ms  float64 `json:"toHubP99Ms"`
+	ToPageP50Ms float64 `json:"toPageP50Ms"`
+	ToPageP99Ms float64 `json:"toPageP99Ms"`
 
 	// FollowingMiB is the hub's RSS once it reached every workspace,
 	// before their sessions; LoadMedianMiB and LoadPeakMiB the median
@@ -230,15 +242,24 @@ type inboxSession struct {
 	ID        string `json:"id"`
 	Status    string `json:"status"`
 	Reason    string `json:"reason"`
+	// WaitingSince is when the hub learned that the session waits, by
+	// the hub's clock, which is this machine's.
+	WaitingSince *time.Time `json:"waitingSince"`
 }
 
 // inboxSeen is what the hub's page was sent: when each wait first
 // showed, and each message's time and size.
 type inboxSeen struct {
-	shown    map[waitKey]time.Time
+	shown    map[waitKey]shownWait
 	messages []messageSeen
 	// last is the latest message.
 	last inboxMessage
+}
+
+// shownWait is when a wait first showed on the page, and when the hub
+// says it learned of it (zero when it did not say).
+type shownWait struct {
+	at, since time.Time
 }
 
 // messageSeen is one page message: when it came, and its size.
@@ -251,7 +272,7 @@ type messageSeen struct {
 // shows waiting, with a reason not shown before, shows that wait first.
 func (in *inboxSeen) observe(at time.Time, size int, m inboxMessage) {
 	if in.shown == nil {
-		in.shown = map[waitKey]time.Time{}
+		in.shown = map[waitKey]shownWait{}
 	}
 	in.messages = append(in.messages, messageSeen{at: at, size: size})
 	in.last = m
@@ -261,7 +282,11 @@ func (in *inboxSeen) observe(at time.Time, size int, m inboxMessage) {
 		}
 		k := waitKey{s.Workspace, s.ID, s.Reason}
 		if _, ok := in.shown[k]; !ok {
-			in.shown[k] = at
+			w := shownWait{at: at}
+			if s.WaitingSince != nil {
+				w.since = *s.WaitingSince
+			}
+			in.shown[k] = w
 		}
 	}
 }
@@ -327,22 +352,29 @@ func (w pageWindow) fill(r *hubResult) {
 // waitLatencies is how the waits of a window showed on the hub's page.
 type waitLatencies struct {
 	waits, missed, missedShort int
-	// latencies are those of the waits shown, sorted.
-	latencies []time.Duration
+	// latencies are those of the waits shown, sorted; toHub and toPage
+	// split them, for the waits the hub said when it learned of, at
+	// that moment: from the workspace to the hub, and from the hub to
+	// the page, each sorted.
+	latencies, toHub, toPage []time.Duration
 }
 
 // matchWaits finds each wait that began in [from, to) among those shown
 // and returns its latency; a wait not shown is missed, or missed short
 // when it ended within hubCoalesce of beginning.
-func matchWaits(waits []waitSeen, shown map[waitKey]time.Time, from, to time.Time) waitLatencies {
+func matchWaits(waits []waitSeen, shown map[waitKey]shownWait, from, to time.Time) waitLatencies {
 	var r waitLatencies
 	for _, w := range waits {
 		if w.began.Before(from) || !w.began.Before(to) {
 			continue
 		}
 		r.waits++
-		if at, ok := shown[w.key]; ok {
-			r.latencies = append(r.latencies, at.Sub(w.began))
+		if sh, ok := shown[w.key]; ok {
+			r.latencies = append(r.latencies, sh.at.Sub(w.began))
+			if !sh.since.IsZero() {
+				r.toHub = append(r.toHub, sh.since.Sub(w.began))
+				r.toPage = append(r.toPage, sh.at.Sub(sh.since))
+			}
 			continue
 		}
 		if !w.ended.IsZero() && w.ended.Sub(w.began) <= hubCoalesce {
@@ -352,6 +384,8 @@ func matchWaits(waits []waitSeen, shown map[waitKey]time.Time, from, to time.Tim
 		}
 	}
 	slices.Sort(r.latencies)
+	slices.Sort(r.toHub)
+	slices.Sort(r.toPage)
 	return r
 }
 
@@ -360,10 +394,15 @@ func (l waitLatencies) fill(r *hubResult) {
 	r.Waits, r.Shown, r.Missed, r.MissedShort = l.waits, len(l.latencies), l.missed, l.missedShort
 	r.LatencyGoalMs = float64(hubLatencyGoal.Milliseconds())
 	r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMeanMs, r.LatencyMaxMs, r.LatencyMet = 0, 0, 0, 0, false
+	r.ToHubP50Ms, r.ToHubP99Ms, r.ToPageP50Ms, r.ToPageP99Ms = 0, 0, 0, 0
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	if len(l.toHub) > 0 {
+		r.ToHubP50Ms, r.ToHubP99Ms = ms(percentile(l.toHub, 0.50)), ms(percentile(l.toHub, 0.99))
+		r.ToPageP50Ms, r.ToPageP99Ms = ms(percentile(l.toPage, 0.50)), ms(percentile(l.toPage, 0.99))
+	}
 	if len(l.latencies) == 0 {
 		return
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 	var sum time.Duration
 	for _, d := range l.latencies {
 		sum += d
@@ -1009,6 +1048,15 @@ func deriveHub(r *hubResult) {
 	r.OtherCPUPercent = max(0, 100*r.MachineBusyCores-r.HubCPUPercent-r.WorkspacesCPUPercent-r.BenchCPUPercent)
 }
 
+// signedMillis is millis for a figure that may be below 0, without a
+// "-0 ms".
+func signedMillis(ms float64) string {
+	if math.Abs(ms) < 0.5 {
+		ms = 0
+	}
+	return millis(ms)
+}
+
 // hubRows are the hub measurement's rows: how soon a wait shows, and
 // what the hub costs.
 func hubRows(h *hubResult, cpus int) [][2]string {
@@ -1033,8 +1081,9 @@ func hubRows(h *hubResult, cpus int) [][2]string {
 		missed = fmt.Sprintf("all shown but %d that ended within %s of beginning", h.MissedShort, short)
 	}
 	add(fmt.Sprintf("hub: %d workspaces of %d sessions, a wait from the workspace to the hub's page", h.Workspaces, h.SessionsPerWorkspace),
-		"p50 %s, p99 %s (goal under %s: %s), mean %s, max %s; %d waits in %.0f s, %s; the workspaces sent %.1f statuses/s, the page got %.1f messages/s of %s, p99 %s apart, at most %s",
+		"p50 %s, p99 %s (goal under %s: %s), mean %s, max %s; to the hub's waitingSince p50 %s, p99 %s, from there to the page p50 %s, p99 %s; %d waits in %.0f s, %s; the workspaces sent %.1f statuses/s, the page got %.1f messages/s of %s, p99 %s apart, at most %s",
 		millis(h.LatencyP50Ms), millis(h.LatencyP99Ms), millis(h.LatencyGoalMs), met(h.LatencyMet), millis(h.LatencyMeanMs), millis(h.LatencyMaxMs),
+		signedMillis(h.ToHubP50Ms), signedMillis(h.ToHubP99Ms), millis(h.ToPageP50Ms), millis(h.ToPageP99Ms),
 		h.Waits, h.WindowSeconds, missed, h.StatusChangesPerSecond, h.InboxPerSecond, formatBytes(int64(h.InboxMeanBytes)), millis(h.InboxGapP99Ms), millis(h.InboxGapMaxMs))
 	steal := ""
 	if h.MachineStealCores >= 0.05 {

@@ -42,10 +42,12 @@ func TestWaitsOf(t *testing.T) {
 }
 
 // TestInboxSeen takes the first page message that shows a wait as the
-// time it showed; a later message still showing it, or showing the
-// session active, changes nothing.
+// time it showed, with the hub's waitingSince; a later message still
+// showing it, or showing the session active, changes nothing.
 func TestInboxSeen(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	since := t0.Add(10 * time.Millisecond)
+	later := t0.Add(70 * time.Millisecond)
 	type s = inboxSession
 	msg := func(sessions ...s) inboxMessage {
 		return inboxMessage{Type: "inbox", Sessions: sessions, Workspaces: []inboxWorkspace{
@@ -53,21 +55,21 @@ func TestInboxSeen(t *testing.T) {
 		}}
 	}
 	var in inboxSeen
-	in.observe(t0, 100, msg(s{"w1", "a", "active", "started"}))
-	in.observe(t0.Add(30*time.Millisecond), 120, msg(s{"w1", "a", statusWaiting, "Q1"}, s{"w1", "b", statusWaiting, "Q1"}))
-	in.observe(t0.Add(60*time.Millisecond), 120, msg(s{"w1", "a", statusWaiting, "Q1"}, s{"w1", "b", "active", "input"}))
-	in.observe(t0.Add(90*time.Millisecond), 130, msg(s{"w1", "a", statusWaiting, "Q1"}, s{"w1", "b", statusWaiting, "Q2"}))
-	want := map[waitKey]time.Time{
-		{"w1", "a", "Q1"}: t0.Add(30 * time.Millisecond),
-		{"w1", "b", "Q1"}: t0.Add(30 * time.Millisecond),
-		{"w1", "b", "Q2"}: t0.Add(90 * time.Millisecond),
+	in.observe(t0, 100, msg(s{"w1", "a", "active", "started", nil}))
+	in.observe(t0.Add(30*time.Millisecond), 120, msg(s{"w1", "a", statusWaiting, "Q1", &since}, s{"w1", "b", statusWaiting, "Q1", nil}))
+	in.observe(t0.Add(60*time.Millisecond), 120, msg(s{"w1", "a", statusWaiting, "Q1", &later}, s{"w1", "b", "active", "input", nil}))
+	in.observe(t0.Add(90*time.Millisecond), 130, msg(s{"w1", "a", statusWaiting, "Q1", &since}, s{"w1", "b", statusWaiting, "Q2", &later}))
+	want := map[waitKey]shownWait{
+		{"w1", "a", "Q1"}: {t0.Add(30 * time.Millisecond), since},
+		{"w1", "b", "Q1"}: {t0.Add(30 * time.Millisecond), time.Time{}},
+		{"w1", "b", "Q2"}: {t0.Add(90 * time.Millisecond), later},
 	}
 	if len(in.shown) != len(want) {
 		t.Errorf("shown %v, want %v", in.shown, want)
 	}
-	for k, at := range want {
-		if got, ok := in.shown[k]; !ok || !got.Equal(at) {
-			t.Errorf("%+v shown at %v (%v), want %v", k, got, ok, at)
+	for k, sh := range want {
+		if got, ok := in.shown[k]; !ok || got != sh {
+			t.Errorf("%+v shown %+v (%v), want %+v", k, got, ok, sh)
 		}
 	}
 	if len(in.messages) != 4 || in.messages[3].size != 130 {
@@ -103,13 +105,21 @@ func TestMatchWaits(t *testing.T) {
 		{k("e"), at(400), at(5000)},
 		{k("after"), at(1000), time.Time{}}, // at the window's end: out
 	}
-	shown := map[waitKey]time.Time{
-		k("before"): at(20), k("a"): at(30), k("b"): at(1100), k("e"): at(420), k("after"): at(1030),
+	shown := map[waitKey]shownWait{
+		k("before"): {at(20), at(5)}, k("a"): {at(30), at(4)}, k("b"): {at(1100), at(1070)}, k("e"): {at(420), time.Time{}}, k("after"): {at(1030), at(1005)},
 	}
 	got := matchWaits(waits, shown, at(0), at(1000))
-	want := []time.Duration{20 * time.Millisecond, 30 * time.Millisecond, time.Second}
-	if got.waits != 5 || got.missed != 1 || got.missedShort != 1 || !slices.Equal(got.latencies, want) {
-		t.Errorf("matched %+v, want 5 waits, 1 missed, 1 short, latencies %v", got, want)
+	ms := func(v ...int) []time.Duration {
+		var ds []time.Duration
+		for _, m := range v {
+			ds = append(ds, time.Duration(m)*time.Millisecond)
+		}
+		return ds
+	}
+	// e's hub did not say when it learned of it: it has no split.
+	if got.waits != 5 || got.missed != 1 || got.missedShort != 1 || !slices.Equal(got.latencies, ms(20, 30, 1000)) ||
+		!slices.Equal(got.toHub, ms(4, 970)) || !slices.Equal(got.toPage, ms(26, 30)) {
+		t.Errorf("matched %+v, want 5 waits, 1 missed, 1 short, latencies 20, 30, 1000 ms, to the hub 4, 970, to the page 26, 30", got)
 	}
 
 	// A wait that ended just past the coalesce window is a miss.
@@ -128,8 +138,13 @@ func TestLatencyFill(t *testing.T) {
 	}
 	l.waits = 201
 	l.missedShort = 1
+	l.toHub = []time.Duration{-time.Millisecond, 2 * time.Millisecond, 900 * time.Millisecond}
+	l.toPage = []time.Duration{26 * time.Millisecond, 30 * time.Millisecond, 60 * time.Millisecond}
 	var r hubResult
 	l.fill(&r)
+	if r.ToHubP50Ms != 2 || r.ToHubP99Ms != 900 || r.ToPageP50Ms != 30 || r.ToPageP99Ms != 60 {
+		t.Errorf("split %+v", r)
+	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	// Nearest rank: index int(p*n), so p50 is the 101st, p99 the 199th.
 	if r.Waits != 201 || r.Shown != 200 || r.MissedShort != 1 || r.Missed != 0 || !near(r.LatencyP50Ms, 505) || !near(r.LatencyP99Ms, 995) ||
@@ -148,7 +163,7 @@ func TestLatencyFill(t *testing.T) {
 	}
 	l = waitLatencies{waits: 3, missed: 3}
 	l.fill(&r)
-	if r.LatencyMet || r.LatencyP50Ms != 0 || r.Shown != 0 {
+	if r.LatencyMet || r.LatencyP50Ms != 0 || r.Shown != 0 || r.ToHubP99Ms != 0 {
 		t.Errorf("nothing shown: %+v", r)
 	}
 }
@@ -179,6 +194,7 @@ func TestHubRows(t *testing.T) {
 	h := &hubResult{
 		Workspaces: 50, SessionsPerWorkspace: 4, WindowSeconds: 60, Waits: 2500, Shown: 2497, Missed: 2, MissedShort: 1,
 		LatencyP50Ms: 31, LatencyP99Ms: 180, LatencyMeanMs: 40, LatencyMaxMs: 1250, LatencyGoalMs: 1000,
+		ToHubP50Ms: 1, ToHubP99Ms: 40, ToPageP50Ms: 29, ToPageP99Ms: 150,
 		StatusChangesPerSecond: 83.3, InboxPerSecond: 30.1, InboxMeanBytes: 120 << 10, InboxGapP99Ms: 180, InboxGapMaxMs: 1500,
 		FollowingMiB: 14.7, LoadMedianMiB: 22.5, LoadPeakMiB: 30.25, PeakMiB: 30.5, RSSGoalMiB: 64, RSSMet: true, SettledMiB: 20, SettledSeconds: 30,
 		HubCPUSeconds: 7.5, HubCPUPercent: 12.5, WorkspacesCPUPercent: 60, BenchCPUPercent: 15.2, MachineBusyCores: 1.9, MachineStealCores: 0.1, HubStopMs: 12, HubExitCode: 0,
@@ -197,7 +213,7 @@ func TestHubRows(t *testing.T) {
 		results []string
 	}{
 		{"hub: 50 workspaces of 4 sessions, a wait from the workspace to the hub's page", []string{
-			"p50 31 ms, p99 180 ms (goal under 1.00 s: MISSED), mean 40 ms, max 1.25 s; 2500 waits in 60 s, 2 never shown, and 1 that ended within 25 ms of beginning;",
+			"p50 31 ms, p99 180 ms (goal under 1.00 s: MISSED), mean 40 ms, max 1.25 s; to the hub's waitingSince p50 1 ms, p99 40 ms, from there to the page p50 29 ms, p99 150 ms; 2500 waits in 60 s, 2 never shown, and 1 that ended within 25 ms of beginning;",
 			"the workspaces sent 83.3 statuses/s, the page got 30.1 messages/s of 120 KiB, p99 180 ms apart, at most 1.50 s",
 		}},
 		{"hub: its RSS and CPU meanwhile", []string{
@@ -215,7 +231,10 @@ func TestHubRows(t *testing.T) {
 		}
 	}
 
-	h.Missed, h.MissedShort, h.LatencyMet, h.Settled = 0, 0, true, true
+	h.Missed, h.MissedShort, h.LatencyMet, h.Settled, h.ToHubP50Ms, h.ToHubP99Ms = 0, 0, true, true, -0.3, -2
+	if got := hubRows(h, 2)[0][1]; !strings.Contains(got, "to the hub's waitingSince p50 0 ms, p99 -2 ms,") {
+		t.Errorf("the hub first: %s", got)
+	}
 	if got := hubRows(h, 2)[0][1]; !strings.Contains(got, "(goal under 1.00 s: met)") || !strings.Contains(got, "every one shown") {
 		t.Errorf("all shown: %s", got)
 	}
