@@ -159,6 +159,8 @@ uiTest('hub: every workspace\'s sessions in one inbox, the waiting first; the un
   await openHub(page, hub);
 
   await waitFor(async () => (await rows(page).count()) === 4, { message: 'the four sessions of alice and bob' });
+  // The hub hears of each workspace's changes a moment after the workspace: both waits, then the order.
+  await waitFor(async () => (await page.title()) === '(2) agentmux hub', { message: 'the page told of both waits' });
   assert.deepEqual((await listed(page)).slice(0, 2), [['alice', 'deploy', true], ['bob', 'review', true]], 'the waiting first, the oldest wait first');
   assert.deepEqual((await listed(page)).slice(2).map((r) => r[2]), [false, false]);
   assert.deepEqual(new Set((await listed(page)).slice(2).map((r) => r[1])), new Set(['build', 'notes']));
@@ -283,7 +285,7 @@ uiTest('hub on a phone: cards, the filters in a sheet, thumb-sized controls, a r
   const review = await bob.createSession({ name: 'review', command: asks('Ship it?', 'review.answer') });
   await waitUntilWaiting(bob, review.id);
   await openHub(page, hub);
-  await waitFor(async () => (await rows(page).count()) === 3, { message: 'three sessions' });
+  await waitFor(async () => (await rows(page).count()) === 3 && (await page.title()) === '(2) agentmux hub', { message: 'three sessions, two waiting' });
   await page.locator(sel('hub-workspace-problem')).nth(1).waitFor();
 
   // No side panel and no table head: cards, across the screen.
@@ -437,8 +439,9 @@ uiTest('hub notifications: a permission\'s Allow answers through the hub, a ques
 
   // The question that follows: a notification of its own, with Open only;
   // the permission's went with its answer.
-  const q = await waitFor(async () => (await notifications(page)).find((x) => x.title === 'planner (alice) needs input'), { timeout: 15_000, message: 'the question\'s notification' });
-  assert.equal(q.body, 'Which database?');
+  // Found by its words: between the answer and the question the agent may wait a moment for something else.
+  const q = await waitFor(async () => (await notifications(page)).find((x) => x.title === 'planner (alice) needs input' && x.body === 'Which database?'),
+    { timeout: 15_000, message: 'the question\'s notification' });
   assert.deepEqual(q.actions, ['open:Open']);
   assert.equal((await notifications(page)).length, 1, `one notification: ${JSON.stringify(await notifications(page))}`);
   const opened = await worker.evaluate(async (tag) => {
@@ -454,8 +457,8 @@ uiTest('hub notifications: a permission\'s Allow answers through the hub, a ques
   assert.ok(opened.startsWith(base(alice)) && new URL(opened).searchParams.get('session') === s.id, `Open opened ${opened}`);
 
   // A reply from the list reaches the stand-in: its text, then Enter.
-  await waitFor(async () => (await r.getAttribute('data-wait')) === 'question', { message: 'the question in the list' });
-  assert.equal(await r.locator(sel('hub-session-waits')).textContent(), 'Which database?');
+  await waitFor(async () => (await r.getAttribute('data-wait')) === 'question' && (await r.locator(sel('hub-session-waits')).textContent()) === 'Which database?',
+    { message: 'the question in the list' });
   await r.locator(sel('hub-reply')).fill('postgres');
   await r.locator(sel('hub-reply')).press('Enter');
   await waitFor(async () => (await received(alice)).join('').endsWith('postgres\r'), { message: 'the reply and its Enter' });
