@@ -23,8 +23,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/agentmux/agentmux/wire"
 )
@@ -72,9 +75,10 @@ type Hub struct {
 	// changed is closed at the next change and replaced: what page
 	// connections wait on.
 	changed chan struct{}
-	// encoded is the inbox's JSON as a page's message, made at most once
-	// per change, however many pages are open.
-	encoded []byte
+	// encoded is the inbox as a page's message, made at most once per
+	// change however many pages are open, and compressed at most once
+	// for all of them (a prepared message keeps its frames).
+	encoded *websocket.PreparedMessage
 	// discovered is the last good answer of each DNS name, kept while
 	// the name fails to resolve for a moment.
 	discovered map[string][]Peer
@@ -403,7 +407,7 @@ func (h *Hub) inboxLocked() Inbox {
 
 // watch returns the inbox as a page's message, and what closes at the
 // next change.
-func (h *Hub) watch() ([]byte, <-chan struct{}) {
+func (h *Hub) watch() (*websocket.PreparedMessage, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.encoded == nil {
@@ -415,21 +419,21 @@ func (h *Hub) watch() ([]byte, <-chan struct{}) {
 		if err != nil {
 			panic(err) // plain values: cannot fail
 		}
-		h.encoded = b
+		if h.encoded, err = websocket.NewPreparedMessage(websocket.TextMessage, b); err != nil {
+			panic(err) // a text message of JSON: cannot fail
+		}
 	}
 	return h.encoded, h.changed
 }
 
-// sessionURL opens the workspace's UI at the session.
+// sessionURL opens the workspace's UI at the session: open with
+// ?session=<id>, or &session=<id> after a query it has.
 func sessionURL(open, id string) string {
-	u, err := url.Parse(open)
-	if err != nil {
-		return open
+	sep := "?"
+	if strings.Contains(open, "?") {
+		sep = "&"
 	}
-	q := u.Query()
-	q.Set("session", id)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return open + sep + "session=" + url.QueryEscape(id)
 }
 
 // hostOf is a URL's host, what names a workspace not reached yet.

@@ -86,6 +86,17 @@ func TestParseDiscovery(t *testing.T) {
 	}
 }
 
+func TestSessionURL(t *testing.T) {
+	for open, want := range map[string]string{
+		"http://10.0.0.5:8080/":            "http://10.0.0.5:8080/?session=a%2Fb",
+		"https://proxy.example/ws?x=1&y=2": "https://proxy.example/ws?x=1&y=2&session=a%2Fb",
+	} {
+		if got := sessionURL(open, "a/b"); got != want {
+			t.Errorf("sessionURL(%s) = %s, want %s", open, got, want)
+		}
+	}
+}
+
 func TestSortSessions(t *testing.T) {
 	at := func(min int) time.Time { return time.Date(2026, 11, 30, 2, min, 0, 0, time.UTC) }
 	since := func(min int) *time.Time { t := at(min); return &t }
@@ -147,6 +158,19 @@ func TestPages(t *testing.T) {
 	if m := read(); m.Type != "inbox" || len(m.Workspaces) != 0 || m.Sessions == nil {
 		t.Errorf("first message %+v", m)
 	}
+	// A browser takes the inbox compressed.
+	deflate := websocket.Dialer{EnableCompression: true}
+	zconn, resp, err := deflate.Dial(url, http.Header{"Origin": {srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zm struct {
+		Type string `json:"type"`
+	}
+	if err := zconn.ReadJSON(&zm); err != nil || zm.Type != "inbox" || !strings.Contains(resp.Header.Get("Sec-Websocket-Extensions"), "permessage-deflate") {
+		t.Errorf("compressed: %+v, %v, extensions %q", zm, err, resp.Header.Get("Sec-Websocket-Extensions"))
+	}
+	zconn.Close()
 
 	// A workspace reached with a waiting session: the page is told.
 	w := &workspace{peer: Peer{URL: "http://10.0.0.5:8080"}, sessions: map[string]*remote{}}
