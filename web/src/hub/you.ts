@@ -5,6 +5,7 @@
 
 import { avatar } from '../shared/avatars';
 import { byId } from '../shared/dom';
+import { wirePopover } from '../shared/popover';
 import { COLORS, nameTooLong, saveName, savedIdentity } from '../views/identity';
 
 /** The hub's bound on a name: it leaves room for the " (hub)" the workspaces add. */
@@ -18,24 +19,8 @@ export class YouButton {
   private readonly error = byId('you-error');
 
   constructor() {
-    this.button.addEventListener('click', () => (this.form.hidden ? this.open() : this.close()));
-    byId('you-cancel').addEventListener('click', () => this.close());
-    this.form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      this.save();
-    });
-    this.form.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Escape') {
-        ev.preventDefault();
-        this.close();
-        this.button.focus();
-      }
-    });
+    wirePopover({ button: this.button, form: this.form, cancelId: 'you-cancel', open: () => this.open(), close: () => this.close(), save: () => this.save() });
     this.input.addEventListener('input', () => this.showError(null));
-    document.addEventListener('pointerdown', (ev) => {
-      const wrap = this.button.parentElement;
-      if (!this.form.hidden && wrap && !wrap.contains(ev.target as Node)) this.close();
-    });
     // Another tab of this origin (the hub's, or agentmux's on the same address) changed it.
     window.addEventListener('storage', () => this.render());
     this.render();

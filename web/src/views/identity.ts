@@ -8,6 +8,7 @@
 
 import { avatar } from '../shared/avatars';
 import { byId, h } from '../shared/dom';
+import { wirePopover } from '../shared/popover';
 import type { ToastKind } from '../shared/toast';
 import type { ClientMessage, ClientWelcomeMessage, ErrorMessage } from '../shared/types';
 import { loadSetting, saveSetting } from '../shared/settings';
@@ -240,23 +241,7 @@ class IdentityEditor {
       this.showError(null);
       this.renderPreview();
     });
-    this.button.addEventListener('click', () => (this.form.hidden ? this.open() : this.close()));
-    byId('you-cancel').addEventListener('click', () => this.close());
-    this.form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      this.save();
-    });
-    this.form.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Escape') {
-        ev.preventDefault();
-        this.close();
-        this.button.focus();
-      }
-    });
-    document.addEventListener('pointerdown', (ev) => {
-      const wrap = this.button.parentElement;
-      if (!this.form.hidden && wrap && !wrap.contains(ev.target as Node)) this.close();
-    });
+    wirePopover({ button: this.button, form: this.form, cancelId: 'you-cancel', open: () => this.open(), close: () => this.close(), save: () => this.save() });
     id.subscribe(() => this.renderButton());
     this.renderButton();
   }
