@@ -169,7 +169,7 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 		if err == nil {
 			h.filePeers = peers
 		}
-		h.note("peers file", err, "its workspaces stay as they were")
+		h.note("peers file", err)
 		for _, p := range h.filePeers {
 			want[p.URL] = p
 		}
@@ -181,7 +181,7 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 		} else {
 			h.discovered[d.String()] = peers
 		}
-		h.note(d.String(), err, "its workspaces stay as they were")
+		h.note(d.String(), err)
 		for _, p := range peers {
 			if _, ok := want[p.URL]; !ok {
 				want[p.URL] = p
@@ -191,14 +191,15 @@ func (h *Hub) wanted(ctx context.Context) map[string]Peer {
 	return want
 }
 
-// note logs a source that begins to fail, with what that means, and one
-// that works again; not every read of a source that goes on failing.
-func (h *Hub) note(source string, err error, meaning string) {
+// note logs a source that begins to fail (its workspaces stay as they
+// were), and one that works again; not every read of a source that goes
+// on failing.
+func (h *Hub) note(source string, err error) {
 	was, failed := h.failing[source]
 	switch {
 	case err != nil && was != err.Error():
 		h.failing[source] = err.Error()
-		h.log.Warn("workspace source failing: "+meaning, "source", source, "err", err)
+		h.log.Warn("workspace source failing: its workspaces stay as they were", "source", source, "err", err)
 	case err == nil && failed:
 		delete(h.failing, source)
 		h.log.Info("workspace source works again", "source", source)

@@ -199,7 +199,7 @@ func checkWorkspace(s *Set, sts *appsv1.StatefulSet, opts Options, p problems) {
 	}
 
 	checkPodSettings(pod, c, p)
-	checkSettings(c, opts.Server, p)
+	checkSettings(c, "agentmux", opts.Server.Flags, opts.Server.Env, p)
 	checkSecurity(&spec.Template.ObjectMeta, pod, c, opts, p)
 	addr := effective(c, "addr", "AGENTMUX_ADDR", opts.Image.Addr)
 	httpPort := checkListen(c, addr, "AGENTMUX_ADDR", p)
@@ -241,13 +241,13 @@ func checkPodSettings(pod *corev1.PodSpec, c *corev1.Container, p problems) {
 }
 
 // checkSettings: every AGENTMUX_* variable and every flag in args is one
-// agentmux has. A misspelt one is ignored by the server (variables) or
-// stops it from starting (flags), and neither shows in a rendered
-// manifest.
-func checkSettings(c *corev1.Container, srv Server, p problems) {
+// program (agentmux, or agentmux hub) has. A misspelt one is ignored by
+// the server (variables) or stops it from starting (flags), and neither
+// shows in a rendered manifest.
+func checkSettings(c *corev1.Container, program string, flags map[string]bool, env map[string]string, p problems) {
 	for _, e := range c.Env {
-		if strings.HasPrefix(e.Name, "AGENTMUX_") && srv.Env[e.Name] == "" {
-			p.add("env %s is not a setting of agentmux (see agentmux --help): it would be ignored", e.Name)
+		if strings.HasPrefix(e.Name, "AGENTMUX_") && env[e.Name] == "" {
+			p.add("env %s is not a setting of %s (see %s --help): it would be ignored", e.Name, program, program)
 		}
 	}
 	for _, a := range c.Args {
@@ -257,8 +257,8 @@ func checkSettings(c *corev1.Container, srv Server, p problems) {
 		}
 		name, _ = strings.CutPrefix(name, "-")
 		name, _, _ = strings.Cut(name, "=")
-		if !srv.Flags[name] {
-			p.add("args: agentmux has no flag --%s (see agentmux --help); it would not start", name)
+		if !flags[name] {
+			p.add("args: %s has no flag --%s (see %s --help); it would not start", program, name, program)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func checkHub(s *Set, d *appsv1.Deployment, opts Options, p problems) {
 		p.add(`args must begin with "hub": without it the image runs a workspace, not the hub`)
 	}
 	checkPodSettings(pod, c, p)
-	checkHubSettings(c, opts.Hub, p)
+	checkSettings(c, "agentmux hub", opts.Hub.Flags, opts.Hub.Env, p)
 	checkSecurity(&d.Spec.Template.ObjectMeta, pod, c, opts, p)
 	addrEnv := opts.Hub.EnvOf("addr")
 	port := checkListen(c, effective(c, "addr", addrEnv, opts.Hub.Addr), addrEnv, p)
@@ -109,27 +109,6 @@ func checkHub(s *Set, d *appsv1.Deployment, opts Options, p problems) {
 	}
 	checkHubService(s, d, port, p)
 	checkHubNetworkPolicy(s, d, port, opts, p)
-}
-
-// checkHubSettings: every AGENTMUX_* variable and every flag in args is
-// one the hub has.
-func checkHubSettings(c *corev1.Container, hub Hub, p problems) {
-	for _, e := range c.Env {
-		if strings.HasPrefix(e.Name, "AGENTMUX_") && hub.Env[e.Name] == "" {
-			p.add("env %s is not a setting of agentmux hub: it would be ignored", e.Name)
-		}
-	}
-	for _, a := range c.Args {
-		name, ok := strings.CutPrefix(a, "-")
-		if !ok {
-			continue
-		}
-		name, _ = strings.CutPrefix(name, "-")
-		name, _, _ = strings.Cut(name, "=")
-		if !hub.Flags[name] {
-			p.add("args: agentmux hub has no flag --%s; it would not start", name)
-		}
-	}
 }
 
 // checkMounts: every mount has its volume, every volume is mounted, and no

@@ -191,6 +191,42 @@ after(async () => {
 const LISTEN_RE = /msg="agentmux listening" url=(http:\/\/\S+?\/)(\s|$)/;
 
 /**
+ * Starts cmd for owner (a Server or a Hub): its output collects in
+ * owner.log, owner.proc and owner.exited follow the process, which is
+ * killed when the tests end if still running, and the URL its "listening"
+ * log line (listenRe) gives is returned. A process that exits first, or
+ * says nothing within 15 s, fails with its log.
+ */
+async function spawnListening(owner, cmd, args, env, listenRe, what) {
+  const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  owner.proc = proc;
+  liveServers.add(owner);
+  owner.exited = new Promise((resolve) => {
+    proc.on('exit', (code, signal) => {
+      owner.exitCode = code ?? signal;
+      liveServers.delete(owner);
+      resolve(owner.exitCode);
+    });
+  });
+  const onData = (buf) => {
+    owner.log += buf.toString();
+  };
+  proc.stdout.on('data', onData);
+  proc.stderr.on('data', onData);
+  return waitFor(
+    () => {
+      if (owner.exitCode !== undefined) throw new Error(`the ${what} exited (${owner.exitCode}) during start-up:\n${owner.log}`);
+      const m = listenRe.exec(owner.log);
+      return m && m[1];
+    },
+    { timeout: 15_000, interval: 20, message: `the ${what}'s listening line` },
+  ).catch((err) => {
+    proc.kill('SIGKILL');
+    throw new Error(`${err.message}\n${what} log:\n${owner.log}`);
+  });
+}
+
+/**
  * A running agentmux. `url` ends with '/'. `stop()` sends SIGTERM and waits
  * for the exit; `restart()` stops it and starts a new one on the same port
  * with the same workspace, data dir and flags.
@@ -229,32 +265,7 @@ class Server {
     // wrap runs the binary inside something, such as a mount namespace;
     // it must exec the server in the end, so signals reach it.
     const [cmd, cmdArgs] = this.wrap ? this.wrap(this.bin, args, this) : [this.bin, args];
-    const proc = spawn(cmd, cmdArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc = proc;
-    liveServers.add(this);
-    this.exited = new Promise((resolve) => {
-      proc.on('exit', (code, signal) => {
-        this.exitCode = code ?? signal;
-        liveServers.delete(this);
-        resolve(this.exitCode);
-      });
-    });
-    const onData = (buf) => {
-      this.log += buf.toString();
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    const url = await waitFor(
-      () => {
-        if (this.exitCode !== undefined) throw new Error(`server exited (${this.exitCode}) during start-up:\n${this.log}`);
-        const m = LISTEN_RE.exec(this.log);
-        return m && m[1];
-      },
-      { timeout: 15_000, interval: 20, message: 'the server\'s "agentmux listening" line' },
-    ).catch((err) => {
-      proc.kill('SIGKILL');
-      throw new Error(`${err.message}\nserver log:\n${this.log}`);
-    });
+    const url = await spawnListening(this, cmd, cmdArgs, env, LISTEN_RE, 'server');
     this.url = url;
     // A binary without the UI serves a fallback page; say so plainly.
     const page = await (await fetch(url)).text();
@@ -391,32 +402,7 @@ class Hub {
   async start() {
     const env = { PATH: process.env.PATH, HOME: this.home, LANG: process.env.LANG || 'C.UTF-8' };
     if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
-    const proc = spawn(this.bin, ['hub', ...this.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc = proc;
-    liveServers.add(this);
-    this.exited = new Promise((resolve) => {
-      proc.on('exit', (code, signal) => {
-        this.exitCode = code ?? signal;
-        liveServers.delete(this);
-        resolve(this.exitCode);
-      });
-    });
-    const onData = (buf) => {
-      this.log += buf.toString();
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    this.url = await waitFor(
-      () => {
-        if (this.exitCode !== undefined) throw new Error(`the hub exited (${this.exitCode}) during start-up:\n${this.log}`);
-        const m = HUB_LISTEN_RE.exec(this.log);
-        return m && m[1];
-      },
-      { timeout: 15_000, interval: 20, message: 'the hub\'s "agentmux hub listening" line' },
-    ).catch((err) => {
-      proc.kill('SIGKILL');
-      throw new Error(`${err.message}\nhub log:\n${this.log}`);
-    });
+    this.url = await spawnListening(this, this.bin, ['hub', ...this.args], env, HUB_LISTEN_RE, 'hub');
     return this;
   }
 
