@@ -26,26 +26,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import {
+  PERMISSION_DIALOG,
   browser, openApp, screenshot, sel, tabById, tempDir, uiTest, waitFor, waitForLine, waitForPrompt,
 } from './harness.mjs';
 
 const TITLE = 'Claude wants to use Write on docs/plan.md';
 
 // The stand-in for Claude: raw mode, so that every key arrives as typed.
-const STAND_IN = `#!${process.execPath}
-const path = require('node:path');
-const out = (s) => process.stdout.write(s.replace(/\\n/g, '\\r\\n'));
-const hook = (body) => fetch(process.env.AGENTMUX_HOOK_URL, {
-  method: 'POST',
-  headers: { 'Content-Type': 'application/json', 'X-Agentmux-Hook-Secret': process.env.AGENTMUX_HOOK_SECRET },
-  body: JSON.stringify({ cwd: process.cwd(), ...body }),
-});
-process.stdin.setRawMode(true);
-let stage = 'permission';
-let line = '';
-out('● Write(docs/plan.md)\\n Do you want to create plan.md?\\n ❯ 1. Yes\\n   2. Yes, allow all edits during this session\\n   3. No\\n Esc to cancel\\n');
-hook({ hook_event_name: 'PermissionRequest', tool_name: 'Write', tool_input: { file_path: path.join(process.cwd(), 'docs', 'plan.md'), content: '# Plan\\n' } });
-process.stdin.on('data', (buf) => {
+const STAND_IN = PERMISSION_DIALOG + `process.stdin.on('data', (buf) => {
   const s = buf.toString('utf8');
   out('received ' + JSON.stringify(s) + '\\n');
   if (stage === 'permission' && (s === '1' || s === '\\x1b')) {

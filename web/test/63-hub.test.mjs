@@ -30,7 +30,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { SERVER_DOWN_CONSOLE, initGitRepo, screenshot, sel, tempDir, uiTest, waitFor } from './harness.mjs';
+import { PERMISSION_DIALOG, SERVER_DOWN_CONSOLE, initGitRepo, screenshot, sel, tempDir, uiTest, waitFor } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
@@ -343,21 +343,7 @@ uiTest('hub on a phone: cards, the filters in a sheet, thumb-sized controls, a r
 // Claude's, told through the PermissionRequest hook, then a question (the
 // AskUserQuestion hook). Every chunk it receives goes into received.log in
 // its workspace, as JSON, a line each.
-const STAND_IN = `#!${process.execPath}
-const fs = require('node:fs');
-const path = require('node:path');
-const out = (s) => process.stdout.write(s.replace(/\\n/g, '\\r\\n'));
-const hook = (body) => fetch(process.env.AGENTMUX_HOOK_URL, {
-  method: 'POST',
-  headers: { 'Content-Type': 'application/json', 'X-Agentmux-Hook-Secret': process.env.AGENTMUX_HOOK_SECRET },
-  body: JSON.stringify({ cwd: process.cwd(), ...body }),
-});
-process.stdin.setRawMode(true);
-let stage = 'permission';
-let line = '';
-out('● Write(docs/plan.md)\\n Do you want to create plan.md?\\n ❯ 1. Yes\\n   2. Yes, allow all edits during this session\\n   3. No\\n Esc to cancel\\n');
-hook({ hook_event_name: 'PermissionRequest', tool_name: 'Write', tool_input: { file_path: path.join(process.cwd(), 'docs', 'plan.md'), content: '# Plan\\n' } });
-process.stdin.on('data', (buf) => {
+const STAND_IN = PERMISSION_DIALOG + `process.stdin.on('data', (buf) => {
   const s = buf.toString('utf8');
   fs.appendFileSync('received.log', JSON.stringify(s) + '\\n');
   if (stage === 'permission' && (s === '1' || s === '\\x1b')) {

@@ -880,3 +880,27 @@ export const readableTabNames = (page) => page.evaluate(() => {
     return { id: t.dataset.sessionId, name: name.textContent, shown, width: Math.round(t.getBoundingClientRect().width), nameWidth: Math.round(box.width) };
   });
 });
+
+/**
+ * The start of a node stand-in for Claude Code at a permission dialog:
+ * stdin in raw mode, so every key arrives as typed; out() to the
+ * terminal and hook() to agentmux's hook endpoint, as Claude's hooks
+ * call it; the dialog drawn as Claude 2.1 draws it and its
+ * PermissionRequest hook told; `stage` ('permission') and `line` for
+ * the test's own handling of the keys, which follows it.
+ */
+export const PERMISSION_DIALOG = `#!${process.execPath}
+const fs = require('node:fs');
+const path = require('node:path');
+const out = (s) => process.stdout.write(s.replace(/\\n/g, '\\r\\n'));
+const hook = (body) => fetch(process.env.AGENTMUX_HOOK_URL, {
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', 'X-Agentmux-Hook-Secret': process.env.AGENTMUX_HOOK_SECRET },
+  body: JSON.stringify({ cwd: process.cwd(), ...body }),
+});
+process.stdin.setRawMode(true);
+let stage = 'permission';
+let line = '';
+out('● Write(docs/plan.md)\\n Do you want to create plan.md?\\n ❯ 1. Yes\\n   2. Yes, allow all edits during this session\\n   3. No\\n Esc to cancel\\n');
+hook({ hook_event_name: 'PermissionRequest', tool_name: 'Write', tool_input: { file_path: path.join(process.cwd(), 'docs', 'plan.md'), content: '# Plan\\n' } });
+`;
