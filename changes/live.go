@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,12 @@ type LiveOptions struct {
 	// is called from Run's goroutine, which it holds up, so it must not
 	// block. Nil tells nobody.
 	Notify func(sessionID string, s Summarized)
+	// Overlaps is told the overlaps between sessions' changes each time
+	// they change (the whole list, empty when none): sessions in
+	// different trees of one repository that change the same file. It is
+	// called from Run's goroutine, like Notify, and must not block. Nil
+	// computes none.
+	Overlaps func([]Overlap)
 	// Workspace is the directory the paths given to Changed are under, as
 	// the file watchers name it. When it is reached through a symbolic
 	// link, paths under it are mapped to its real path, which is how git
@@ -66,6 +73,7 @@ type LiveOptions struct {
 // the session manager's events nor the file watchers wait for git.
 type Live struct {
 	notify                   func(sessionID string, s Summarized)
+	onOverlaps               func([]Overlap)
 	log                      *slog.Logger
 	quiet, maxWait, basePoll time.Duration
 	// workspace, as the watchers name it, and its real path, as git does.
@@ -95,13 +103,14 @@ type follow struct {
 // NewLive returns a Live that follows nothing yet; Run does the work.
 func NewLive(opts LiveOptions) *Live {
 	l := &Live{
-		notify:    opts.Notify,
-		log:       opts.Logger,
-		quiet:     orDefault(opts.Quiet, DefaultQuiet),
-		maxWait:   orDefault(opts.MaxWait, DefaultMaxWait),
-		basePoll:  orDefault(opts.BasePoll, DefaultBasePoll),
-		workspace: opts.Workspace,
-		wake:      make(chan struct{}, 1),
+		notify:     opts.Notify,
+		onOverlaps: opts.Overlaps,
+		log:        opts.Logger,
+		quiet:      orDefault(opts.Quiet, DefaultQuiet),
+		maxWait:    orDefault(opts.MaxWait, DefaultMaxWait),
+		basePoll:   orDefault(opts.BasePoll, DefaultBasePoll),
+		workspace:  opts.Workspace,
+		wake:       make(chan struct{}, 1),
 	}
 	if l.notify == nil {
 		l.notify = func(string, Summarized) {}
@@ -193,6 +202,7 @@ func (l *Live) take() inbox {
 // that are due.
 func (l *Live) Run(ctx context.Context) {
 	ts := trees{byKey: map[string]*tree{}, bySession: map[string]string{}}
+	var told []Overlap // the overlaps last told
 	// Armed only while an update waits for its tree's writes to pause.
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -210,7 +220,15 @@ func (l *Live) Run(ctx context.Context) {
 		}
 		now := time.Now()
 		l.apply(ctx, &ts, l.take(), now)
-		if next, ok := l.updateDue(ctx, &ts, now); ok {
+		next, ok := l.updateDue(ctx, &ts, now)
+		if ts.overlapsStale && l.onOverlaps != nil && ctx.Err() == nil {
+			ts.overlapsStale = false
+			if o := l.overlaps(ctx, &ts); !reflect.DeepEqual(o, told) {
+				told = o
+				l.onOverlaps(slices.Clone(o))
+			}
+		}
+		if ok {
 			timer.Reset(next)
 		}
 	}
@@ -233,6 +251,9 @@ func (l *Live) apply(ctx context.Context, ts *trees, in inbox, now time.Time) {
 type trees struct {
 	byKey     map[string]*tree
 	bySession map[string]string
+	// overlapsStale says the overlaps must be computed again: a summary
+	// changed, or a session came or went.
+	overlapsStale bool
 }
 
 // tree is one working tree and the sessions that work in it.
@@ -244,6 +265,12 @@ type tree struct {
 	first    time.Time       // when the oldest pending change came
 	last     time.Time       // when the newest did
 	sent     Summarized
+	// repo is the real path of the repository's common directory, which
+	// the worktrees of one repository share; "" when unknown.
+	repo string
+	// hunks caches, by path, the hunks of files another tree changes too
+	// (overlaps), as of sent; an update drops what it diffed again.
+	hunks map[string]*fileHunks
 }
 
 // follow finds a session's tree and adds the session to it, making the
@@ -270,6 +297,11 @@ func (l *Live) follow(ctx context.Context, ts *trees, f follow) {
 	t := ts.byKey[key]
 	if t == nil {
 		t = &tree{tracker: NewTracker(top, f.from...), sessions: map[string]bool{}, full: true}
+		if l.onOverlaps != nil {
+			if t.repo, err = repoOf(ctx, top); err != nil {
+				l.log.Debug("no overlaps for the session's tree", "session", f.id, "err", err)
+			}
+		}
 		ts.byKey[key] = t
 	} else if t.sent.Base != "" {
 		// The newcomer has heard nothing yet. (Before the tree's first
@@ -279,6 +311,7 @@ func (l *Live) follow(ctx context.Context, ts *trees, f follow) {
 	}
 	t.sessions[f.id] = true
 	ts.bySession[f.id] = key
+	ts.overlapsStale = true
 }
 
 // realTop returns the top of the tree that holds dir with symbolic links
@@ -305,6 +338,7 @@ func (ts *trees) forget(ids []string) {
 			continue
 		}
 		delete(ts.bySession, id)
+		ts.overlapsStale = true
 		t := ts.byKey[key]
 		delete(t.sessions, id)
 		if len(t.sessions) == 0 {
@@ -397,7 +431,9 @@ func (l *Live) updateDue(ctx context.Context, ts *trees, now time.Time) (next ti
 		switch {
 		case !pending:
 		case wait <= 0:
-			l.update(ctx, t)
+			if l.update(ctx, t) {
+				ts.overlapsStale = true
+			}
 		case !ok || wait < next:
 			next, ok = wait, true
 		}
@@ -406,8 +442,10 @@ func (l *Live) updateDue(ctx context.Context, ts *trees, now time.Time) (next ti
 }
 
 // update makes a tree's summary again and tells its sessions when it
-// changed.
-func (l *Live) update(ctx context.Context, t *tree) {
+// changed. It reports whether what overlaps compare may have changed:
+// the summary, or the lines of a file whose hunks were cached (an edit
+// that moves a change keeps its counts).
+func (l *Live) update(ctx context.Context, t *tree) (overlapsStale bool) {
 	var paths []string
 	if !t.full {
 		for p := range t.pending {
@@ -420,13 +458,24 @@ func (l *Live) update(ctx context.Context, t *tree) {
 		if ctx.Err() == nil {
 			l.log.Warn("cannot summarize a session's changes", "tree", t.tracker.Dir(), "err", err)
 		}
-		return
+		return false
+	}
+	if len(paths) == 0 || s.Base != t.sent.Base {
+		overlapsStale = len(t.hunks) > 0
+		t.hunks = nil
+	}
+	for p := range t.hunks {
+		if slicesContainsUnder(paths, p) {
+			delete(t.hunks, p)
+			overlapsStale = true
+		}
 	}
 	if reflect.DeepEqual(s, t.sent) && t.sent.Base != "" {
-		return
+		return overlapsStale
 	}
 	t.sent = s
 	for id := range t.sessions {
 		l.notify(id, s)
 	}
+	return true
 }
