@@ -122,6 +122,44 @@ func (a *App) OnSessionDiff(sessionID string, s changes.Summarized) {
 	a.sendAllLocked(b, Client.SendInformational)
 }
 
+// OnOverlaps tells every client the overlaps between sessions' changes
+// (overlaps.changed, the whole list), and keeps them for the clients
+// that join and for Overlaps. An overlap with a session destroyed
+// meanwhile is left out: the next list will not have it either.
+func (a *App) OnOverlaps(list []changes.Overlap) {
+	kept := list[:0:0]
+	for _, o := range list {
+		if a.exists(o.Sessions[0]) && a.exists(o.Sessions[1]) {
+			kept = append(kept, o)
+		}
+	}
+	msg := wire.OverlapsMessage{Type: wire.TypeOverlapsChanged, Overlaps: wire.OverlapsView(kept)}
+	b, err := wire.Marshal(msg)
+	if err != nil {
+		a.log.Error("encode overlaps.changed", "err", err)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.overlaps, a.overlapsMsg = msg.Overlaps, b
+	// Not informational: a client that missed it would show a warning
+	// that is no longer true until the next change.
+	a.sendAllLocked(b, Client.Send)
+}
+
+func (a *App) exists(sessionID string) bool {
+	_, err := a.sessions.Get(sessionID)
+	return err == nil
+}
+
+// Overlaps returns the last overlaps told (OnOverlaps); none is an empty
+// list.
+func (a *App) Overlaps() []wire.Overlap {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]wire.Overlap{}, a.overlaps...)
+}
+
 // sessionDiff is a session's last session.diff, encoded, with its counts.
 type sessionDiff struct {
 	msg                         []byte

@@ -90,6 +90,9 @@ type App struct {
 	// diffs is each session's last session.diff, for clients that join,
 	// and its counts (DiffCounts).
 	diffs map[string]sessionDiff
+	// overlaps is the last overlaps.changed, and its list (Overlaps).
+	overlaps    []wire.Overlap
+	overlapsMsg []byte
 	// ports is what a browser is shown of the listening ports, when
 	// portsKnown (OnPorts).
 	ports      ports.Listing
@@ -124,7 +127,7 @@ func New(opts Options) (*App, error) {
 // Join subscribes a client that connected, as a participant of its own,
 // and sends it the current state: the recent file events if any, the memory
 // level when it is not ok, that saving fails when it does, each session's
-// last diff, and the ports listing (or asks the poller for one). Every
+// last diff, the overlaps when there are any, and the ports listing (or asks the poller for one). Every
 // change after Join reaches it; Leave ends that.
 func (a *App) Join(c Client) *Participant {
 	p := newParticipant(c)
@@ -152,6 +155,9 @@ func (a *App) Join(c Client) *Participant {
 	}
 	for _, d := range a.diffs {
 		c.SendInformational(d.msg)
+	}
+	if len(a.overlaps) > 0 {
+		c.Send(a.overlapsMsg)
 	}
 	if a.portsKnown {
 		c.MarkState(wire.TypePortsChanged, "")

@@ -691,3 +691,50 @@ func TestRecentFilesForJoiners(t *testing.T) {
 		t.Errorf("file.recent's last event is %.40q..., want the newest", last)
 	}
 }
+
+// Overlaps are told to every client, kept for those that join and for
+// Overlaps, without the ones of a session that is gone; an empty list
+// is told to the clients there and to nobody who joins.
+func TestOverlaps(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.session(""), e.session("")
+	first := &client{}
+	p := e.app.Join(first)
+	defer e.app.Leave(p)
+	first.take()
+	e.app.OnOverlaps([]changes.Overlap{
+		{Sessions: [2]string{a.ID(), b.ID()}, Path: "x.go", Lines: true, Hunks: [2][]changes.Hunk{{{OldStart: 3, OldLines: 1, NewStart: 3, NewLines: 1}}, {{OldStart: 4, OldLines: 0, NewStart: 5, NewLines: 2}}}},
+		{Sessions: [2]string{a.ID(), "gone"}, Path: "y.go"},
+	})
+	want := []wire.Overlap{{Sessions: []string{a.ID(), b.ID()}, Path: "x.go", Lines: true, Hunks: []wire.OverlapHunk{
+		{SessionID: a.ID(), OldStart: 3, OldLines: 1, NewStart: 3, NewLines: 1},
+		{SessionID: b.ID(), OldStart: 4, OldLines: 0, NewStart: 5, NewLines: 2},
+	}}}
+	if got := e.app.Overlaps(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Overlaps: %+v, want %+v", got, want)
+	}
+	if got := first.types(); !slices.Equal(got, []string{wire.TypeOverlapsChanged}) {
+		t.Errorf("a joined client was sent %v; want overlaps.changed", got)
+	}
+	late := &client{}
+	q := e.app.Join(late)
+	msgs := late.take()
+	if len(msgs) != 1 || msgs[0].msg["type"] != wire.TypeOverlapsChanged || msgs[0].informational {
+		t.Errorf("a joining client was sent %v; want the overlaps, not as informational", msgs)
+	}
+	e.app.Leave(q)
+
+	e.app.OnOverlaps(nil)
+	if got := first.types(); !slices.Equal(got, []string{wire.TypeOverlapsChanged}) {
+		t.Errorf("after the overlaps went, a joined client was sent %v", got)
+	}
+	if got := e.app.Overlaps(); got == nil || len(got) != 0 {
+		t.Errorf("Overlaps with none: %#v, want an empty list", got)
+	}
+	calm := &client{}
+	r := e.app.Join(calm)
+	defer e.app.Leave(r)
+	if got := calm.types(); len(got) != 0 {
+		t.Errorf("a client joining with no overlap was sent %v", got)
+	}
+}

@@ -53,6 +53,11 @@ type Announcer interface {
 	OnAnswered(m wire.AnsweredMessage)
 }
 
+// OverlapLister lists the overlaps between sessions' changes (collab's).
+type OverlapLister interface {
+	Overlaps() []wire.Overlap
+}
+
 // Checks gives the results of the check script on a session's
 // checkpoints, by checkpoint id (package checks).
 type Checks interface {
@@ -112,6 +117,9 @@ type Options struct {
 	Reviews Reviews
 	// Announce tells the clients what a branch or checkpoint request did.
 	Announce Announcer
+	// Overlaps lists the overlaps between sessions' changes for GET
+	// /api/overlaps; nil lists none.
+	Overlaps OverlapLister
 	// Checkpoints bound what a checkpoint keeps of untracked files; the
 	// zero value is checkpoint's defaults.
 	Checkpoints checkpoint.Options
@@ -206,6 +214,7 @@ func (a *API) Register(api *echo.Group) {
 	api.POST("/sessions/:id/answer", a.answer, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.shipRoutes(api)
+	api.GET("/overlaps", a.getOverlaps)
 	api.GET("/ports", a.listPorts)
 	api.POST("/ports/:port/preview", a.signInPreview)
 	api.GET("/files", a.getFile)

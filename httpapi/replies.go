@@ -4,6 +4,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ship"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -115,6 +116,24 @@ type BranchReply struct {
 	Branch string `json:"branch"`
 	// Merged is the commit that merged the branch, "" until it is.
 	Merged string `json:"merged"`
+}
+
+// MergePreviewReply is GET /api/sessions/:id/merge's: what a merge of
+// the branch into its base would do (ship.Preview).
+type MergePreviewReply struct {
+	Base   string `json:"base"`
+	Branch string `json:"branch"`
+	// Conflicts are the files the merge itself would conflict in.
+	Conflicts []string `json:"conflicts"`
+	// Others are the sessions whose branches would conflict with the
+	// base once it is merged, and in which files.
+	Others []ship.Predicted `json:"others"`
+}
+
+// OverlapsReply is GET /api/overlaps's: every overlap between sessions'
+// changes, as overlaps.changed tells them.
+type OverlapsReply struct {
+	Overlaps []wire.Overlap `json:"overlaps"`
 }
 
 // MergeReply is POST /api/sessions/:id/merge's: the commit the base now

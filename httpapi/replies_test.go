@@ -11,6 +11,7 @@ import (
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/ship"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -50,6 +51,9 @@ func TestRepliesKeepTheirJSON(t *testing.T) {
 		{"commit", httpapi.CommitReply{Commit: "c", Branch: ""}, map[string]string{"commit": "c", "branch": ""}},
 		{"branch", httpapi.BranchReply{Branch: "b", Base: "main", Ahead: 1}, map[string]any{"branch": "b", "base": "main", "ahead": 1, "behind": 0, "merged": ""}},
 		{"merge", httpapi.MergeReply{Commit: "c"}, map[string]string{"commit": "c"}},
+		{"merge preview", httpapi.MergePreviewReply{Branch: "b", Base: "main", Conflicts: []string{}, Others: []ship.Predicted{{ID: "s", Files: []string{"a"}}}},
+			map[string]any{"branch": "b", "base": "main", "conflicts": []string{}, "others": []map[string]any{{"sessionId": "s", "files": []string{"a"}}}}},
+		{"no overlaps", httpapi.OverlapsReply{Overlaps: []wire.Overlap{}}, map[string]any{"overlaps": []any{}}},
 		{"update without conflicts", httpapi.UpdateReply{Commit: "c"}, map[string]any{"commit": "c", "conflicts": []string(nil)}},
 		{"update with conflicts", httpapi.UpdateReply{Commit: "c", Conflicts: []string{"a"}, PromptID: "p", Position: &pos},
 			map[string]any{"commit": "c", "conflicts": []string{"a"}, "promptId": "p", "position": 0}},

@@ -9,6 +9,16 @@ import (
 	"github.com/agentmux/agentmux/wire"
 )
 
+// getOverlaps lists the overlaps between sessions' changes, as
+// overlaps.changed last told them.
+func (a *API) getOverlaps(c echo.Context) error {
+	list := []wire.Overlap{}
+	if a.opts.Overlaps != nil {
+		list = a.opts.Overlaps.Overlaps()
+	}
+	return c.JSON(http.StatusOK, OverlapsReply{Overlaps: list})
+}
+
 // getWorkflow serves the current workflow, as workflow.updated carries it.
 func (a *API) getWorkflow(c echo.Context) error {
 	wf, rel, ok := a.opts.Files.Workflow()

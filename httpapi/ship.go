@@ -31,6 +31,7 @@ func (a *API) shipRoutes(api *echo.Group) {
 	api.GET("/sessions/:id/commit", a.onTree(inTree, a.suggestCommit), boundSessionID)
 	api.POST("/sessions/:id/commit", a.onTree(inTree, a.commit), boundSessionID)
 	api.GET("/sessions/:id/branch", a.onTree(inWorktree, a.branch), boundSessionID)
+	api.GET("/sessions/:id/merge", a.onTree(inWorktree, a.previewMerge), boundSessionID)
 	api.POST("/sessions/:id/merge", a.onTree(inWorktree, a.merge), boundSessionID)
 	api.POST("/sessions/:id/update", a.onTree(inWorktree, a.updateFromBase), boundSessionID)
 	api.POST("/sessions/:id/archive", a.onTree(inWorktree, a.archive), boundSessionID)
@@ -171,6 +172,26 @@ func (a *API) merge(ctx context.Context, c echo.Context, g gitSession) error {
 	g.info.Worktree.Merged, g.info.Worktree.MergedTip = m.SHA, m.Tip
 	a.announceBranch(ctx, g, wire.BranchMessage{Action: "merge", Commit: m.SHA})
 	return c.JSON(http.StatusOK, MergeReply{Commit: m.SHA})
+}
+
+// previewMerge tells what a merge of a worktree session's branch into
+// its base would do: whether it conflicts, and which other sessions
+// working towards the same base would conflict once it is done.
+func (a *API) previewMerge(ctx context.Context, c echo.Context, g gitSession) error {
+	var others []ship.Other
+	for _, sess := range a.mgr.List() {
+		info := sess.Info()
+		wt := info.Worktree
+		if info.ID == g.info.ID || wt == nil || wt.Archived || wt.Base != g.base() || wt.Path == g.dir {
+			continue // merges elsewhere, or nothing, or shares the tree
+		}
+		others = append(others, ship.Other{ID: info.ID, Dir: wt.Path})
+	}
+	p, err := ship.PreviewMerge(ctx, g.dir, g.base(), others)
+	if err != nil {
+		return gitError(c, "preview the merge", err)
+	}
+	return c.JSON(http.StatusOK, MergePreviewReply{Branch: p.Branch, Base: p.Base, Conflicts: p.Conflicts, Others: p.Others})
 }
 
 // updateFromBase merges the base into the session's branch inside its

@@ -17,9 +17,10 @@ type Other struct {
 // Predicted is a session whose branch will conflict with the base once
 // the previewed branch is merged, though it does not conflict now.
 type Predicted struct {
-	ID string `json:"sessionId"`
 	// Files are the paths that will conflict, relative to the top.
 	Files []string `json:"files"`
+	// ID names the session, as Other did.
+	ID string `json:"sessionId"`
 }
 
 // Preview is what a merge of a branch into its base will do, told

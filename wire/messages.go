@@ -270,6 +270,12 @@ type (
 		// conflicted in the worktree.
 		Conflicts []string `json:"conflicts,omitempty"`
 	}
+	// OverlapsMessage is overlaps.changed: every overlap between
+	// sessions' changes, as GET /api/overlaps lists them.
+	OverlapsMessage struct {
+		Type     string    `json:"type"`
+		Overlaps []Overlap `json:"overlaps"`
+	}
 	// PortsMessage is ports.changed: what changed in the listed ports
 	// (ports.Listing) since the connection's last ports.changed, or, the
 	// first time, the whole listing.

@@ -34,6 +34,7 @@ var serverMessages = map[string]any{
 	TypeSessionDiff:         DiffMessage{},
 	TypeSessionBranch:       BranchMessage{},
 	TypePortsChanged:        PortsMessage{},
+	TypeOverlapsChanged:     OverlapsMessage{},
 	TypeSessionCheckpoint:   CheckpointMessage{},
 	TypeSessionCheck:        CheckMessage{},
 	TypeSessionSetup:        SetupMessage{},

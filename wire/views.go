@@ -160,6 +160,51 @@ func DiffView(sessionID string, s changes.Summarized) DiffMessage {
 	return m
 }
 
+// Overlap is two sessions that change the same file in different trees
+// of one repository (changes.Overlap).
+type Overlap struct {
+	// Sessions are the two sessions' ids.
+	Sessions []string `json:"sessions"`
+	Path     string   `json:"path"`
+	// Lines reports that their changes of the file overlap or touch,
+	// where a merge of both would conflict.
+	Lines bool `json:"lines"`
+	// BasesDiffer reports that the two count the file's change from
+	// different versions of it, so their lines were not compared.
+	BasesDiffer bool `json:"basesDiffer,omitempty"`
+	// Hunks are the hunks of each session's change that meet the
+	// other's, when Lines.
+	Hunks []OverlapHunk `json:"hunks,omitempty"`
+}
+
+// OverlapHunk is a hunk of one session's change of an overlapping file
+// that meets the other session's: oldLines lines from oldStart in the
+// base, newLines from newStart in the session's tree (none: an insertion
+// after the line before).
+type OverlapHunk struct {
+	SessionID string `json:"sessionId"`
+	OldStart  int    `json:"oldStart"`
+	OldLines  int    `json:"oldLines"`
+	NewStart  int    `json:"newStart"`
+	NewLines  int    `json:"newLines"`
+}
+
+// OverlapsView returns the wire form of a list of overlaps; none is an
+// empty list.
+func OverlapsView(os []changes.Overlap) []Overlap {
+	out := make([]Overlap, 0, len(os))
+	for _, o := range os {
+		v := Overlap{Sessions: []string{o.Sessions[0], o.Sessions[1]}, Path: o.Path, Lines: o.Lines, BasesDiffer: o.BasesDiffer}
+		for i, hs := range o.Hunks {
+			for _, h := range hs {
+				v.Hunks = append(v.Hunks, OverlapHunk{SessionID: o.Sessions[i], OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines})
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // ResourceWarningView returns the resource.warning that announces a memory
 // level, with a sentence for people.
 func ResourceWarningView(st memory.Status) ResourceWarningMessage {

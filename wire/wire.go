@@ -57,6 +57,11 @@ const (
 	// after something moved it: a commit, a merge, a push, an update
 	// from its base, an archive.
 	TypeSessionBranch = "session.branch"
+	// TypeOverlapsChanged is the whole list of overlaps between
+	// sessions' changes (two sessions in different trees of one
+	// repository that change the same file), sent when it changes and
+	// to a client that joins.
+	TypeOverlapsChanged = "overlaps.changed"
 	// TypePortsChanged says the listed ports changed: what changed.
 	TypePortsChanged = "ports.changed"
 	// TypeSessionCheckpoint announces a checkpoint of a session's tree.

@@ -234,7 +234,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets(), "index.html"); err != nil {
 		return nil, err
 	}
-	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Workspace: cfg.Workspace, Logger: log})
+	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Overlaps: s.app.OnOverlaps, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint, began time.Time) {
 		if err := s.mgr.NoteCheckpoint(session, cp.ID, began); err != nil {
 			log.Debug("note a checkpoint's turns", "session", session, "err", err)
@@ -295,6 +295,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		IsOwnPort:   s.own.has,
 		Reviews:     s.app,
 		Announce:    s.app,
+		Overlaps:    s.app,
 		Checkpoints: cfg.Checkpoints,
 		Name:        workspaceName(cfg.Name),
 		Version:     version,

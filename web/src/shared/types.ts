@@ -320,6 +320,37 @@ export interface SessionDiffMessage {
   truncated?: boolean;
 }
 
+/**
+ * Two sessions that change the same file in different trees of one
+ * repository (GET /api/overlaps, overlaps.changed).
+ */
+export interface Overlap {
+  /** The two sessions' ids. */
+  sessions: string[];
+  path: string;
+  /** Their changes of the file overlap or touch: a merge of both would conflict. */
+  lines: boolean;
+  /** They count from different versions of the file, so lines were not compared. */
+  basesDiffer?: boolean;
+  /** Each session's hunks that meet the other's, when lines. */
+  hunks?: OverlapHunk[];
+}
+
+/** A hunk of one session's change that meets the other session's: lines of the base (old) and of its tree (new). */
+export interface OverlapHunk {
+  sessionId: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+/** The whole list of overlaps, when it changes and on connecting. */
+export interface OverlapsChangedMessage {
+  type: 'overlaps.changed';
+  overlaps: Overlap[];
+}
+
 export interface ResourceWarningMessage {
   type: 'resource.warning';
   message: string;
@@ -695,6 +726,7 @@ export type ServerMessage =
   | SessionCheckMessage
   | SessionSetupMessage
   | PortsChangedMessage
+  | OverlapsChangedMessage
   | AgentCallMessage
   | AnsweredMessage
   | ContinuedMessage
