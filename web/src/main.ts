@@ -11,9 +11,11 @@ import { colorFor } from './shared/avatars';
 import { Banners } from './views/banners';
 import { AnswerCards } from './views/cards';
 import { ChangesView } from './changes/changes';
+import { OverlapBanner } from './changes/overlaps';
 import { CheckpointsPanel } from './changes/checkpoints';
 import { WorkspaceDiff } from './changes/diffs';
 import { DiffSummaries } from './models/diffs';
+import { Overlaps } from './models/overlaps';
 import { byId } from './shared/dom';
 import { RecentDocs } from './views/docs';
 import { Identity } from './views/identity';
@@ -81,6 +83,8 @@ const store = new SessionStore();
 const root = new WorkspaceRoot();
 /** Each session's latest session.diff. */
 const diffs = new DiffSummaries();
+/** Sessions in other trees of the repository that change the same files. */
+const overlaps = new Overlaps();
 /** Who is in each session, and each session's prompt queue. */
 const people = new Participants();
 const queues = new PromptQueues();
@@ -162,6 +166,7 @@ const tabs = new TabBar({
   canAct,
   diffs,
   people,
+  overlaps,
   meId,
   onSelect: selectSession,
   onCreated: (id) => {
@@ -207,10 +212,11 @@ const ship = new ShipBar({
   canAct,
   myName: () => identity.me?.name ?? null,
   reloadChanges: () => void changes.load(),
+  overlaps,
   toast,
 });
 const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => void changes.load(), toast });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints] });
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints, new OverlapBanner({ store, overlaps })] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const trust = new ScriptsTrust({ canAct, toast });
@@ -382,6 +388,8 @@ async function onConnected(): Promise<void> {
   banners.shutdown(null);
   banners.resource('ok', 0);
   banners.save(null);
+  // Likewise the overlaps: sent on connecting only when there are any.
+  overlaps.set([]);
   // Who we are first: the attaches below announce us to the others.
   identity.onConnected();
   refreshActions();
@@ -520,6 +528,9 @@ function onMessage(m: ServerMessage): void {
       break;
     case 'session.diff':
       diffs.set(m);
+      break;
+    case 'overlaps.changed':
+      overlaps.set(m.overlaps);
       break;
     case 'client.welcome':
       identity.onWelcome(m);

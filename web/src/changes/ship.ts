@@ -19,6 +19,7 @@ import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from '../shared/dom';
 import { shownName } from '../shared/paths';
 import { loadSetting, saveSetting } from '../shared/settings';
+import { mergeWarning, type Overlaps } from '../models/overlaps';
 import type { BranchState, ShipState } from '../models/ship';
 import type { SessionStore } from '../models/store';
 import type { ToastKind } from '../shared/toast';
@@ -41,6 +42,8 @@ export interface ShipDeps {
   myName(): string | null;
   /** Fetches the Changes view's diff again: a commit or a merge changes it at once. */
   reloadChanges(): void;
+  /** Other sessions that change the same files: the merge dialog warns of them. */
+  overlaps: Overlaps;
   toast(message: string, kind?: ToastKind): void;
 }
 
@@ -72,6 +75,9 @@ export class ShipBar implements ChangesObserver {
   private readonly mergeAsk = byId('merge-ask');
   private readonly mergeWhat = byId('merge-what');
   private readonly mergeError = byId('merge-error');
+  private readonly mergePreview = byId('merge-preview');
+  /** Counts the previews asked: an answer for a dialog since closed or reopened is dropped. */
+  private previewId = 0;
   private readonly mergeConflict = byId('merge-conflict');
   private readonly mergeConflictText = byId('merge-conflict-text');
   private readonly mergeConflictFiles = byId('merge-conflict-files');
@@ -404,8 +410,31 @@ export class ShipBar implements ChangesObserver {
     const mode: MergeMode = MODES.includes(saved as MergeMode) ? (saved as MergeMode) : 'merge';
     for (const r of this.modeInputs()) r.checked = r.value === mode;
     this.mergeStep('ask');
+    void this.previewMerge(id);
     this.mergeDialog.showModal();
     this.modeInputs().find((r) => r.checked)?.focus();
+  }
+
+  /** Asks what the merge will do to the other sessions, and says it in the dialog. */
+  private async previewMerge(id: string): Promise<void> {
+    const ask = ++this.previewId;
+    const el = this.mergePreview;
+    el.hidden = false;
+    el.dataset.state = 'loading';
+    el.replaceChildren(h('span', { class: 'muted', text: 'Checking the other sessions…' }));
+    const nameOf = (sid: string) => this.deps.store.get(sid)?.session.name ?? sid.slice(0, 8);
+    try {
+      const p = await api.mergePreview(id);
+      if (ask !== this.previewId || this.dialogSession !== id) return;
+      const w = mergeWarning(p, this.deps.overlaps.of(id), nameOf);
+      el.dataset.state = w.state;
+      el.replaceChildren(h('p', { 'data-testid': 'merge-preview-title', text: w.title }),
+        ...(w.items.length ? [h('ul', {}, ...w.items.map((t) => h('li', { 'data-testid': 'merge-preview-item', text: t })))] : []));
+    } catch (err) {
+      if (ask !== this.previewId || this.dialogSession !== id) return;
+      el.dataset.state = 'error';
+      el.replaceChildren(h('span', { class: 'muted', text: `Could not tell what the merge does to the other sessions: ${(err as Error).message}` }));
+    }
   }
 
   private modeInputs(): HTMLInputElement[] {

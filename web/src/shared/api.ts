@@ -3,7 +3,7 @@
 // hub's page calls its own API through request and json.
 
 import type {
-  BranchResponse, Checkpoint, CheckpointChange, ListedCheckpoint, ConfigResponse, DiffResponse, DocumentsResponse, Permission, PushResponse, ResourcesResponse,
+  BranchResponse, Checkpoint, CheckpointChange, ListedCheckpoint, ConfigResponse, DiffResponse, DocumentsResponse, MergePreviewResponse, OverlapsResponse, Permission, PushResponse, ResourcesResponse,
   ScriptSettings, ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
 
@@ -117,6 +117,10 @@ export const api = {
   commit: (id: string, message: string) => json<{ commit: string; branch: string }>('POST', `${sessionPath(id)}/commit`, { message }),
   /** A worktree session's branch against its base (409 NOT_A_WORKTREE otherwise). */
   branch: (id: string) => json<BranchResponse>('GET', `${sessionPath(id)}/branch`),
+  /** What a merge would do, touching nothing: its own conflicts, and the other sessions it would make conflict. */
+  mergePreview: (id: string) => json<MergePreviewResponse>('GET', `${sessionPath(id)}/merge`),
+  /** Every overlap between sessions' changes (as overlaps.changed says them). */
+  overlaps: () => json<OverlapsResponse>('GET', 'api/overlaps'),
   /** Merges the branch into its base (409 MERGE_CONFLICT with files, BASE_DIRTY, NOTHING_TO_MERGE, BASE_MOVED). */
   merge: (id: string, mode: 'merge' | 'squash' | 'rebase') => json<{ commit: string }>('POST', `${sessionPath(id)}/merge`, { mode }),
   /** Merges the base into the branch in its worktree; conflicts are left there and a prompt naming them is queued by author. */

@@ -793,6 +793,21 @@ export interface BranchResponse {
   merged?: string;
 }
 
+/** GET /api/sessions/:id/merge: what a merge would do, told before it is done. */
+export interface MergePreviewResponse {
+  branch: string;
+  base: string;
+  /** The files the merge itself would conflict in. */
+  conflicts: string[];
+  /** The sessions whose branches would then conflict with the base, and where. */
+  others: { sessionId: string; files: string[] }[];
+}
+
+/** GET /api/overlaps. */
+export interface OverlapsResponse {
+  overlaps: Overlap[];
+}
+
 /** POST /api/sessions/:id/update: the base merged into the branch, the conflicts left for the agent. */
 export interface UpdateResponse {
   commit: string;

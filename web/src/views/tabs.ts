@@ -7,6 +7,7 @@
 import { api, ApiError } from '../shared/api';
 import { formatTotals } from '../models/diffs';
 import { ownsDiff, type DiffSummaries } from '../models/diffs';
+import { anyLines, overlapText, type Overlaps } from '../models/overlaps';
 import { byId, h } from '../shared/dom';
 import { renderTabPeople } from './participants';
 import type { Participants } from '../models/participants';
@@ -29,6 +30,8 @@ export interface TabBarDeps {
   diffs: DiffSummaries;
   /** Who is in each session: the others show on its tab. */
   people: Participants;
+  /** The sessions that change the same files as another: a mark on their tabs. */
+  overlaps: Overlaps;
   /** This page's connection id (client.welcome), left off the tabs. */
   meId(): string | null;
   toast(message: string, kind?: ToastKind): void;
@@ -131,6 +134,9 @@ export class TabBar {
     deps.diffs.subscribe((id) => {
       const el = this.tabs.get(id);
       if (el) this.updateDiff(el, id);
+    });
+    deps.overlaps.subscribe(() => {
+      for (const [id, el] of this.tabs) this.updateOverlap(el, id);
     });
     deps.people.subscribe((id) => {
       const el = this.tabs.get(id);
@@ -248,6 +254,9 @@ export class TabBar {
     // counts when they were part of the tab's face).
     const diff = h('button', { type: 'button', class: 'tab-diff', 'data-testid': 'tab-diff', hidden: true },
       h('span', { class: 'tab-diff-add' }), h('span', { class: 'tab-diff-del' }));
+    // Another session changes the same files: a mark, its tooltip naming
+    // whom and which (models/overlaps.ts).
+    const overlap = h('span', { class: 'tab-overlap', 'data-testid': 'tab-overlap', role: 'img', hidden: true, text: '\u26a0' });
     // What the agent reported it spends: the context used and the cost.
     // They share a row with the label and show only where the name keeps
     // its room beside them, each part whole or not at all (app.css,
@@ -263,7 +272,7 @@ export class TabBar {
     const limit = h('span', { class: 'tab-limit', 'data-testid': 'tab-limit', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, diff, check, limit, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, overlap, diff, check, limit, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -299,6 +308,7 @@ export class TabBar {
     if (branch.textContent !== branchName) branch.textContent = branchName;
     branch.hidden = !branchName;
     this.updateDiff(el, s.id);
+    this.updateOverlap(el, s.id);
     this.updateUsage(el, e);
     this.updatePeople(el, s.id);
     const check = el.querySelector<HTMLElement>('[data-testid=tab-check]')!;
@@ -367,6 +377,32 @@ export class TabBar {
   private updatePeople(el: HTMLElement, id: string): void {
     const span = el.querySelector<HTMLElement>('[data-testid=tab-people]');
     if (span) renderTabPeople(span, this.deps.people, id, this.deps.meId());
+  }
+
+  /**
+   * The mark of a session whose changes overlap another's: which sessions
+   * and files in its tooltip; data-lines when their lines meet.
+   */
+  private updateOverlap(el: HTMLElement, id: string): void {
+    const mark = el.querySelector<HTMLElement>('[data-testid=tab-overlap]');
+    if (!mark) return;
+    const withs = this.deps.overlaps.of(id);
+    mark.hidden = withs.length === 0;
+    if (withs.length === 0) {
+      mark.removeAttribute('title');
+      mark.removeAttribute('aria-label');
+      delete mark.dataset.lines;
+      delete mark.dataset.with;
+      return;
+    }
+    const nameOf = (other: string) => this.deps.store.get(other)?.session.name ?? other.slice(0, 8);
+    const text = overlapText(withs, nameOf).join('\n');
+    const lines = anyLines(withs);
+    mark.dataset.with = withs.map((w) => w.other).join(' ');
+    if (lines) mark.dataset.lines = '';
+    else delete mark.dataset.lines;
+    mark.title = `${lines ? 'Conflicting changes' : 'Overlapping changes'}.\n${text}`;
+    mark.setAttribute('aria-label', mark.title);
   }
 
   /**
