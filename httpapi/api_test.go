@@ -26,6 +26,7 @@ import (
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
@@ -140,7 +141,12 @@ func (h harness) start(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatalf("collab: %v", err)
 	}
-	if e.hub, err = ws.NewHub(ws.Options{Sessions: e.mgr, App: app, Logger: log}); err != nil {
+	shares, err := share.New(share.Options{Store: st, Logger: log})
+	if err != nil {
+		t.Fatalf("share links: %v", err)
+	}
+	t.Cleanup(shares.Close)
+	if e.hub, err = ws.NewHub(ws.Options{Sessions: e.mgr, App: app, Logger: log, Shares: shares}); err != nil {
 		t.Fatalf("hub: %v", err)
 	}
 	e.mgr.Subscribe(app.OnEvent)
@@ -170,6 +176,8 @@ func (h harness) start(t *testing.T) *apiEnv {
 		IsOwnPort:   notOurs,
 		Reviews:     app,
 		Announce:    app,
+		Shares:      shares,
+		Viewers:     app,
 		Checkpoints: h.checkpoints,
 		Version:     "test",
 		Logger:      log,
