@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/jonboulle/clockwork"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
@@ -54,6 +55,8 @@ type apiEnv struct {
 	log   *testutil.SyncBuffer
 	// store is the session database, which also keeps script approvals.
 	store *store.Store
+	// shares are the read-only links.
+	shares *share.Links
 }
 
 // at returns e reporting to t, for use inside t's subtest.
@@ -76,6 +79,8 @@ type harness struct {
 	// scripts are the workspace scripts set as by flags; the zero value
 	// sets none.
 	scripts scripts.Overrides
+	// clock times the read-only links; nil is the real clock.
+	clock clockwork.Clock
 }
 
 // newAPI starts the API over a fresh workspace whose default sessions run
@@ -141,7 +146,7 @@ func (h harness) start(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatalf("collab: %v", err)
 	}
-	shares, err := share.New(share.Options{Store: st, Logger: log})
+	shares, err := share.New(share.Options{Store: st, Clock: h.clock, Logger: log})
 	if err != nil {
 		t.Fatalf("share links: %v", err)
 	}
@@ -150,6 +155,7 @@ func (h harness) start(t *testing.T) *apiEnv {
 		t.Fatalf("hub: %v", err)
 	}
 	e.mgr.Subscribe(app.OnEvent)
+	e.shares = shares
 	e.files, err = watcher.NewWorkspace(watcher.WorkspaceOptions{Root: h.workspace, OnFile: app.OnFile, OnWorkflow: app.OnWorkflow, Logger: log})
 	if err != nil {
 		t.Fatalf("workspace watcher: %v", err)

@@ -188,7 +188,7 @@ func (l *Links) Create(sessionID string, expiresIn time.Duration, scrollback boo
 		return Link{}, "", fmt.Errorf("%w: a link lives from %v to %v, not %v", ErrInvalid, MinExpiry, MaxExpiry, expiresIn)
 	}
 	secret := newSecret()
-	now := l.clock.Now().UTC().Truncate(time.Second)
+	now := l.clock.Now().UTC()
 	r := &record{
 		Link: Link{ID: "sh-" + randomHex(6), SessionID: sessionID, CreatedAt: now, ExpiresAt: now.Add(expiresIn),
 			Scrollback: scrollback, CreatedBy: by},
