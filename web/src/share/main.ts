@@ -74,6 +74,9 @@ window.__agentmuxShare = {
 };
 
 state.subscribe(render);
+// Another link pasted into this tab changes only the fragment, which
+// loads nothing: start over with its secret.
+window.addEventListener('hashchange', () => location.reload());
 
 if (!secret) {
   state.end(ending('no-secret'));
@@ -109,8 +112,9 @@ function decide(v: CloseVerdict): boolean {
 async function probe(): Promise<void> {
   let answered = false;
   try {
-    // The page's own address without its fragment: nothing secret goes out.
-    const res = await fetch(location.pathname + location.search, { method: 'HEAD', cache: 'no-store', credentials: 'omit' });
+    // The page's own address without its fragment: nothing secret goes
+    // out. A GET: the server refuses HEAD for its pages (405).
+    const res = await fetch(location.pathname + location.search, { cache: 'no-store', credentials: 'omit' });
     answered = isServerAnswer(res.status);
   } catch {
     answered = false;

@@ -143,6 +143,7 @@ export class ShareDialog {
     this.scrollback.checked = true;
     this.created.hidden = true;
     this.link.value = '';
+    this.create.textContent = 'Create link';
     this.create.disabled = !this.deps.canAct();
     this.renderList();
     if (!this.dialog.open) this.dialog.showModal();
@@ -162,6 +163,7 @@ export class ShareDialog {
       if (this.sessionId !== id) return; // closed meanwhile: the link is listed next time, Revoke still works
       this.link.value = shareLink(made.url, document.baseURI);
       this.created.hidden = false;
+      this.create.textContent = 'Create another link';
       this.link.focus();
       this.link.select();
       const { url: _secret, ...listed } = made;
