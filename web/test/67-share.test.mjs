@@ -189,6 +189,23 @@ uiTest('a read-only link: watched live with its scrollback, at its size on a des
   // Two viewers now.
   await waitFor(async () => (await viewerAvatar.count()) === 2, { message: 'two viewers in the owner\'s header' });
 
+  // A restart is an ordinary close: the viewers reconnect, with backoff, and watch on.
+  const before = { desktop: desk.sockets, phone: phone.sockets };
+  await server.restart();
+  for (const [who, v] of [['desktop', desk], ['phone', phone]]) {
+    let seen = null;
+    await waitFor(async () => {
+      seen = { sockets: v.sockets, before: before[who], state: await v.page.evaluate(() => window.__agentmuxShare.connectionState()), ended: await v.page.evaluate(() => window.__agentmuxShare.ended()) };
+      return seen.sockets > seen.before && seen.state === 'connected';
+    }, { timeout: 20_000, message: `the ${who} viewer reconnected after the restart` }).catch((err) => {
+      err.message += ` ${JSON.stringify(seen)}`;
+      throw err;
+    });
+    assert.equal(await v.page.locator(sel('share-message')).isVisible(), false, `the ${who} viewer did not give up`);
+    await waitForViewer(v.page, (l) => l.includes('PHONE-9'), `the ${who} viewer's screen after the restart`);
+  }
+  await waitFor(async () => (await viewerAvatar.count()) === 2, { timeout: 15_000, message: 'two viewers again after the restart' });
+
   // Revoke from the dialog: both viewers close at once, say why, and do not come back.
   await page.locator(sel('session-menu')).click();
   await page.locator(sel('session-share')).click();
