@@ -299,3 +299,25 @@ func TestShareLinkWithoutScrollback(t *testing.T) {
 		viewer.Close()
 	}
 }
+
+// TestViewersAreBounded: links handed around cannot take every WebSocket
+// from the people at the workspace: at a quarter of the cap, a viewer
+// more is refused with 503 while the owner still connects.
+func TestViewersAreBounded(t *testing.T) {
+	e := newAPI(t)
+	s := e.createCommand(sleeper())
+	_, secret := e.api().Share(s.ID, "")
+	for range maxWebSockets / 4 {
+		apitest.DialViewer(t, e.ts.URL, secret)
+	}
+	_, status, err := apitest.DialWS(t, apitest.ViewerURL(e.ts.URL, secret), nil)
+	if err == nil || status != http.StatusServiceUnavailable {
+		t.Errorf("one viewer too many: %v, HTTP %d, want 503", err, status)
+	}
+	if _, _, err := apitest.DialWS(t, "ws"+strings.TrimPrefix(e.ts.URL, "http")+"/ws", nil); err != nil {
+		t.Errorf("the owner, with every viewer's place taken: %v", err)
+	}
+	if l := e.api().Shares(s.ID); len(l) != 1 || l[0].Viewers != maxWebSockets/4 {
+		t.Errorf("links %+v, want one with %d viewers", l, maxWebSockets/4)
+	}
+}
