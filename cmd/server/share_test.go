@@ -19,6 +19,7 @@ import (
 	"github.com/agentmux/agentmux/internal/testutil"
 	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/wire"
+	"github.com/agentmux/agentmux/ws"
 )
 
 // viewerMsg is any message a viewer is sent, with the fields these tests
@@ -249,9 +250,7 @@ func TestShareLinkGrantsWatchingOnly(t *testing.T) {
 	// Revoking closes the viewer at once; the secret opens nothing more.
 	resp, b := e.do(http.MethodDelete, "/api/sessions/"+watched.ID+"/shares/"+link.ID, "")
 	wantStatus(t, "revoke", resp, b, http.StatusNoContent)
-	if code, reason := apitest.ExpectClose(t, viewer); code != 4403 || reason != share.ReasonRevoked {
-		t.Errorf("revoked: the viewer was closed with %d %q, want 4403 %q", code, reason, share.ReasonRevoked)
-	}
+	expectCloseCode(t, viewer, "a revoked link's viewer", ws.CloseShareEnded, share.ReasonRevoked)
 	if _, status, err := apitest.DialWS(t, apitest.ViewerURL(e.ts.URL, secret), nil); err == nil || status != http.StatusUnauthorized {
 		t.Errorf("a revoked link: %v, HTTP %d, want 401", err, status)
 	}
@@ -265,9 +264,7 @@ func TestShareLinkGrantsWatchingOnly(t *testing.T) {
 	resp, b = e.do(http.MethodDelete, "/api/sessions/"+other.ID, "")
 	wantStatus(t, "delete the session", resp, b, http.StatusNoContent)
 	readUntil(t, viewer, "session.destroyed", func(m viewerMsg) bool { return m.Type == wire.TypeSessionDestroyed && m.SessionID == other.ID })
-	if code, reason := apitest.ExpectClose(t, viewer); code != 4403 || reason != share.ReasonDeleted {
-		t.Errorf("deleted: the viewer was closed with %d %q, want 4403 %q", code, reason, share.ReasonDeleted)
-	}
+	expectCloseCode(t, viewer, "a deleted session's viewer", ws.CloseShareEnded, share.ReasonDeleted)
 }
 
 // TestShareLinkWithoutScrollback: a link made without scrollback shows
