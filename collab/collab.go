@@ -82,6 +82,12 @@ type App struct {
 	// session's locks) and never blocks.
 	mu      sync.Mutex
 	clients map[*Participant]struct{}
+	// viewers are the clients that came through a read-only link, by the
+	// session they watch. They are kept apart from clients so that
+	// nothing announced reaches them unless it is sent them on purpose
+	// (viewers.go): a message added later is not shown to a link by
+	// mistake.
+	viewers map[string]map[*Participant]struct{}
 	memory  memory.Status // the last level announced
 	// saving is the last save status announced.
 	saving sessions.SaveStatus
@@ -118,6 +124,7 @@ func New(opts Options) (*App, error) {
 		portsWanted: make(chan struct{}, 1),
 		sizers:      make(map[string]sizer),
 		clients:     make(map[*Participant]struct{}),
+		viewers:     make(map[string]map[*Participant]struct{}),
 		shifted:     make(map[string]time.Time),
 		diffs:       make(map[string]sessionDiff),
 		lastTypist:  make(map[string]string),
@@ -175,6 +182,10 @@ func (a *App) Join(c Client) *Participant {
 func (a *App) Leave(p *Participant) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if p.view != nil {
+		a.leaveViewerLocked(p)
+		return
+	}
 	delete(a.clients, p)
 	if len(a.clients) == 0 {
 		// The poller stops looking: a listing kept would be stale by the
@@ -198,6 +209,7 @@ func (a *App) OnEvent(ev sessions.Event) {
 		a.reviews.Forget(ev.Session.ID)
 	}
 	a.broadcast(wire.EventMessage(ev))
+	a.tellViewers(ev)
 }
 
 // broadcast sends msg to every client.

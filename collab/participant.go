@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -44,6 +45,9 @@ type Participant struct {
 	// attached is len(in), for IsAttached, which the transport asks
 	// without the App's lock.
 	attached atomic.Int32
+	// view is the read-only link a viewer came through; nil for everyone
+	// else. Set at join and never changed, so read without the lock.
+	view *share.Link
 	// sizes is the size this client last asked for, by session (size.go).
 	// Owned by the goroutine that reads the client's requests: only
 	// Resize and TypedSize use it.
@@ -198,6 +202,11 @@ func (a *App) Hello(p *Participant, m Hello) error {
 			}
 		}
 	}
+	for sid := range a.viewers {
+		if p.in[sid] == nil {
+			p.client.MarkState(wire.TypeSessionParticipants, sid)
+		}
+	}
 	return nil
 }
 
@@ -251,6 +260,9 @@ func (a *App) forgetSessionLocked(sid string) {
 	for p := range a.clients {
 		p.leaveLocked(sid)
 	}
+	for p := range a.viewers[sid] {
+		p.leaveLocked(sid)
+	}
 	delete(a.lastTypist, sid)
 }
 
@@ -275,6 +287,11 @@ func (a *App) participantsLocked(sid string) wire.ParticipantsMessage {
 			v.LastInputAt = pr.lastInput.UnixMilli()
 		}
 		list = append(list, v)
+	}
+	for p := range a.viewers[sid] {
+		if _, ok := p.in[sid]; ok {
+			list = append(list, wire.Participant{ID: p.id, Name: p.name, Color: p.color, Viewing: true, Viewer: true})
+		}
 	}
 	slices.SortFunc(list, func(a, b wire.Participant) int { return strings.Compare(a.ID, b.ID) })
 	return wire.ParticipantsMessage{Type: wire.TypeSessionParticipants, SessionID: sid, Participants: list}

@@ -61,7 +61,10 @@ func (a *App) applySizeLocked(p *Participant, s *sessions.Session, cols, rows in
 		return err
 	}
 	a.sizers[id] = want
-	a.broadcast(wire.ResizedMessage{Type: wire.TypeSessionResized, SessionID: id, Cols: cols, Rows: rows, By: p.id})
+	msg := wire.ResizedMessage{Type: wire.TypeSessionResized, SessionID: id, Cols: cols, Rows: rows, By: p.id}
+	a.broadcast(msg)
+	// A viewer draws the session at its size, as every watcher does.
+	a.sendViewers(id, msg)
 	return nil
 }
 

@@ -10,7 +10,9 @@
 //     rebinding;
 //  3. the same-origin check (sameorigin's decision) of every request that
 //     changes state and of every read of the API, and JSON bodies only;
-//  4. the token, when one is set, with signing in by ?token=.
+//  4. the token, when one is set, with signing in by ?token=; but for
+//     the WebSocket of a read-only link's viewer (/ws?share=<secret>),
+//     whose secret the hub checks and which grants that link alone.
 //
 // internal/sameorigin stays the decision alone, free of echo and of the
 // API's error shape, because the WebSocket hub asks it too; this package
@@ -259,10 +261,16 @@ func (g *Guard) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			// to a proxy that says so: such a cookie is never sent over
 			// plain http. (Trusting the header costs nothing: a browser
 			// that came over http just keeps no Secure cookie.)
-			c.SetCookie(&http.Cookie{Name: g.cookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: cameOverHTTPS(req)})
+			c.SetCookie(&http.Cookie{Name: g.cookie, Value: q, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: CameOverHTTPS(req)})
 			return c.Redirect(http.StatusSeeOther, signInRedirect(req.URL))
 		}
 		if (!strings.HasPrefix(path, "/api/") && path != "/ws") || path == "/api/health" {
+			return next(c)
+		}
+		if path == "/ws" && req.URL.Query().Has("share") {
+			// A viewer of a read-only link: the link's secret is its only
+			// credential, and the WebSocket hub, which checks it, serves
+			// such an upgrade as that link's viewer or not at all.
 			return next(c)
 		}
 		var given string
@@ -287,10 +295,10 @@ func (g *Guard) tokenOK(given string) bool {
 	return subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) == 1
 }
 
-// cameOverHTTPS reports whether the browser's request came over https,
+// CameOverHTTPS reports whether the browser's request came over https,
 // directly or through a proxy that says so (X-Forwarded-Proto, or
 // Forwarded's proto=).
-func cameOverHTTPS(req *http.Request) bool {
+func CameOverHTTPS(req *http.Request) bool {
 	if req.TLS != nil || strings.EqualFold(strings.TrimSpace(strings.Split(req.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
 		return true
 	}

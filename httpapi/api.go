@@ -34,6 +34,7 @@ import (
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/wire"
 	"github.com/agentmux/agentmux/worktree"
@@ -129,6 +130,10 @@ type Options struct {
 	// Checks gives the checks of sessions' checkpoints, which the list of
 	// checkpoints shows; nil shows none.
 	Checks Checks
+	// Shares are the read-only links to sessions (/api/sessions/:id/shares).
+	Shares *share.Links
+	// Viewers counts who watches through each link, for their listing.
+	Viewers ViewerCounter
 	// Name is the workspace's name, as GET /api/config tells it.
 	Name string
 	// Version is the server's, as /api/health and /api/config tell it.
@@ -154,8 +159,9 @@ func New(opts Options) (*API, error) {
 		return nil, errors.New("httpapi: no session manager")
 	case opts.Workspace == "":
 		return nil, errors.New("httpapi: no workspace")
-	case opts.Files == nil, opts.Memory == nil, opts.Ports == nil, opts.Previews == nil, opts.Reviews == nil, opts.Announce == nil, opts.Scripts == nil:
-		return nil, errors.New("httpapi: the workspace watcher, memory monitor, port lister, previews, reviews, announcer and scripts are required")
+	case opts.Files == nil, opts.Memory == nil, opts.Ports == nil, opts.Previews == nil, opts.Reviews == nil, opts.Announce == nil, opts.Scripts == nil,
+		opts.Shares == nil, opts.Viewers == nil:
+		return nil, errors.New("httpapi: the workspace watcher, memory monitor, port lister, previews, reviews, announcer, scripts, share links and viewers are required")
 	}
 	if opts.Worktrees == nil {
 		opts.Worktrees = func() []WatchedTree { return nil }
@@ -213,6 +219,7 @@ func (a *API) Register(api *echo.Group) {
 	api.POST("/sessions/:id/input", a.sessionInput, boundSessionID)
 	api.POST("/sessions/:id/answer", a.answer, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
+	a.registerShares(api)
 	a.shipRoutes(api)
 	api.GET("/overlaps", a.getOverlaps)
 	api.GET("/ports", a.listPorts)

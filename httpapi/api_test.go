@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/jonboulle/clockwork"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/ws"
 )
@@ -53,6 +55,8 @@ type apiEnv struct {
 	log   *testutil.SyncBuffer
 	// store is the session database, which also keeps script approvals.
 	store *store.Store
+	// shares are the read-only links.
+	shares *share.Links
 }
 
 // at returns e reporting to t, for use inside t's subtest.
@@ -75,6 +79,8 @@ type harness struct {
 	// scripts are the workspace scripts set as by flags; the zero value
 	// sets none.
 	scripts scripts.Overrides
+	// clock times the read-only links; nil is the real clock.
+	clock clockwork.Clock
 }
 
 // newAPI starts the API over a fresh workspace whose default sessions run
@@ -140,10 +146,16 @@ func (h harness) start(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatalf("collab: %v", err)
 	}
-	if e.hub, err = ws.NewHub(ws.Options{Sessions: e.mgr, App: app, Logger: log}); err != nil {
+	shares, err := share.New(share.Options{Store: st, Clock: h.clock, Logger: log})
+	if err != nil {
+		t.Fatalf("share links: %v", err)
+	}
+	t.Cleanup(shares.Close)
+	if e.hub, err = ws.NewHub(ws.Options{Sessions: e.mgr, App: app, Logger: log, Shares: shares}); err != nil {
 		t.Fatalf("hub: %v", err)
 	}
 	e.mgr.Subscribe(app.OnEvent)
+	e.shares = shares
 	e.files, err = watcher.NewWorkspace(watcher.WorkspaceOptions{Root: h.workspace, OnFile: app.OnFile, OnWorkflow: app.OnWorkflow, Logger: log})
 	if err != nil {
 		t.Fatalf("workspace watcher: %v", err)
@@ -170,6 +182,8 @@ func (h harness) start(t *testing.T) *apiEnv {
 		IsOwnPort:   notOurs,
 		Reviews:     app,
 		Announce:    app,
+		Shares:      shares,
+		Viewers:     app,
 		Checkpoints: h.checkpoints,
 		Version:     "test",
 		Logger:      log,

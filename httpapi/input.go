@@ -70,7 +70,8 @@ type answerRequest struct {
 	By string `json:"by"`
 }
 
-// maxAnswerer bounds By: a person's name and where they answer from.
+// maxAnswerer bounds By: a person's name and where they answer from
+// (or make a link from).
 const maxAnswerer = 100
 
 // parse returns the answer the request gives, and who gives it.
@@ -94,17 +95,28 @@ func (r answerRequest) parse() (sessions.Answer, string, error) {
 		return a, "", fmt.Errorf("%w: answer: give \"allow\", \"deny\" or {\"text\": \"...\"}", sessions.ErrInvalid)
 	}
 	a.Permission = r.Permission
-	by := strings.TrimSpace(r.By)
+	by, err := checkAnswerer(r.By)
+	if err != nil {
+		return a, "", err
+	}
+	return a, by, a.Check()
+}
+
+// checkAnswerer returns who a request says made it (an answer, a link),
+// trimmed, "api" when it does not say; a name too long or with what a
+// line of text may not hold is refused.
+func checkAnswerer(by string) (string, error) {
+	by = strings.TrimSpace(by)
 	if by == "" {
 		by = "api"
 	}
 	if len(by) > maxAnswerer || !utf8.ValidString(by) {
-		return a, "", fmt.Errorf("%w: by: a name of at most %d bytes", sessions.ErrInvalid, maxAnswerer)
+		return "", fmt.Errorf("%w: by: a name of at most %d bytes", sessions.ErrInvalid, maxAnswerer)
 	}
 	if r, bad := textrule.FirstNotLine(by); bad {
-		return a, "", fmt.Errorf("%w: by: a name may not hold %q", sessions.ErrInvalid, r)
+		return "", fmt.Errorf("%w: by: a name may not hold %q", sessions.ErrInvalid, r)
 	}
-	return a, by, a.Check()
+	return by, nil
 }
 
 // answer answers a session that waits for its user without its

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"time"
+
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/sessions"
@@ -188,4 +190,25 @@ type CheckpointReply struct {
 type RestoredReply struct {
 	Restored int `json:"restored"`
 	Saved    int `json:"saved"`
+}
+
+// ShareReply is a read-only link: POST /api/sessions/:id/shares answers
+// one, with its URL, and GET lists them, without (the secret in it is
+// shown once, when the link is made, and only its hash is kept).
+type ShareReply struct {
+	CreatedAt  time.Time `json:"createdAt"`
+	CreatedBy  string    `json:"createdBy,omitempty"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	ID         string    `json:"id"`
+	Scrollback bool      `json:"scrollback"`
+	SessionID  string    `json:"sessionId"`
+	URL        string    `json:"url,omitempty"`
+	// Viewers is how many watch through the link now.
+	Viewers int `json:"viewers"`
+}
+
+// SharesReply is GET /api/sessions/:id/shares's: the session's live
+// links, the oldest first.
+type SharesReply struct {
+	Shares []ShareReply `json:"shares"`
 }

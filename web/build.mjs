@@ -7,7 +7,11 @@
 // (agentmux hub, issue 44) is a second page: src/hub/main.ts bundled on
 // its own into hub-<hash>.js (agentmux's bundle and chunks stay as they
 // are), src/hub/hub.css into hub-<hash>.css, and hub.html, which also
-// loads app.css, rewritten the same way. Every URL is
+// loads app.css, rewritten the same way. The read-only viewer's page
+// (share.html#<secret>) is a third, built as the hub's is:
+// src/share/main.ts into share-<hash>.js, src/share/share.css into
+// share-<hash>.css, and share.html, which also loads app.css and
+// xterm.css. Every URL is
 // relative to the page, so the UI also works under a proxy's path
 // (http://host/proxy/8080/). Text files get a gzip twin (x.js.gz) when it
 // is smaller; the server sends it to browsers that take gzip, and caches
@@ -34,12 +38,13 @@ const sourcemap = process.argv.includes('--sourcemap') || process.env.AGENTMUX_S
 const entryNames = watch ? '[name]' : '[name]-[hash]';
 
 /** Files copied from public/ as they are; the pages are rewritten. */
-const PUBLIC_BUILT = new Set(['index.html', 'hub.html', 'app.css']);
+const PUBLIC_BUILT = new Set(['index.html', 'hub.html', 'share.html', 'app.css']);
 
 /** Each page, the entries it loads (rewritten to their hashed names) and its bundle, whose static imports it preloads. */
 const PAGES = [
   { page: 'index.html', refs: ['app.js', 'app.css', 'xterm.css'], bundle: 'app.js' },
   { page: 'hub.html', refs: ['hub.js', 'app.css', 'hub.css'], bundle: 'hub.js' },
+  { page: 'share.html', refs: ['share.js', 'xterm.css', 'app.css', 'share.css'], bundle: 'share.js' },
 ];
 /** What gets a .gz twin. */
 const COMPRESSIBLE = /\.(js|css|html|svg|json|webmanifest)$/;
@@ -73,6 +78,7 @@ const stylesheets = {
     { in: '@xterm/xterm/css/xterm.css', out: 'xterm' },
     { in: 'src/changes/changes.css', out: 'changes' },
     { in: 'src/hub/hub.css', out: 'hub' },
+    { in: 'src/share/share.css', out: 'share' },
   ],
 };
 
@@ -101,6 +107,20 @@ const hubScripts = {
   ...common,
   entryPoints: { hub: 'src/hub/main.ts' },
   format: 'esm',
+};
+
+/**
+ * The read-only viewer's page, bundled on its own as the hub's is: it
+ * shares agentmux's terminal modules but no chunk, and loads no WebGL
+ * renderer chunk of its own until a terminal asks for it.
+ * @type {import('esbuild').BuildOptions}
+ */
+const shareScripts = {
+  ...common,
+  entryPoints: { share: 'src/share/main.ts' },
+  format: 'esm',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
 };
 
 /**
@@ -147,7 +167,7 @@ async function writePages(names, metafiles) {
   for (const p of PAGES) await writePage(p, names, staticImportsOf(metafiles, names, p.bundle));
 }
 
-/** The files a bundle (app.js, hub.js) imports statically, relative to dist/. */
+/** The files a bundle (app.js, hub.js, share.js) imports statically, relative to dist/. */
 function staticImportsOf(metafiles, names, bundle) {
   const file = relative(here, join(dist, names.get(bundle)));
   const out = metafiles.map((m) => m.outputs[file]).find(Boolean);
@@ -210,24 +230,24 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 if (!watch) {
   const css = await esbuild.build(stylesheets);
   const names = entryNamesOf(css.metafile);
-  const [js, hub] = await Promise.all([esbuild.build(scripts(names)), esbuild.build(hubScripts)]);
-  for (const m of [js.metafile, hub.metafile]) for (const [k, v] of entryNamesOf(m)) names.set(k, v);
+  const [js, hub, share] = await Promise.all([esbuild.build(scripts(names)), esbuild.build(hubScripts), esbuild.build(shareScripts)]);
+  for (const m of [js.metafile, hub.metafile, share.metafile]) for (const [k, v] of entryNamesOf(m)) names.set(k, v);
   await copyPublic();
-  await writePages(names, [js.metafile, hub.metafile]);
-  await finish([css.metafile, js.metafile, hub.metafile]);
+  await writePages(names, [js.metafile, hub.metafile, share.metafile]);
+  await finish([css.metafile, js.metafile, hub.metafile, share.metafile]);
 } else {
-  // Three watching contexts; after any rebuilds, dist/ is brought up to
+  // Four watching contexts; after any rebuilds, dist/ is brought up to
   // date with the latest output of all.
   // One update at a time, so they cannot clean up each other's files.
-  const latest = { css: null, js: null, hub: null };
+  const latest = { css: null, js: null, hub: null, share: null };
   let updating = Promise.resolve();
   const update = async () => {
-    if (!latest.css || !latest.js || !latest.hub) return;
+    if (!latest.css || !latest.js || !latest.hub || !latest.share) return;
     try {
       await copyPublic();
-      const metafiles = [latest.css, latest.js, latest.hub];
+      const metafiles = [latest.css, latest.js, latest.hub, latest.share];
       const names = new Map(metafiles.flatMap((m) => [...entryNamesOf(m)]));
-      await writePages(names, [latest.js, latest.hub]);
+      await writePages(names, [latest.js, latest.hub, latest.share]);
       await finish(metafiles);
     } catch (err) {
       console.error(`build: ${err.message}`);
@@ -248,5 +268,6 @@ if (!watch) {
   const css = await esbuild.context({ ...stylesheets, plugins: [after('css')] });
   const js = await esbuild.context({ ...scripts(plain), plugins: [after('js')] });
   const hub = await esbuild.context({ ...hubScripts, plugins: [after('hub')] });
-  await Promise.all([css.watch(), js.watch(), hub.watch()]);
+  const share = await esbuild.context({ ...shareScripts, plugins: [after('share')] });
+  await Promise.all([css.watch(), js.watch(), hub.watch(), share.watch()]);
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/ship"
 )
 
@@ -138,6 +139,16 @@ const (
 	// longer waits, or waits at another permission request than the one
 	// answered.
 	CodeNotWaiting = "NOT_WAITING"
+	// CodeReadOnly (WebSocket only): a viewer, connected through a
+	// read-only link, sent what a link does not grant (input, a resize,
+	// another session...); nothing changed.
+	CodeReadOnly = "READ_ONLY"
+	// CodeShareNotFound (HTTP only, 404): the session has no live
+	// read-only link of that id (never made, revoked or expired).
+	CodeShareNotFound = "SHARE_NOT_FOUND"
+	// CodeTooManyShares (HTTP only, 409): the session, or the workspace,
+	// has its most live read-only links.
+	CodeTooManyShares = "TOO_MANY_SHARES"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -206,6 +217,11 @@ var errorKinds = []errorKind{
 	{sessions.ErrNoPaste, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNotWaiting, CodeNotWaiting, http.StatusConflict},
 	{sessions.ErrNoDialog, CodeInvalidMessage, http.StatusConflict},
+	{share.ErrNotFound, CodeShareNotFound, http.StatusNotFound},
+	{share.ErrTooMany, CodeTooManyShares, http.StatusConflict},
+	{share.ErrInvalid, CodeInvalidMessage, http.StatusBadRequest},
+	{share.ErrDenied, CodeUnauthorized, http.StatusUnauthorized},
+	{share.ErrReadOnly, CodeReadOnly, http.StatusForbidden},
 
 	{ship.ErrConflict, CodeMergeConflict, http.StatusConflict},
 	{gitexec.ErrNotRepo, CodeNotARepository, http.StatusConflict},

@@ -60,6 +60,9 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeScriptChanged:        {"CodeScriptChanged", "SCRIPT_CHANGED"},
 	CodeGitFailed:            {"CodeGitFailed", "GIT_FAILED"},
 	CodeNotWaiting:           {"CodeNotWaiting", "NOT_WAITING"},
+	CodeReadOnly:             {"CodeReadOnly", "READ_ONLY"},
+	CodeShareNotFound:        {"CodeShareNotFound", "SHARE_NOT_FOUND"},
+	CodeTooManyShares:        {"CodeTooManyShares", "TOO_MANY_SHARES"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients

@@ -335,6 +335,15 @@ type (
 		Text      string `json:"text,omitempty"`
 		Timestamp string `json:"timestamp"`
 	}
+	// ShareWelcomeMessage is share.welcome, a viewer's first message:
+	// the read-only link it came through and the session it shows.
+	ShareWelcomeMessage struct {
+		Type       string        `json:"type"`
+		ShareID    string        `json:"shareId"`
+		ExpiresAt  time.Time     `json:"expiresAt"`
+		Scrollback bool          `json:"scrollback"`
+		Session    ViewedSession `json:"session"`
+	}
 	// AgentCallMessage is agent.call: a call an agent made to one of
 	// agentmux's MCP tools, done or refused.
 	AgentCallMessage struct {

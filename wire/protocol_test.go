@@ -43,6 +43,7 @@ var serverMessages = map[string]any{
 	TypeUsageUpdated:        UsageMessage{},
 	TypeSessionContinued:    ContinuedMessage{},
 	TypeSessionAnswered:     AnsweredMessage{},
+	TypeShareWelcome:        ShareWelcomeMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

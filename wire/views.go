@@ -273,6 +273,9 @@ type Participant struct {
 	// LastInputAt is when it last typed into the session, in Unix
 	// milliseconds; 0 if it has not.
 	LastInputAt int64 `json:"lastInputAt,omitempty"`
+	// Viewer marks someone watching through a read-only link, who can
+	// neither type nor size the session.
+	Viewer bool `json:"viewer,omitempty"`
 }
 
 // Prompt is a queued prompt as the protocol shows it.
@@ -338,4 +341,22 @@ func EventMessage(ev sessions.Event) any {
 	default:
 		return StatusMessage{Type: TypeSessionStatus, SessionID: ev.Session.ID, Status: string(ev.Session.Status), Reason: ev.Session.Reason, Running: ev.Session.Running, Permission: ev.Session.Permission, Limit: ev.Session.Limit}
 	}
+}
+
+// ViewedSession is what a viewer, connected through a read-only link, is
+// shown of its session: no command, directory, branch or prompt.
+type ViewedSession struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Agent   string `json:"agent"`
+	Status  string `json:"status"`
+	Running bool   `json:"running"`
+	Cols    int    `json:"cols"`
+	Rows    int    `json:"rows"`
+}
+
+// ViewedSessionView is ViewedSession of info.
+func ViewedSessionView(info sessions.Info) ViewedSession {
+	return ViewedSession{ID: info.ID, Name: info.Name, Agent: info.Agent, Status: string(info.Status),
+		Running: info.Running, Cols: info.Cols, Rows: info.Rows}
 }

@@ -88,6 +88,9 @@ const (
 	// without its terminal (from a hub, or the API): a line of the
 	// activity feed, naming who.
 	TypeSessionAnswered = "session.answered"
+	// TypeShareWelcome is the first message a viewer, connected through a
+	// read-only link, is sent: the link and the one session it shows.
+	TypeShareWelcome = "share.welcome"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

@@ -18,6 +18,7 @@ import (
 	"github.com/agentmux/agentmux/collab"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -88,6 +89,10 @@ type conn struct {
 	wake chan struct{}
 	// pulling is the writer's copy of pulls.
 	pulling []*stream
+
+	// view is the read-only link this connection came through; nil for
+	// everyone else. Set before it is registered, never changed.
+	view *share.Link
 
 	// Owned by the reader goroutine.
 	streams map[string]*stream
@@ -308,9 +313,13 @@ func (c *conn) handle(b []byte) {
 		c.sendError(perr)
 		return
 	}
+	if c.view != nil {
+		c.handleViewer(m)
+		return
+	}
 	switch m.Type {
 	case wire.TypeHeartbeat:
-		c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
+		c.handleHeartbeat(m)
 		return
 	case wire.TypeClientHello:
 		if err := c.hello(m); err != nil {
@@ -323,6 +332,11 @@ func (c *conn) handle(b []byte) {
 		c.log.Debug("request failed", "type", m.Type, "session", id, "err", err)
 		c.sendError(&wire.ProtocolError{Code: wire.ErrorCode(err), SessionID: id, Message: err.Error()})
 	}
+}
+
+// handleHeartbeat answers a heartbeat with the server's time.
+func (c *conn) handleHeartbeat(m *wire.ClientMessage) {
+	c.sendJSON(wire.HeartbeatMessage{Type: wire.TypeHeartbeat, Timestamp: time.Now().UnixMilli(), Echo: m.Timestamp})
 }
 
 func (c *conn) handleSession(m *wire.ClientMessage, id string) error {
@@ -390,9 +404,11 @@ func (c *conn) attach(s *sessions.Session, since *uint64, lines int) {
 		}
 	}
 	// The queue as it is when sent; the events that change it carry
-	// higher revs.
-	c.sendState(wire.TypePromptList, s.ID())
-	c.sendState(wire.TypeReviewDraft, s.ID())
+	// higher revs. A viewer is shown neither.
+	if c.view == nil {
+		c.sendState(wire.TypePromptList, s.ID())
+		c.sendState(wire.TypeReviewDraft, s.ID())
+	}
 	st := newStream(c, s, since, lines)
 	c.streams[s.ID()] = st
 	c.pullMu.Lock()
@@ -548,9 +564,10 @@ func (c *conn) finish() {
 	c.closeMu.Lock()
 	code, text := c.closeCode, c.closeText
 	c.closeMu.Unlock()
-	if code == websocket.CloseGoingAway {
+	if code == websocket.CloseGoingAway || code == CloseShareEnded {
 		// Deliver what was already queued (the last session.status events
-		// of a shutdown) before saying goodbye.
+		// of a shutdown, a viewer's session.destroyed) before saying
+		// goodbye.
 		c.drainControl()
 	}
 	if code != 0 && !c.writeFailed {

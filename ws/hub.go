@@ -52,6 +52,7 @@ import (
 	"github.com/agentmux/agentmux/internal/ratelog"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/sessions"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -121,6 +122,15 @@ type Options struct {
 	// IdleGrace is how long a connection attached to no session since it
 	// opened is still not idle; 0 means DefaultIdleGrace.
 	IdleGrace time.Duration
+	// Shares are the read-only links: an upgrade with ?share=<secret>
+	// opens a viewer of that link's session, which may only watch it
+	// (viewer.go). Nil refuses every such upgrade.
+	Shares *share.Links
+	// MaxViewers caps the viewers open at once, within MaxConnections;
+	// 0 means a quarter of MaxConnections. Viewers are never idle, so
+	// without it links handed around could take every place from the
+	// people at the workspace.
+	MaxViewers int
 }
 
 // Hub serves WebSocket connections: it admits them within its cap, joins
@@ -146,6 +156,10 @@ type Hub struct {
 	// refused count what happened during it.
 	full             bool
 	evicted, refused int
+	// viewing counts the viewers admitted and not yet gone.
+	viewing int
+	// unshare ends the subscription to the links' ends.
+	unshare func()
 }
 
 // NewHub returns a Hub with no connections.
@@ -177,6 +191,9 @@ func NewHub(opts Options) (*Hub, error) {
 	if opts.IdleGrace <= 0 {
 		opts.IdleGrace = DefaultIdleGrace
 	}
+	if opts.MaxViewers <= 0 {
+		opts.MaxViewers = max(opts.MaxConnections/4, 1)
+	}
 	h := &Hub{opts: opts, log: opts.Logger, conns: make(map[*conn]struct{}),
 		oversize: ratelog.Limiter{Every: oversizeLogEvery}}
 	h.upgrader = websocket.Upgrader{
@@ -187,6 +204,9 @@ func NewHub(opts Options) (*Hub, error) {
 		WriteBufferSize: 64 << 10,
 		WriteBufferPool: &sync.Pool{},
 		CheckOrigin:     h.checkOrigin,
+	}
+	if opts.Shares != nil {
+		h.unshare = opts.Shares.Subscribe(h.endShare)
 	}
 	return h, nil
 }
@@ -210,6 +230,8 @@ const idleCloseText = "try again later: too many idle connections"
 var (
 	errShuttingDown = errors.New("server is shutting down")
 	errTooMany      = errors.New("too many WebSockets are open, each attached to a session or only just opened; try again later")
+	// errTooManyViewers is as many viewers as MaxViewers.
+	errTooManyViewers = errors.New("too many people are watching through read-only links; try again later")
 )
 
 // ServeHTTP upgrades the request and serves the connection until it ends.
@@ -220,18 +242,22 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = h.upgrader.Upgrade(w, r, nil)
 		return
 	}
-	admitted, err := h.admit()
+	secret, viewer := shareSecret(r)
+	var link share.Link
+	if viewer {
+		var err error
+		if link, err = h.checkShare(secret); err != nil {
+			writeError(w, err, 0)
+			return
+		}
+	}
+	admitted, err := h.admit(viewer)
 	switch {
 	case errors.Is(err, errShuttingDown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	case err != nil:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Retry-After", strconv.Itoa(int((h.opts.IdleGrace+time.Second-1)/time.Second)))
-		w.WriteHeader(http.StatusServiceUnavailable)
-		if b, err := wire.Marshal(wire.NewErrorBody(wire.CodeTooManyConnections, err.Error())); err == nil {
-			_, _ = w.Write(b)
-		}
+		writeError(w, err, h.opts.IdleGrace)
 		return
 	}
 	// The upgrader has written the HTTP error (403 for a foreign origin).
@@ -239,6 +265,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.mu.Lock()
 		h.upgrading--
+		if viewer {
+			h.viewing--
+		}
 		h.mu.Unlock()
 		h.log.Debug("upgrade failed", "err", err, "remote", r.RemoteAddr)
 		return
@@ -246,14 +275,45 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := newConn(h, ws, admitted)
 	// Before it is registered, so the hub never sees it without its
 	// participant; Join sends it the current state.
-	c.who = h.opts.App.Join(c)
+	if viewer {
+		c.view = &link
+		c.log = c.log.With("share", link.ID, "session", link.SessionID)
+		c.sendJSON(h.welcome(link))
+		c.who = h.opts.App.JoinViewer(c, link)
+	} else {
+		c.who = h.opts.App.Join(c)
+	}
 	if !h.register(c) {
 		h.opts.App.Leave(c.who)
 		c.closeNow(websocket.CloseGoingAway, "server is shutting down")
 		return
 	}
 	defer h.unregister(c)
+	// A link revoked between its check and now ended before this viewer
+	// could be found and closed (endShare): it is checked again.
+	if viewer {
+		if _, err := h.checkShare(secret); err != nil {
+			c.close(CloseShareEnded, share.ReasonRevoked)
+		}
+	}
 	c.serve()
+}
+
+// writeError answers an upgrade that is refused before it begins with the
+// API's error body; retry, when not 0, is when to try again.
+func writeError(w http.ResponseWriter, err error, retry time.Duration) {
+	code, status := wire.ErrorStatus(err)
+	if errors.Is(err, errTooMany) || errors.Is(err, errTooManyViewers) {
+		code, status = wire.CodeTooManyConnections, http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if retry > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
+	}
+	w.WriteHeader(status)
+	if b, err := wire.Marshal(wire.NewErrorBody(code, err.Error())); err == nil {
+		_, _ = w.Write(b)
+	}
 }
 
 // admit makes room for one more connection, counts it as upgrading and
@@ -261,11 +321,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // order the requests came, however the upgrades that follow are
 // scheduled. At the cap it closes the oldest idle connection for it; when
 // none is idle, it refuses with errTooMany.
-func (h *Hub) admit() (time.Time, error) {
+func (h *Hub) admit(viewer bool) (time.Time, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
 		return time.Time{}, errShuttingDown
+	}
+	if viewer && h.viewing >= h.opts.MaxViewers {
+		return time.Time{}, errTooManyViewers
 	}
 	now := time.Now()
 	if h.openLocked() >= h.opts.MaxConnections {
@@ -284,6 +347,9 @@ func (h *Hub) admit() (time.Time, error) {
 		h.evicted++
 	}
 	h.upgrading++
+	if viewer {
+		h.viewing++
+	}
 	return now, nil
 }
 
@@ -333,6 +399,9 @@ func (h *Hub) unregister(c *conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
+	if c.view != nil {
+		h.viewing--
+	}
 	// Leave the episode only well below the cap, so a count hovering at
 	// it does not log a line per connection.
 	if h.full && h.openLocked() < h.opts.MaxConnections*3/4 {
@@ -375,6 +444,9 @@ func (h *Hub) Announce(grace time.Duration) {
 // that. The HTTP server's own Shutdown does not do this: it does not track
 // hijacked connections.
 func (h *Hub) Close(ctx context.Context) error {
+	if h.unshare != nil {
+		h.unshare()
+	}
 	h.mu.Lock()
 	h.closing = true
 	conns := slices.Collect(maps.Keys(h.conns))

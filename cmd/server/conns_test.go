@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/agentmux/agentmux/httpapi/apitest"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -63,17 +63,8 @@ func openSilent(t *testing.T, r *runner, n int) {
 // server closed it with code and reason.
 func expectCloseCode(t *testing.T, conn *websocket.Conn, what string, code int, reason string) {
 	t.Helper()
-	_ = conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	for {
-		_, _, err := conn.ReadMessage()
-		if err == nil {
-			continue
-		}
-		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != code || ce.Text != reason {
-			t.Fatalf("%s ended with %v, want close %d %q", what, err, code, reason)
-		}
-		return
+	if got, text := apitest.ExpectClose(t, conn); got != code || text != reason {
+		t.Fatalf("%s ended with close %d %q, want %d %q", what, got, text, code, reason)
 	}
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
+	"github.com/agentmux/agentmux/share"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/web"
 	"github.com/agentmux/agentmux/wire"
@@ -90,6 +91,8 @@ type server struct {
 	worktrees *worktreeWatches
 	guard     *guard.Guard
 	diffs     *changes.Live
+	// shares are the read-only links to sessions.
+	shares *share.Links
 	// previews serves the agents' dev servers on origins of their own;
 	// own are the ports it never proxies: agentmux's listeners; ports
 	// lists the ports listening.
@@ -205,6 +208,16 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.app, err = collab.New(collab.Options{Sessions: s.mgr, Logger: log}); err != nil {
 		return nil, err
 	}
+	// After the manager, which has restored the sessions whose links are
+	// kept.
+	s.shares, err = share.New(share.Options{
+		Store:  st,
+		Exists: func(id string) bool { _, err := s.mgr.Get(id); return err == nil },
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	if cfg.MCP {
 		s.mcp, err = agentmcp.New(agentmcp.Options{
 			Sessions:   s.mgr,
@@ -227,6 +240,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Logger:         log,
 		MaxConnections: maxWebSockets,
 		IdleGrace:      wsIdleGrace,
+		Shares:         s.shares,
 	})
 	if err != nil {
 		return nil, err
@@ -296,6 +310,8 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Reviews:     s.app,
 		Announce:    s.app,
 		Overlaps:    s.app,
+		Shares:      s.shares,
+		Viewers:     s.app,
 		Checkpoints: cfg.Checkpoints,
 		Name:        workspaceName(cfg.Name),
 		Version:     version,
@@ -323,6 +339,9 @@ func openStore(dataDir string) (*store.Store, error) {
 // abandon undoes a newServer that failed part way: it closes what was
 // opened, in reverse order. No session has run yet.
 func (s *server) abandon() {
+	if s.shares != nil {
+		s.shares.Close() // stops its expiry timer
+	}
 	if s.mgr != nil {
 		s.mgr.Close() // stops its saver
 	}
@@ -347,6 +366,11 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.app.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
+	s.mgr.Subscribe(func(ev sessions.Event) {
+		if ev.Kind == sessions.EventDestroyed {
+			s.shares.ForgetSession(ev.Session.ID)
+		}
+	})
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, checks: s.checks, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)
@@ -379,6 +403,7 @@ func (s *server) halt() {
 	// After the checkpoints' goroutine, which starts checks.
 	s.checks.Close()
 	s.previews.Close()
+	s.shares.Close()
 	if s.mcp != nil {
 		s.mcp.Close() // its waits would hold the hook listener's shutdown
 	}

@@ -83,7 +83,7 @@ func Open(path string, timeout time.Duration) (s *Store, err error) {
 	}
 	s = &Store{db: db, path: path}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues, bucketScriptApprovals, bucketChecks, bucketSettings} {
+		for _, b := range [][]byte{bucketSessions, bucketScreens, bucketQueues, bucketScriptApprovals, bucketChecks, bucketSettings, bucketShares} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ import { Notifier, updateTitle } from './views/notify';
 import { SCRIPTS_FILES, ScriptsTrust } from './views/trust';
 import { SetupBar } from './views/setup';
 import { ScriptSettingsDialog } from './views/scriptsettings';
+import { SessionMenu, ShareDialog } from './views/share';
 import { RunButtons } from './views/run';
 import { HeaderPeople } from './views/participants';
 import { Participants } from './models/participants';
@@ -221,6 +222,9 @@ layout.onChange((mode) => changes.setShown(mode === 'changes'));
 const notifier = new Notifier(store, selectSession);
 const trust = new ScriptsTrust({ canAct, toast });
 new ScriptSettingsDialog({ canAct, toast, changed: () => void trust.refresh() });
+// "Share read-only…" in the session menu: links that watch, and nothing else.
+const shareDialog = new ShareDialog({ store, canAct, toast, myName: () => identity.me?.name ?? null });
+new SessionMenu(store, (id) => shareDialog.open(id));
 const setupBar = new SetupBar({ store, canAct, toast, select: selectSession });
 const runButtons = new RunButtons({ store, canAct, mayRun: () => trust.mayRun('run'), toast, select: selectSession });
 trust.subscribe(() => runButtons.render());

@@ -1,6 +1,8 @@
 // Who is in each session (session.participants): the connections attached
 // to it, with whether it is their active tab and when they last typed
-// there, and who is typing now. The server lists a session's participants
+// there, and who is typing now. Someone watching through a read-only
+// link (viewer: true) is listed too, but never types: never a typist.
+// The server lists a session's participants
 // to every connection whenever they change, but a page hears of a session
 // only once it has attached to it (shown it) or someone changes there.
 //
@@ -8,6 +10,14 @@
 // (views/participants.ts, phone/peoplesheet.ts) render from it.
 
 import type { Participant, SessionParticipantsMessage } from '../shared/types';
+
+/** Reports whether p watches through a read-only link: listed, but never typing. */
+export function isViewer(p: Participant): boolean {
+  return p.viewer === true;
+}
+
+/** What a viewer is called, wherever people are named. */
+export const VIEWER_LABEL = 'viewer (read-only link)';
 
 /** How long after a keystroke is seen someone counts as typing. */
 const TYPING_MS = 4_000;
@@ -40,7 +50,7 @@ export class Participants {
     const prev = this.typed.get(m.sessionId);
     const typed = new Map<string, { at: number; seen: number }>();
     for (const p of list) {
-      if (typeof p.lastInputAt !== 'number') continue;
+      if (typeof p.lastInputAt !== 'number' || isViewer(p)) continue;
       const before = prev?.get(p.id);
       // A first sighting counts as typing only if it is recent by the
       // server's clock; a later one whenever the time moved.
@@ -66,12 +76,17 @@ export class Participants {
     if (this.bySession.delete(sessionId)) this.changed(sessionId);
   }
 
-  /** The colour of someone by this name in any session, if one is there now. */
+  /** How many watch the session through read-only links. */
+  viewerCount(sessionId: string): number {
+    return this.get(sessionId).filter(isViewer).length;
+  }
+
+  /** The colour of someone by this name in any session, if one is there now (viewers are nobody's namesake). */
   colorOfName(name: string, preferSession?: string | null): string | undefined {
-    const here = preferSession ? this.get(preferSession).find((p) => p.name === name) : undefined;
+    const here = preferSession ? this.get(preferSession).find((p) => p.name === name && !isViewer(p)) : undefined;
     if (here) return here.color;
     for (const list of this.bySession.values()) {
-      const p = list.find((x) => x.name === name);
+      const p = list.find((x) => x.name === name && !isViewer(x));
       if (p) return p.color;
     }
     return undefined;
@@ -81,6 +96,7 @@ export class Participants {
   lastTypist(sessionId: string): Participant | undefined {
     let last: Participant | undefined;
     for (const p of this.get(sessionId)) {
+      if (isViewer(p)) continue;
       if (typeof p.lastInputAt === 'number' && (!last || p.lastInputAt > (last.lastInputAt ?? 0))) last = p;
     }
     return last;
@@ -94,6 +110,7 @@ export class Participants {
 
   /** When their last keystroke was, by this page's clock if it was seen arrive. */
   typedAt(sessionId: string, p: Participant): number | undefined {
+    if (isViewer(p)) return undefined;
     const t = this.typed.get(sessionId)?.get(p.id);
     if (!t) return p.lastInputAt;
     return t.seen || t.at;

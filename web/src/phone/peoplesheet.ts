@@ -3,10 +3,10 @@
 // bring up: on a phone a tap on them (or Enter) lists everyone with what
 // they do, the way the tooltips say it.
 
-import { avatar } from '../shared/avatars';
+import { avatar, viewerAvatar } from '../shared/avatars';
 import { showAgo } from '../shared/ages';
 import { byId, h } from '../shared/dom';
-import type { Participants } from '../models/participants';
+import { VIEWER_LABEL, isViewer, type Participants } from '../models/participants';
 import { closeIcon } from './switcher';
 
 const NARROW = window.matchMedia('(max-width: 800px)');
@@ -30,9 +30,19 @@ export function addPeopleSheet(people: Participants, activeId: () => string | nu
   const render = () => {
     const id = activeId();
     const me = meId();
-    const all = id ? [...people.get(id)].sort((a, b) => Number(b.viewing) - Number(a.viewing)) : [];
+    const all = id ? [...people.get(id)].sort((a, b) => Number(isViewer(a)) - Number(isViewer(b)) || Number(b.viewing) - Number(a.viewing)) : [];
     const last = id ? people.lastTypist(id) : undefined;
     list.replaceChildren(...all.map((p) => {
+      if (isViewer(p)) {
+        return h(
+          'li',
+          { class: 'people-row', 'data-testid': 'people-row', 'data-participant-id': p.id, 'data-viewer': 'true' },
+          viewerAvatar({ name: VIEWER_LABEL, color: p.color }, { size: 'lg' }),
+          h('span', { class: 'people-who' },
+            h('span', { class: 'people-name', text: VIEWER_LABEL }),
+            h('span', { class: 'people-what', text: 'watching through a link, cannot type' })),
+        );
+      }
       const typing = !!id && people.isTyping(id, p.id);
       const at = id ? people.typedAt(id, p) : undefined;
       const what = [p.viewing ? 'watching this session' : 'has it open, looking at another session'];

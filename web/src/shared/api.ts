@@ -6,6 +6,7 @@ import type {
   BranchResponse, Checkpoint, CheckpointChange, ListedCheckpoint, ConfigResponse, DiffResponse, DocumentsResponse, MergePreviewResponse, OverlapsResponse, Permission, PushResponse, ResourcesResponse,
   ScriptSettings, ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
+import type { CreateShareRequest, CreatedShare, Share } from '../models/shares';
 
 export class ApiError extends Error {
   constructor(
@@ -164,6 +165,13 @@ export const api = {
   answer: async (id: string, data: string, permission: Permission) => {
     await request('POST', `${sessionPath(id)}/input`, { data, permission });
   },
+  /** A session's live read-only links (no secrets: the server keeps their hashes). */
+  shares: async (id: string) => (await json<{ shares: Share[] }>('GET', `${sessionPath(id)}/shares`)).shares ?? [],
+  /** Makes a read-only link; its url's fragment is the secret, shown this once (409 TOO_MANY_SHARES). */
+  createShare: (id: string, req: CreateShareRequest) => json<CreatedShare>('POST', `${sessionPath(id)}/shares`, req),
+  /** Revokes a link: its viewers are closed at once (404 SHARE_NOT_FOUND). */
+  revokeShare: (id: string, shareId: string) =>
+    request('DELETE', `${sessionPath(id)}/shares/${encodeURIComponent(shareId)}`).then(() => undefined),
   /** The address that opens a port's preview signed in: a link that works once, within a minute. */
   previewURL: async (port: number) => (await json<{ url: string }>('POST', `api/ports/${port}/preview`)).url,
   /** A workspace file's raw content and type. */

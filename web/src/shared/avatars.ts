@@ -114,3 +114,27 @@ export function agentAvatar(p: { name: string; color: string }, opts: AvatarOpti
   el.replaceChildren(agentIcon());
   return el;
 }
+
+/** An open eye, drawn in the text's colour: someone who watches through a read-only link. */
+export function eyeIcon(): SVGSVGElement {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'eye-icon');
+  const outline = document.createElementNS(SVG_NS, 'path');
+  outline.setAttribute('d', 'M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z');
+  const pupil = document.createElementNS(SVG_NS, 'circle');
+  pupil.setAttribute('cx', '8');
+  pupil.setAttribute('cy', '8');
+  pupil.setAttribute('r', '2');
+  svg.append(outline, pupil);
+  return svg;
+}
+
+/** A viewer's avatar (a read-only link): an eye on grey, where a person's shows initials. */
+export function viewerAvatar(p: { name: string; color: string }, opts: AvatarOptions = {}): HTMLSpanElement {
+  const el = avatar(p, opts);
+  el.classList.add('avatar-viewer');
+  el.replaceChildren(eyeIcon());
+  return el;
+}

@@ -23,7 +23,7 @@ export class ConnectionBanner {
     window.clearInterval(this.ticker);
     this.ticker = undefined;
     banner.dataset.state = state;
-    banner.hidden = state === 'connected';
+    banner.hidden = state === 'connected' || state === 'closed';
     retry.hidden = state !== 'failed';
     const update = () => {
       switch (state) {

@@ -395,6 +395,8 @@ export interface Participant {
   viewing: boolean;
   /** When it last typed into the session (Unix ms); absent until it types. */
   lastInputAt?: number;
+  /** Someone watching through a read-only link: never types nor sizes. */
+  viewer?: boolean;
 }
 
 export interface SessionParticipantsMessage {
@@ -646,6 +648,28 @@ export interface TurnUsage {
   costUsd?: number;
 }
 
+/** What a viewer, through a read-only link, is shown of its session. */
+export interface ViewedSession {
+  id: string;
+  name: string;
+  agent: string;
+  status: SessionStatus;
+  running: boolean;
+  cols: number;
+  rows: number;
+}
+
+/** share.welcome: a viewer's first message, the link and the one session it shows. */
+export interface ShareWelcomeMessage {
+  type: 'share.welcome';
+  shareId: string;
+  /** RFC 3339. */
+  expiresAt: string;
+  /** Whether the replay holds what came before the current screen. */
+  scrollback: boolean;
+  session: ViewedSession;
+}
+
 /** session.answered: a person answered a waiting session without its terminal (from a hub, or the API). */
 export interface AnsweredMessage {
   type: 'session.answered';
@@ -729,6 +753,7 @@ export type ServerMessage =
   | OverlapsChangedMessage
   | AgentCallMessage
   | AnsweredMessage
+  | ShareWelcomeMessage
   | ContinuedMessage
   | UsageMessage;
 

@@ -6,7 +6,16 @@
 
 import type { ClientMessage, ServerMessage } from './types';
 
-export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'failed';
+/** closed: the page ended the connection for good (close()); nothing reconnects it. */
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'closed';
+
+/** How a socket ended: its close code and reason, and whether it had opened. */
+export interface SocketClose {
+  code: number;
+  reason: string;
+  /** False for a socket refused before it opened (an upgrade answered 401, a server down). */
+  opened: boolean;
+}
 
 export interface WsClientOptions<In> {
   url: string;
@@ -21,6 +30,12 @@ export interface WsClientOptions<In> {
    * (the hub) pings at the WebSocket's level, which a page cannot see.
    */
   heartbeats?: boolean;
+  /**
+   * The socket closed: return false to stay closed (the state becomes
+   * closed), anything else to reconnect with backoff as usual. Not called
+   * for an attempt abandoned by its timeout or for a silent link.
+   */
+  onClose?(close: SocketClose): boolean | void;
 }
 
 const MIN_DELAY_MS = 1_000;
@@ -94,6 +109,15 @@ export class WsClient<In extends { type: string } = ServerMessage, Out = ClientM
     this.connectNow();
   }
 
+  /** Ends the connection for good: no socket, no attempt, no timer; state closed. */
+  close(): void {
+    window.clearTimeout(this.retryTimer);
+    this.nextAttemptAt = null;
+    this.dropSocket();
+    this.rttMs = null;
+    if (this._state !== 'closed') this.setState('closed');
+  }
+
   /** Sends a message if the socket is open; reports whether it was sent. */
   send(msg: Out): boolean {
     if (!this.isOpen || !this.socket) return false;
@@ -130,8 +154,10 @@ export class WsClient<In extends { type: string } = ServerMessage, Out = ClientM
     this.connectTimer = window.setTimeout(() => {
       if (this.socket === socket && socket.readyState !== WebSocket.OPEN) this.onLost();
     }, CONNECT_TIMEOUT_MS);
+    let opened = false;
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      opened = true;
       window.clearTimeout(this.connectTimer);
       this.attempt = 0;
       this.failingSince = null;
@@ -157,8 +183,10 @@ export class WsClient<In extends { type: string } = ServerMessage, Out = ClientM
       }
       this.opts.onMessage(msg);
     };
-    socket.onclose = () => {
-      if (this.socket === socket) this.onLost();
+    socket.onclose = (ev: CloseEvent) => {
+      if (this.socket !== socket) return;
+      if (this.opts.onClose?.({ code: ev.code, reason: ev.reason, opened }) === false) this.close();
+      else this.onLost();
     };
     // onerror is always followed by onclose.
   }

@@ -147,11 +147,19 @@ export interface TerminalViewDeps {
   onSearchResults(sessionId: string, index: number, count: number): void;
   /** Whether this page holds the session's size, or the sizes, changed (see sizing). */
   onSizing(sessionId: string): void;
+  /**
+   * A page that may only watch (a read-only link, share/main.ts): xterm.js
+   * takes no keys (disableStdin), and the view never sends its size nor
+   * takes the session's; it draws the session at the session's size, as a
+   * page that has not typed does.
+   */
+  watchOnly?: boolean;
 }
 
-/** A new Terminal, not opened: it parses output as well without a page. */
-function newTerminal(size: { cols: number; rows: number }): Terminal {
+/** A new Terminal, not opened: it parses output as well without a page. watchOnly: it takes no keys. */
+function newTerminal(size: { cols: number; rows: number }, watchOnly = false): Terminal {
   const term = new Terminal({
+    disableStdin: watchOnly,
     cols: clampSize(size.cols || 80),
     rows: clampSize(size.rows || 24),
     allowProposedApi: true, // unicode versions and search decorations
@@ -320,13 +328,13 @@ export class TerminalView {
     this.host = h('div', { class: 'term-host', 'data-session-id': sessionId });
     this.sessionSize = { cols: clampSize(size.cols || 80), rows: clampSize(size.rows || 24) };
     parent.append(this.host);
-    this.feed = new Feed(newTerminal(size));
+    this.feed = new Feed(newTerminal(size, deps.watchOnly));
     this.stream = new TerminalStream(sessionId, {
       send: (msg) => this.deps.send(msg),
       write: (screen, data, replayed, parsed) => this.feedOf(screen)?.write(data, replayed, parsed),
       reset: (screen, queued) => this.feedOf(screen)?.reset(queued),
       rows: () => this.feed.term.rows,
-      openFill: () => (this.fillFeed = new Feed(newTerminal(this.feed.term))),
+      openFill: () => (this.fillFeed = new Feed(newTerminal(this.feed.term, this.deps.watchOnly))),
       closeFill: () => {
         this.fillFeed?.term.dispose();
         this.fillFeed = null;
@@ -466,7 +474,7 @@ export class TerminalView {
     // narrowing would scale the session's text down rather than fit the
     // terminal to its pane. The take waits until the terminal is shown
     // (fitAndReport): a hidden one has no size of its own.
-    if (!this.holding && sameSize(this.heldBefore(), m)) {
+    if (!this.holding && !this.deps.watchOnly && sameSize(this.heldBefore(), m)) {
       this.holding = true;
       this.reclaiming = true;
     }
@@ -534,7 +542,7 @@ export class TerminalView {
     }
     const fill = this.fillFeed?.term;
     if (fill && (fill.cols !== term.cols || fill.rows !== term.rows)) fill.resize(term.cols, term.rows);
-    if (!this.stream.isStreaming) return;
+    if (!this.stream.isStreaming || this.deps.watchOnly) return;
     if (!shown || !this.ownSize) return; // hidden: keep the session's size
     const cols = clampSize(this.ownSize.cols);
     const rows = clampSize(this.ownSize.rows);
@@ -568,13 +576,14 @@ export class TerminalView {
    * this call).
    */
   typed(): void {
-    if (this.holding) return;
+    if (this.holding || this.deps.watchOnly) return;
     this.holding = true;
     this.fitAndReport();
   }
 
   /** "Fit to this window": this page takes the session's size on purpose. */
   take(): void {
+    if (this.deps.watchOnly) return;
     this.holding = true;
     this.fitAndReport(true);
   }

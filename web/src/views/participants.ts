@@ -4,13 +4,15 @@
 // who typed last. The server lists a session's participants to every
 // connection whenever they change, but a page hears of a session only
 // once it has attached to it (shown it) or someone changes there. Who is
-// where is Participants' (models/participants.ts); this draws it.
+// where is Participants' (models/participants.ts); this draws it. Someone
+// watching through a read-only link is an eye, "viewer (read-only link)",
+// after the people, and never a typist.
 
-import { avatar, type AvatarSize } from '../shared/avatars';
+import { avatar, viewerAvatar, type AvatarSize } from '../shared/avatars';
 import { showAgo } from '../shared/ages';
 import { byId, h } from '../shared/dom';
 import type { Participant } from '../shared/types';
-import type { Participants } from '../models/participants';
+import { VIEWER_LABEL, isViewer, type Participants } from '../models/participants';
 
 /** Avatars shown on a tab before "+N". */
 const TAB_MAX = 3;
@@ -31,6 +33,7 @@ export interface PeopleOptions {
  * page's ticker keeps current (shared/ages.ts).
  */
 function describe(p: Participant, opts: { me: boolean; last: boolean; typing: boolean; typedAt?: number }): { title: string; ago?: number } {
+  if (isViewer(p)) return { title: `${VIEWER_LABEL} · watching, cannot type` };
   const parts = [`${p.name}${opts.me ? ' (you)' : ''}`];
   parts.push(p.viewing ? 'watching this session' : 'has it open, looking at another session');
   if (opts.typing) parts.push('typing now');
@@ -49,8 +52,9 @@ function describe(p: Participant, opts: { me: boolean; last: boolean; typing: bo
 export function renderPeople(container: HTMLElement, people: Participants, sessionId: string, opts: PeopleOptions): number {
   const all = people.get(sessionId);
   const list = all.filter((p) => opts.includeMe || p.id !== opts.meId);
-  // Viewers before those with the session open in the background.
-  list.sort((a, b) => Number(b.viewing) - Number(a.viewing));
+  // Those watching it before those with the session open in the
+  // background; read-only viewers last.
+  list.sort((a, b) => Number(isViewer(a)) - Number(isViewer(b)) || Number(b.viewing) - Number(a.viewing));
   const last = people.lastTypist(sessionId);
   const now = Date.now();
   const shown = list.length > opts.max ? list.slice(0, opts.max - 1) : list;
@@ -68,11 +72,12 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
     };
   });
   // Redrawn only when something shows differently: a redraw restarts the typing ring's animation.
-  const sig = JSON.stringify([opts.size, drawn.map((d) => [d.p.id, d.p.name, d.p.color, d.p.viewing, d.me, d.typing, d.isLast, d.said.title, d.said.ago]), rest.map((p) => p.name)]);
+  const sig = JSON.stringify([opts.size, drawn.map((d) => [d.p.id, d.p.name, d.p.color, d.p.viewing, isViewer(d.p), d.me, d.typing, d.isLast, d.said.title, d.said.ago]), rest.map((p) => p.name)]);
   if (container.dataset.sig === sig) return drawn.length + (rest.length ? 1 : 0);
   container.dataset.sig = sig;
   const els: HTMLElement[] = drawn.map(({ p, me, typing, isLast, said }) => {
-    const el = avatar(p, {
+    const viewer = isViewer(p);
+    const el = (viewer ? viewerAvatar : avatar)(viewer ? { name: VIEWER_LABEL, color: p.color } : p, {
       size: opts.size,
       title: said.title,
       attrs: {
@@ -80,6 +85,7 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
         'data-participant-id': p.id,
         'data-name': p.name,
         'data-viewing': String(p.viewing),
+        'data-viewer': viewer ? 'true' : undefined,
         'data-last-typed': isLast ? 'true' : undefined,
         'data-typing': typing ? 'true' : undefined,
         'data-me': me ? 'true' : undefined,
@@ -96,7 +102,7 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
     els.push(h('span', {
       class: `avatar avatar-${opts.size} avatar-more`,
       'data-testid': 'avatar-more',
-      title: rest.map((p) => p.name).join('\n'),
+      title: rest.map(nameOf).join('\n'),
     }, `+${rest.length}`));
   }
   container.replaceChildren(...els);
@@ -105,11 +111,16 @@ export function renderPeople(container: HTMLElement, people: Participants, sessi
   return els.length;
 }
 
+/** How a participant is named: a viewer by what they are. */
+export function nameOf(p: Participant): string {
+  return isViewer(p) ? VIEWER_LABEL : p.name;
+}
+
 /** The others in a session, on its tab. */
 export function renderTabPeople(container: HTMLElement, people: Participants, sessionId: string, meId: string | null): void {
   renderPeople(container, people, sessionId, { meId, includeMe: false, size: 'sm', max: TAB_MAX });
   const others = people.get(sessionId).filter((p) => p.id !== meId);
-  if (others.length) container.title = `Also here: ${others.map((p) => p.name).join(', ')}`;
+  if (others.length) container.title = `Also here: ${others.map(nameOf).join(', ')}`;
   else container.removeAttribute('title');
 }
 
@@ -135,7 +146,7 @@ export function renderHeaderPeople(
     return;
   }
   renderPeople(container, people, sessionId, { meId, includeMe: true, size: 'md', max: HEADER_MAX });
-  container.setAttribute('aria-label', `In this session: ${all.map((p) => (p.id === meId ? `${p.name} (you)` : p.name)).join(', ')}`);
+  container.setAttribute('aria-label', `In this session: ${all.map((p) => (p.id === meId ? `${p.name} (you)` : nameOf(p))).join(', ')}`);
   const now = Date.now();
   const typing = all.filter((p) => people.isTyping(sessionId, p.id, now));
   const last = people.lastTypist(sessionId);

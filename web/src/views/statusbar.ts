@@ -19,6 +19,7 @@ const STATE_LABEL: Record<ConnectionState, string> = {
   connected: 'connected',
   reconnecting: 'reconnecting',
   failed: 'offline',
+  closed: 'closed',
 };
 
 export class StatusBar {
