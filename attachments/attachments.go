@@ -67,6 +67,9 @@ var (
 	// ErrName: the name is refused (a path, not a name), or the file is
 	// empty.
 	ErrName = errors.New("attachment refused")
+	// ErrCut: the file did not arrive whole (the client stopped sending,
+	// or its body was malformed); nothing was stored.
+	ErrCut = errors.New("attachment not received whole")
 )
 
 // Options configure a Store. The zero value is the defaults.
@@ -202,9 +205,13 @@ func (s *Store) receive(f io.Writer, r io.Reader) (Kind, int64, error) {
 	var sn sniffer
 	// One byte over the bound tells a file of exactly MaxFile bytes from
 	// a larger one.
-	n, err := io.Copy(io.MultiWriter(f, &sn), io.LimitReader(r, s.opts.MaxFile+1))
+	n, err := io.Copy(io.MultiWriter(f, &sn), io.LimitReader(readErrors{r}, s.opts.MaxFile+1))
+	var re readError
+	if errors.As(err, &re) {
+		return "", n, fmt.Errorf("%w after %d bytes: %w", ErrCut, n, re.err)
+	}
 	if err != nil {
-		return "", n, fmt.Errorf("receive the attachment: %w", err)
+		return "", n, fmt.Errorf("write the attachment: %w", err)
 	}
 	if n > s.opts.MaxFile {
 		return "", n, fmt.Errorf("%w: a file may have at most %s (--attachment-max)", ErrTooLarge, Bytes(s.opts.MaxFile))
@@ -215,6 +222,24 @@ func (s *Store) receive(f io.Writer, r io.Reader) (Kind, int64, error) {
 	kind, err := sn.kind()
 	return kind, n, err
 }
+
+// readErrors marks the errors of reading r, which are the sender's, from
+// those of writing the file, which are the server's.
+type readErrors struct{ r io.Reader }
+
+func (r readErrors) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = readError{err}
+	}
+	return n, err
+}
+
+// readError is an error of reading what was sent.
+type readError struct{ err error }
+
+func (e readError) Error() string { return e.err.Error() }
+func (e readError) Unwrap() error { return e.err }
 
 func (s *Store) fullError(used int64, n int) error {
 	if n >= MaxFiles {

@@ -60,6 +60,9 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeScriptChanged:        {"CodeScriptChanged", "SCRIPT_CHANGED"},
 	CodeGitFailed:            {"CodeGitFailed", "GIT_FAILED"},
 	CodeNotWaiting:           {"CodeNotWaiting", "NOT_WAITING"},
+	CodeAttachmentTooLarge:   {"CodeAttachmentTooLarge", "ATTACHMENT_TOO_LARGE"},
+	CodeAttachmentsFull:      {"CodeAttachmentsFull", "ATTACHMENTS_FULL"},
+	CodeAttachmentType:       {"CodeAttachmentType", "ATTACHMENT_TYPE"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients

@@ -46,3 +46,14 @@ func (t *turns) onEvent(ev sessions.Event) {
 		t.auto.Request(info.ID, dir)
 	}
 }
+
+// dropAttachments removes a deleted session's attachments from its tree.
+// It runs under the manager's events, before a worktree deleted with the
+// session is removed; see attachments.Store.Drop for why it may.
+func (s *server) dropAttachments(ev sessions.Event) {
+	if ev.Kind != sessions.EventDestroyed {
+		return
+	}
+	dir, _ := ev.Session.Tree()
+	s.attachments.Drop(ev.Session.ID, dir)
+}
