@@ -9,7 +9,8 @@
 //     the names the operator allowed are answered, which defeats DNS
 //     rebinding;
 //  3. the same-origin check (sameorigin's decision) of every request that
-//     changes state and of every read of the API, and JSON bodies only;
+//     changes state and of every read of the API, and JSON bodies only
+//     (but for the one upload route, see isUpload);
 //  4. the token, when one is set, with signing in by ?token=; but for
 //     the WebSocket of a read-only link's viewer (/ws?share=<secret>),
 //     whose secret the hub checks and which grants that link alone.
@@ -26,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -221,13 +223,37 @@ func (g *Guard) checkOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			g.noteRefusal(req, err)
 			return refuse(c, http.StatusForbidden, wire.CodePermissionDenied, err.Error())
 		}
-		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead {
+		if !upgrade && req.Method != http.MethodGet && req.Method != http.MethodHead && !isUpload(req) {
 			if err := sameorigin.CheckJSONBody(req); err != nil {
 				return refuse(c, http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType, err.Error())
 			}
 		}
 		return next(c)
 	}
+}
+
+// isUpload reports whether req is the one request whose body may be
+// multipart/form-data rather than JSON: POST
+// /api/sessions/<id>/attachments, a file for a session's agent, which the
+// UI sends as FormData and API clients as curl -F. It is asked after the
+// Origin check, which a page on another origin fails whatever its body:
+// a form it posts carries its Origin (browsers send one on every
+// cross-origin POST), so the JSON rule's defence, a preflight, is not
+// needed here. Any other route keeps the JSON rule.
+func isUpload(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	rest, ok := strings.CutPrefix(req.URL.Path, "/api/sessions/")
+	if !ok {
+		return false
+	}
+	id, ok := strings.CutSuffix(rest, "/attachments")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return err == nil && mt == "multipart/form-data"
 }
 
 // noteRefusal logs a refused cross-origin request, rate-limited.

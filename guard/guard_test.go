@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,8 @@ func gated(t *testing.T, opts Options) (*echo.Echo, *testutil.SyncBuffer) {
 	e.GET("/api/sessions", ok)
 	e.POST("/api/sessions", ok)
 	e.DELETE("/api/sessions/:id", ok)
+	e.POST("/api/sessions/:id/attachments", ok)
+	e.POST("/api/sessions/:id/review", ok)
 	e.GET("/ws", ok)
 	e.GET("/*", ok)
 	e.POST("/*", ok)
@@ -114,6 +117,34 @@ func TestOriginCheck(t *testing.T) {
 	if n := strings.Count(logBuf.String(), "refused a request from another web page"); n != 1 {
 		t.Errorf("%d log lines about refused requests, want 1:\n%s", n, logBuf)
 	}
+}
+
+// TestUploadTakesMultipart: the attachments route alone takes a
+// multipart body, from the server's own page or a script; a page on
+// another origin is refused all the same, with or without the headers a
+// form sends, and multipart anywhere else is still 415.
+func TestUploadTakesMultipart(t *testing.T) {
+	e, _ := gated(t, Options{})
+	form := "multipart/form-data; boundary=x"
+	body := "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\nhi\r\n--x--\r\n"
+	own := []string{"Origin", "http://" + host, "Sec-Fetch-Site", "same-origin", "Content-Type", form}
+	check(t, "the own page's upload", serve(e, http.MethodPost, "/api/sessions/abc/attachments", body, own...), http.StatusOK, "")
+	check(t, "a script's upload", serve(e, http.MethodPost, "/api/sessions/abc/attachments", body, "Content-Type", form), http.StatusOK, "")
+	for _, h := range [][]string{
+		{"Origin", "http://evil.test", "Sec-Fetch-Site", "cross-site", "Content-Type", form},
+		{"Origin", "http://evil.test", "Content-Type", form},
+		{"Origin", "http://127.0.0.1:3000", "Sec-Fetch-Site", "same-site", "Content-Type", form},
+		{"Origin", "null", "Sec-Fetch-Site", "cross-site", "Content-Type", form},
+	} {
+		check(t, fmt.Sprintf("a form from another page %v", h), serve(e, http.MethodPost, "/api/sessions/abc/attachments", body, h...),
+			http.StatusForbidden, wire.CodePermissionDenied)
+	}
+	for _, target := range []string{"/api/sessions", "/api/sessions/abc/review", "/api/sessions/abc/attachments/x", "/api/sessions//attachments", "/anywhere/attachments"} {
+		check(t, "multipart to "+target, serve(e, http.MethodPost, target, body, own...), http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType)
+	}
+	// Other bodies to the upload route keep the JSON rule.
+	check(t, "text/plain to the upload route", serve(e, http.MethodPost, "/api/sessions/abc/attachments", body, append(own[:4:4], "Content-Type", "text/plain")...),
+		http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType)
 }
 
 // TestHostCheck: without a token, only localhost, IP addresses and the

@@ -29,6 +29,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentmux/agentmux/attachments"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
@@ -127,6 +128,9 @@ type Options struct {
 	// Scripts reads the workspace scripts in force and keeps their
 	// approvals (GET /api/scripts, POST /api/scripts/approve).
 	Scripts *scripts.Trust
+	// Attachments stores the files POST /api/sessions/:id/attachments
+	// receives; nil answers that route 404.
+	Attachments *attachments.Store
 	// Checks gives the checks of sessions' checkpoints, which the list of
 	// checkpoints shows; nil shows none.
 	Checks Checks
@@ -220,6 +224,7 @@ func (a *API) Register(api *echo.Group) {
 	api.POST("/sessions/:id/answer", a.answer, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.registerShares(api)
+	api.POST("/sessions/:id/attachments", a.postAttachment, boundSessionID)
 	a.shipRoutes(api)
 	api.GET("/overlaps", a.getOverlaps)
 	api.GET("/ports", a.listPorts)

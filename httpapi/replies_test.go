@@ -39,6 +39,8 @@ func TestRepliesKeepTheirJSON(t *testing.T) {
 		{"no sessions", httpapi.SessionsReply{Sessions: []wire.Session{}}, map[string]any{"sessions": []wire.Session{}}},
 		{"a session", httpapi.SessionReply{Session: wire.Session{ID: "x"}}, map[string]any{"session": wire.Session{ID: "x"}}},
 		{"queued", httpapi.QueuedReply{PromptID: "p", Position: 0}, map[string]any{"promptId": "p", "position": 0}},
+		{"attachment", httpapi.AttachmentReply{Path: ".agentmux/attachments/s/a.png", AbsolutePath: "/w/.agentmux/attachments/s/a.png"},
+			map[string]any{"path": ".agentmux/attachments/s/a.png", "absolutePath": "/w/.agentmux/attachments/s/a.png"}},
 		{"no documents", httpapi.DocumentsReply{Documents: []httpapi.Document{}}, map[string]any{"documents": []httpapi.Document{}}},
 		{"no workflow", httpapi.WorkflowReply{}, map[string]any{"workflow": nil, "file": nil}},
 		{"a workflow", httpapi.WorkflowReply{Workflow: &wf, File: &rel}, map[string]any{"workflow": wf, "file": rel}},

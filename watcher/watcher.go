@@ -23,8 +23,11 @@ import (
 	"github.com/agentmux/agentmux/watcher/workflow"
 )
 
-// DefaultIgnore are the directory and file names never watched.
-var DefaultIgnore = []string{"node_modules", ".git", ".worktrees"}
+// DefaultIgnore are the directory and file names never watched:
+// .agentmux holds agentmux's own files in a tree (the attachments people
+// hand to agents, and their uploads under way), which are not the agent's
+// changes.
+var DefaultIgnore = []string{"node_modules", ".git", ".worktrees", ".agentmux"}
 
 // Temporaries are the names (path.Match patterns) of the files editors and
 // atomic writers keep beside the file being edited: left out unless

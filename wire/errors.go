@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/agentmux/agentmux/attachments"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/memory"
@@ -149,6 +150,17 @@ const (
 	// CodeTooManyShares (HTTP only, 409): the session, or the workspace,
 	// has its most live read-only links.
 	CodeTooManyShares = "TOO_MANY_SHARES"
+	// CodeAttachmentTooLarge (HTTP only, 413): an attachment over
+	// --attachment-max; nothing was stored.
+	CodeAttachmentTooLarge = "ATTACHMENT_TOO_LARGE"
+	// CodeAttachmentsFull (HTTP only, 409): the session keeps as many
+	// attachments as --attachments-per-session allows (or 500 files);
+	// they go when the session is deleted.
+	CodeAttachmentsFull = "ATTACHMENTS_FULL"
+	// CodeAttachmentType (HTTP only, 415): an attachment whose content is
+	// not an image (PNG, JPEG, GIF, WebP), a PDF or UTF-8 text, whatever
+	// its name says.
+	CodeAttachmentType = "ATTACHMENT_TYPE"
 )
 
 // ErrorBody is the body of every HTTP error: the API's and the
@@ -179,7 +191,8 @@ type errorKind struct {
 }
 
 // errorKinds is the one mapping from the domain's sentinel errors (of
-// sessions, review, memory admission, ship, checkpoint, scripts, and
+// sessions, review, memory admission, ship, checkpoint, scripts,
+// attachments, and
 // gitexec's for every package that runs git) to protocol codes and HTTP statuses, so
 // that the WebSocket and the API name a failure alike. The first row whose
 // error the failure is wins: a row comes before any row whose error it may
@@ -244,6 +257,11 @@ var errorKinds = []errorKind{
 	{checkpoint.ErrInvalidSession, CodeInvalidMessage, http.StatusBadRequest},
 	{scripts.ErrInvalid, CodeScriptsInvalid, http.StatusUnprocessableEntity},
 	{scripts.ErrNotInForce, CodeScriptChanged, http.StatusConflict},
+	{attachments.ErrTooLarge, CodeAttachmentTooLarge, http.StatusRequestEntityTooLarge},
+	{attachments.ErrFull, CodeAttachmentsFull, http.StatusConflict},
+	{attachments.ErrType, CodeAttachmentType, http.StatusUnsupportedMediaType},
+	{attachments.ErrName, CodeInvalidMessage, http.StatusBadRequest},
+	{attachments.ErrCut, CodeInvalidMessage, http.StatusBadRequest},
 }
 
 // ErrorCode returns the protocol code for err, CodeInternal for an error

@@ -63,6 +63,9 @@ var onTheWire = map[string]struct{ name, want string }{
 	CodeReadOnly:             {"CodeReadOnly", "READ_ONLY"},
 	CodeShareNotFound:        {"CodeShareNotFound", "SHARE_NOT_FOUND"},
 	CodeTooManyShares:        {"CodeTooManyShares", "TOO_MANY_SHARES"},
+	CodeAttachmentTooLarge:   {"CodeAttachmentTooLarge", "ATTACHMENT_TOO_LARGE"},
+	CodeAttachmentsFull:      {"CodeAttachmentsFull", "ATTACHMENTS_FULL"},
+	CodeAttachmentType:       {"CodeAttachmentType", "ATTACHMENT_TYPE"},
 }
 
 // TestErrorCodes: every code declared in errors.go is spelled as clients

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentmux/agentmux/afterlimit"
 	"github.com/agentmux/agentmux/agentmcp"
+	"github.com/agentmux/agentmux/attachments"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/internal/regfile"
@@ -73,6 +74,9 @@ type config struct {
 	// Checkpoints bound what a checkpoint keeps of untracked files; the
 	// zero value is checkpoint's defaults.
 	Checkpoints checkpoint.Options
+	// Attachments bound the files people hand to agents; the zero value
+	// is attachments' defaults.
+	Attachments attachments.Options
 	// Scripts are the workspace scripts set by flags, which win over the
 	// workspace's agentmux.json or conductor.json, script by script.
 	Scripts scripts.Overrides
@@ -257,6 +261,16 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Func("checkpoint-max-total", "the most bytes of untracked files one checkpoint keeps: they go in smallest first while they fit, and the rest are left out and named; 0 for no total (default 50MiB)", func(s string) error {
 		n, err := checkpointSize(s)
 		cfg.Checkpoints.MaxTotalSize = n
+		return err
+	})
+	fs.Func("attachment-max", "the largest file (an image, a PDF, text) that may be pasted or dropped onto a session, or sent to POST /api/sessions/:id/attachments, e.g. 20MiB (default 20MiB)", func(s string) error {
+		n, err := attachmentSize(s)
+		cfg.Attachments.MaxFile = n
+		return err
+	})
+	fs.Func("attachments-per-session", "the most bytes of attachments one session keeps; they go when it is deleted, e.g. 200MiB (default 200MiB)", func(s string) error {
+		n, err := attachmentSize(s)
+		cfg.Attachments.MaxPerSession = n
 		return err
 	})
 	fs.Func("preview-domain", "behind a proxy: a domain whose names P.<domain> it routes to this server, which then serves the dev server on port P there as it does at P.localhost (e.g. preview.example.com)", func(s string) error {
@@ -574,6 +588,16 @@ func checkpointSize(s string) (int64, error) {
 	n, err := parseSize(s)
 	if n == 0 && err == nil {
 		return -1, nil
+	}
+	return int64(n), err
+}
+
+// attachmentSize reads an attachments bound as parseSize does; 0 would
+// refuse every file, so it is refused.
+func attachmentSize(s string) (int64, error) {
+	n, err := parseSize(s)
+	if err == nil && n == 0 {
+		return 0, errors.New("must be more than 0 bytes")
 	}
 	return int64(n), err
 }

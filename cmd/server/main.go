@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmux/agentmux/afterlimit"
 	"github.com/agentmux/agentmux/agentmcp"
+	"github.com/agentmux/agentmux/attachments"
 	"github.com/agentmux/agentmux/changes"
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
@@ -99,6 +100,9 @@ type server struct {
 	previews *preview.Previews
 	own      *ownPorts
 	ports    *ports.Lister
+	// attachments keeps the files people hand to agents, in their
+	// sessions' trees.
+	attachments *attachments.Store
 	// checkpoints snapshots sessions' trees as their agents end turns,
 	// and checks runs the check script on each of those snapshots.
 	checkpoints *checkpoint.Auto
@@ -248,6 +252,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets(), "index.html"); err != nil {
 		return nil, err
 	}
+	s.attachments = attachments.New(attachments.Options{MaxFile: cfg.Attachments.MaxFile, MaxPerSession: cfg.Attachments.MaxPerSession, Logger: log})
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Overlaps: s.app.OnOverlaps, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint, began time.Time) {
 		if err := s.mgr.NoteCheckpoint(session, cp.ID, began); err != nil {
@@ -313,6 +318,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Shares:      s.shares,
 		Viewers:     s.app,
 		Checkpoints: cfg.Checkpoints,
+		Attachments: s.attachments,
 		Name:        workspaceName(cfg.Name),
 		Version:     version,
 		Started:     s.started,
@@ -366,11 +372,7 @@ func (s *server) start() {
 	s.mgr.Subscribe(s.app.OnEvent)
 	s.mgr.Subscribe(s.worktrees.onEvent)
 	s.mgr.Subscribe(s.followDiffs)
-	s.mgr.Subscribe(func(ev sessions.Event) {
-		if ev.Kind == sessions.EventDestroyed {
-			s.shares.ForgetSession(ev.Session.ID)
-		}
-	})
+	s.mgr.Subscribe(s.forgetDeleted)
 	s.mgr.Subscribe((&turns{auto: s.checkpoints, checks: s.checks, workspace: s.cfg.Workspace}).onEvent)
 	s.memory.Subscribe(s.app.OnMemory)
 	s.mgr.SubscribeSaveStatus(s.app.OnSaveStatus)

@@ -46,3 +46,17 @@ func (t *turns) onEvent(ev sessions.Event) {
 		t.auto.Request(info.ID, dir)
 	}
 }
+
+// forgetDeleted drops what a deleted session leaves beside its record:
+// its read-only links, whose viewers are closed, and its attachments in
+// its tree. It runs under the manager's events, before a worktree
+// deleted with the session is removed; see attachments.Store.Drop for
+// why it may.
+func (s *server) forgetDeleted(ev sessions.Event) {
+	if ev.Kind != sessions.EventDestroyed {
+		return
+	}
+	s.shares.ForgetSession(ev.Session.ID)
+	dir, _ := ev.Session.Tree()
+	s.attachments.Drop(ev.Session.ID, dir)
+}

@@ -19,6 +19,7 @@ import { Overlaps } from './models/overlaps';
 import { byId } from './shared/dom';
 import { RecentDocs } from './views/docs';
 import { Identity } from './views/identity';
+import { attachFiles } from './terminal/attach';
 import { KeyBar } from './phone/keybar';
 import { LayoutController } from './views/layout';
 import { Notifier, updateTitle } from './views/notify';
@@ -131,7 +132,15 @@ const pane = new TerminalPane({
   onSetupHold: () => setupBar.nudge(),
 });
 // Keys a phone keyboard lacks, under the terminal (touch screens only).
-const keyBar = new KeyBar(byId('terminal-pane'), { active: () => pane.activeView, subscribe: (fn) => store.subscribe(fn) });
+const keyBar = new KeyBar(byId('terminal-pane'), {
+  active: () => pane.activeView,
+  subscribe: (fn) => store.subscribe(fn),
+  attach: (files) => {
+    const id = store.activeId;
+    const view = pane.activeView;
+    if (id && view) void attachFiles(id, view.term, files, { toast, canAct });
+  },
+});
 
 // The test hook (web/README.md): present once the terminal pane exists.
 window.__agentmux = {

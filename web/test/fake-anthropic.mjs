@@ -6,7 +6,9 @@
 //   env: { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: FAKE_API_KEY }
 //   api.requests   every request seen: { method, path, model, stream, prompt,
 //                  userText } (prompt: the first 200 characters of userText,
-//                  the last user message's text); for /v1/messages also
+//                  the last user message's text), images (the last
+//                  user message's image blocks: { mediaType, data },
+//                  data base64, as Claude sent them); for /v1/messages also
 //                  status (200 or 429), usage (what the answer said it used)
 //                  and limited (true for a usage-limit 429)
 //   api.limitReached(reset, window = 'fiveHour')  from now on /v1/messages
@@ -89,6 +91,23 @@ export function lastUserIn(msgs, textType) {
 /** The text of the last user message of a Messages request ('' if none). */
 export function lastUserText(body) {
   return lastUserIn(Array.isArray(body?.messages) ? body.messages : [], 'text');
+}
+
+/**
+ * The image blocks of the last user message of a Messages request, as
+ * { mediaType, data } (data base64); a pasted image reaches the model so.
+ */
+export function lastUserImages(body) {
+  const msgs = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m?.role !== 'user') continue;
+    if (!Array.isArray(m.content)) return [];
+    return m.content
+      .filter((c) => c?.type === 'image' && c.source?.type === 'base64')
+      .map((c) => ({ mediaType: c.source.media_type, data: c.source.data }));
+  }
+  return [];
 }
 
 function json(res, status, obj) {
@@ -202,7 +221,7 @@ export async function startFakeAnthropic({ reply = 'Hello from the stand-in.', p
       }
       const p = new URL(req.url, 'http://x').pathname;
       const userText = lastUserText(body);
-      const rec = { method: req.method, path: p, model: body.model, stream: body.stream, prompt: userText.slice(0, 200), userText };
+      const rec = { method: req.method, path: p, model: body.model, stream: body.stream, prompt: userText.slice(0, 200), userText, images: lastUserImages(body) };
       requests.push(rec);
       log?.(rec);
       if (req.method === 'POST' && p === '/v1/messages') return messages(res, body, rec);

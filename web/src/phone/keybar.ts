@@ -19,6 +19,9 @@
 //   from an input event. A bar key in the middle of a composition has
 //   xterm send the word first, as a keyboard's key would.
 // - An arrow held down repeats.
+// - Attach opens the phone's picker (camera, photos, files); what is
+//   picked is stored with the session and its path typed at the prompt,
+//   as a paste or a drop of a file does (terminal/attach.ts).
 // - With the keyboard up, the browser shrinks only the visual viewport
 //   (Chrome on Android, Safari on iOS): the page, as laid out, runs on
 //   under the keyboard. The app is then laid into the visual viewport, so
@@ -27,6 +30,7 @@
 
 import type { Terminal } from '@xterm/xterm';
 import { h } from '../shared/dom';
+import { ATTACH_ACCEPT } from '../models/attachments';
 
 /** Less than this covered at the bottom is browser chrome coming and going, not a keyboard. */
 const KEYBOARD_MIN_PX = 120;
@@ -42,6 +46,8 @@ export interface KeyBarDeps {
   active(): { term: Terminal; host: HTMLElement } | undefined;
   /** Calls fn whenever the sessions or the one on screen change. */
   subscribe(fn: () => void): void;
+  /** Hands files picked with Attach to the session on screen (terminal/attach.ts). */
+  attach?(files: File[]): void;
 }
 
 interface Key {
@@ -107,6 +113,24 @@ export function controlOf(ch: string): string | null {
   return null;
 }
 
+/** A paperclip, drawn: a phone's emoji font is not every browser's. */
+function paperclip(): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '16');
+  svg.setAttribute('height', '16');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', 'M10.5 4.5 5.6 9.4a1.4 1.4 0 0 0 2 2l5.2-5.2a2.8 2.8 0 0 0-4-4L3.6 7.4a4.2 4.2 0 0 0 6 6l4.4-4.4');
+  p.setAttribute('fill', 'none');
+  p.setAttribute('stroke', 'currentColor');
+  p.setAttribute('stroke-width', '1.4');
+  p.setAttribute('stroke-linecap', 'round');
+  svg.append(p);
+  return svg;
+}
+
 export class KeyBar {
   readonly el: HTMLElement;
   private readonly ctrlBtn: HTMLButtonElement;
@@ -150,6 +174,21 @@ export class KeyBar {
       if (k.repeats) b.addEventListener('pointerdown', (ev) => this.hold(k, ev));
       this.el.append(b);
     }
+    // Attach: the phone's own picker, which offers the camera, the photo
+    // library and files. The input is the bar's, never shown.
+    const picker = h('input', { type: 'file', accept: ATTACH_ACCEPT, multiple: true, hidden: true, 'data-testid': 'attach-input' }) as HTMLInputElement;
+    picker.addEventListener('change', () => {
+      const files = Array.from(picker.files ?? []);
+      picker.value = ''; // the same photo picked again is a change too
+      if (files.length) this.deps.attach?.(files);
+    });
+    const attachBtn = h(
+      'button',
+      { type: 'button', class: 'keybar-key keybar-wide keybar-attach', 'aria-label': 'Attach a photo or a file', title: 'Attach a photo or a file', 'data-key': 'attach', tabindex: -1 },
+      paperclip(),
+    );
+    attachBtn.addEventListener('click', () => picker.click());
+    if (deps.attach) this.el.append(attachBtn, picker);
     for (const type of ['pointerup', 'pointercancel', 'pointerleave'] as const) {
       this.el.addEventListener(type, () => this.release());
     }

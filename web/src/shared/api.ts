@@ -56,6 +56,32 @@ export async function request(method: string, path: string, body?: unknown): Pro
   return res;
 }
 
+/** Where POST /api/sessions/:id/attachments stored a file. */
+export interface AttachmentResponse {
+  /** Relative to the session's tree. */
+  path: string;
+  /** From the root: what is typed at the prompt. */
+  absolutePath: string;
+}
+
+/**
+ * Sends a file to a session's attachments as multipart/form-data (the one
+ * route that takes it), in the field "file"; the browser sets the type
+ * with its boundary.
+ */
+export async function attach(sessionId: string, file: Blob, name: string): Promise<AttachmentResponse> {
+  const form = new FormData();
+  form.append('file', file, name);
+  let res: Response;
+  try {
+    res = await fetch(`${sessionPath(sessionId)}/attachments`, { method: 'POST', cache: 'no-store', credentials: 'same-origin', body: form });
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', `cannot reach the server (${(err as Error).message})`);
+  }
+  if (!res.ok) throw await errorFrom(res);
+  return (await res.json()) as AttachmentResponse;
+}
+
 /** request, answered with JSON. */
 export async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await request(method, path, body);

@@ -10,6 +10,7 @@ import { byId, h, show } from '../shared/dom';
 import { isRunning, setupHolds, type SessionStore } from '../models/store';
 import { TerminalView } from './terminal';
 import { attachTouch } from './touch';
+import { listenForFiles } from './attach';
 import type {
   ClientMessage, ErrorMessage, Permission, SessionAttachedMessage, SessionResizedMessage, TerminalExitMessage, TerminalOutputMessage,
 } from '../shared/types';
@@ -176,6 +177,7 @@ export class TerminalPane {
       this.views.set(entry.session.id, view);
       const touched = view;
       attachTouch(view.host, () => touched.term, { toast: this.deps.toast });
+      listenForFiles(view.host, entry.session.id, () => touched.term, { toast: this.deps.toast, canAct: this.deps.canAct });
       if (this.claims.delete(entry.session.id)) view.take();
     }
     const visible = document.visibilityState === 'visible';
