@@ -66,6 +66,9 @@ uiTest('overlaps: warnings on both tabs and Changes views, marked lines, and the
     const title = await mark.getAttribute('title');
     assert.equal(title, `Overlapping changes.\nAlso changed by '${other}': shared.txt`);
     assert.equal(await mark.getAttribute('data-lines'), null, 'not the same lines yet');
+    // The tab's own tooltip says it too, for a tab with no room for the mark.
+    const tabTitle = await mark.locator('xpath=ancestor::*[@data-testid="tab"]').getAttribute('title');
+    assert.ok(tabTitle.includes(title), `the tab's tooltip holds the overlap: ${JSON.stringify(tabTitle)}`);
   }
   const { body: listed } = await server.api('api/overlaps');
   assert.deepEqual(listed.overlaps, [{ sessions: [a.id, b.id].sort(), path: 'shared.txt', lines: false }]);

@@ -41,6 +41,8 @@ export class TabBar {
   private readonly bar = byId('tabs');
   private readonly newBtn = byId<HTMLButtonElement>('new-session');
   private readonly tabs = new Map<string, HTMLElement>();
+  /** Each tab's tooltip but its overlap, which composeTitle puts between. */
+  private readonly titles = new WeakMap<HTMLElement, { head: string[]; tail: string[] }>();
   private readonly dialog = byId<HTMLDialogElement>('new-session-dialog');
   private readonly form = byId<HTMLFormElement>('new-session-form');
   private readonly formError = byId('new-session-error');
@@ -264,7 +266,10 @@ export class TabBar {
     const usage = h('span', { class: 'tab-usage', 'data-testid': 'tab-usage', hidden: true },
       h('span', { class: 'tab-usage-context', 'data-testid': 'tab-usage-context' }),
       h('span', { class: 'tab-usage-spend', 'data-testid': 'tab-usage-spend' }));
-    const main = h('span', { class: 'tab-main' }, label, usage);
+    // The overlap mark shares the row too, after the figure, and gives way
+    // first: the counts are underlined all the same (app.css), and the
+    // tab's tooltip says whom and which.
+    const main = h('span', { class: 'tab-main' }, label, usage, overlap);
     // The check of the last turn: whether the agent's "done" held.
     const check = h('span', { class: 'tab-check', 'data-testid': 'tab-check', hidden: true });
     // A usage limit's countdown to its reset, whatever room the tab has:
@@ -272,7 +277,7 @@ export class TabBar {
     const limit = h('span', { class: 'tab-limit', 'data-testid': 'tab-limit', hidden: true });
     const status = h('span', { class: 'badge', 'data-testid': 'tab-status' });
     const close = h('button', { type: 'button', class: 'tab-close', 'data-testid': 'tab-close', text: '×' });
-    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, overlap, diff, check, limit, status, close);
+    return h('div', { class: 'tab', role: 'tab', 'data-testid': 'tab', 'data-session-id': e.session.id }, started, main, people, diff, check, limit, status, close);
   }
 
   private updateTab(el: HTMLElement, e: SessionEntry, selected: boolean): void {
@@ -285,15 +290,20 @@ export class TabBar {
     else delete el.dataset.warning;
     const starter = this.deps.store.starterOf(s);
     const startedBy = starter ? startedByTitle(starter) : '';
-    el.title = [
-      `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}`,
-      startedBy,
-      s.worktree ? `worktree ${s.worktree.path} on branch ${s.worktree.branch}` : '',
-      `${s.agent} in ${s.cwd}`,
-      // Said here too: where the tab is short of room its figure gives way.
-      s.usage ? usageSummary(s.usage) : '',
-      e.warning ? `${e.warning.severity === 'error' ? 'Error' : 'Warning'}: ${e.warning.message}` : '',
-    ].filter(Boolean).join('\n');
+    // The tooltip's parts; the overlap goes between them (composeTitle).
+    this.titles.set(el, {
+      head: [
+        `${s.name} · ${s.status}${e.reason ? ` (${e.reason})` : ''}`,
+        startedBy,
+        s.worktree ? `worktree ${s.worktree.path} on branch ${s.worktree.branch}` : '',
+        `${s.agent} in ${s.cwd}`,
+      ],
+      tail: [
+        // Said here too: where the tab is short of room its figure gives way.
+        s.usage ? usageSummary(s.usage) : '',
+        e.warning ? `${e.warning.severity === 'error' ? 'Error' : 'Warning'}: ${e.warning.message}` : '',
+      ],
+    });
     const name = el.querySelector<HTMLElement>('[data-testid=tab-name]')!;
     if (name.textContent !== s.name) name.textContent = s.name;
     const started = el.querySelector<HTMLElement>('[data-testid=tab-started-by]')!;
@@ -393,6 +403,8 @@ export class TabBar {
       mark.removeAttribute('aria-label');
       delete mark.dataset.lines;
       delete mark.dataset.with;
+      delete el.dataset.overlap;
+      this.composeTitle(el);
       return;
     }
     const nameOf = (other: string) => this.deps.store.get(other)?.session.name ?? other.slice(0, 8);
@@ -401,8 +413,23 @@ export class TabBar {
     mark.dataset.with = withs.map((w) => w.other).join(' ');
     if (lines) mark.dataset.lines = '';
     else delete mark.dataset.lines;
+    el.dataset.overlap = lines ? 'lines' : 'files';
     mark.title = `${lines ? 'Conflicting changes' : 'Overlapping changes'}.\n${text}`;
     mark.setAttribute('aria-label', mark.title);
+    this.composeTitle(el);
+  }
+
+  /**
+   * The tab's tooltip: what the session is, then its overlap (said here
+   * too: where the tab is short of room the mark gives way), then its
+   * figures and warning.
+   */
+  private composeTitle(el: HTMLElement): void {
+    const parts = this.titles.get(el);
+    if (!parts) return;
+    const mark = el.querySelector<HTMLElement>('[data-testid=tab-overlap]');
+    const overlap = mark && !mark.hidden ? mark.title : '';
+    el.title = [...parts.head, overlap, ...parts.tail].filter(Boolean).join('\n');
   }
 
   /**
