@@ -44,12 +44,13 @@ async function click(notification, action) {
 }
 
 /**
- * Fix checks queues the prompt for the agent, as the name the page went
- * by; Address review fills the review draft, then shows it. Either says so
+ * Both go as the name the page went by (who asks the agent, whose the
+ * draft's comments are): Fix checks queues the prompt for the agent,
+ * Address review fills the review draft, then shows it. Either says so
  * in a notification of its own when it did not go.
  */
 async function pullRequestAction(d, action) {
-  const body = action === 'fix-checks' && d.by ? { by: d.by } : {};
+  const body = d.by ? { by: d.by } : {};
   const why = await post(`api/sessions/${encodeURIComponent(d.sessionId)}/pull-request/${action}`, body, 'agentmux');
   if (why === null) {
     if (action === 'address-review') await open(d.sessionId, 'changes');

@@ -37,7 +37,7 @@ export interface PullRequestDeps {
   store: SessionStore;
   state: PullRequests;
   canAct(): boolean;
-  /** The name this page goes by: who asks the agent to fix the checks. */
+  /** The name this page goes by: who asks the agent to fix the checks, who brings the review's comments. */
   myName(): string | null;
   /** Shows the session's review draft: the Changes view, scrolled to it. */
   showReview(sessionId: string): void;
@@ -359,11 +359,12 @@ export class PullRequestBar implements ChangesObserver {
     const n = this.deps.state.link(id)?.number;
     this.deps.state.setBusy(id, 'address-review');
     try {
-      const r = await api.addressReview(id);
+      const r = await api.addressReview(id, this.deps.myName() ?? '');
       if (r.comments === 0) {
         this.deps.toast(`#${n ?? '?'} has no unresolved review comments: nothing was added to the review draft.`, 'info');
       } else {
-        this.deps.toast(`${plural(r.comments, 'review comment')} of #${n ?? '?'} added to the review draft: check them, then send them to the agent.`, 'info');
+        const left = r.left ? ` ${r.left} more did not fit in the draft.` : '';
+        this.deps.toast(`${plural(r.comments, 'review comment')} of #${n ?? '?'} added to the review draft: check them, then send them to the agent.${left}`, 'info');
         this.deps.showReview(id);
       }
     } catch (err) {

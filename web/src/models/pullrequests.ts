@@ -49,15 +49,16 @@ export interface PullRequestView {
 
 /** The forge a session's repository is on, and whether the server can act there. */
 export interface ForgeInfo {
-  host: string;
-  api: string;
-  /** Where the token comes from: file, GITHUB_TOKEN, GH_TOKEN, gh. */
-  source: string;
+  /** Absent when the remote names no forge. */
+  host?: string;
+  api?: string;
+  /** Where the token comes from: file, GITHUB_TOKEN, GH_TOKEN, gh; absent without one. */
+  source?: string;
   /** The file's path, or the gh command, when the source has one. */
-  sourceDetail: string;
+  sourceDetail?: string;
   ready: boolean;
   /** Why it is not ready, in words. */
-  missing: string;
+  missing?: string;
 }
 
 /** GET /api/sessions/:id/pull-request. */
@@ -324,7 +325,7 @@ export function forgeWords(f: ForgeInfo): string {
   const source = f.source === 'file' ? `the token in ${f.sourceDetail || 'the token file'}`
     : f.source === 'gh' ? `gh's token (${f.sourceDetail || 'gh auth token'})`
     : f.source || 'a token';
-  return `Using ${source} for ${f.host}.`;
+  return `Using ${source} for ${f.host || 'the forge'}.`;
 }
 
 /** "lint, test", or "lint, test +3" past max. */

@@ -208,8 +208,8 @@ export const api = {
   pullRequestDraft: (id: string) => json<PullRequestDraft>('GET', `${sessionPath(id)}/pull-request/draft`),
   /** Pushes the branch if need be, then links the open pull request of the branch or opens one. */
   openPullRequest: (id: string, req: CreatePullRequest) => json<CreatedPullRequest>('POST', `${sessionPath(id)}/pull-request`, req),
-  /** The pull request's unresolved review comments become comments of the session's review draft. */
-  addressReview: (id: string) => json<{ comments: number }>('POST', `${sessionPath(id)}/pull-request/address-review`),
+  /** The pull request's unresolved review comments become comments of the session's review draft, brought by by. */
+  addressReview: (id: string, by: string) => json<{ comments: number; left?: number }>('POST', `${sessionPath(id)}/pull-request/address-review`, by ? { by } : undefined),
   /** Queues a prompt naming the failing checks, with their logs' tails, by (409 NO_FAILING_CHECKS when none fails). */
   fixChecks: (id: string, by: string) => json<FixChecksResponse>('POST', `${sessionPath(id)}/pull-request/fix-checks`, by ? { by } : undefined),
   /** The address that opens a port's preview signed in: a link that works once, within a minute. */
