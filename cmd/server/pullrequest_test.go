@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,11 +32,31 @@ type prEnv struct {
 	replies []byte
 }
 
-func newPREnv(t *testing.T, args ...string) *prEnv {
+// newPREnv gives the server the stand-in's API at its root, as
+// api.github.com, or with enterprise behind a front that serves
+// /api/v3/ and /api/graphql alone, as a GitHub Enterprise server does.
+func newPREnv(t *testing.T, enterprise bool, args ...string) *prEnv {
 	t.Helper()
 	apitest.SkipWithoutGit(t)
 	gh := githubtest.New(t)
 	gh.AddRepo("octo", "demo", "main")
+	api := gh.URL
+	if enterprise {
+		target, err := url.Parse(gh.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/api/v3/") && r.URL.Path != "/api/graphql" {
+				http.NotFound(w, r)
+				return
+			}
+			proxy.ServeHTTP(w, r)
+		}))
+		t.Cleanup(front.Close)
+		api = front.URL + "/api/v3"
+	}
 	tokenFile := filepath.Join(t.TempDir(), "gh-token")
 	if err := os.WriteFile(tokenFile, []byte(githubtest.Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -41,7 +64,7 @@ func newPREnv(t *testing.T, args ...string) *prEnv {
 	// The server's own environment holds no token: the file is the one.
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("GH_TOKEN", "")
-	e := newRepoAPI(t, append([]string{"--github-api", gh.URL, "--github-token-file", tokenFile, "--pull-request-refresh", "1s"}, args...)...)
+	e := newRepoAPI(t, append([]string{"--github-api", api, "--github-token-file", tokenFile, "--pull-request-refresh", "1s"}, args...)...)
 	apitest.SetCommitter(t, e.dir)
 	bare := filepath.Join(t.TempDir(), "demo.git")
 	git(t, e.dir, "init", "--quiet", "--bare", bare)
@@ -83,7 +106,7 @@ func (e *prEnv) pullRequest(id string) httpapi.PullRequestReply {
 // The token goes to the forge and nowhere else: not in a reply, a log
 // line, or the agent's environment.
 func TestPullRequestOpenFollowAndBringBack(t *testing.T) {
-	e := newPREnv(t)
+	e := newPREnv(t, false)
 	s := e.worktreeWithCommit("feat-login", "Add the login form")
 
 	r := e.pullRequest(s.ID)
@@ -251,7 +274,7 @@ func prChecks(t *testing.T, m viewerMsg) string {
 // another forge, a session without a worktree, the forge refusing the
 // write in its own words, and the rate limit spent.
 func TestPullRequestRefusals(t *testing.T) {
-	e := newPREnv(t)
+	e := newPREnv(t, false)
 	s := e.worktreeWithCommit("feat-x", "Change x")
 
 	plain := e.create(`{"command":["sh","-c","exec sleep 60"]}`)
@@ -307,4 +330,31 @@ func TestPullRequestWithoutToken(t *testing.T) {
 	}
 	resp, b := e.do(http.MethodPost, "/api/sessions/"+s.ID+"/pull-request", `{}`)
 	wantError(t, "no token", resp, b, http.StatusConflict, wire.CodeForgeNotReady)
+}
+
+// TestPullRequestOnEnterprise: a remote on a GitHub Enterprise host is
+// served by the API --github-api names, and the forge says which host.
+func TestPullRequestOnEnterprise(t *testing.T) {
+	e := newPREnv(t, true)
+	api := e.srv.cfg.GitHubAPI
+	git(t, e.dir, "remote", "set-url", "origin", "https://github.acme.test/octo/demo.git")
+	git(t, e.dir, "config", "remote.origin.pushurl", e.bare)
+	s := e.worktreeWithCommit("feat-ghe", "Change for GHE")
+	r := e.pullRequest(s.ID)
+	if !r.Forge.Ready || r.Forge.Host != "github.acme.test" || r.Forge.API != api {
+		t.Fatalf("forge %+v, want ready for github.acme.test at %s", r.Forge, api)
+	}
+	resp, b := e.do(http.MethodPost, "/api/sessions/"+s.ID+"/pull-request", `{"draft":true}`)
+	wantStatus(t, "open on Enterprise", resp, b, http.StatusCreated)
+	var opened httpapi.OpenedReply
+	apitest.DecodeJSON(t, b, &opened)
+	if opened.State != "draft" {
+		t.Errorf("opened %+v, want a draft", opened)
+	}
+	if n := len(e.gh.Pulls("octo", "demo")); n != 1 {
+		t.Errorf("%d pull requests through the Enterprise API, want 1", n)
+	}
+	if v := e.pullRequest(s.ID).PullRequest; v == nil || v.Error != "" || v.State != "draft" {
+		t.Errorf("followed through the Enterprise API (GraphQL at /api/graphql too): %+v", v)
+	}
 }
