@@ -21,7 +21,7 @@ import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import {
   uiTest, sel, tabById, tempDir, waitFor, waitForLine, waitForPrompt, typeCommand, git, initGitRepo, browser, openApp,
-  selectSession, screenshot as shoot, recordNotifications, REPO_DIR,
+  selectSession, screenshot as shoot, recordNotifications, terminalLines as readTerminalLines, REPO_DIR,
 } from './harness.mjs';
 
 const TOKEN = 'ghs-uitest-68-4b1d0e';
@@ -174,7 +174,7 @@ uiTest('pull request: open it from the ship bar, follow its checks and review, a
   ] });
   const checks = pr.locator(sel('ship-pull-checks'));
   await waitFor(async () => (await pr.getAttribute('data-checks')) === 'pending', { timeout: 15_000, message: 'the checks pending, without a reload' });
-  assert.equal(await text(checks), '\u2026 2 pending');
+  assert.deepEqual(await checks.locator('[data-kind]').allTextContents(), ['\u2026 2 pending']);
   assert.equal(await pr.locator(sel('ship-pull-fix')).isVisible(), false, 'nothing to fix yet');
   await fx.screenshot('pr-bar-pending');
 
@@ -184,7 +184,7 @@ uiTest('pull request: open it from the ship bar, follow its checks and review, a
     { id: 42, name: 'test', conclusion: 'success' },
   ] });
   await waitFor(async () => (await pr.getAttribute('data-checks')) === 'failing', { timeout: 15_000, message: 'the checks failing, without a reload' });
-  assert.equal(await text(checks), '\u2717 lint failing \u2713 1 passing');
+  assert.deepEqual(await checks.locator('[data-kind]').allTextContents(), ['\u2717 lint failing', '\u2713 1 passing']);
   const fix = pr.locator(sel('ship-pull-fix'));
   await fix.waitFor({ state: 'visible' });
   await waitFor(async () => (await notified(page)).some((n) => n.startsWith('feature: checks failing on #1 | lint failed')),
@@ -231,6 +231,21 @@ uiTest('pull request: open it from the ship bar, follow its checks and review, a
   await page.locator(sel('review-shell-prompt')).click();
   await waitForLine(page, s.id, /^got:.*Name what the widget does/, { timeout: 20_000, message: 'the review at the shell' });
   await waitFor(async () => (await review.getAttribute('data-count')) === '0', { message: 'the draft sent' });
+
+  // ---- the notifications' buttons, as the service worker does them --------------
+  // (No script can click a notification: the worker's handler is called
+  // with one of the shape the page shows, as test 43 does.)
+  const worker = fx.context.serviceWorkers()[0] ?? (await fx.context.waitForEvent('serviceworker'));
+  const data = { sessionId: s.id, name: 'feature', pullRequest: 1, by: 'notified-person' };
+  const asked = async () => (await readTerminalLines(page, s.id)).filter((l) => l.includes('got:The checks of pull request #1 ')).length;
+  assert.equal(await asked(), 1, `the first prompt once on screen:\n${(await readTerminalLines(page, s.id)).filter((l) => l.trim()).join('\n')}`);
+  await worker.evaluate((data) => self.agentmuxNotificationClick({ data, close() {} }, 'fix-checks'), data);
+  await waitFor(async () => (await asked()) === 2, { timeout: 20_000, message: 'Fix checks from the notification: the prompt again' });
+  await page.locator(sel('layout-terminal')).click();
+  await worker.evaluate((data) => self.agentmuxNotificationClick({ data, close() {} }, 'address-review'), data);
+  await waitFor(async () => (await page.locator('#app').getAttribute('data-layout')) === 'changes', { message: 'Address review from the notification shows the Changes view' });
+  await waitFor(async () => (await review.getAttribute('data-count')) === '1', { message: 'with the review draft filled again' });
+  assert.equal(await text(review.locator(sel('review-author'))), 'notified-person', 'brought by the name the page went by');
 
   // ---- a phone ------------------------------------------------------------------
   const phone = await (await browser()).newContext(PHONE);
