@@ -40,7 +40,7 @@ import { ReviewDrafts } from './models/drafts';
 import { ShipBar } from './changes/ship';
 import { ShipState } from './models/ship';
 import { PullRequestBar } from './changes/pullrequest';
-import { PullRequests, type SessionPullRequestMessage, type PullRequestTurn } from './models/pullrequests';
+import { PullRequests, type PullRequestTurn } from './models/pullrequests';
 import { ServerState } from './models/server';
 import { SessionListSync } from './models/listsync';
 import { Workflows } from './models/workflows';
@@ -52,7 +52,7 @@ import { TerminalPane } from './terminal/termpane';
 import { EarlyKeys } from './terminal/earlykeys';
 import { FocusClaim } from './terminal/focusclaim';
 import { toast } from './shared/toast';
-import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage } from './shared/types';
+import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, PullRequestMessage, ServerMessage } from './shared/types';
 import { WsClient, wsURL } from './shared/ws';
 import { WorkflowPanel } from './views/workflow';
 import { loadSetting, saveSetting } from './shared/settings';
@@ -341,7 +341,7 @@ reviews.subscribe((id) => {
 });
 
 /** A view of a session's pull request came: the bar follows it, and a turn for the worse is told. */
-function onPullRequest(m: SessionPullRequestMessage): void {
+function onPullRequest(m: PullRequestMessage): void {
   if (!m.pullRequest || !store.has(m.sessionId)) return;
   notifyTurns(m.sessionId, pullRequests.apply(m.sessionId, m.pullRequest));
 }
@@ -533,10 +533,6 @@ async function refreshSessions(): Promise<void> {
 // ---- Messages -------------------------------------------------------------
 
 function onMessage(m: ServerMessage): void {
-  if (isPullRequestMessage(m)) {
-    onPullRequest(m);
-    return;
-  }
   switch (m.type) {
     case 'session.attached': {
       pane.onAttached(m);
@@ -625,6 +621,9 @@ function onMessage(m: ServerMessage): void {
     case 'session.branch':
       ship.onBranch(m);
       break;
+    case 'session.pullRequest':
+      onPullRequest(m);
+      break;
     case 'session.checkpoint':
       checkpoints.onCheckpoint(m);
       break;
@@ -666,14 +665,6 @@ function onMessage(m: ServerMessage): void {
       updateNewSession();
       break;
   }
-}
-
-/**
- * session.pullRequest (issue 46), told by its type: the protocol's union
- * (shared/types.ts) is the server's to extend.
- */
-function isPullRequestMessage(m: { type: string }): m is SessionPullRequestMessage {
-  return m.type === 'session.pullRequest';
 }
 
 /** Applies a session event to the store (again, after a list refresh). */

@@ -46,9 +46,9 @@ export interface PullRequestDeps {
   toast(message: string, kind?: ToastKind): void;
 }
 
-/** The Session JSON's pull request link (issue 46), read whether or not the shared types have it yet. */
+/** The Session JSON's pull request link, when it names one. */
 export function sessionPullRequest(s: Session): PullRequestLink | undefined {
-  const link = (s as Session & { pullRequest?: PullRequestLink | null }).pullRequest;
+  const link = s.pullRequest;
   return link && typeof link.number === 'number' ? link : undefined;
 }
 

@@ -12,40 +12,15 @@
 // It touches no DOM: the ship bar (changes/pullrequest.ts) renders from it,
 // the notifier (views/notify.ts) tells the turns.
 
+import type { PullRequestChecks, PullRequestMessage, PullRequestRef, PullRequestView } from '../shared/types';
+
+// The protocol's types are the server's (shared/types.ts, held to the Go
+// definitions by wire's tests); the HTTP bodies below are this page's.
+export type { PullRequestChecks, PullRequestView };
 /** The pull request's link, as the Session JSON has it once one is opened or linked. */
-export interface PullRequestLink {
-  number: number;
-  url: string;
-}
-
-export type PullRequestState = 'open' | 'draft' | 'merged' | 'closed';
-export type ChecksState = 'passing' | 'failing' | 'pending' | 'none';
-
-export interface PullRequestChecks {
-  state: ChecksState;
-  /** The failing checks' names. */
-  failing: string[];
-  /** The pending checks' names. */
-  pending: string[];
-  /** How many pass. */
-  passed: number;
-}
-
-/** A pull request as the server shows it (GET /pull-request, session.pullRequest). */
-export interface PullRequestView {
-  number: number;
-  url: string;
-  state: PullRequestState;
-  title: string;
-  /** The latest non-comment review per reviewer: 'approved', 'changes_requested', or '' (none decides). */
-  reviewDecision: 'approved' | 'changes_requested' | '';
-  checks: PullRequestChecks;
-  /** Unresolved review threads (outdated ones left out). */
-  unresolved: number;
-  checkedAt: string; // RFC 3339
-  /** Why the last refresh failed ("rate limited until 10:42"); the rest is from before. */
-  error?: string;
-}
+export type PullRequestLink = PullRequestRef;
+export type SessionPullRequestMessage = PullRequestMessage;
+export type PullRequestState = PullRequestView['state'];
 
 /** The forge a session's repository is on, and whether the server can act there. */
 export interface ForgeInfo {
@@ -89,13 +64,6 @@ export interface CreatedPullRequest {
   url: string;
   state: PullRequestState;
   created: boolean;
-}
-
-/** The WebSocket's session.pullRequest. */
-export interface SessionPullRequestMessage {
-  type: 'session.pullRequest';
-  sessionId: string;
-  pullRequest: PullRequestView;
 }
 
 /** POST …/fix-checks: the prompt queued, and the checks it names. */
