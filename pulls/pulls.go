@@ -83,7 +83,8 @@ type Forge struct {
 type View struct {
 	Number int    `json:"number"`
 	URL    string `json:"url"`
-	// State is open, draft, merged or closed.
+	// State is open, draft, merged or closed; "" when no look has seen
+	// it yet (Error says why).
 	State string `json:"state"`
 	Title string `json:"title"`
 	// ReviewDecision is approved, changes_requested, or "" for neither.
@@ -379,6 +380,10 @@ func (s *Service) Refresh(ctx context.Context, sess *sessions.Session) (View, er
 		s.mu.Unlock()
 		if t.pr != nil && v.Number == 0 {
 			v.Number, v.URL = t.pr.Number, t.pr.URL
+		}
+		if v.Checks.State == "" {
+			// Never seen: no checks known, rather than none at all.
+			v.Checks = Checks{State: "none", Failing: []string{}, Pending: []string{}}
 		}
 		v.Error = err.Error()
 	}

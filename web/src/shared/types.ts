@@ -69,7 +69,8 @@ export interface PullRequestChecks {
 export interface PullRequestView {
   number: number;
   url: string;
-  state: 'open' | 'draft' | 'merged' | 'closed';
+  /** '' when no look has seen it yet: error says why. */
+  state: 'open' | 'draft' | 'merged' | 'closed' | '';
   title: string;
   /** approved, changes_requested, or '' for neither. */
   reviewDecision: '' | 'approved' | 'changes_requested';
