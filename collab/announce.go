@@ -11,6 +11,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/watcher"
 	"github.com/agentmux/agentmux/watcher/workflow"
@@ -260,3 +261,20 @@ func (a *App) Watched() bool {
 // the ports to send it: the poller, which looks only while someone is
 // connected, looks then rather than at its next tick.
 func (a *App) PortsWanted() <-chan struct{} { return a.portsWanted }
+
+// OnPullRequest tells every client how a session's pull request stands
+// (session.pullRequest), and keeps it for the clients that join.
+func (a *App) OnPullRequest(sessionID string, v pulls.View) {
+	if _, err := a.sessions.Get(sessionID); err != nil {
+		return // deleted meanwhile
+	}
+	b, err := wire.Marshal(wire.PullRequestMessage{Type: wire.TypeSessionPullRequest, SessionID: sessionID, PullRequest: v})
+	if err != nil {
+		a.log.Error("encode session.pullRequest", "err", err)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pulls[sessionID] = b
+	a.sendAllLocked(b, Client.Send)
+}

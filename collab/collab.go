@@ -107,6 +107,12 @@ type App struct {
 	lastTypist map[string]string
 	// recent are the last file events, for clients that join.
 	recent recentFiles
+	// sent are, by session, the review comments sent to its agent
+	// (review.go).
+	sent map[string][]review.Comment
+	// pulls are, by session, its pull request's last
+	// session.pullRequest, encoded, for clients that join.
+	pulls map[string][]byte
 }
 
 // New returns an App with no clients.
@@ -125,6 +131,8 @@ func New(opts Options) (*App, error) {
 		sizers:      make(map[string]sizer),
 		clients:     make(map[*Participant]struct{}),
 		viewers:     make(map[string]map[*Participant]struct{}),
+		sent:        make(map[string][]review.Comment),
+		pulls:       make(map[string][]byte),
 		shifted:     make(map[string]time.Time),
 		diffs:       make(map[string]sessionDiff),
 		lastTypist:  make(map[string]string),
@@ -162,6 +170,9 @@ func (a *App) Join(c Client) *Participant {
 	}
 	for _, d := range a.diffs {
 		c.SendInformational(d.msg)
+	}
+	for _, b := range a.pulls {
+		c.Send(b)
 	}
 	if len(a.overlaps) > 0 {
 		c.Send(a.overlapsMsg)
@@ -204,6 +215,8 @@ func (a *App) OnEvent(ev sessions.Event) {
 	if ev.Kind == sessions.EventDestroyed {
 		a.mu.Lock()
 		delete(a.diffs, ev.Session.ID)
+		delete(a.sent, ev.Session.ID)
+		delete(a.pulls, ev.Session.ID)
 		a.forgetSessionLocked(ev.Session.ID)
 		a.mu.Unlock()
 		a.reviews.Forget(ev.Session.ID)

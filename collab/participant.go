@@ -296,3 +296,17 @@ func (a *App) participantsLocked(sid string) wire.ParticipantsMessage {
 	slices.SortFunc(list, func(a, b wire.Participant) int { return strings.Compare(a.ID, b.ID) })
 	return wire.ParticipantsMessage{Type: wire.TypeSessionParticipants, SessionID: sid, Participants: list}
 }
+
+// Attached reports whether a client (not a read-only link's viewer) is
+// attached to session sid: what is shown only to the people at the
+// workspace, a pull request's state, is looked after only then.
+func (a *App) Attached(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for p := range a.clients {
+		if _, ok := p.in[sid]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentmux/agentmux/changes"
 	textclip "github.com/agentmux/agentmux/internal/clip"
 	"github.com/agentmux/agentmux/internal/gitexec"
+	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
@@ -136,7 +138,58 @@ func (a *App) queueReview(s *sessions.Session, author sessions.Author, comments 
 	if err != nil {
 		return sessions.Prompt{}, 0, err
 	}
-	return s.QueuePrompt(author, text)
+	p, pos, err := s.QueuePrompt(author, text)
+	if err == nil {
+		a.noteSent(s.ID(), comments)
+	}
+	return p, pos, err
+}
+
+// maxSentKept bounds the review comments kept as sent, per session.
+const maxSentKept = 50
+
+// noteSent keeps comments as sent to session id's agent, the latest
+// maxSentKept, for what its pull request says it addressed.
+func (a *App) noteSent(id string, comments []review.Comment) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	kept := append(a.sent[id], comments...)
+	a.sent[id] = kept[max(len(kept)-maxSentKept, 0):]
+}
+
+// SentReviews returns the review comments sent to session id's agent as
+// prompts, oldest first (the latest 50). They are kept while the server
+// runs, not across a restart.
+func (a *App) SentReviews(id string) []review.Comment {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.sent[id])
+}
+
+// AddComments adds comments by author to the draft of session id, as
+// many as it takes (review.MaxComments in all), and tells the clients in
+// the session. Text from outside (a forge's reviewers) is made text a
+// prompt may hold and bounded first. It returns how many it added; a
+// comment the draft had no room for, or that was refused, is counted in
+// left and logged, and nothing else is lost.
+func (a *App) AddComments(id string, author sessions.Author, comments []review.Comment) (added, left int, err error) {
+	if _, err := a.sessions.Get(id); err != nil {
+		return 0, 0, err
+	}
+	for _, cm := range comments {
+		cm.Author = author
+		cm.Text = textclip.String(textrule.Plain(cm.Text), review.MaxCommentBytes-len("…"), "…")
+		if _, _, err := a.reviews.Add(id, cm); err != nil {
+			a.log.Info("a review comment was not added to the draft", "session", id, "path", cm.Path, "err", err)
+			left++
+			continue
+		}
+		added++
+	}
+	if added > 0 {
+		a.announceDraft(id)
+	}
+	return added, left, nil
 }
 
 // sessionTree is the top of the git tree the session works in, which the

@@ -33,6 +33,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/share"
@@ -45,6 +46,9 @@ import (
 // prompt: the subset of the application's review state the API uses.
 type Reviews interface {
 	SendReview(id string, author sessions.Author, comments []review.Comment) (sessions.Prompt, int, error)
+	// AddComments adds comments to a session's draft, as many as it
+	// takes, and says how many it added and left.
+	AddComments(id string, author sessions.Author, comments []review.Comment) (added, left int, err error)
 }
 
 // Announcer tells every client what a request did to a session's branch
@@ -128,6 +132,9 @@ type Options struct {
 	// Scripts reads the workspace scripts in force and keeps their
 	// approvals (GET /api/scripts, POST /api/scripts/approve).
 	Scripts *scripts.Trust
+	// PullRequests opens and follows sessions' pull requests
+	// (/api/sessions/:id/pull-request); nil serves none.
+	PullRequests *pulls.Service
 	// Attachments stores the files POST /api/sessions/:id/attachments
 	// receives; nil answers that route 404.
 	Attachments *attachments.Store
@@ -224,6 +231,7 @@ func (a *API) Register(api *echo.Group) {
 	api.POST("/sessions/:id/answer", a.answer, boundSessionID)
 	api.POST("/sessions/:id/review", a.sendReview, boundSessionID)
 	a.registerShares(api)
+	a.registerPullRequests(api)
 	api.POST("/sessions/:id/attachments", a.postAttachment, boundSessionID)
 	a.shipRoutes(api)
 	api.GET("/overlaps", a.getOverlaps)

@@ -64,6 +64,8 @@ type record struct {
 	// to continue it.
 	Limit      *Limit           `json:"limit,omitempty"`
 	Transcript *transcriptState `json:"transcript,omitempty"`
+	// PullRequest is the pull request of the session's branch.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
 }
 
 // isOfWorkspace reports whether a stored session belongs to the
@@ -198,6 +200,7 @@ func recordOf(info Info) record {
 		Usage:          info.Usage,
 		Turns:          info.turns,
 		Limit:          info.Limit,
+		PullRequest:    info.PullRequest,
 		Transcript:     info.transcript,
 	}
 }
@@ -258,6 +261,7 @@ func (m *Manager) restore() error {
 		s.archive, s.setup = r.Archive, sessionSetup{last: r.Setup}
 		s.runOf, s.runTree, s.startedBy = r.RunOf, r.RunTree, r.StartedBy
 		s.usage, s.limit, s.transcript = r.Usage, r.Limit, r.Transcript.reader()
+		s.pullRequest = r.PullRequest
 		if r.Turns != nil {
 			s.turns = *r.Turns
 		}

@@ -127,6 +127,9 @@ type Info struct {
 	// Limit is the account's usage limit that stopped the agent, while
 	// it waits for its reset.
 	Limit *Limit
+	// PullRequest is the pull request of the session's branch, once one
+	// was opened or found for it; nil before.
+	PullRequest *PullRequest
 	// WaitingSince is when the agent began to wait for its user, while
 	// its status is StatusWaiting; zero otherwise.
 	WaitingSince time.Time
@@ -208,6 +211,9 @@ type Session struct {
 	// prompt at its reset. Guarded by mu.
 	limit             *Limit
 	continueByDefault bool
+	// pullRequest is the pull request opened, or found, for the
+	// session's branch (pullrequest.go). Guarded by mu.
+	pullRequest *PullRequest
 	// menuClosing is when the continue prompt may be typed, after the
 	// Escape typed before it (limit.go). Guarded by mu.
 	menuClosing time.Time
@@ -356,6 +362,7 @@ func (s *Session) infoLocked() Info {
 		StartedBy:      s.startedBy,
 		Usage:          s.usageLocked(),
 		Limit:          s.limitLocked(),
+		PullRequest:    s.pullRequest,
 		runTree:        s.runTree,
 		transcript:     s.transcript.state(),
 	}

@@ -1,29 +1,11 @@
 package ship
 
 import (
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/agentmux/agentmux/forge"
 )
-
-// forge is a kind of code host, told by its name.
-type forge int
-
-const (
-	noForge forge = iota
-	github
-	gitlab
-	bitbucket
-	gitea // Gitea and Forgejo, Codeberg's
-)
-
-// sshHosts are the names a forge's ssh is reached by (on port 443, past
-// firewalls) that are not the name of its web pages.
-var sshHosts = map[string]string{
-	"ssh.github.com":       "github.com",
-	"altssh.gitlab.com":    "gitlab.com",
-	"altssh.bitbucket.org": "bitbucket.org",
-}
 
 // PullRequestURL returns the page of the forge a remote's URL points to
 // that opens a pull (or merge) request of branch into base, or "" when
@@ -41,26 +23,26 @@ func PullRequestURL(remoteURL, branch, base string) string {
 		return ""
 	}
 	web, repo, kind := parseRemote(remoteURL)
-	if kind == noForge {
+	if kind == forge.KindUnknown {
 		return ""
 	}
 	page := web + "/" + repo
 	switch kind {
-	case github:
+	case forge.KindGitHub:
 		return page + "/compare/" + compareRange(branch, base) + "?expand=1"
-	case gitlab:
+	case forge.KindGitLab:
 		q := url.Values{"merge_request[source_branch]": {branch}}
 		if base != "" {
 			q.Set("merge_request[target_branch]", base)
 		}
 		return page + "/-/merge_requests/new?" + q.Encode()
-	case bitbucket:
+	case forge.KindBitbucket:
 		q := url.Values{"source": {branch}}
 		if base != "" {
 			q.Set("dest", base)
 		}
 		return page + "/pull-requests/new?" + q.Encode()
-	case gitea:
+	case forge.KindGitea:
 		return page + "/compare/" + compareRange(branch, base)
 	}
 	return ""
@@ -77,84 +59,23 @@ func compareRange(branch, base string) string {
 
 // parseRemote returns the web address of the host a remote URL names
 // (https://host), the repository's path on it (owner/repo, with escaped
-// segments) and its forge; noForge when it is none, or the URL is a
-// local path or does not parse.
-func parseRemote(remote string) (web, repo string, kind forge) {
-	remote = strings.TrimSpace(remote)
-	scheme, host, port, path := "", "", "", ""
-	if i := strings.Index(remote, "://"); i >= 0 {
-		u, err := url.Parse(remote)
-		if err != nil {
-			return "", "", noForge
-		}
-		scheme, host, port, path = strings.ToLower(u.Scheme), u.Hostname(), u.Port(), u.Path
-		switch scheme {
-		case "https", "http", "ssh", "git", "git+ssh", "ssh+git":
-		default:
-			return "", "", noForge
-		}
-	} else {
-		// scp-like: [user@]host:path, with no slash before the colon
-		// (which would make it a local path).
-		colon := strings.Index(remote, ":")
-		if colon <= 0 || strings.Contains(remote[:colon], "/") {
-			return "", "", noForge
-		}
-		host, path = remote[:colon], remote[colon+1:]
-		if at := strings.LastIndex(host, "@"); at >= 0 {
-			host = host[at+1:]
-		}
-		scheme = "ssh"
+// segments) and its forge; forge.KindUnknown when it is none, or the URL
+// is a local path or does not parse. The URL is read by forge.ParseRemote,
+// as forge.RepoOf reads it for GitHub's API.
+func parseRemote(remote string) (web, repo string, kind forge.Kind) {
+	rm, ok := forge.ParseRemote(remote)
+	if !ok || rm.Kind == forge.KindUnknown {
+		return "", "", forge.KindUnknown
 	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if web, ok := sshHosts[host]; ok {
-		host = web
-	}
-	if kind = forgeOf(host); kind == noForge {
-		return "", "", noForge
-	}
-	segs := strings.Split(strings.TrimSuffix(strings.Trim(path, "/"), ".git"), "/")
 	// owner/repo; GitLab's groups nest: group/subgroup/project.
-	if len(segs) < 2 || kind != gitlab && len(segs) > 2 {
-		return "", "", noForge
+	if len(rm.Path) < 2 || rm.Kind != forge.KindGitLab && len(rm.Path) > 2 {
+		return "", "", forge.KindUnknown
 	}
-	for i, s := range segs {
-		if s == "" || s == "." || s == ".." || strings.HasPrefix(s, "~") {
-			return "", "", noForge
-		}
+	segs := make([]string, len(rm.Path))
+	for i, s := range rm.Path {
 		segs[i] = url.PathEscape(s)
 	}
-	// An ssh port is the ssh server's, not the web's.
-	web = "https://" + host
-	switch scheme {
-	case "http":
-		web = "http://" + host
-		if port != "" {
-			web = "http://" + net.JoinHostPort(host, port)
-		}
-	case "https":
-		if port != "" {
-			web = "https://" + net.JoinHostPort(host, port)
-		}
-	}
-	return web, strings.Join(segs, "/"), kind
-}
-
-// forgeOf tells the forge by the host's name.
-func forgeOf(host string) forge {
-	switch {
-	case host == "":
-		return noForge
-	case strings.Contains(host, "github"):
-		return github
-	case strings.Contains(host, "gitlab"):
-		return gitlab
-	case host == "bitbucket.org":
-		return bitbucket
-	case host == "codeberg.org", strings.Contains(host, "gitea"), strings.Contains(host, "forgejo"):
-		return gitea
-	}
-	return noForge
+	return rm.Web, strings.Join(segs, "/"), rm.Kind
 }
 
 // escapePath escapes a branch name for a URL's path, keeping its slashes.

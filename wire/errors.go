@@ -6,8 +6,10 @@ import (
 
 	"github.com/agentmux/agentmux/attachments"
 	"github.com/agentmux/agentmux/checkpoint"
+	"github.com/agentmux/agentmux/forge"
 	"github.com/agentmux/agentmux/internal/gitexec"
 	"github.com/agentmux/agentmux/memory"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
@@ -150,6 +152,26 @@ const (
 	// CodeTooManyShares (HTTP only, 409): the session, or the workspace,
 	// has its most live read-only links.
 	CodeTooManyShares = "TOO_MANY_SHARES"
+	// CodeForgeNotReady (HTTP only, 409): no pull request can be opened
+	// for the session: no GitHub token was found, or its remote is on no
+	// GitHub host; the message says what is missing.
+	CodeForgeNotReady = "FORGE_NOT_READY"
+	// CodeForgeRefused (HTTP only, 409): the forge refused the request
+	// (no permission, a branch it will not take, no such repository for
+	// the token); the message quotes the forge.
+	CodeForgeRefused = "FORGE_REFUSED"
+	// CodeForgeRateLimited (HTTP only, 429): the forge's rate limit is
+	// spent; Retry-After and the message say until when.
+	CodeForgeRateLimited = "FORGE_RATE_LIMITED"
+	// CodeForgeUnreachable (HTTP only, 502): the forge could not be
+	// reached, or failed.
+	CodeForgeUnreachable = "FORGE_UNREACHABLE"
+	// CodeNoPullRequest (HTTP only, 409): the session has no pull
+	// request yet to act on.
+	CodeNoPullRequest = "NO_PULL_REQUEST"
+	// CodeNoFailingChecks (HTTP only, 409): fix-checks while none of the
+	// pull request's checks fails.
+	CodeNoFailingChecks = "NO_FAILING_CHECKS"
 	// CodeAttachmentTooLarge (HTTP only, 413): an attachment over
 	// --attachment-max; nothing was stored.
 	CodeAttachmentTooLarge = "ATTACHMENT_TOO_LARGE"
@@ -230,6 +252,14 @@ var errorKinds = []errorKind{
 	{sessions.ErrNoPaste, CodeInvalidMessage, http.StatusConflict},
 	{sessions.ErrNotWaiting, CodeNotWaiting, http.StatusConflict},
 	{sessions.ErrNoDialog, CodeInvalidMessage, http.StatusConflict},
+	{pulls.ErrNoPullRequest, CodeNoPullRequest, http.StatusConflict},
+	{pulls.ErrNoFailingChecks, CodeNoFailingChecks, http.StatusConflict},
+	{forge.ErrNoToken, CodeForgeNotReady, http.StatusConflict},
+	{forge.ErrNotGitHub, CodeForgeNotReady, http.StatusConflict},
+	{forge.ErrRefused, CodeForgeRefused, http.StatusConflict},
+	{forge.ErrNotFound, CodeForgeRefused, http.StatusConflict},
+	{forge.ErrRateLimited, CodeForgeRateLimited, http.StatusTooManyRequests},
+	{forge.ErrUnreachable, CodeForgeUnreachable, http.StatusBadGateway},
 	{share.ErrNotFound, CodeShareNotFound, http.StatusNotFound},
 	{share.ErrTooMany, CodeTooManyShares, http.StatusConflict},
 	{share.ErrInvalid, CodeInvalidMessage, http.StatusBadRequest},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/ports"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/review"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -343,6 +344,13 @@ type (
 		ExpiresAt  time.Time     `json:"expiresAt"`
 		Scrollback bool          `json:"scrollback"`
 		Session    ViewedSession `json:"session"`
+	}
+	// PullRequestMessage is session.pullRequest: how a session's pull
+	// request stands, sent at each change and to a client that connects.
+	PullRequestMessage struct {
+		Type        string     `json:"type"`
+		SessionID   string     `json:"sessionId"`
+		PullRequest pulls.View `json:"pullRequest"`
 	}
 	// AgentCallMessage is agent.call: a call an agent made to one of
 	// agentmux's MCP tools, done or refused.

@@ -44,6 +44,7 @@ var serverMessages = map[string]any{
 	TypeSessionContinued:    ContinuedMessage{},
 	TypeSessionAnswered:     AnsweredMessage{},
 	TypeShareWelcome:        ShareWelcomeMessage{},
+	TypeSessionPullRequest:  PullRequestMessage{},
 	TypeClientWelcome:       WelcomeMessage{},
 	TypeSessionParticipants: ParticipantsMessage{},
 	TypePromptQueued:        PromptQueuedMessage{},

@@ -67,6 +67,10 @@ type Session struct {
 	// Limit is the account's usage limit that stopped the session's
 	// agent, while it waits for the reset (status limited).
 	Limit *sessions.Limit `json:"limit,omitempty"`
+	// PullRequest names the pull request of the session's branch, once
+	// one was opened or found; how it stands comes in
+	// session.pullRequest.
+	PullRequest *sessions.PullRequest `json:"pullRequest,omitempty"`
 }
 
 // SessionView returns the wire form of a session.
@@ -95,6 +99,7 @@ func SessionView(info sessions.Info) Session {
 		StartedBy:      info.StartedBy,
 		Usage:          info.Usage,
 		Limit:          info.Limit,
+		PullRequest:    info.PullRequest,
 	}
 	if v.Command == nil {
 		v.Command = []string{}

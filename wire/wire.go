@@ -91,6 +91,9 @@ const (
 	// TypeShareWelcome is the first message a viewer, connected through a
 	// read-only link, is sent: the link and the one session it shows.
 	TypeShareWelcome = "share.welcome"
+	// TypeSessionPullRequest tells how a session's pull request stands:
+	// its state, review decision and checks, at each change.
+	TypeSessionPullRequest = "session.pullRequest"
 	// TypeClientWelcome tells a client the identity the server gave it.
 	TypeClientWelcome       = "client.welcome"
 	TypeSessionParticipants = "session.participants"

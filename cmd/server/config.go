@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/url"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -30,6 +31,7 @@ import (
 	"github.com/agentmux/agentmux/internal/regfile"
 	"github.com/agentmux/agentmux/internal/sameorigin"
 	"github.com/agentmux/agentmux/internal/textrule"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 )
@@ -100,6 +102,13 @@ type config struct {
 	ContinueAfterLimit bool
 	ContinueText       string
 	ContinueMargin     time.Duration
+	// GitHubTokenFile and GitHubAPI say where the token agentmux opens
+	// pull requests with is read, and which API serves them; pulls
+	// finds both otherwise (package forge). PullRequestRefresh is how
+	// often a watched session's pull request is asked after.
+	GitHubTokenFile    string
+	GitHubAPI          string
+	PullRequestRefresh time.Duration
 
 	// Version asks only for the version.
 	Version bool
@@ -302,6 +311,16 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.ContinueAfterLimit, "continue-after-limit", true, "when an account's usage limit stops a session's agent mid-turn, send it on by itself once the limit resets (each session can turn it off): the sessions go one at a time, in the order they stopped")
 	fs.StringVar(&cfg.ContinueText, "continue-text", afterlimit.DefaultText, "the prompt typed into a session once the usage limit that stopped it resets (the prompts queued meanwhile go instead, when there are)")
 	fs.DurationVar(&cfg.ContinueMargin, "continue-margin", afterlimit.DefaultMargin, "how long after a usage limit's reset time the stopped sessions are sent on: the agents round it")
+	fs.StringVar(&cfg.GitHubTokenFile, "github-token-file", "", "a file holding the GitHub token agentmux opens and follows pull requests with, read at each use; without it GITHUB_TOKEN, GH_TOKEN, then `gh auth token` are tried. The token is the server's alone: no page and no agent is given it")
+	fs.Func("github-api", "the GitHub API's base URL for pull requests, e.g. https://ghe.example.com/api/v3 for a GitHub Enterprise server reached at another address than its remote's host (default: https://api.github.com for github.com, https://<host>/api/v3 for other hosts)", func(s string) error {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("want an http(s) URL without credentials, query or fragment, such as https://ghe.example.com/api/v3")
+		}
+		cfg.GitHubAPI = strings.TrimRight(u.String(), "/")
+		return nil
+	})
+	fs.DurationVar(&cfg.PullRequestRefresh, "pull-request-refresh", pulls.DefaultRefresh, "how often the pull request of a session someone watches is asked after (with conditional requests, which GitHub's rate limit does not count); at least 1s")
 	fs.StringVar(&cfg.Name, "name", "", "the workspace's name, as a hub over many workspaces (agentmux hub) shows it (default: the machine's host name, in a Kubernetes pod the pod's name)")
 	fs.StringVar(&cfg.Token, "token", "", "when set, every /api and /ws request must carry it; other processes can read a flag, so prefer AGENTMUX_TOKEN or --token-file")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "read the token from this file's first line; the file must be readable by its owner only")
@@ -415,6 +434,8 @@ func validate(cfg config) error {
 		return fmt.Errorf("--continue-text: %d bytes, more than the 4096 a prompt for this may have", len(cfg.ContinueText))
 	case cfg.ContinueMargin < 0:
 		return fmt.Errorf("--continue-margin %s: must not be negative", cfg.ContinueMargin)
+	case cfg.PullRequestRefresh < time.Second:
+		return fmt.Errorf("--pull-request-refresh %s: must be at least 1s", cfg.PullRequestRefresh)
 	case cfg.MCPMaxDepth < 1:
 		return fmt.Errorf("--mcp-max-depth %d: must be at least 1 (turn the tools off with --mcp=false)", cfg.MCPMaxDepth)
 	case cfg.MCPMaxStarted < 1:

@@ -34,6 +34,7 @@ var allFlags = []string{
 	"setup-script", "run-script", "archive-script", "check-script", "run-mode", "trust-scripts", "check-timeout", "port-base",
 	"mcp", "mcp-max-started", "mcp-max-depth",
 	"continue-after-limit", "continue-text", "continue-margin", "name",
+	"github-token-file", "github-api", "pull-request-refresh",
 }
 
 func TestEnvName(t *testing.T) {
@@ -68,6 +69,8 @@ func TestConfigDefaults(t *testing.T) {
 		LogLevel:      slog.LevelInfo,
 		Timing:        sessions.Timing{QuestionQuiet: 1500 * time.Millisecond, IdleAfter: 5 * time.Minute, WarnAfter: 30 * time.Minute, ErrorAfter: 2 * time.Hour},
 		PortBase:      sessions.DefaultPortBase,
+		// About once a minute, as the issue asks.
+		PullRequestRefresh: time.Minute,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
@@ -130,7 +133,8 @@ func configEqual(a, b config) bool {
 		slices.Equal(a.WatchIgnore, b.WatchIgnore) && a.Timing == b.Timing && slices.Equal(a.AllowedHosts, b.AllowedHosts) &&
 		a.WatchTemporaries == b.WatchTemporaries && a.PublishedHost == b.PublishedHost &&
 		a.PreviewDomain == b.PreviewDomain && a.Checkpoints == b.Checkpoints && a.Attachments == b.Attachments &&
-		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts && a.PortBase == b.PortBase && a.Name == b.Name
+		a.Scripts == b.Scripts && a.TrustScripts == b.TrustScripts && a.PortBase == b.PortBase && a.Name == b.Name &&
+		a.GitHubTokenFile == b.GitHubTokenFile && a.GitHubAPI == b.GitHubAPI && a.PullRequestRefresh == b.PullRequestRefresh
 }
 
 // fullEnv sets every flag's variable.
@@ -180,6 +184,9 @@ var fullEnv = map[string]string{
 	"AGENTMUX_CONTINUE_TEXT":           "go on where you stopped",
 	"AGENTMUX_CONTINUE_MARGIN":         "5m",
 	"AGENTMUX_NAME":                    "env-box",
+	"AGENTMUX_GITHUB_TOKEN_FILE":       "/env/gh-token",
+	"AGENTMUX_GITHUB_API":              "https://ghe.example/api/v3/",
+	"AGENTMUX_PULL_REQUEST_REFRESH":    "30s",
 }
 
 // notInFullEnv are the flags fullEnv leaves out: AGENTMUX_TOKEN_FILE
@@ -195,42 +202,45 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		Addr:             "0.0.0.0:9000",
-		Workspace:        "/env/ws",
-		Agent:            "codex",
-		AgentCmd:         []string{"env-agent", "--fast"},
-		MaxSessions:      7,
-		KeepSessions:     12,
-		Scrollback:       2 << 20,
-		BatchInterval:    40 * time.Millisecond,
-		ShutdownGrace:    9 * time.Second,
-		AllowedOrigins:   []string{"http://a.example", "http://b.example"},
-		Token:            "envtok",
-		LogLevel:         slog.LevelDebug,
-		DataDir:          "/env/data",
-		SaveInterval:     2 * time.Second,
-		MemWarn:          70,
-		MemCritical:      80.5,
-		MemInterval:      time.Second,
-		WatchIgnore:      []string{"dist", "*.log"},
-		Timing:           sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
-		AllowedHosts:     []string{"dev.example", ".ts.net"},
-		agentSet:         true,
-		WatchTemporaries: true,
-		PublishedHost:    "127.0.0.1",
-		PreviewDomain:    "preview.example.com",
-		Checkpoints:      checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
-		Attachments:      attachments.Options{MaxFile: 5 << 20, MaxPerSession: 50 << 20},
-		Scripts:          scripts.Overrides{Setup: "npm ci", Run: "npm run dev", Archive: "rm -rf dist", Check: "npm test", RunMode: scripts.Exclusive},
-		TrustScripts:     true,
-		CheckTimeout:     3 * time.Minute,
-		PortBase:         30000,
-		MCP:              false,
-		MCPMaxStarted:    5,
-		MCPMaxDepth:      2,
-		ContinueText:     "go on where you stopped",
-		ContinueMargin:   5 * time.Minute,
-		Name:             "env-box",
+		Addr:               "0.0.0.0:9000",
+		Workspace:          "/env/ws",
+		Agent:              "codex",
+		AgentCmd:           []string{"env-agent", "--fast"},
+		MaxSessions:        7,
+		KeepSessions:       12,
+		Scrollback:         2 << 20,
+		BatchInterval:      40 * time.Millisecond,
+		ShutdownGrace:      9 * time.Second,
+		AllowedOrigins:     []string{"http://a.example", "http://b.example"},
+		Token:              "envtok",
+		LogLevel:           slog.LevelDebug,
+		DataDir:            "/env/data",
+		SaveInterval:       2 * time.Second,
+		MemWarn:            70,
+		MemCritical:        80.5,
+		MemInterval:        time.Second,
+		WatchIgnore:        []string{"dist", "*.log"},
+		Timing:             sessions.Timing{QuestionQuiet: 2 * time.Second, IdleAfter: time.Minute, WarnAfter: 10 * time.Minute, ErrorAfter: time.Hour},
+		AllowedHosts:       []string{"dev.example", ".ts.net"},
+		agentSet:           true,
+		WatchTemporaries:   true,
+		PublishedHost:      "127.0.0.1",
+		PreviewDomain:      "preview.example.com",
+		Checkpoints:        checkpoint.Options{MaxFileSize: 1 << 20, MaxTotalSize: -1},
+		Attachments:        attachments.Options{MaxFile: 5 << 20, MaxPerSession: 50 << 20},
+		Scripts:            scripts.Overrides{Setup: "npm ci", Run: "npm run dev", Archive: "rm -rf dist", Check: "npm test", RunMode: scripts.Exclusive},
+		TrustScripts:       true,
+		CheckTimeout:       3 * time.Minute,
+		PortBase:           30000,
+		MCP:                false,
+		MCPMaxStarted:      5,
+		MCPMaxDepth:        2,
+		ContinueText:       "go on where you stopped",
+		ContinueMargin:     5 * time.Minute,
+		Name:               "env-box",
+		GitHubTokenFile:    "/env/gh-token",
+		GitHubAPI:          "https://ghe.example/api/v3",
+		PullRequestRefresh: 30 * time.Second,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("from env:\n got %+v\nwant %+v", cfg, want)
@@ -274,6 +284,9 @@ func TestFlagBeatsEnv(t *testing.T) {
 		"--trust-scripts=false",
 		"--port-base", "40000",
 		"--name", "flag-box",
+		"--github-token-file", "/flag/gh-token",
+		"--github-api", "http://127.0.0.1:9999",
+		"--pull-request-refresh", "2s",
 	}
 	cfg, err := parseConfig(args, envOf(fullEnv), io.Discard)
 	if err != nil {
@@ -304,10 +317,13 @@ func TestFlagBeatsEnv(t *testing.T) {
 		Checkpoints:    checkpoint.Options{MaxFileSize: -1, MaxTotalSize: 2e9},
 		Attachments:    attachments.Options{MaxFile: 1 << 20, MaxPerSession: 1e9},
 		// Each script flag wins over its own variable only.
-		Scripts:  scripts.Overrides{Setup: "make deps", Run: "npm run dev", Archive: "rm -rf dist", Check: "make check", RunMode: scripts.Concurrent},
-		PortBase: 40000,
-		Name:     "flag-box",
-		agentSet: true,
+		Scripts:            scripts.Overrides{Setup: "make deps", Run: "npm run dev", Archive: "rm -rf dist", Check: "make check", RunMode: scripts.Concurrent},
+		PortBase:           40000,
+		Name:               "flag-box",
+		agentSet:           true,
+		GitHubTokenFile:    "/flag/gh-token",
+		GitHubAPI:          "http://127.0.0.1:9999",
+		PullRequestRefresh: 2 * time.Second,
 	}
 	if !configEqual(cfg, want) {
 		t.Errorf("flags over env:\n got %+v\nwant %+v", cfg, want)
@@ -423,6 +439,9 @@ func TestConfigValidation(t *testing.T) {
 		{[]string{"--checkpoint-max-file", "-1"}, []string{`--checkpoint-max-file "-1"`, "not a number of bytes"}},
 		{[]string{"--checkpoint-max-file", "10 files"}, []string{"checkpoint-max-file", "unknown unit"}},
 		{[]string{"--attachment-max", "0"}, []string{`--attachment-max "0"`, "more than 0 bytes"}},
+		{[]string{"--github-api", "ghe.example.com"}, []string{"--github-api", "http(s) URL"}},
+		{[]string{"--github-api", "https://user:pw@ghe.example/api/v3"}, []string{"--github-api", "without credentials"}},
+		{[]string{"--pull-request-refresh", "100ms"}, []string{"--pull-request-refresh 100ms", "at least 1s"}},
 		{[]string{"--attachments-per-session", "much"}, []string{"attachments-per-session", "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "lots"}, []string{`--checkpoint-max-total "lots"`, "unknown unit"}},
 		{[]string{"--checkpoint-max-total", "2048GiB"}, []string{"checkpoint-max-total", "too large"}},

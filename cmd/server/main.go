@@ -27,6 +27,7 @@ import (
 	"github.com/agentmux/agentmux/checkpoint"
 	"github.com/agentmux/agentmux/checks"
 	"github.com/agentmux/agentmux/collab"
+	"github.com/agentmux/agentmux/forge"
 	"github.com/agentmux/agentmux/guard"
 	"github.com/agentmux/agentmux/httpapi"
 	"github.com/agentmux/agentmux/internal/gitexec"
@@ -36,6 +37,7 @@ import (
 	"github.com/agentmux/agentmux/memory"
 	"github.com/agentmux/agentmux/ports"
 	"github.com/agentmux/agentmux/preview"
+	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/scripts"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/sessions/store"
@@ -94,6 +96,8 @@ type server struct {
 	diffs     *changes.Live
 	// shares are the read-only links to sessions.
 	shares *share.Links
+	// pulls opens and follows sessions' pull requests.
+	pulls *pulls.Service
 	// previews serves the agents' dev servers on origins of their own;
 	// own are the ports it never proxies: agentmux's listeners; ports
 	// lists the ports listening.
@@ -252,6 +256,20 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 	if s.assets, err = newAssets(web.Assets(), "index.html"); err != nil {
 		return nil, err
 	}
+	s.pulls, err = pulls.New(pulls.Options{
+		Sessions:    s.mgr,
+		Token:       forge.TokenOptions{File: cfg.GitHubTokenFile},
+		API:         cfg.GitHubAPI,
+		UserAgent:   "agentmux/" + version,
+		Refresh:     cfg.PullRequestRefresh,
+		Watched:     s.app.Attached,
+		Notify:      s.app.OnPullRequest,
+		SentReviews: s.app.SentReviews,
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.attachments = attachments.New(attachments.Options{MaxFile: cfg.Attachments.MaxFile, MaxPerSession: cfg.Attachments.MaxPerSession, Logger: log})
 	s.diffs = changes.NewLive(changes.LiveOptions{Notify: s.app.OnSessionDiff, Overlaps: s.app.OnOverlaps, Workspace: cfg.Workspace, Logger: log})
 	s.checkpoints = checkpoint.NewAuto(cfg.Checkpoints, func(session, dir string, cp checkpoint.Checkpoint, began time.Time) {
@@ -307,22 +325,23 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Workspace: cfg.Workspace,
 		Files:     s.workspace,
 		// start makes the worktree watchers, before anything is served.
-		Worktrees:   func() []httpapi.WatchedTree { return s.worktrees.all() },
-		Memory:      mon,
-		Ports:       s.ports,
-		Previews:    s.previews,
-		IsOwnPort:   s.own.has,
-		Reviews:     s.app,
-		Announce:    s.app,
-		Overlaps:    s.app,
-		Shares:      s.shares,
-		Viewers:     s.app,
-		Checkpoints: cfg.Checkpoints,
-		Attachments: s.attachments,
-		Name:        workspaceName(cfg.Name),
-		Version:     version,
-		Started:     s.started,
-		Logger:      log,
+		Worktrees:    func() []httpapi.WatchedTree { return s.worktrees.all() },
+		Memory:       mon,
+		Ports:        s.ports,
+		Previews:     s.previews,
+		IsOwnPort:    s.own.has,
+		Reviews:      s.app,
+		Announce:     s.app,
+		Overlaps:     s.app,
+		Shares:       s.shares,
+		Viewers:      s.app,
+		PullRequests: s.pulls,
+		Checkpoints:  cfg.Checkpoints,
+		Attachments:  s.attachments,
+		Name:         workspaceName(cfg.Name),
+		Version:      version,
+		Started:      s.started,
+		Logger:       log,
 	}); err != nil {
 		return nil, err
 	}
@@ -385,6 +404,7 @@ func (s *server) start() {
 		s.followDiff(info)
 	}
 	s.watchers.Go(func() { s.diffs.Run(ctx) })
+	s.watchers.Go(func() { s.pulls.Run(ctx) })
 	s.watchers.Go(func() { s.checkpoints.Run(ctx) })
 	s.watchers.Go(func() { s.continueAfterLimits().Run(ctx) })
 	s.watchers.Go(func() { s.watchPorts(ctx) })

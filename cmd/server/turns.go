@@ -48,8 +48,8 @@ func (t *turns) onEvent(ev sessions.Event) {
 }
 
 // forgetDeleted drops what a deleted session leaves beside its record:
-// its read-only links, whose viewers are closed, and its attachments in
-// its tree. It runs under the manager's events, before a worktree
+// its read-only links, whose viewers are closed, what was seen of its
+// pull request, and its attachments in its tree. It runs under the manager's events, before a worktree
 // deleted with the session is removed; see attachments.Store.Drop for
 // why it may.
 func (s *server) forgetDeleted(ev sessions.Event) {
@@ -57,6 +57,7 @@ func (s *server) forgetDeleted(ev sessions.Event) {
 		return
 	}
 	s.shares.ForgetSession(ev.Session.ID)
+	s.pulls.Forget(ev.Session.ID)
 	dir, _ := ev.Session.Tree()
 	s.attachments.Drop(ev.Session.ID, dir)
 }

@@ -173,7 +173,7 @@ func CheckSessionJSON(t testing.TB, raw json.RawMessage) wire.Session {
 		}
 	}
 	for k := range fields {
-		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" && k != "ports" && k != "check" && k != "archive" && k != "setup" && k != "runOf" && k != "startedBy" && k != "usage" && k != "limit" && k != "reason" && k != "waitingSince" {
+		if !slices.Contains(sessionKeys, k) && k != "exitCode" && k != "worktree" && k != "permission" && k != "ports" && k != "check" && k != "archive" && k != "setup" && k != "runOf" && k != "startedBy" && k != "usage" && k != "limit" && k != "reason" && k != "waitingSince" && k != "pullRequest" {
 			t.Errorf("session %s has unexpected field %q", raw, k)
 		}
 	}

@@ -12,6 +12,13 @@
 // workspace, and Open opens the session in its workspace's own page
 // (data.openUrl), in a window of its own.
 //
+// A session's pull request (issue 46) is notified when its checks turn to
+// failing, with Fix checks, or its review to changes requested, with
+// Address review: the same POSTs as the ship bar's buttons
+// (api/sessions/:id/pull-request/fix-checks, …/address-review). Address
+// review fills the session's review draft, which a person checks before it
+// goes to the agent: a page is brought forward on the Changes view.
+//
 // It has no fetch handler on purpose: the UI is never served from a cache
 // of the worker's, so a new build is picked up as the server serves it.
 // Every URL is relative to the worker's scope, the page's directory, so it
@@ -30,7 +37,30 @@ async function click(notification, action) {
   if ((action === 'allow' || action === 'deny') && d.sessionId && d.keys) {
     return answer(d, action === 'allow' ? d.keys.allow : d.keys.deny);
   }
+  if ((action === 'fix-checks' || action === 'address-review') && d.sessionId && d.pullRequest) {
+    return pullRequestAction(d, action);
+  }
   return open(d.sessionId);
+}
+
+/**
+ * Both go as the name the page went by (who asks the agent, whose the
+ * draft's comments are): Fix checks queues the prompt for the agent,
+ * Address review fills the review draft, then shows it. Either says so
+ * in a notification of its own when it did not go.
+ */
+async function pullRequestAction(d, action) {
+  const body = d.by ? { by: d.by } : {};
+  const why = await post(`api/sessions/${encodeURIComponent(d.sessionId)}/pull-request/${action}`, body, 'agentmux');
+  if (why === null) {
+    if (action === 'address-review') await open(d.sessionId, 'changes');
+    return;
+  }
+  await self.registration.showNotification(`${d.name || 'agentmux'}: #${d.pullRequest} ${action === 'fix-checks' ? 'checks not sent to the agent' : 'review not fetched'}`, {
+    body: why,
+    tag: `agentmux-${d.sessionId}-pr-not-done`,
+    data: { sessionId: d.sessionId, name: d.name },
+  });
 }
 
 /** Types an answer into the session; says so in a notification of its own when it did not go. */
@@ -91,13 +121,13 @@ async function hubClick(d, action) {
   if (d.openUrl) await self.clients.openWindow(d.openUrl);
 }
 
-/** Brings a page of this agentmux forward on the session, or opens one. */
-async function open(sessionId) {
+/** Brings a page of this agentmux forward on the session (in view, when given: changes), or opens one. */
+async function open(sessionId, view) {
   const windows = (await self.clients.matchAll({ type: 'window', includeUncontrolled: true }))
     .filter((c) => c.url.startsWith(self.registration.scope));
   const page = windows.find((c) => c.focused) || windows[0];
   if (page) {
-    if (sessionId) page.postMessage({ type: 'agentmux.open', sessionId });
+    if (sessionId) page.postMessage(view ? { type: 'agentmux.open', sessionId, view } : { type: 'agentmux.open', sessionId });
     try {
       await page.focus();
     } catch {
@@ -107,6 +137,7 @@ async function open(sessionId) {
   }
   const url = new URL('./', self.registration.scope);
   if (sessionId) url.searchParams.set('session', sessionId);
+  if (sessionId && view) url.searchParams.set('view', view);
   await self.clients.openWindow(url.href);
 }
 

@@ -39,6 +39,8 @@ import { ReviewView } from './changes/review';
 import { ReviewDrafts } from './models/drafts';
 import { ShipBar } from './changes/ship';
 import { ShipState } from './models/ship';
+import { PullRequestBar } from './changes/pullrequest';
+import { PullRequests, type PullRequestTurn } from './models/pullrequests';
 import { ServerState } from './models/server';
 import { SessionListSync } from './models/listsync';
 import { Workflows } from './models/workflows';
@@ -50,7 +52,7 @@ import { TerminalPane } from './terminal/termpane';
 import { EarlyKeys } from './terminal/earlykeys';
 import { FocusClaim } from './terminal/focusclaim';
 import { toast } from './shared/toast';
-import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, ServerMessage } from './shared/types';
+import type { ErrorMessage, FileChangedMessage, LayoutMode, LayoutShiftMessage, PullRequestMessage, ServerMessage } from './shared/types';
 import { WsClient, wsURL } from './shared/ws';
 import { WorkflowPanel } from './views/workflow';
 import { loadSetting, saveSetting } from './shared/settings';
@@ -92,6 +94,8 @@ const people = new Participants();
 const queues = new PromptQueues();
 /** Each session's review draft. */
 const reviews = new ReviewDrafts();
+/** Each session's pull request on the forge, and the forge's readiness. */
+const pullRequests = new PullRequests();
 
 const ws = new WsClient({
   url: wsURL(),
@@ -225,10 +229,26 @@ const ship = new ShipBar({
   overlaps,
   toast,
 });
+// The branch's pull request, beside Push: open one, then follow its review and checks.
+const pullRequestBar = new PullRequestBar({
+  store,
+  state: pullRequests,
+  canAct,
+  myName: () => identity.me?.name ?? null,
+  showReview,
+  turned: (id, turns) => notifyTurns(id, turns),
+  toast,
+});
 const checkpoints = new CheckpointsPanel({ store, canAct, reloadChanges: () => void changes.load(), toast });
-const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, checkpoints, new OverlapBanner({ store, overlaps })] });
+const changes = new ChangesView({ store, diffs, root, openFile: (path) => openFromUser(path), toast, observers: [review, ship, pullRequestBar, checkpoints, new OverlapBanner({ store, overlaps })] });
 layout.onChange((mode) => changes.setShown(mode === 'changes'));
-const notifier = new Notifier(store, selectSession);
+const notifier = new Notifier(store, selectSession, {
+  by: () => identity.me?.name ?? null,
+  showChanges: (id) => {
+    store.select(id);
+    layout.set('changes');
+  },
+});
 const trust = new ScriptsTrust({ canAct, toast });
 new ScriptSettingsDialog({ canAct, toast, changed: () => void trust.refresh() });
 // "Share read-only…" in the session menu: links that watch, and nothing else.
@@ -295,6 +315,40 @@ function showWorkflow(): void {
   if (!next) return;
   workflow.setSource(next.sessionId ? { sessionId: next.sessionId, label: next.label } : null);
   workflow.render(next.wf);
+}
+
+/**
+ * Shows a session's review draft: the Changes view, scrolled to the
+ * draft, now and once the draft the server is filling next arrives.
+ */
+function showReview(id: string): void {
+  if (store.activeId !== id) store.select(id);
+  layout.set('changes');
+  const reveal = () => {
+    const panel = byId('review');
+    if (!panel.hidden) panel.scrollIntoView({ block: 'nearest' });
+  };
+  requestAnimationFrame(reveal);
+  pendingReveal = { id, reveal };
+}
+/** The draft showReview waits for, revealed once when it comes. */
+let pendingReveal: { id: string; reveal: () => void } | null = null;
+reviews.subscribe((id) => {
+  if (pendingReveal?.id !== id) return;
+  const { reveal } = pendingReveal;
+  pendingReveal = null;
+  requestAnimationFrame(reveal);
+});
+
+/** A view of a session's pull request came: the bar follows it, and a turn for the worse is told. */
+function onPullRequest(m: PullRequestMessage): void {
+  if (!m.pullRequest || !store.has(m.sessionId)) return;
+  notifyTurns(m.sessionId, pullRequests.apply(m.sessionId, m.pullRequest));
+}
+
+function notifyTurns(id: string, turns: PullRequestTurn[]): void {
+  const view = pullRequests.view(id);
+  if (view) for (const t of turns) notifier.pullRequest(id, view, t);
 }
 
 /** Opens a document the user picked: the artifact pane comes into view. */
@@ -567,6 +621,9 @@ function onMessage(m: ServerMessage): void {
     case 'session.branch':
       ship.onBranch(m);
       break;
+    case 'session.pullRequest':
+      onPullRequest(m);
+      break;
     case 'session.checkpoint':
       checkpoints.onCheckpoint(m);
       break;
@@ -626,6 +683,7 @@ function applySessionEvent(m: ServerMessage): void {
       queues.forget(m.sessionId);
       reviews.forget(m.sessionId);
       ship.forget(m.sessionId);
+      pullRequestBar.forget(m.sessionId);
       checkpoints.forget(m.sessionId);
       break;
     case 'session.needsInput':

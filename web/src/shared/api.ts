@@ -7,6 +7,7 @@ import type {
   ScriptSettings, ScriptsResponse, Session, UpdateResponse, WorkflowResponse,
 } from './types';
 import type { CreateShareRequest, CreatedShare, Share } from '../models/shares';
+import type { CreatePullRequest, CreatedPullRequest, FixChecksResponse, PullRequestDraft, PullRequestResponse } from '../models/pullrequests';
 
 export class ApiError extends Error {
   constructor(
@@ -198,6 +199,19 @@ export const api = {
   /** Revokes a link: its viewers are closed at once (404 SHARE_NOT_FOUND). */
   revokeShare: (id: string, shareId: string) =>
     request('DELETE', `${sessionPath(id)}/shares/${encodeURIComponent(shareId)}`).then(() => undefined),
+  // Pull requests on the user's behalf (issue 46). The forge's refusals
+  // come back in its words (409 FORGE_REFUSED), as do a missing token
+  // (409 FORGE_NOT_READY) and a rate limit (429 FORGE_RATE_LIMITED).
+  /** The forge the session would use, and its pull request's state (fetched fresh) when one is linked. */
+  pullRequest: (id: string) => json<PullRequestResponse>('GET', `${sessionPath(id)}/pull-request`),
+  /** What a new pull request would say: title, body, head and base. */
+  pullRequestDraft: (id: string) => json<PullRequestDraft>('GET', `${sessionPath(id)}/pull-request/draft`),
+  /** Pushes the branch if need be, then links the open pull request of the branch or opens one. */
+  openPullRequest: (id: string, req: CreatePullRequest) => json<CreatedPullRequest>('POST', `${sessionPath(id)}/pull-request`, req),
+  /** The pull request's unresolved review comments become comments of the session's review draft, brought by by. */
+  addressReview: (id: string, by: string) => json<{ comments: number; left?: number }>('POST', `${sessionPath(id)}/pull-request/address-review`, by ? { by } : undefined),
+  /** Queues a prompt naming the failing checks, with their logs' tails, by (409 NO_FAILING_CHECKS when none fails). */
+  fixChecks: (id: string, by: string) => json<FixChecksResponse>('POST', `${sessionPath(id)}/pull-request/fix-checks`, by ? { by } : undefined),
   /** The address that opens a port's preview signed in: a link that works once, within a minute. */
   previewURL: async (port: number) => (await json<{ url: string }>('POST', `api/ports/${port}/preview`)).url,
   /** A workspace file's raw content and type. */

@@ -54,23 +54,26 @@ export function serviceWorker(): Promise<ServiceWorkerRegistration | null> {
  * Open, with this page open) or by the URL it opened (?session=<id>, with
  * none open) once the session is known.
  */
-export function openSessionsFromNotifications(has: (id: string) => boolean, select: (id: string) => void, onChange: (fn: () => void) => void): void {
+export function openSessionsFromNotifications(has: (id: string) => boolean, select: (id: string, view?: string) => void, onChange: (fn: () => void) => void): void {
   if (serviceWorkerAvailable()) {
     navigator.serviceWorker.addEventListener('message', (ev: MessageEvent) => {
-      const m = ev.data as { type?: string; sessionId?: string } | null;
-      if (m?.type === 'agentmux.open' && m.sessionId && has(m.sessionId)) select(m.sessionId);
+      const m = ev.data as { type?: string; sessionId?: string; view?: string } | null;
+      if (m?.type === 'agentmux.open' && m.sessionId && has(m.sessionId)) select(m.sessionId, m.view);
     });
   }
   const url = new URL(location.href);
   let wanted = url.searchParams.get('session');
   if (!wanted) return;
+  // A view to show it in (changes, for a review draft), when the worker said one.
+  const view = url.searchParams.get('view') ?? undefined;
   url.searchParams.delete('session');
+  url.searchParams.delete('view');
   history.replaceState(history.state, '', url.href);
   onChange(() => {
     if (wanted && has(wanted)) {
       const id = wanted;
       wanted = null;
-      select(id);
+      select(id, view);
     }
   });
 }

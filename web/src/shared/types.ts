@@ -47,6 +47,46 @@ export interface Session {
   usage?: Usage;
   /** The account's usage limit that stopped the agent, while it waits for the reset (status limited). */
   limit?: Limit;
+  /** The pull request of the session's branch, once one was opened or found; its state comes in session.pullRequest. */
+  pullRequest?: PullRequestRef;
+}
+
+/** Which pull request a session's branch has (docs/protocol.md, "Pull requests"). */
+export interface PullRequestRef {
+  number: number;
+  url: string;
+}
+
+/** What a pull request's head's checks add up to. */
+export interface PullRequestChecks {
+  state: 'passing' | 'failing' | 'pending' | 'none';
+  failing: string[];
+  pending: string[];
+  passed: number;
+}
+
+/** How a session's pull request stands, as session.pullRequest and GET /api/sessions/:id/pull-request give it. */
+export interface PullRequestView {
+  number: number;
+  url: string;
+  /** '' when no look has seen it yet: error says why. */
+  state: 'open' | 'draft' | 'merged' | 'closed' | '';
+  title: string;
+  /** approved, changes_requested, or '' for neither. */
+  reviewDecision: '' | 'approved' | 'changes_requested';
+  checks: PullRequestChecks;
+  /** Review threads not resolved. */
+  unresolved: number;
+  checkedAt: string; // RFC 3339
+  /** Why the last look failed, when it did: the rest is what the look before saw. */
+  error?: string;
+}
+
+/** session.pullRequest: how a session's pull request stands, at each change and on connecting. */
+export interface PullRequestMessage {
+  type: 'session.pullRequest';
+  sessionId: string;
+  pullRequest: PullRequestView;
 }
 
 /** An account's usage limit that stopped a session's agent (docs/protocol.md, "Limits"). */
@@ -754,6 +794,7 @@ export type ServerMessage =
   | AgentCallMessage
   | AnsweredMessage
   | ShareWelcomeMessage
+  | PullRequestMessage
   | ContinuedMessage
   | UsageMessage;
 

@@ -12,6 +12,7 @@ import { openSessionsFromNotifications } from '../shared/pwa';
 import { NotificationBell, NotificationShower, WaitingCount, notificationsAllowed } from '../shared/notifications';
 import { isRunning, type SessionEntry, type SessionStore } from '../models/store';
 import type { Permission, SessionCheck } from '../shared/types';
+import type { PullRequestTurn, PullRequestView } from '../models/pullrequests';
 import { checkFailed, checkSummary, checkWords } from '../shared/checks';
 
 const count = new WaitingCount('agentmux');
@@ -19,6 +20,14 @@ const count = new WaitingCount('agentmux');
 /** The count of sessions waiting for the user, in the title ("(2) agentmux") and on the favicon. */
 export function updateTitle(store: SessionStore): void {
   count.set(store.needsInputCount());
+}
+
+/** What the notifier needs besides the store and the way to show a session. */
+export interface NotifierOptions {
+  /** The name this page goes by: who asks, when a notification's Fix checks asks the agent. */
+  by?(): string | null;
+  /** Shows a session's Changes view, where its review draft is (a notification's Address review, in the worker, then Open). */
+  showChanges?(id: string): void;
 }
 
 export class Notifier {
@@ -36,6 +45,7 @@ export class Notifier {
   constructor(
     private readonly store: SessionStore,
     select: (id: string) => void,
+    private readonly opts: NotifierOptions = {},
   ) {
     this.shower = new NotificationShower(select);
     store.subscribe(() => {
@@ -51,7 +61,10 @@ export class Notifier {
       granted: 'Notifications on: you are told when a session needs input or finishes',
       prompt: 'Notify me when a session needs input or finishes',
     });
-    openSessionsFromNotifications((id) => store.has(id), select, (fn) => store.subscribe(fn));
+    openSessionsFromNotifications((id) => store.has(id), (id, view) => {
+      if (view === 'changes' && opts.showChanges) opts.showChanges(id);
+      else select(id);
+    }, (fn) => store.subscribe(fn));
   }
 
   /** Reports whether the user should hear of this session now: not while this page shows it. */
@@ -110,6 +123,38 @@ export class Notifier {
       actions: [{ action: 'open', title: 'Open' }],
       data: { sessionId: id, name },
     }, false);
+  }
+
+  /**
+   * A session's pull request turned for the worse (models/pullrequests.ts,
+   * turnsBetween): its checks to failing, naming them, with Fix checks; its
+   * review to changes requested, with Address review. The service worker
+   * (sw.js) makes those buttons the POSTs the ship bar's are.
+   */
+  pullRequest(id: string, view: PullRequestView, turn: PullRequestTurn): void {
+    const entry = this.store.get(id);
+    if (!entry || !this.wanted(id)) return;
+    const name = entry.session.name;
+    const data = { sessionId: id, name, pullRequest: view.number, by: this.opts.by?.() ?? '' };
+    if (turn.kind === 'checks-failing') {
+      const failing = turn.failing.length ? turn.failing.join(', ') : 'some checks';
+      this.shower.show(`${id}:pr-checks`, `${name}: checks failing on #${view.number}`, {
+        body: `${failing} failed${view.title ? ` on “${view.title}”` : ''}.`,
+        tag: `agentmux-${id}-pr-checks`,
+        renotify: false,
+        actions: [{ action: 'fix-checks', title: 'Fix checks' }, { action: 'open', title: 'Open' }],
+        data,
+      }, false);
+    } else {
+      const threads = view.unresolved ? `${view.unresolved} unresolved comment${view.unresolved === 1 ? '' : 's'}` : 'A reviewer asks for changes';
+      this.shower.show(`${id}:pr-review`, `${name}: changes requested on #${view.number}`, {
+        body: `${threads}${view.title ? ` on “${view.title}”` : ''}.`,
+        tag: `agentmux-${id}-pr-review`,
+        renotify: false,
+        actions: [{ action: 'address-review', title: 'Address review' }, { action: 'open', title: 'Open' }],
+        data,
+      }, false);
+    }
   }
 
   /** Resolves once every show and withdrawal asked for so far is done (shared/notifications.ts says why the tests need it). */
