@@ -268,5 +268,8 @@ uiTest('pull request: open it from the ship bar, follow its checks and review, a
     };
   });
   assert.deepEqual(fits, { width: 390, barOverflows: false, out: [], cut: [] }, 'the summary fits the phone\'s bar');
+  // The review draft the review filled: its buttons on the screen, not past its edge.
+  const send = await pp.locator(sel('review-send')).boundingBox();
+  assert.ok(send && send.x >= 0 && send.x + send.width <= 390.5, `the draft's Send on the screen: ${JSON.stringify(send)}`);
   await shoot(pp, 'pr-phone');
 });
