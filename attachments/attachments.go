@@ -38,6 +38,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentmux/agentmux/internal/bytesize"
 )
 
 // Dir is where a session's attachments live, relative to its tree: each
@@ -214,7 +216,7 @@ func (s *Store) receive(f io.Writer, r io.Reader) (Kind, int64, error) {
 		return "", n, fmt.Errorf("write the attachment: %w", err)
 	}
 	if n > s.opts.MaxFile {
-		return "", n, fmt.Errorf("%w: a file may have at most %s (--attachment-max)", ErrTooLarge, Bytes(s.opts.MaxFile))
+		return "", n, fmt.Errorf("%w: a file may have at most %s (--attachment-max)", ErrTooLarge, bytesize.Format(s.opts.MaxFile))
 	}
 	if n == 0 {
 		return "", 0, fmt.Errorf("%w: the file is empty", ErrName)
@@ -246,7 +248,7 @@ func (s *Store) fullError(used int64, n int) error {
 		return fmt.Errorf("%w: the session keeps %d files already, the most it may; they go when the session is deleted", ErrFull, n)
 	}
 	return fmt.Errorf("%w: the session's files take %s of the %s a session may keep (--attachments-per-session); they go when the session is deleted",
-		ErrFull, Bytes(used), Bytes(s.opts.MaxPerSession))
+		ErrFull, bytesize.Format(used), bytesize.Format(s.opts.MaxPerSession))
 }
 
 // Drop removes session id's attachments from its tree, and the folders
@@ -350,17 +352,4 @@ func unique(root *os.Root, dir, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: no free name for %q", ErrFull, name)
-}
-
-// Bytes writes a size for people: 20 MiB, 512 KiB, 300 B.
-func Bytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
 }

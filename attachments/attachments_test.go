@@ -137,7 +137,7 @@ func TestSizeBounds(t *testing.T) {
 	s := newStore(t, Options{MaxFile: 1000, MaxPerSession: 2500})
 	big := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte("a"), 1<<20))}
 	_, err := s.Save(testutil.Context(t, gitWait), "sess-1", tree, "big.txt", big)
-	testutil.ErrorKind(t, err, ErrTooLarge, "1000 B", "--attachment-max")
+	testutil.ErrorKind(t, err, ErrTooLarge, "1000 bytes", "--attachment-max")
 	if big.n > 64<<10 {
 		t.Errorf("read %d bytes of a 1 MiB file refused at 1000", big.n)
 	}

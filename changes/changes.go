@@ -41,6 +41,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentmux/agentmux/internal/bytesize"
 	"github.com/agentmux/agentmux/internal/gitexec"
 )
 
@@ -413,11 +414,11 @@ func Patches(ctx context.Context, dir, base string, paths []string, limits Limit
 		p := &d.Files[k]
 		switch {
 		case total >= limits.Total:
-			p.Note = fmt.Sprintf("patch left out: the diff reached its limit of %s", size(limits.Total))
+			p.Note = fmt.Sprintf("patch left out: the diff reached its limit of %s", bytesize.Format(int64(limits.Total)))
 			d.Truncated = true
 		case curLen > limits.File:
 			p.Patch = string(CutLine(cur.Bytes(), limits.File))
-			p.Note = fmt.Sprintf("patch cut at %s of %s", size(limits.File), size(curLen))
+			p.Note = fmt.Sprintf("patch cut at %s of %s", bytesize.Format(int64(limits.File)), bytesize.Format(int64(curLen)))
 			d.Truncated = true
 		default:
 			p.Patch = cur.String()
@@ -447,7 +448,7 @@ func Patches(ctx context.Context, dir, base string, paths []string, limits Limit
 	}
 	flush()
 	for i := k + 1; i < len(d.Files); i++ { // left out once the total was reached
-		d.Files[i].Note = fmt.Sprintf("patch left out: the diff reached its limit of %s", size(limits.Total))
+		d.Files[i].Note = fmt.Sprintf("patch left out: the diff reached its limit of %s", bytesize.Format(int64(limits.Total)))
 		d.Truncated = true
 	}
 	cancel() // whatever is left is not wanted
@@ -467,18 +468,6 @@ func CutLine(b []byte, n int) []byte {
 		return b[:i+1]
 	}
 	return b
-}
-
-func size(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // Summarized is a tree's change against its base, as the live events

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/attachments"
+	"github.com/agentmux/agentmux/internal/bytesize"
 	"github.com/agentmux/agentmux/wire"
 )
 
@@ -101,7 +102,7 @@ func rawFileName(p *multipart.Part) string {
 // file it cut short.
 func (a *API) uploadError(c echo.Context, store *attachments.Store, err error) error {
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-		err = fmt.Errorf("%w: a file may have at most %s (--attachment-max)", attachments.ErrTooLarge, attachments.Bytes(store.MaxFile()))
+		err = fmt.Errorf("%w: a file may have at most %s (--attachment-max)", attachments.ErrTooLarge, bytesize.Format(store.MaxFile()))
 	}
 	code, status := wire.ErrorStatus(err)
 	if status == http.StatusInternalServerError {

@@ -94,6 +94,24 @@ func (a *API) pullsFor(c echo.Context) (*sessions.Session, bool, error) {
 	return sess, true, nil
 }
 
+// pullAction reads an action on the session's pull request: the session
+// and who asks (byRequest), or answers why not.
+func (a *API) pullAction(c echo.Context) (*sessions.Session, string, bool, error) {
+	sess, ok, err := a.pullsFor(c)
+	if !ok {
+		return nil, "", false, err
+	}
+	var req byRequest
+	if ok, err := decodeBody(c, &req); !ok {
+		return nil, "", false, err
+	}
+	by, err := checkAnswerer(req.By)
+	if err != nil {
+		return nil, "", false, sessionError(c, err)
+	}
+	return sess, by, true, nil
+}
+
 // forgeError answers a failure of a request to the forge: with
 // Retry-After when its rate limit is spent.
 func forgeError(c echo.Context, err error) error {
@@ -184,17 +202,9 @@ func checkPullText(title, body string) error {
 // addressReview puts the pull request's unresolved review comments in the
 // session's review draft, for a person to edit and send to the agent.
 func (a *API) addressReview(c echo.Context) error {
-	sess, ok, err := a.pullsFor(c)
+	sess, by, ok, err := a.pullAction(c)
 	if !ok {
 		return err
-	}
-	var req byRequest
-	if ok, err := decodeBody(c, &req); !ok {
-		return err
-	}
-	by, err := checkAnswerer(req.By)
-	if err != nil {
-		return sessionError(c, err)
 	}
 	comments, err := a.opts.PullRequests.Unresolved(c.Request().Context(), sess)
 	if err != nil {
@@ -211,17 +221,9 @@ func (a *API) addressReview(c echo.Context) error {
 // fixChecks queues, for the agent, the pull request's failing checks and
 // the end of their logs.
 func (a *API) fixChecks(c echo.Context) error {
-	sess, ok, err := a.pullsFor(c)
+	sess, by, ok, err := a.pullAction(c)
 	if !ok {
 		return err
-	}
-	var req byRequest
-	if ok, err := decodeBody(c, &req); !ok {
-		return err
-	}
-	by, err := checkAnswerer(req.By)
-	if err != nil {
-		return sessionError(c, err)
 	}
 	text, names, err := a.opts.PullRequests.FailingPrompt(c.Request().Context(), sess)
 	if err != nil {

@@ -9,28 +9,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
-  uiTest, sel, createSession, waitFor, waitForPrompt, terminalPane,
+  uiTest, sel, createSession, drawPNG, waitFor, waitForPrompt, terminalPane,
 } from './harness.mjs';
 
 /** A phone, as Chromium emulates one. */
 const PHONE = { viewport: { width: 390, height: 844 }, contextOptions: { deviceScaleFactor: 3, isMobile: true, hasTouch: true } };
-
-/** A real PNG the page draws (a canvas's toBlob), as bytes in node. */
-async function drawPNG(page) {
-  const bytes = await page.evaluate(async () => {
-    const c = document.createElement('canvas');
-    c.width = 64;
-    c.height = 40;
-    const g = c.getContext('2d');
-    g.fillStyle = '#7cc4ff';
-    g.fillRect(0, 0, 64, 40);
-    g.fillStyle = '#e04040';
-    g.fillRect(8, 8, 24, 24);
-    const blob = await new Promise((r) => c.toBlob(r, 'image/png'));
-    return Array.from(new Uint8Array(await blob.arrayBuffer()));
-  });
-  return Buffer.from(bytes);
-}
 
 /**
  * Dispatches on the session's terminal what a browser fires for a paste

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { tabById, terminalPane, waitFor, waitForLine } from './harness.mjs';
+import { drawPNG, tabById, terminalPane, waitFor, waitForLine } from './harness.mjs';
 import { claudeUiTest } from './claude-cli.mjs';
 
 const PROMPT = 'What is in this picture?';
@@ -24,25 +24,14 @@ await claudeUiTest(
     await waitForLine(page, id, (l) => /^\s*❯/.test(l), { timeout: 60_000, message: "Claude's input box" });
     await terminalPane(page).click();
 
-    const png = await page.evaluate(async () => {
-      const c = document.createElement('canvas');
-      c.width = 48;
-      c.height = 32;
-      const g = c.getContext('2d');
-      g.fillStyle = '#3060d0';
-      g.fillRect(0, 0, 48, 32);
-      g.fillStyle = '#e04040';
-      g.fillRect(12, 8, 16, 16);
-      const blob = await new Promise((r) => c.toBlob(r, 'image/png'));
-      return Array.from(new Uint8Array(await blob.arrayBuffer()));
-    });
+    const png = await drawPNG(page);
     // What the browser fires for a screenshot pasted from the clipboard.
     await page.evaluate(([sid, bytes]) => {
       const dt = new DataTransfer();
       dt.items.add(new File([new Uint8Array(bytes)], 'image.png', { type: 'image/png' }));
       const target = document.querySelector(`.term-host[data-session-id="${sid}"] .xterm-helper-textarea`);
       target.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
-    }, [id, png]);
+    }, [id, Array.from(png)]);
 
     const stored = path.join(s.cwd, '.agentmux', 'attachments', id, 'image.png');
     await waitFor(async () => (await fs.readFile(stored).catch(() => null))?.equals(Buffer.from(png)), { timeout: 10_000, message: `${stored} stored byte for byte` });

@@ -904,3 +904,20 @@ let line = '';
 out('● Write(docs/plan.md)\\n Do you want to create plan.md?\\n ❯ 1. Yes\\n   2. Yes, allow all edits during this session\\n   3. No\\n Esc to cancel\\n');
 hook({ hook_event_name: 'PermissionRequest', tool_name: 'Write', tool_input: { file_path: path.join(process.cwd(), 'docs', 'plan.md'), content: '# Plan\\n' } });
 `;
+
+/** A real PNG the page draws (a canvas's toBlob), as bytes in node: what a pasted screenshot is. */
+export async function drawPNG(page) {
+  const bytes = await page.evaluate(async () => {
+    const c = document.createElement('canvas');
+    c.width = 64;
+    c.height = 40;
+    const g = c.getContext('2d');
+    g.fillStyle = '#7cc4ff';
+    g.fillRect(0, 0, 64, 40);
+    g.fillStyle = '#e04040';
+    g.fillRect(8, 8, 24, 24);
+    const blob = await new Promise((r) => c.toBlob(r, 'image/png'));
+    return Array.from(new Uint8Array(await blob.arrayBuffer()));
+  });
+  return Buffer.from(bytes);
+}
