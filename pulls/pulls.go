@@ -89,13 +89,41 @@ type View struct {
 	Title string `json:"title"`
 	// ReviewDecision is approved, changes_requested, or "" for neither.
 	ReviewDecision string `json:"reviewDecision"`
-	Checks         Checks `json:"checks"`
+	// Reviews are each reviewer's latest review, the oldest first.
+	Reviews []Review `json:"reviews"`
+	Checks  Checks   `json:"checks"`
 	// Unresolved counts the review threads not resolved.
 	Unresolved int       `json:"unresolved"`
 	CheckedAt  time.Time `json:"checkedAt"`
 	// Error says why the last look failed, when it did: the rest is
 	// what the look before it saw.
 	Error string `json:"error,omitempty"`
+}
+
+// Review is a reviewer's latest review.
+type Review struct {
+	Author string `json:"author"`
+	// State is approved, changes_requested, commented or dismissed.
+	State       string    `json:"state"`
+	SubmittedAt time.Time `json:"submittedAt"`
+}
+
+// latestReviews is each author's latest review, the oldest first.
+func latestReviews(all []forge.Review) []Review {
+	latest := map[string]forge.Review{}
+	for _, rv := range all {
+		if prev, ok := latest[rv.Author]; !ok || !rv.SubmittedAt.Before(prev.SubmittedAt) {
+			latest[rv.Author] = rv
+		}
+	}
+	out := make([]Review, 0, len(latest))
+	for _, rv := range latest {
+		out = append(out, Review{Author: rv.Author, State: strings.ToLower(rv.State), SubmittedAt: rv.SubmittedAt})
+	}
+	slices.SortFunc(out, func(a, b Review) int {
+		return cmp.Or(a.SubmittedAt.Compare(b.SubmittedAt), cmp.Compare(a.Author, b.Author))
+	})
+	return out
 }
 
 // Checks is what a pull request's head's checks add up to.
@@ -112,7 +140,7 @@ type Checks struct {
 func (v View) same(o View) bool {
 	v.CheckedAt, o.CheckedAt = time.Time{}, time.Time{}
 	return v.Number == o.Number && v.URL == o.URL && v.State == o.State && v.Title == o.Title &&
-		v.ReviewDecision == o.ReviewDecision && v.Unresolved == o.Unresolved && v.Error == o.Error &&
+		v.ReviewDecision == o.ReviewDecision && slices.Equal(v.Reviews, o.Reviews) && v.Unresolved == o.Unresolved && v.Error == o.Error &&
 		v.Checks.State == o.Checks.State && v.Checks.Passed == o.Checks.Passed &&
 		slices.Equal(v.Checks.Failing, o.Checks.Failing) && slices.Equal(v.Checks.Pending, o.Checks.Pending)
 }
@@ -384,6 +412,7 @@ func (s *Service) Refresh(ctx context.Context, sess *sessions.Session) (View, er
 		if v.Checks.State == "" {
 			// Never seen: no checks known, rather than none at all.
 			v.Checks = Checks{State: "none", Failing: []string{}, Pending: []string{}}
+			v.Reviews = []Review{}
 		}
 		v.Error = err.Error()
 	}
@@ -410,7 +439,7 @@ func (s *Service) look(ctx context.Context, t target) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Number: pr.Number, URL: pr.URL, State: pr.State, Title: pr.Title, ReviewDecision: forge.Decision(reviews),
+	v := View{Number: pr.Number, URL: pr.URL, State: pr.State, Title: pr.Title, ReviewDecision: forge.Decision(reviews), Reviews: latestReviews(reviews),
 		Checks: summarize(checks), Unresolved: len(threads), CheckedAt: time.Now().UTC()}
 	return v, nil
 }

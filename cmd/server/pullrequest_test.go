@@ -203,7 +203,8 @@ func TestPullRequestOpenFollowAndBringBack(t *testing.T) {
 	}
 	readUntil(t, owner, "changes requested", func(m viewerMsg) bool {
 		v := prView(t, m)
-		return v != nil && v.ReviewDecision == "changes_requested" && v.Unresolved == 1
+		return v != nil && v.ReviewDecision == "changes_requested" && v.Unresolved == 1 &&
+			len(v.Reviews) == 1 && v.Reviews[0].Author == "octocat" && v.Reviews[0].State == "changes_requested"
 	})
 	resp, b = e.do(http.MethodPost, "/api/sessions/"+s.ID+"/pull-request/address-review", `{"by":"alice"}`)
 	wantStatus(t, "address review", resp, b, http.StatusOK)

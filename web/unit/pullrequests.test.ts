@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  PullRequests, checksParts, checksTitle, forgeWords, hasReviewToAddress, reviewWords, turnsBetween,
+  PullRequests, checksParts, checksTitle, forgeWords, hasReviewToAddress, reviewersTitle, reviewWords, turnsBetween,
   type ForgeInfo, type PullRequestView,
 } from '../src/models/pullrequests';
 
@@ -14,7 +14,7 @@ const URL12 = 'https://github.com/octo/demo/pull/12';
 
 function view(more: Partial<PullRequestView> = {}): PullRequestView {
   return {
-    number: 12, url: URL12, state: 'open', title: 'Add the widget', reviewDecision: '',
+    number: 12, url: URL12, state: 'open', title: 'Add the widget', reviewDecision: '', reviews: [],
     checks: { state: 'pending', failing: [], pending: ['test'], passed: 2 }, unresolved: 0, checkedAt: '2025-01-01T10:00:00Z',
     ...more,
   };
@@ -126,4 +126,12 @@ test('which token for which host, or what is missing', () => {
   assert.equal(forgeWords({ ...forge, source: 'gh', sourceDetail: 'gh auth token --hostname github.com' }), 'Using gh\'s token (gh auth token --hostname github.com) for github.com.');
   const missing = 'No GitHub token: set GITHUB_TOKEN or GH_TOKEN, pass --github-token-file, or run `gh auth login`';
   assert.equal(forgeWords({ ...forge, ready: false, source: '', missing }), missing);
+});
+
+test("the review's tooltip says who reviewed and how", () => {
+  assert.equal(reviewersTitle(view({ reviews: [
+    { author: 'octocat', state: 'approved', submittedAt: '2025-01-01T09:00:00Z' },
+    { author: 'hubot', state: 'changes_requested', submittedAt: '2025-01-01T09:30:00Z' },
+  ] })), 'octocat approved\nhubot asked for changes');
+  assert.equal(reviewersTitle(view()), '');
 });

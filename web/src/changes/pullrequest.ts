@@ -21,7 +21,7 @@ import { sentence, type ChangesObserver, type ChangesState } from './changes';
 import { byId, h } from '../shared/dom';
 import { safeURL } from '../models/ship';
 import {
-  checksParts, checksTitle, forgeWords, hasReviewToAddress, reviewWords,
+  checksParts, checksTitle, forgeWords, hasReviewToAddress, reviewersTitle, reviewWords,
   type PullRequestLink, type PullRequests, type PullRequestTurn, type PullRequestView,
 } from '../models/pullrequests';
 import type { SessionStore } from '../models/store';
@@ -223,6 +223,7 @@ export class PullRequestBar implements ChangesObserver {
     this.reviewEl.hidden = !review;
     this.reviewEl.textContent = review;
     this.reviewEl.dataset.decision = view.reviewDecision;
+    this.reviewEl.title = reviewersTitle(view);
 
     this.checksEl.hidden = false;
     this.checksEl.dataset.state = view.checks.state;

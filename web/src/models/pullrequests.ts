@@ -202,7 +202,7 @@ export class PullRequests {
     e.link = { number: c.number, url: c.url };
     if (!e.view || e.view.number !== c.number) {
       e.view = {
-        number: c.number, url: c.url, state: c.state, title, reviewDecision: '',
+        number: c.number, url: c.url, state: c.state, title, reviewDecision: '', reviews: [],
         checks: { state: 'none', failing: [], pending: [], passed: 0 }, unresolved: 0, checkedAt: '',
       };
     }
@@ -222,6 +222,7 @@ function normalize(v: PullRequestView): PullRequestView {
   return {
     ...v,
     reviewDecision: v.reviewDecision ?? '',
+    reviews: Array.isArray(v.reviews) ? v.reviews : [],
     unresolved: v.unresolved ?? 0,
     checks: {
       state: c.state ?? 'none',
@@ -280,6 +281,12 @@ export function reviewWords(v: Pick<PullRequestView, 'reviewDecision' | 'unresol
   if (v.reviewDecision === 'changes_requested') return 'changes requested';
   if (v.reviewDecision === 'approved') return v.unresolved ? `approved · ${v.unresolved} unresolved` : 'approved';
   return v.unresolved ? `${v.unresolved} unresolved` : '';
+}
+
+/** Who reviewed and how, a line each, for the review's tooltip. */
+export function reviewersTitle(v: Pick<PullRequestView, 'reviews'>): string {
+  const words: Record<string, string> = { approved: 'approved', changes_requested: 'asked for changes', commented: 'commented', dismissed: 'was dismissed' };
+  return v.reviews.map((r) => `${r.author} ${words[r.state] ?? r.state}`).join('\n');
 }
 
 /** Whether "Address review" has something to do: unresolved threads, or changes requested. */

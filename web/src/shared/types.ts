@@ -57,6 +57,13 @@ export interface PullRequestRef {
   url: string;
 }
 
+/** A reviewer's latest review of a pull request. */
+export interface PullRequestReview {
+  author: string;
+  state: 'approved' | 'changes_requested' | 'commented' | 'dismissed';
+  submittedAt: string; // RFC 3339
+}
+
 /** What a pull request's head's checks add up to. */
 export interface PullRequestChecks {
   state: 'passing' | 'failing' | 'pending' | 'none';
@@ -74,6 +81,8 @@ export interface PullRequestView {
   title: string;
   /** approved, changes_requested, or '' for neither. */
   reviewDecision: '' | 'approved' | 'changes_requested';
+  /** Each reviewer's latest review, the oldest first. */
+  reviews: PullRequestReview[];
   checks: PullRequestChecks;
   /** Review threads not resolved. */
   unresolved: number;
