@@ -388,6 +388,7 @@ func (s *Service) Open(ctx context.Context, sess *sessions.Session, req Request)
 // when that changed. A failed look keeps what the last one saw, with the
 // error.
 func (s *Service) Refresh(ctx context.Context, sess *sessions.Session) (View, error) {
+	asked := ctx
 	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
 	defer cancel()
 	t, err := s.locate(ctx, sess)
@@ -399,7 +400,10 @@ func (s *Service) Refresh(ctx context.Context, sess *sessions.Session) (View, er
 		v, err = s.look(ctx, t)
 	}
 	if err != nil {
-		if errors.Is(err, ErrNoPullRequest) {
+		if errors.Is(err, ErrNoPullRequest) || asked.Err() != nil {
+			// No pull request, or a look its caller gave up on (the
+			// server stopping, a request gone): nothing was learned of
+			// the forge to tell.
 			return View{}, err
 		}
 		s.noteLimit(err)

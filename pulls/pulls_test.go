@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,6 +118,31 @@ func TestFollowsOnlyWhileWatched(t *testing.T) {
 		}
 		return unchanged >= 6
 	})
+	// What a look costs: every REST request conditional and, nothing
+	// having changed, answered 304, which GitHub's rate limit does not
+	// count; the threads' GraphQL query, one a look, is the only cost.
+	cancel()
+	run.Wait()
+	// Each look starts with the pull request's GET; the last, cut short
+	// by cancel, may lack the rest.
+	var asked, gets, graphql int
+	for _, rq := range gh.Requests()[before:] {
+		switch {
+		case rq.Method == "GET" && (!rq.Conditional || !rq.NotModified):
+			t.Errorf("%s %s: conditional %v, not modified %v; want every look's GET answered 304", rq.Method, rq.Path, rq.Conditional, rq.NotModified)
+		case rq.Method == "GET":
+			gets++
+			if strings.HasSuffix(rq.Path, "/pulls/"+strconv.Itoa(opened.Number)) {
+				asked++
+			}
+		case rq.Path == "/graphql":
+			graphql++
+		}
+	}
+	if asked == 0 || gets > 4*asked || gets < 4*(asked-1) || graphql > asked || graphql < asked-1 {
+		t.Errorf("%d looks, %d GETs, %d GraphQL queries: want 4 GETs (pull, reviews, check runs, statuses) and one query a look", asked, gets, graphql)
+	}
+	t.Logf("%d looks: %d GETs, all 304; %d GraphQL queries", asked, gets, graphql)
 	mu.Lock()
 	n := len(told)
 	mu.Unlock()
