@@ -271,7 +271,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) {
 
 // pullJSON is a pull request object: "pull-request-simple" in lists,
 // "pull-request" (with merged, mergeable, counts...) alone; the fields of
-// docs.github.com/en/rest/pulls/pulls (testdata/pull-request.json).
+// docs.github.com/en/rest/pulls/pulls (testdata/pulls-get.json, pulls-create.json).
 func (s *Server) pullJSON(r *http.Request, rp *repo, p *Pull, full bool) map[string]any {
 	api := base(r)
 	u := api + "/repos/" + rp.owner + "/" + rp.name
