@@ -46,9 +46,6 @@ import (
 // prompt: the subset of the application's review state the API uses.
 type Reviews interface {
 	SendReview(id string, author sessions.Author, comments []review.Comment) (sessions.Prompt, int, error)
-	// AddComments adds comments to a session's draft, as many as it
-	// takes, and says how many it added and left.
-	AddComments(id string, author sessions.Author, comments []review.Comment) (added, left int, err error)
 }
 
 // Announcer tells every client what a request did to a session's branch

@@ -2,27 +2,16 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentmux/agentmux/forge"
-	"github.com/agentmux/agentmux/internal/textrule"
 	"github.com/agentmux/agentmux/pulls"
 	"github.com/agentmux/agentmux/sessions"
 	"github.com/agentmux/agentmux/wire"
-)
-
-// Bounds of what a pull request is opened with: GitHub takes a title of
-// 256 characters and a body of 65536.
-const (
-	maxPullTitle = 256
-	maxPullBody  = 60 << 10
 )
 
 // PullRequestReply is GET /api/sessions/:id/pull-request's: the forge
@@ -164,10 +153,6 @@ func (a *API) openPullRequest(c echo.Context) error {
 	if ok, err := decodeBody(c, &req); !ok {
 		return err
 	}
-	req.Title = strings.TrimSpace(req.Title)
-	if err := checkPullText(req.Title, req.Body); err != nil {
-		return sessionError(c, err)
-	}
 	opened, err := a.opts.PullRequests.Open(c.Request().Context(), sess, pulls.Request{Title: req.Title, Body: req.Body, Draft: req.Draft})
 	if err != nil {
 		return forgeError(c, err)
@@ -179,26 +164,6 @@ func (a *API) openPullRequest(c echo.Context) error {
 	return c.JSON(status, OpenedReply{Created: opened.Created, Number: opened.Number, State: opened.State, URL: opened.URL})
 }
 
-// checkPullText refuses a title or body the forge would, or that holds
-// what text shown to people may not.
-func checkPullText(title, body string) error {
-	switch {
-	case utf8.RuneCountInString(title) > maxPullTitle:
-		return fmt.Errorf("%w: title: at most %d characters", sessions.ErrInvalid, maxPullTitle)
-	case len(body) > maxPullBody:
-		return fmt.Errorf("%w: body: at most %d bytes", sessions.ErrInvalid, maxPullBody)
-	case !utf8.ValidString(title) || !utf8.ValidString(body):
-		return fmt.Errorf("%w: title and body must be UTF-8", sessions.ErrInvalid)
-	}
-	if r, bad := textrule.FirstNotLine(title); bad {
-		return fmt.Errorf("%w: title: one line, without %q", sessions.ErrInvalid, r)
-	}
-	if r, _, bad := textrule.FirstNotText(body); bad {
-		return fmt.Errorf("%w: body: may not hold %q", sessions.ErrInvalid, r)
-	}
-	return nil
-}
-
 // addressReview puts the pull request's unresolved review comments in the
 // session's review draft, for a person to edit and send to the agent.
 func (a *API) addressReview(c echo.Context) error {
@@ -206,15 +171,10 @@ func (a *API) addressReview(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	comments, err := a.opts.PullRequests.Unresolved(c.Request().Context(), sess)
+	added, left, err := a.opts.PullRequests.AddressReview(c.Request().Context(), sess, by)
 	if err != nil {
 		return forgeError(c, err)
 	}
-	added, left, err := a.opts.Reviews.AddComments(sess.ID(), sessions.Author{ID: "pull-request", Name: by}, comments)
-	if err != nil {
-		return sessionError(c, err)
-	}
-	a.log.Info("review comments brought to the draft", "session", sess.ID(), "comments", added, "left", left, "by", by)
 	return c.JSON(http.StatusOK, AddressedReply{Comments: added, Left: left})
 }
 
@@ -225,14 +185,9 @@ func (a *API) fixChecks(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	text, names, err := a.opts.PullRequests.FailingPrompt(c.Request().Context(), sess)
+	f, err := a.opts.PullRequests.FixChecks(c.Request().Context(), sess, by)
 	if err != nil {
 		return forgeError(c, err)
 	}
-	p, pos, err := sess.QueuePrompt(sessions.Author{ID: "pull-request", Name: by}, text)
-	if err != nil {
-		return sessionError(c, err)
-	}
-	a.log.Info("failing checks queued for the agent", "session", sess.ID(), "checks", names, "by", by)
-	return c.JSON(http.StatusOK, FixChecksReply{Checks: names, Position: pos, PromptID: p.ID})
+	return c.JSON(http.StatusOK, FixChecksReply{Checks: f.Checks, Position: f.Position, PromptID: f.Prompt.ID})
 }

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmux/agentmux/forge"
 	"github.com/agentmux/agentmux/internal/clip"
@@ -171,9 +172,18 @@ type Options struct {
 	// SentReviews gives the review comments sent to a session's agent,
 	// for a pull request's description. Nil gives none.
 	SentReviews func(sessionID string) []review.Comment
+	// Drafts takes the comments AddressReview brings to a session's
+	// review draft (collab). Required for AddressReview.
+	Drafts Drafts
 	// Logger receives what happened; nil discards it. It is never given
 	// the token.
 	Logger *slog.Logger
+}
+
+// Drafts adds comments to sessions' review drafts, as many as each
+// takes, and says how many it added and left.
+type Drafts interface {
+	AddComments(id string, author sessions.Author, comments []review.Comment) (added, left int, err error)
 }
 
 // Service opens and follows pull requests. Its methods are safe for
@@ -328,6 +338,33 @@ type Request struct {
 	Draft       bool
 }
 
+// Bounds of what a pull request is opened with: GitHub takes a title of
+// 256 characters and a body of 65536.
+const (
+	maxRequestTitle = 256
+	maxRequestBody  = 60 << 10
+)
+
+// check refuses a title or body the forge would, or that holds what
+// text shown to people may not.
+func (r Request) check() error {
+	switch {
+	case utf8.RuneCountInString(r.Title) > maxRequestTitle:
+		return fmt.Errorf("%w: title: at most %d characters", sessions.ErrInvalid, maxRequestTitle)
+	case len(r.Body) > maxRequestBody:
+		return fmt.Errorf("%w: body: at most %d bytes", sessions.ErrInvalid, maxRequestBody)
+	case !utf8.ValidString(r.Title) || !utf8.ValidString(r.Body):
+		return fmt.Errorf("%w: title and body must be UTF-8", sessions.ErrInvalid)
+	}
+	if c, bad := textrule.FirstNotLine(r.Title); bad {
+		return fmt.Errorf("%w: title: one line, without %q", sessions.ErrInvalid, c)
+	}
+	if c, _, bad := textrule.FirstNotText(r.Body); bad {
+		return fmt.Errorf("%w: body: may not hold %q", sessions.ErrInvalid, c)
+	}
+	return nil
+}
+
 // Opened is what Open did.
 type Opened struct {
 	forge.PullRequest
@@ -341,6 +378,10 @@ type Opened struct {
 // the session's base, or links the one open already, and keeps which it
 // is with the session.
 func (s *Service) Open(ctx context.Context, sess *sessions.Session, req Request) (Opened, error) {
+	req.Title = strings.TrimSpace(req.Title)
+	if err := req.check(); err != nil {
+		return Opened{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*forgeTimeout)
 	defer cancel()
 	t, err := s.locate(ctx, sess)
@@ -549,10 +590,56 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// Unresolved returns the unresolved review comments of sess's pull
+// AddressReview brings the unresolved review threads of sess's pull
+// request to the session's review draft, as comments by who asks, for a
+// person to edit and send to the agent; it says how many it added and
+// how many the draft had no room for.
+func (s *Service) AddressReview(ctx context.Context, sess *sessions.Session, by string) (added, left int, err error) {
+	if s.opts.Drafts == nil {
+		return 0, 0, errors.New("pulls: no review drafts to bring the comments to (Options.Drafts)")
+	}
+	comments, err := s.unresolved(ctx, sess)
+	if err != nil {
+		return 0, 0, err
+	}
+	if added, left, err = s.opts.Drafts.AddComments(sess.ID(), sessions.Author{ID: actionAuthor, Name: by}, comments); err != nil {
+		return 0, 0, err
+	}
+	s.log.Info("review comments brought to the draft", "session", sess.ID(), "comments", added, "left", left, "by", by)
+	return added, left, nil
+}
+
+// actionAuthor is the author id of what the pull request's actions add
+// on a person's behalf, under that person's name.
+const actionAuthor = "pull-request"
+
+// Fixing is the prompt FixChecks queued.
+type Fixing struct {
+	Prompt   sessions.Prompt
+	Position int
+	// Checks are the failing checks it names.
+	Checks []string
+}
+
+// FixChecks queues for sess's agent, by who asks, a prompt naming its
+// pull request's failing checks with the end of each one's log.
+func (s *Service) FixChecks(ctx context.Context, sess *sessions.Session, by string) (Fixing, error) {
+	text, names, err := s.failingPrompt(ctx, sess)
+	if err != nil {
+		return Fixing{}, err
+	}
+	p, pos, err := sess.QueuePrompt(sessions.Author{ID: actionAuthor, Name: by}, text)
+	if err != nil {
+		return Fixing{}, err
+	}
+	s.log.Info("failing checks queued for the agent", "session", sess.ID(), "checks", names, "by", by)
+	return Fixing{Prompt: p, Position: pos, Checks: names}, nil
+}
+
+// unresolved returns the unresolved review comments of sess's pull
 // request, as review comments for its draft: each at its path and line,
 // its text the reviewer's words, prefixed by who said them.
-func (s *Service) Unresolved(ctx context.Context, sess *sessions.Session) ([]review.Comment, error) {
+func (s *Service) unresolved(ctx context.Context, sess *sessions.Session) ([]review.Comment, error) {
 	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
 	defer cancel()
 	t, err := s.locate(ctx, sess)
@@ -577,10 +664,10 @@ func (s *Service) Unresolved(ctx context.Context, sess *sessions.Session) ([]rev
 	return out, nil
 }
 
-// FailingPrompt returns a prompt for sess's agent that names its pull
+// failingPrompt returns a prompt for sess's agent that names its pull
 // request's failing checks and quotes the tail of each one's log where
 // the forge gives it, and the names.
-func (s *Service) FailingPrompt(ctx context.Context, sess *sessions.Session) (string, []string, error) {
+func (s *Service) failingPrompt(ctx context.Context, sess *sessions.Session) (string, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*forgeTimeout)
 	defer cancel()
 	t, err := s.locate(ctx, sess)

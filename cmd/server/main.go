@@ -265,6 +265,7 @@ func newServer(cfg config, log *slog.Logger) (_ *server, err error) {
 		Watched:     s.app.Attached,
 		Notify:      s.app.OnPullRequest,
 		SentReviews: s.app.SentReviews,
+		Drafts:      s.app,
 		Logger:      log,
 	})
 	if err != nil {
