@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	textclip "github.com/agentmux/agentmux/internal/clip"
 )
 
 // The errors callers tell apart with errors.Is; each is wrapped with the
@@ -80,14 +82,4 @@ func (e *RateLimited) Error() string {
 func (e *RateLimited) Unwrap() error { return ErrRateLimited }
 
 // clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func clip(s string, n int) string { return textclip.String(s, n, "…") }

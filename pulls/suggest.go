@@ -73,22 +73,10 @@ func suggestBody(bc ship.BranchCommits, sent []review.Comment, check *sessions.C
 		default:
 			fmt.Fprintf(&b, "The workspace's check on the last turn: %s (exit code %d).\n", check.Status, check.ExitCode)
 			if out := strings.TrimSpace(textrule.Plain(check.Output)); out != "" {
-				fmt.Fprintf(&b, "\n```\n%s\n```\n", tailOf(out, maxCheckOutput))
+				fmt.Fprintf(&b, "\n```\n%s\n```\n", clip.Tail(out, maxCheckOutput, "…"))
 			}
 		}
 	}
 	b.WriteString("\nOpened from agentmux.\n")
 	return clip.String(strings.TrimLeft(b.String(), "\n"), maxBody, "\n…")
-}
-
-// tailOf is the last n bytes of s or fewer, from a character boundary.
-func tailOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := len(s) - n
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

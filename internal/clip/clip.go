@@ -22,6 +22,20 @@ func String(s string, max int, tail string) string {
 	return s[:cut] + tail
 }
 
+// Tail returns s when it is at most max bytes long; otherwise head
+// followed by its last max bytes or fewer, cut at a character boundary:
+// the end of a log, where what matters is.
+func Tail(s string, max int, head string) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return head + s[cut:]
+}
+
 // Limits of what a reply quotes.
 const (
 	// Quoted is how much of one outside value Quote keeps: enough to

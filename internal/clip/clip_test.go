@@ -67,3 +67,21 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+func TestTail(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"line one\nline two", 8, "…line two"},
+		// The cut falls inside "é": the tail starts at the next character.
+		{"aé b", 3, "… b"},
+	} {
+		got := Tail(tc.s, tc.max, "…")
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("Tail(%q, %d) = %q, want %q", tc.s, tc.max, got, tc.want)
+		}
+	}
+}
