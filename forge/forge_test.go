@@ -440,7 +440,9 @@ func TestRepoOf(t *testing.T) {
 		{"git@github.com:o/r.git", "", forge.Repo{"github.com", "o", "r", "https://api.github.com"}},
 		{"ssh://git@ssh.github.com:443/o/r.git", "", forge.Repo{"github.com", "o", "r", "https://api.github.com"}},
 		{"https://github.corp.example:8443/o/r", "", forge.Repo{"github.corp.example", "o", "r", "https://github.corp.example:8443/api/v3"}},
-		{"https://git.corp.example/o/r", "https://git.corp.example/api/v3/", forge.Repo{"git.corp.example", "o", "r", "https://git.corp.example/api/v3"}},
+		{"https://git.corp.example/o/r", "https://ghe.corp.example/api/v3/", forge.Repo{"git.corp.example", "o", "r", "https://ghe.corp.example/api/v3"}},
+		// GitHub Enterprise is reached through the remote's host.
+		{"git@git.corp.example:o/r.git", "", forge.Repo{"git.corp.example", "o", "r", "https://git.corp.example/api/v3"}},
 		{"https://github.com/o/r", "http://127.0.0.1:9", forge.Repo{"github.com", "o", "r", "http://127.0.0.1:9"}},
 	} {
 		got, err := forge.RepoOf(tc.remote, tc.override)
@@ -448,7 +450,7 @@ func TestRepoOf(t *testing.T) {
 			t.Errorf("RepoOf(%q, %q) = %+v, %v; want %+v", tc.remote, tc.override, got, err, tc.want)
 		}
 	}
-	for _, remote := range []string{"", "/srv/git/r.git", "https://github.com/o", "https://github.com/o/r/x", "https://gitlab.com/o/r", "https://git.corp.example/o/r", "https://x:secret@gitlab.com/o/r"} {
+	for _, remote := range []string{"", "/srv/git/r.git", "https://github.com/o", "https://github.com/o/r/x", "https://gitlab.com/o/r", "https://gitea.corp.example/o/r", "https://x:secret@gitlab.com/o/r"} {
 		_, err := forge.RepoOf(remote, "")
 		if !errors.Is(err, forge.ErrNotGitHub) {
 			t.Errorf("RepoOf(%q) = %v, want ErrNotGitHub", remote, err)

@@ -135,21 +135,20 @@ type Repo struct {
 // RepoOf names the GitHub repository a remote's URL points to (any form
 // ParseRemote takes). apiOverride (--github-api), when not "", is the API's
 // base URL and wins; otherwise github.com is served by
-// https://api.github.com and an Enterprise host by <web>/api/v3. A host
-// that is not named for GitHub is taken as one only with apiOverride (the
-// user said where its API is); a URL with no owner/name, a local path,
-// or another forge's host is ErrNotGitHub.
+// https://api.github.com and any other host, an Enterprise server, by
+// <web>/api/v3. A URL with no owner/name, a local path, or a host named
+// for another forge (GitLab, Bitbucket, Gitea, Forgejo) is ErrNotGitHub.
 func RepoOf(remoteURL, apiOverride string) (Repo, error) {
 	rm, ok := ParseRemote(remoteURL)
 	if !ok || len(rm.Path) != 2 {
 		return Repo{}, fmt.Errorf("%w: %q is not a URL of owner/repository on a host", ErrNotGitHub, redactURL(remoteURL))
 	}
 	apiOverride = strings.TrimRight(strings.TrimSpace(apiOverride), "/")
-	switch {
-	case apiOverride != "" && (rm.Kind == KindGitHub || rm.Kind == KindUnknown):
-	case rm.Kind == KindGitHub:
-	case rm.Kind == KindUnknown:
-		return Repo{}, fmt.Errorf("%w: %s is not known as a GitHub host (for GitHub Enterprise, pass --github-api %s/api/v3)", ErrNotGitHub, rm.Host, rm.Web)
+	switch rm.Kind {
+	case KindGitHub, KindUnknown:
+		// A host named for no forge is taken for a GitHub Enterprise
+		// server, as the remote's host is where Enterprise is reached;
+		// one that is not answers the first request, in its words.
 	default:
 		return Repo{}, fmt.Errorf("%w: %s is another forge's host", ErrNotGitHub, rm.Host)
 	}
