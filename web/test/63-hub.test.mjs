@@ -315,6 +315,8 @@ uiTest('hub on a phone: cards, the filters in a sheet, thumb-sized controls, a r
   await sheet.waitFor({ state: 'visible' });
   assert.equal(await opener.getAttribute('aria-expanded'), 'true');
   const choice = sheet.locator(`${sel('hub-filter-workspace')}[data-workspace="${base(bob)}"]`);
+  // The sheet opens before an inbox that lands meanwhile has drawn its choices again.
+  await choice.waitFor({ state: 'visible' });
   const cb = await choice.boundingBox();
   assert.ok(cb.height >= 44, `a choice is thumb-sized: ${JSON.stringify(cb)}`);
   await choice.tap();
